@@ -1,0 +1,216 @@
+"""The audit ledger: one appended event per mutation, the change feed read from it, rotation.
+
+Events name who (actor kind and name), what (action), which memory and revision, and when, under a
+monotonic sequence number. They never carry query text; a short content preview is kept for the
+human and scrubbed when the memory is forgotten. When the table passes `audit.max_events`, the
+oldest events move to JSON-lines files in the state directory - the export format - never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.changes import Change, Topic
+from core.model import Caller, Memory
+from core.writer import WriteTx
+
+PREVIEW_CHARS = 80
+
+
+def preview(text: str | None) -> str | None:
+    if not text:
+        return None
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+
+
+def record(
+    tx: WriteTx,
+    caller: Caller,
+    action: str,
+    topics: Iterable[Topic],
+    *,
+    memory_id: str | None = None,
+    revision: int | None = None,
+    content_preview: str | None = None,
+    workspace_id: str | None = None,
+    detail: dict[str, Any] | None = None,
+    at: int,
+) -> Change:
+    """Append one audit event inside the current write transaction and queue its Change."""
+    cur = tx.conn.execute(
+        "INSERT INTO audit (at, actor_kind, actor, verified, action, memory_id, revision, preview,"
+        " detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            at,
+            caller.surface.value,
+            caller.actor,
+            1 if caller.verified else 0,
+            action,
+            memory_id,
+            revision,
+            preview(content_preview),
+            json.dumps(detail or {}, ensure_ascii=False, sort_keys=True),
+        ),
+    )
+    seq = int(cur.lastrowid or 0)
+    change = Change(
+        seq=seq,
+        action=action,
+        topics=frozenset(topics),
+        memory_id=memory_id,
+        revision=revision,
+        workspace_id=workspace_id,
+        actor=caller.actor,
+    )
+    tx.changes.append(change)
+    return change
+
+
+def record_many(
+    tx: WriteTx,
+    caller: Caller,
+    action: str,
+    topics: Iterable[Topic],
+    memories: Sequence[Memory],
+    *,
+    at: int,
+) -> None:
+    """Append one audit event per memory with a single statement (the bulk-write path)."""
+    if not memories:
+        return
+    verified = 1 if caller.verified else 0
+    tx.conn.executemany(
+        "INSERT INTO audit (at, actor_kind, actor, verified, action, memory_id, revision, preview,"
+        " detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                at,
+                caller.surface.value,
+                caller.actor,
+                verified,
+                action,
+                m.id,
+                m.revision,
+                preview(m.content),
+                json.dumps(
+                    {"kind": m.kind, "scope": m.scope.value, "tier": m.tier.value}, sort_keys=True
+                ),
+            )
+            for m in memories
+        ],
+    )
+    # The single writer makes the sequence numbers of these rows consecutive.
+    last = int(tx.conn.execute("SELECT last_insert_rowid()").fetchone()[0])
+    first = last - len(memories) + 1
+    frozen = frozenset(topics)
+    tx.changes.extend(
+        Change(
+            seq=first + i,
+            action=action,
+            topics=frozen,
+            memory_id=m.id,
+            revision=m.revision,
+            workspace_id=m.workspace_id,
+            actor=caller.actor,
+        )
+        for i, m in enumerate(memories)
+    )
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    seq: int
+    at: int
+    actor_kind: str
+    actor: str
+    verified: bool
+    action: str
+    memory_id: str | None
+    revision: int | None
+    preview: str | None
+    detail: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "at": self.at,
+            "actor_kind": self.actor_kind,
+            "actor": self.actor,
+            "verified": self.verified,
+            "action": self.action,
+            "memory_id": self.memory_id,
+            "revision": self.revision,
+            "preview": self.preview,
+            "detail": self.detail,
+        }
+
+
+def event_from_row(row: Any) -> AuditEvent:
+    return AuditEvent(
+        seq=int(row.seq),
+        at=int(row.at),
+        actor_kind=row.actor_kind,
+        actor=row.actor,
+        verified=bool(row.verified),
+        action=row.action,
+        memory_id=row.memory_id,
+        revision=row.revision,
+        preview=row.preview,
+        detail=json.loads(row.detail or "{}"),
+    )
+
+
+_ACTION_TOPICS: dict[str, frozenset[Topic]] = {
+    "audit_rotated": frozenset({Topic.HEALTH}),
+}
+_MEMORY_TOPICS = frozenset({Topic.MEMORIES, Topic.HEALTH})
+
+
+def topics_for(action: str) -> frozenset[Topic]:
+    """Which topics an audited action touches (the change feed rebuilt from the audit table)."""
+    return _ACTION_TOPICS.get(action, _MEMORY_TOPICS)
+
+
+def scrub_previews(tx: WriteTx, memory_id: str) -> None:
+    """Remove every content preview of one memory (part of `forget` and `purge`)."""
+    tables = tx.tables
+    tables.Audit.update(preview=None).where(tables.Audit.memory_id == memory_id).execute()
+
+
+def rotate(tx: WriteTx, max_events: int, archive_dir: Path) -> int:
+    """Move the oldest events beyond `max_events` into a JSON-lines file; return how many moved.
+
+    The file is written and fsynced before the rows are deleted in the same transaction, so a
+    failure leaves the rows in place.
+    """
+    tables = tx.tables
+    total = tables.Audit.select().count()
+    excess = total - max_events
+    if excess <= 0:
+        return 0
+    rows = list(tables.Audit.select().order_by(tables.Audit.seq).limit(excess))
+    events = [event_from_row(r) for r in rows]
+    first, last = events[0].seq, events[-1].seq
+    archive_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    target = archive_dir / f"audit-{first:012d}-{last:012d}.jsonl"
+    tmp = target.with_suffix(".jsonl.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for ev in events:
+            fh.write(json.dumps(ev.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+    tables.Audit.delete().where(tables.Audit.seq <= last).execute()
+    return len(events)
+
+
+def rotated_files(archive_dir: Path) -> list[Path]:
+    if not archive_dir.is_dir():
+        return []
+    return sorted(archive_dir.glob("audit-*.jsonl"))

@@ -1,0 +1,136 @@
+"""Inserting new memories, one or fifty thousand, with set-based duplicate and tombstone checks.
+
+Every new memory - a single agent write or a bulk import - lands through `insert_new`, so the
+rules (exact duplicates are one memory, forgotten content does not return for agents, one
+revision and one audit event per memory, observers kept in step) live in one place.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from core import audit
+from core.changes import Topic
+from core.model import Caller, Memory, Surface, WriteResult, WriteStatus
+from core.records import (
+    fetch_memories,
+    insert_memories,
+    insert_revisions,
+    memory_values,
+    next_memory_seq,
+    revision_values,
+)
+from core.validation import content_hash
+from core.writer import WriteTx
+
+MEMORY_TOPICS = frozenset({Topic.MEMORIES, Topic.HEALTH})
+_CHUNK = 400
+
+
+class WrittenObserver(Protocol):
+    def memories_written(self, tx: WriteTx, memories: Sequence[Memory]) -> None: ...
+
+
+def new_memory_id(now_ms: int) -> str:
+    """A fresh id: the creation time (so ids sort roughly by age and append to the index) plus
+    64 random bits."""
+    return f"m_{now_ms:012x}{secrets.token_hex(8)}"
+
+
+def refused_forgotten() -> WriteResult:
+    return WriteResult(
+        WriteStatus.REFUSED,
+        reason_code="forgotten",
+        reason="a person forgot this memory; Cairn will not store it again",
+    )
+
+
+def insert_new(
+    tx: WriteTx,
+    caller: Caller,
+    memories: Sequence[Memory],
+    *,
+    now: int,
+    observers: Sequence[WrittenObserver],
+    check_duplicates: bool = True,
+) -> list[WriteResult]:
+    """Insert prepared memories (ids assigned here unless already set); one result per input.
+
+    An input whose content already exists (same scope, workspace and session, active or archived)
+    returns that memory with `duplicate=True`; for agents, content matching a tombstone in the same
+    scope and workspace is refused.
+    """
+    conn = tx.conn
+    hashes = [content_hash(m.content) for m in memories]
+    existing: dict[tuple[str, str, str, str], str] = {}
+    if check_duplicates:
+        for start in range(0, len(hashes), _CHUNK):
+            chunk = sorted(set(hashes[start : start + _CHUNK]))
+            marks = ", ".join("?" for _ in chunk)
+            for mid, h, scope, ws, sid in conn.execute(
+                "SELECT id, content_hash, scope, coalesce(workspace_id, ''), "
+                f"coalesce(session_id, '') FROM memory WHERE content_hash IN ({marks}) "
+                "AND status IN ('active', 'archived')",
+                chunk,
+            ):
+                existing.setdefault((h, scope, ws, sid), mid)
+    buried: set[tuple[str, str, str]] = set()
+    if caller.surface is Surface.AGENT:
+        for start in range(0, len(hashes), _CHUNK):
+            chunk = sorted(set(hashes[start : start + _CHUNK]))
+            marks = ", ".join("?" for _ in chunk)
+            buried.update(
+                (h, scope, ws)
+                for h, scope, ws in conn.execute(
+                    "SELECT content_hash, scope, coalesce(workspace_id, '') FROM tombstone "
+                    f"WHERE content_hash IN ({marks})",
+                    chunk,
+                )
+            )
+    results: list[WriteResult | str] = []  # a str is the id of an existing duplicate
+    fresh: list[Memory] = []
+    fresh_hashes: list[str] = []
+    for memory, h in zip(memories, hashes, strict=True):
+        ws, sid = memory.workspace_id or "", memory.session_id or ""
+        key = (h, memory.scope.value, ws, sid)
+        if key in existing:
+            results.append(existing[key])
+            continue
+        if (h, memory.scope.value, ws) in buried:
+            results.append(refused_forgotten())
+            continue
+        stamped = memory if memory.id else replace(memory, id=new_memory_id(now))
+        if check_duplicates:
+            existing[key] = stamped.id
+        fresh.append(stamped)
+        fresh_hashes.append(h)
+        results.append(WriteResult.stored(stamped))
+    if fresh:
+        first_seq = next_memory_seq(conn, len(fresh))
+        insert_memories(
+            conn,
+            [
+                memory_values(m, seq=first_seq + i, content_hash=h)
+                for i, (m, h) in enumerate(zip(fresh, fresh_hashes, strict=True))
+            ],
+        )
+        insert_revisions(
+            conn,
+            [
+                revision_values(m, actor=caller.actor, action="write", reason=None, at=now)
+                for m in fresh
+            ],
+        )
+        for observer in observers:
+            observer.memories_written(tx, fresh)
+        audit.record_many(tx, caller, "write", MEMORY_TOPICS, fresh, at=now)
+    duplicate_ids = [r for r in results if isinstance(r, str)]
+    known = {m.id: m for m in fresh}
+    if duplicate_ids:
+        known.update(fetch_memories(conn, duplicate_ids, now))
+    return [
+        WriteResult.stored(known[r], duplicate=True) if isinstance(r, str) else r for r in results
+    ]

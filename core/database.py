@@ -1,0 +1,241 @@
+"""Opening the SQLite file: the one place pragmas are set, the process lock, checks on open.
+
+Two peewee databases point at the same file. The write database holds exactly one connection and
+is used only by the writer thread (`core.writer`). The read database gives each reading thread its
+own connection with `query_only` on, so a read path that tried to write would fail loudly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+import peewee
+
+from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
+from core.migrations import migrate
+from core.paths import ensure_private_dir
+from core.settings import Settings
+
+Pragmas = tuple[tuple[str, object], ...]
+
+
+def pragmas_for(settings: Settings, *, role: str) -> Pragmas:
+    """Every pragma Cairn sets, for a `write` or a `read` connection. Nowhere else sets one."""
+    common: Pragmas = (
+        ("busy_timeout", settings.integer("store.busy_timeout_ms")),
+        ("foreign_keys", 1),
+        ("temp_store", "MEMORY"),
+        ("cache_size", -16000),  # 16 MiB of page cache per connection
+    )
+    if role == "write":
+        return (
+            ("journal_mode", "WAL"),
+            ("synchronous", settings.text("store.synchronous")),
+            # Deleted and overwritten content is zeroed on disk, so `forget` leaves no bytes behind.
+            ("secure_delete", 1),
+            *common,
+        )
+    if role == "read":
+        return (*common, ("query_only", 1))
+    raise ValueError(f"unknown connection role {role!r}")
+
+
+class WriteDatabase(peewee.SqliteDatabase):
+    """The single write connection. Not thread-local: the writer thread is its only user."""
+
+    def __init__(self, path: Path, settings: Settings) -> None:
+        super().__init__(
+            str(path),
+            pragmas=pragmas_for(settings, role="write"),
+            thread_safe=False,
+            check_same_thread=False,
+            autoconnect=False,
+            timeout=settings.integer("store.busy_timeout_ms") / 1000,
+        )
+
+    def conn(self) -> sqlite3.Connection:
+        """The sqlite3 connection (peewee's `connection()` is untyped)."""
+        return _conn(self)
+
+
+class ReadDatabase(peewee.SqliteDatabase):
+    """Per-thread read-only connections, tracked so `close_all` can close every one of them."""
+
+    def __init__(self, path: Path, settings: Settings) -> None:
+        super().__init__(
+            str(path),
+            pragmas=pragmas_for(settings, role="read"),
+            check_same_thread=False,
+            timeout=settings.integer("store.busy_timeout_ms") / 1000,
+        )
+        # One connection per thread id; a connection left by a finished thread is closed when its
+        # id is reused, and every remaining one by close_all.
+        self._opened: dict[int, sqlite3.Connection] = {}
+        self._opened_lock = threading.Lock()
+        self._closed = False
+
+    def conn(self) -> sqlite3.Connection:
+        """This thread's read-only sqlite3 connection, opened on first use."""
+        return _conn(self)
+
+    def _connect(self) -> Any:
+        if self._closed:
+            raise StoreUnavailable("the store is closed")
+        conn = super()._connect()  # type: ignore[misc]  # peewee's connect hook, not in its stubs
+        with self._opened_lock:
+            stale = self._opened.get(threading.get_ident())
+            self._opened[threading.get_ident()] = conn
+        if stale is not None and stale is not conn:
+            with contextlib.suppress(sqlite3.Error):
+                stale.close()
+        return conn
+
+    def close_all(self) -> None:
+        self._closed = True
+        with self._opened_lock:
+            conns = list(self._opened.values())
+            self._opened.clear()
+        for conn in conns:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+
+def _conn(db: peewee.SqliteDatabase) -> sqlite3.Connection:
+    conn: sqlite3.Connection = db.connection()  # type: ignore[no-untyped-call]
+    return conn
+
+
+class StoreLock:
+    """An exclusive advisory lock on `cairn.lock`: one process owns a store at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: TextIO | None = None
+
+    def acquire(self) -> StoreLock:
+        """Take the lock or raise AlreadyRunning naming the holder's pid when it is known."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        handle = os.fdopen(fd, "r+", encoding="utf-8")
+        try:
+            _lock_file(handle)
+        except OSError as e:
+            holder = handle.read().strip() or "unknown"
+            handle.close()
+            raise AlreadyRunning(
+                f"the memory store {self.path.parent} is already open in another Cairn process "
+                f"(pid {holder}); stop it first, or use the running Cairn",
+                data={"pid": holder},
+            ) from e
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._file = handle
+        return self
+
+    def release(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                _unlock_file(self._file)
+            self._file.close()
+            self._file = None
+
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+
+    def _lock_file(handle: TextIO) -> None:
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+
+    def _unlock_file(handle: TextIO) -> None:
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _lock_file(handle: TextIO) -> None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def _unlock_file(handle: TextIO) -> None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def quick_check(conn: sqlite3.Connection, path: Path) -> None:
+    """Run `PRAGMA quick_check`; raise IntegrityFailure with what to do when it fails."""
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError as e:
+        raise IntegrityFailure(_damaged_message(path, str(e)), data={"path": str(path)}) from e
+    problems = [r[0] for r in rows if r[0] != "ok"]
+    if problems:
+        raise IntegrityFailure(
+            _damaged_message(path, "; ".join(problems[:5])),
+            data={"path": str(path), "problems": problems[:20]},
+        )
+
+
+def _damaged_message(path: Path, detail: str) -> str:
+    return (
+        f"the memory database {path} failed SQLite's integrity check ({detail}). Cairn has not "
+        "changed it. Keep a copy of the file, then restore the newest good backup with "
+        "`cairn restore` (backups live next to it, in `backups/`); see docs/backup-and-export.md"
+    )
+
+
+def _require_wal(conn: sqlite3.Connection, path: Path) -> None:
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    if str(mode).lower() != "wal":
+        raise StoreUnavailable(f"could not switch {path} to WAL journaling (got {mode})")
+
+
+def open_write_database(
+    path: Path,
+    settings: Settings,
+    *,
+    before_migrate: Callable[[int, int], None] | None = None,
+) -> WriteDatabase:
+    """Open (creating if needed) the database file, check it, migrate it, and return the writer.
+
+    Raises:
+        IntegrityFailure: quick_check failed.
+        SchemaTooNew: the file was written by a newer major version of Cairn.
+        StoreUnavailable: the file cannot be opened (permissions, not a database, disk).
+    """
+    ensure_private_dir(path.parent)
+    created = not path.exists()
+    if created:
+        # Create the file owner-only before SQLite opens it; the directory is 0700 already.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+    db = WriteDatabase(path, settings)
+    try:
+        db.connect()
+        conn = db.conn()
+        _require_wal(conn, path)
+        if settings.flag("store.quick_check_on_open") and not created:
+            quick_check(conn, path)
+        migrate(conn, before_migrate=before_migrate)
+    except (sqlite3.DatabaseError, peewee.DatabaseError) as e:
+        db.close()
+        raise StoreUnavailable(
+            f"cannot open the memory database {path}: {e}. If the file is damaged, restore a "
+            "backup with `cairn restore`",
+            data={"path": str(path)},
+        ) from e
+    except OSError as e:
+        db.close()
+        raise IOFault(f"cannot open the memory database {path}: {e}") from e
+    except BaseException:
+        db.close()
+        raise
+    return db

@@ -1,0 +1,223 @@
+"""The schema's history: each migration in order, frozen as written, and the runner.
+
+The version lives in `PRAGMA user_version` as `major * 1000 + minor`. A minor step only adds what
+older code of the same major can ignore safely; anything else is a new major, and a database from a
+newer major is refused. Every migration runs in its own transaction together with the version bump.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from core.errors import SchemaTooNew
+
+
+@dataclass(frozen=True, order=True)
+class SchemaVersion:
+    major: int
+    minor: int
+
+    @property
+    def encoded(self) -> int:
+        return self.major * 1000 + self.minor
+
+    @staticmethod
+    def decode(value: int) -> SchemaVersion:
+        return SchemaVersion(value // 1000, value % 1000)
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: SchemaVersion
+    summary: str
+    apply: Callable[[sqlite3.Connection], None]
+
+
+def _statements(*sql: str) -> Callable[[sqlite3.Connection], None]:
+    def run(conn: sqlite3.Connection) -> None:
+        for statement in sql:
+            conn.execute(statement)
+
+    return run
+
+
+_V1_0 = _statements(
+    """CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )""",
+    """CREATE TABLE workspace (
+        id TEXT PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL
+    )""",
+    """CREATE TABLE memory (
+        id TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL UNIQUE,
+        revision INTEGER NOT NULL CHECK (revision >= 1),
+        content TEXT NOT NULL,
+        summary TEXT,
+        kind TEXT NOT NULL,
+        scope TEXT NOT NULL CHECK (scope IN ('global', 'user', 'project', 'session')),
+        workspace_id TEXT REFERENCES workspace(id),
+        session_id TEXT,
+        tags TEXT NOT NULL DEFAULT '[]',
+        keywords TEXT,
+        importance INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 5),
+        pinned INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+        status TEXT NOT NULL
+            CHECK (status IN ('active', 'superseded', 'archived', 'forgotten')),
+        tier TEXT NOT NULL CHECK (tier IN ('human', 'explicit', 'derived', 'llm')),
+        agent TEXT,
+        source TEXT,
+        origin TEXT CHECK (origin IS NULL OR origin IN ('explicit', 'extracted')),
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        dedupe_key TEXT,
+        content_hash TEXT,
+        superseded_by TEXT,
+        flags TEXT NOT NULL DEFAULT '[]',
+        CHECK (scope != 'project' OR workspace_id IS NOT NULL),
+        CHECK (scope != 'session' OR session_id IS NOT NULL)
+    )""",
+    "CREATE INDEX memory_workspace ON memory(workspace_id, seq)",
+    "CREATE INDEX memory_session ON memory(session_id) WHERE session_id IS NOT NULL",
+    "CREATE INDEX memory_content_hash ON memory(content_hash)",
+    "CREATE INDEX memory_expires ON memory(expires_at) WHERE expires_at IS NOT NULL",
+    """CREATE UNIQUE INDEX memory_dedupe ON memory(
+        scope, coalesce(workspace_id, ''), coalesce(session_id, ''), dedupe_key
+    ) WHERE dedupe_key IS NOT NULL""",
+    """CREATE TABLE revision (
+        memory_id TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
+        revision INTEGER NOT NULL,
+        content TEXT NOT NULL,
+        summary TEXT,
+        kind TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        workspace_id TEXT,
+        session_id TEXT,
+        tags TEXT NOT NULL,
+        keywords TEXT,
+        importance INTEGER NOT NULL,
+        pinned INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        tier TEXT NOT NULL,
+        expires_at INTEGER,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        reason TEXT,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (memory_id, revision)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE usage (
+        memory_id TEXT PRIMARY KEY REFERENCES memory(id) ON DELETE CASCADE,
+        use_count INTEGER NOT NULL DEFAULT 0,
+        last_recalled_at INTEGER
+    )""",
+    """CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        actor_kind TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        verified INTEGER NOT NULL DEFAULT 0,
+        action TEXT NOT NULL,
+        memory_id TEXT,
+        revision INTEGER,
+        preview TEXT,
+        detail TEXT NOT NULL DEFAULT '{}'
+    )""",
+    "CREATE INDEX audit_memory ON audit(memory_id)",
+    """CREATE TABLE tombstone (
+        memory_id TEXT PRIMARY KEY,
+        content_hash TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        workspace_id TEXT,
+        session_id TEXT,
+        forgotten_by TEXT NOT NULL,
+        forgotten_at INTEGER NOT NULL,
+        reason TEXT
+    )""",
+    "CREATE INDEX tombstone_hash ON tombstone(content_hash)",
+    """CREATE TABLE relation (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('supersedes', 'contradicts')),
+        from_id TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
+        to_id TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
+        open INTEGER NOT NULL,
+        note TEXT,
+        created_at INTEGER NOT NULL,
+        created_by TEXT NOT NULL,
+        resolved_at INTEGER,
+        resolved_by TEXT,
+        resolution TEXT,
+        UNIQUE (kind, from_id, to_id)
+    )""",
+    "CREATE INDEX relation_to ON relation(to_id)",
+    """CREATE TABLE idempotency (
+        actor TEXT NOT NULL,
+        key TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        response TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (actor, key)
+    ) WITHOUT ROWID""",
+    "INSERT INTO meta(key, value) VALUES ('memory_seq', '0')",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(SchemaVersion(1, 0), "memories, revisions, audit, tombstones, relations", _V1_0),
+)
+
+CURRENT = MIGRATIONS[-1].version
+
+
+def read_version(conn: sqlite3.Connection) -> SchemaVersion:
+    return SchemaVersion.decode(int(conn.execute("PRAGMA user_version").fetchone()[0]))
+
+
+def migrate(
+    conn: sqlite3.Connection,
+    *,
+    target: SchemaVersion = CURRENT,
+    before_migrate: Callable[[int, int], None] | None = None,
+) -> SchemaVersion:
+    """Bring the database up to `target`, one migration per transaction.
+
+    Args:
+        conn: an autocommit connection (isolation_level None) with nothing else in flight.
+        target: the version to stop at (tests start from older versions).
+        before_migrate: called once with (from, to) encoded versions before an existing,
+            non-empty database is changed - the composition root takes a backup there.
+
+    Raises:
+        SchemaTooNew: the database belongs to a newer major version of Cairn.
+    """
+    current = read_version(conn)
+    if current.major > CURRENT.major:
+        raise SchemaTooNew(
+            f"this memory database was written by a newer Cairn (schema {current}; this Cairn "
+            f"understands {CURRENT.major}.x). Upgrade Cairn, or restore a backup made by this "
+            "version",
+            data={"found": str(current), "supported_major": CURRENT.major},
+        )
+    pending = [m for m in MIGRATIONS if current < m.version <= target]
+    if not pending:
+        return current
+    if before_migrate is not None and current.encoded != 0:
+        before_migrate(current.encoded, pending[-1].version.encoded)
+    for step in pending:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            step.apply(conn)
+            conn.execute(f"PRAGMA user_version = {step.version.encoded}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    return read_version(conn)

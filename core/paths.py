@@ -1,0 +1,101 @@
+"""Where Cairn keeps its files: platformdirs locations, or everything under `CAIRN_HOME`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "cairn"
+HOME_ENV = "CAIRN_HOME"
+
+
+@dataclass(frozen=True)
+class Paths:
+    """The four per-user directories Cairn uses, and the files inside them.
+
+    data     the memory database and its backups (the user's data: never deleted by uninstall)
+    config   settings.toml and the capture-policy file (human-editable)
+    state    logs, rotated audit files, token files when no keychain exists
+    runtime  the agent socket and the lock of the running instance (short path, owner-only)
+    """
+
+    data: Path
+    config: Path
+    state: Path
+    runtime: Path
+
+    @property
+    def database(self) -> Path:
+        return self.data / "cairn.db"
+
+    @property
+    def backups(self) -> Path:
+        return self.data / "backups"
+
+    @property
+    def settings_file(self) -> Path:
+        return self.config / "settings.toml"
+
+    @property
+    def audit_archive(self) -> Path:
+        return self.state / "audit"
+
+    @property
+    def logs(self) -> Path:
+        return self.state / "logs"
+
+    @property
+    def store_lock(self) -> Path:
+        return self.data / "cairn.lock"
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "data": str(self.data),
+            "config": str(self.config),
+            "state": str(self.state),
+            "runtime": str(self.runtime),
+            "database": str(self.database),
+            "settings": str(self.settings_file),
+        }
+
+
+def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
+    """Resolve Cairn's directories for the current user.
+
+    When `CAIRN_HOME` is set, every directory lives under it (`data`, `config`, `state`, `run`),
+    so a test or a second, independent Cairn can run side by side with the user's own.
+    """
+    env = os.environ if environ is None else environ
+    home = env.get(HOME_ENV, "").strip()
+    if home:
+        root = Path(os.path.abspath(os.path.expanduser(home)))
+        return Paths(
+            data=root / "data", config=root / "config", state=root / "state", runtime=root / "run"
+        )
+    state = Path(platformdirs.user_state_dir(APP_NAME, appauthor=False))
+    if sys.platform.startswith("linux") and not env.get("XDG_RUNTIME_DIR"):
+        # platformdirs would fall back to /tmp/runtime-<uid>, a shared directory another user
+        # could create first; a directory under the user's own state directory cannot be.
+        runtime = state / "run"
+    else:
+        runtime = Path(platformdirs.user_runtime_dir(APP_NAME, appauthor=False))
+    return Paths(
+        data=Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)),
+        config=Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)),
+        state=state,
+        runtime=runtime,
+    )
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (and missing parents) owner-only; the final directory is created 0700."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
+    return path

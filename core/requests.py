@@ -1,0 +1,331 @@
+"""Requests as typed values, and their parsing from untrusted JSON-like parameters.
+
+Every adapter that receives parameters from outside (socket, CLI JSON lines, MCP) parses them here,
+once, into these frozen values. Shape and type errors name the field; domain limits (sizes, kinds)
+are checked by `core.validation` inside the service, where the settings are known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import InvalidInput
+from core.model import Origin, Scope
+
+# Fields the service stamps from who is calling. A caller that sends one gets a clear error.
+STAMP_FIELDS = frozenset(
+    {
+        "author_tier",
+        "tier",
+        "agent",
+        "agent_id",
+        "verified",
+        "workspace_id",
+        "session_id",
+        "created_at",
+        "updated_at",
+        "revision",
+        "seq",
+        "status",
+        "use_count",
+        "last_recalled_at",
+        "flags",
+        "content_hash",
+        "superseded_by",
+    }
+)
+
+_MAX_KEY_CHARS = 200
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    content: str
+    kind: str
+    scope: Scope
+    tags: tuple[str, ...] = ()
+    importance: int = 3
+    summary: str | None = None
+    keywords: str | None = None
+    idempotency_key: str | None = None
+    dedupe_key: str | None = None
+    ttl_seconds: int | None = None
+    origin: Origin = Origin.EXPLICIT
+    source: str | None = None
+    pinned: bool = False
+
+    FIELDS = frozenset(
+        {
+            "content",
+            "kind",
+            "scope",
+            "tags",
+            "importance",
+            "summary",
+            "keywords",
+            "idempotency_key",
+            "dedupe_key",
+            "ttl_seconds",
+            "origin",
+            "source",
+            "pinned",
+        }
+    )
+
+    @staticmethod
+    def from_params(params: Mapping[str, Any]) -> WriteRequest:
+        """Parse `memory.write` parameters. Raises InvalidInput naming the offending field."""
+        _check_fields(params, WriteRequest.FIELDS, required=("content", "kind", "scope"))
+        return WriteRequest(
+            content=_text(params, "content"),
+            kind=_text(params, "kind"),
+            scope=_scope(params["scope"]),
+            tags=_tags(params.get("tags")),
+            importance=_int(params, "importance", default=3),
+            summary=_opt_text(params, "summary"),
+            keywords=_opt_text(params, "keywords"),
+            idempotency_key=_key(params, "idempotency_key"),
+            dedupe_key=_key(params, "dedupe_key"),
+            ttl_seconds=_opt_int(params, "ttl_seconds"),
+            origin=_origin(params.get("origin")),
+            source=_opt_text(params, "source"),
+            pinned=_bool(params, "pinned", default=False),
+        )
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The request's meaning, for idempotency comparison (the key itself excluded)."""
+        return {
+            "content": self.content,
+            "kind": self.kind,
+            "scope": self.scope.value,
+            "tags": list(self.tags),
+            "importance": self.importance,
+            "summary": self.summary,
+            "keywords": self.keywords,
+            "dedupe_key": self.dedupe_key,
+            "ttl_seconds": self.ttl_seconds,
+            "origin": self.origin.value,
+            "source": self.source,
+            "pinned": self.pinned,
+        }
+
+
+_UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class UpdateRequest:
+    """A change to an existing memory. Fields left as None are unchanged (`summary=""` clears)."""
+
+    id: str
+    if_revision: int
+    content: str | None = None
+    summary: str | None = None
+    kind: str | None = None
+    scope: Scope | None = None
+    tags: tuple[str, ...] | None = None
+    keywords: str | None = None
+    importance: int | None = None
+    pinned: bool | None = None
+    ttl_seconds: int | None = None
+    clear_expiry: bool = False
+    reason: str | None = None
+
+    FIELDS = frozenset(
+        {
+            "id",
+            "if_revision",
+            "content",
+            "summary",
+            "kind",
+            "scope",
+            "tags",
+            "keywords",
+            "importance",
+            "pinned",
+            "ttl_seconds",
+            "clear_expiry",
+            "reason",
+        }
+    )
+
+    @staticmethod
+    def from_params(params: Mapping[str, Any]) -> UpdateRequest:
+        _check_fields(params, UpdateRequest.FIELDS, required=("id", "if_revision"))
+        scope = params.get("scope")
+        tags = params.get("tags", _UNSET)
+        return UpdateRequest(
+            id=_text(params, "id"),
+            if_revision=_int(params, "if_revision"),
+            content=_opt_text(params, "content"),
+            summary=_opt_text(params, "summary", allow_empty=True),
+            kind=_opt_text(params, "kind"),
+            scope=_scope(scope) if scope is not None else None,
+            tags=None if tags is _UNSET or tags is None else _tags(tags),
+            keywords=_opt_text(params, "keywords", allow_empty=True),
+            importance=_opt_int(params, "importance"),
+            pinned=_opt_bool(params, "pinned"),
+            ttl_seconds=_opt_int(params, "ttl_seconds"),
+            clear_expiry=_bool(params, "clear_expiry", default=False),
+            reason=_opt_text(params, "reason"),
+        )
+
+    def changes_anything(self) -> bool:
+        return (
+            any(
+                v is not None
+                for v in (
+                    self.content,
+                    self.summary,
+                    self.kind,
+                    self.scope,
+                    self.tags,
+                    self.keywords,
+                    self.importance,
+                    self.pinned,
+                    self.ttl_seconds,
+                )
+            )
+            or self.clear_expiry
+        )
+
+
+# -- field parsers ---------------------------------------------------------------------------
+
+
+def _check_fields(
+    params: Mapping[str, Any], allowed: frozenset[str], *, required: tuple[str, ...]
+) -> None:
+    if not isinstance(params, Mapping):
+        raise InvalidInput("parameters must be an object")
+    for name in params:
+        if not isinstance(name, str):
+            raise InvalidInput("parameter names must be strings")
+        if name in STAMP_FIELDS:
+            raise InvalidInput(
+                f"field '{name}' is set by Cairn from the connection and cannot be supplied",
+                data={"field": name},
+            )
+        if name not in allowed:
+            raise InvalidInput(
+                f"unknown field '{name}' (allowed: {', '.join(sorted(allowed))})",
+                data={"field": name},
+            )
+    for name in required:
+        if params.get(name) is None:
+            raise InvalidInput(f"field '{name}' is required", data={"field": name})
+
+
+def _text(params: Mapping[str, Any], name: str) -> str:
+    value = params.get(name)
+    if not isinstance(value, str):
+        raise InvalidInput(
+            f"field '{name}' must be a string, got {_type(value)}", data={"field": name}
+        )
+    return value
+
+
+def _opt_text(params: Mapping[str, Any], name: str, *, allow_empty: bool = False) -> str | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(
+            f"field '{name}' must be a string, got {_type(value)}", data={"field": name}
+        )
+    if not allow_empty and not value.strip():
+        raise InvalidInput(f"field '{name}' must not be empty", data={"field": name})
+    return value
+
+
+def _key(params: Mapping[str, Any], name: str) -> str | None:
+    value = _opt_text(params, name)
+    if value is not None and len(value) > _MAX_KEY_CHARS:
+        raise InvalidInput(
+            f"field '{name}' is longer than {_MAX_KEY_CHARS} characters", data={"field": name}
+        )
+    return value
+
+
+def _int(params: Mapping[str, Any], name: str, *, default: int | None = None) -> int:
+    value = params.get(name)
+    if value is None:
+        if default is None:
+            raise InvalidInput(f"field '{name}' is required", data={"field": name})
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(
+            f"field '{name}' must be an integer, got {_type(value)}", data={"field": name}
+        )
+    return value
+
+
+def _opt_int(params: Mapping[str, Any], name: str) -> int | None:
+    if params.get(name) is None:
+        return None
+    return _int(params, name)
+
+
+def _bool(params: Mapping[str, Any], name: str, *, default: bool) -> bool:
+    value = params.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise InvalidInput(
+            f"field '{name}' must be true or false, got {_type(value)}", data={"field": name}
+        )
+    return value
+
+
+def _opt_bool(params: Mapping[str, Any], name: str) -> bool | None:
+    if params.get(name) is None:
+        return None
+    return _bool(params, name, default=False)
+
+
+def _tags(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
+        raise InvalidInput(
+            f"field 'tags' must be a list of strings, got {_type(value)}", data={"field": "tags"}
+        )
+    return tuple(value)
+
+
+def _scope(value: Any) -> Scope:
+    try:
+        return Scope(value)
+    except ValueError:
+        raise InvalidInput(
+            f"unknown scope {value!r} (expected one of: {', '.join(s.value for s in Scope)})",
+            data={"field": "scope"},
+        ) from None
+
+
+def _origin(value: Any) -> Origin:
+    if value is None:
+        return Origin.EXPLICIT
+    try:
+        return Origin(value)
+    except ValueError:
+        raise InvalidInput(
+            f"unknown origin {value!r} (expected 'explicit' - you were asked to remember this - "
+            "or 'extracted' - a model picked it out on its own)",
+            data={"field": "origin"},
+        ) from None
+
+
+def _type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)

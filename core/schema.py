@@ -1,0 +1,194 @@
+"""The peewee table classes, built per database so no model is bound to a global database.
+
+The SQL that creates these tables lives in `core.migrations` (frozen per version); these classes
+mirror the newest schema, and a test checks that every column here exists there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import peewee
+from peewee import CompositeKey, IntegerField, TextField
+
+
+@dataclass(frozen=True)
+class Tables:
+    db: Any
+    Meta: Any
+    Workspace: Any
+    Memory: Any
+    Revision: Any
+    Usage: Any
+    Audit: Any
+    Tombstone: Any
+    Relation: Any
+    Idempotency: Any
+
+    def all(self) -> tuple[Any, ...]:
+        return (
+            self.Meta,
+            self.Workspace,
+            self.Memory,
+            self.Revision,
+            self.Usage,
+            self.Audit,
+            self.Tombstone,
+            self.Relation,
+            self.Idempotency,
+        )
+
+
+def bind_tables(db: peewee.Database | None) -> Tables:
+    """Build the table classes bound to `db`."""
+
+    class Base(peewee.Model):
+        class Meta:
+            database = db
+
+    class MetaRow(Base):
+        key = TextField(primary_key=True)
+        value = TextField()
+
+        class Meta:
+            table_name = "meta"
+
+    class Workspace(Base):
+        id = TextField(primary_key=True)
+        path = TextField(unique=True)
+        created_at = IntegerField()
+
+        class Meta:
+            table_name = "workspace"
+
+    class Memory(Base):
+        id = TextField(primary_key=True)
+        seq = IntegerField(unique=True)
+        revision = IntegerField()
+        content = TextField()
+        summary = TextField(null=True)
+        kind = TextField()
+        scope = TextField()
+        workspace_id = TextField(null=True)
+        session_id = TextField(null=True)
+        tags = TextField(default="[]")
+        keywords = TextField(null=True)
+        importance = IntegerField()
+        pinned = IntegerField(default=0)
+        status = TextField()
+        tier = TextField()
+        agent = TextField(null=True)
+        source = TextField(null=True)
+        origin = TextField(null=True)
+        created_at = IntegerField()
+        updated_at = IntegerField()
+        expires_at = IntegerField(null=True)
+        dedupe_key = TextField(null=True)
+        content_hash = TextField(null=True)
+        superseded_by = TextField(null=True)
+        flags = TextField(default="[]")
+
+        class Meta:
+            table_name = "memory"
+
+    class Revision(Base):
+        memory_id = TextField()
+        revision = IntegerField()
+        content = TextField()
+        summary = TextField(null=True)
+        kind = TextField()
+        scope = TextField()
+        workspace_id = TextField(null=True)
+        session_id = TextField(null=True)
+        tags = TextField()
+        keywords = TextField(null=True)
+        importance = IntegerField()
+        pinned = IntegerField()
+        status = TextField()
+        tier = TextField()
+        expires_at = IntegerField(null=True)
+        actor = TextField()
+        action = TextField()
+        reason = TextField(null=True)
+        created_at = IntegerField()
+
+        class Meta:
+            table_name = "revision"
+            primary_key = CompositeKey("memory_id", "revision")
+
+    class Usage(Base):
+        memory_id = TextField(primary_key=True)
+        use_count = IntegerField(default=0)
+        last_recalled_at = IntegerField(null=True)
+
+        class Meta:
+            table_name = "usage"
+
+    class Audit(Base):
+        seq = peewee.AutoField()
+        at = IntegerField()
+        actor_kind = TextField()
+        actor = TextField()
+        verified = IntegerField(default=0)
+        action = TextField()
+        memory_id = TextField(null=True)
+        revision = IntegerField(null=True)
+        preview = TextField(null=True)
+        detail = TextField(default="{}")
+
+        class Meta:
+            table_name = "audit"
+
+    class Tombstone(Base):
+        memory_id = TextField(primary_key=True)
+        content_hash = TextField()
+        scope = TextField()
+        workspace_id = TextField(null=True)
+        session_id = TextField(null=True)
+        forgotten_by = TextField()
+        forgotten_at = IntegerField()
+        reason = TextField(null=True)
+
+        class Meta:
+            table_name = "tombstone"
+
+    class Relation(Base):
+        id = peewee.AutoField()
+        kind = TextField()
+        from_id = TextField()
+        to_id = TextField()
+        open = IntegerField()
+        note = TextField(null=True)
+        created_at = IntegerField()
+        created_by = TextField()
+        resolved_at = IntegerField(null=True)
+        resolved_by = TextField(null=True)
+        resolution = TextField(null=True)
+
+        class Meta:
+            table_name = "relation"
+
+    class Idempotency(Base):
+        actor = TextField()
+        key = TextField()
+        request_hash = TextField()
+        response = TextField()
+        created_at = IntegerField()
+
+        class Meta:
+            table_name = "idempotency"
+            primary_key = CompositeKey("actor", "key")
+
+    return Tables(
+        db=db,
+        Meta=MetaRow,
+        Workspace=Workspace,
+        Memory=Memory,
+        Revision=Revision,
+        Usage=Usage,
+        Audit=Audit,
+        Tombstone=Tombstone,
+        Relation=Relation,
+        Idempotency=Idempotency,
+    )

@@ -1,0 +1,362 @@
+"""Every setting Cairn reads, declared once as data, and the loader of `settings.toml`.
+
+The table `KNOBS` is the single declaration: the loader validates against it, `docs/settings.md`
+is checked against it by a test, and the windows render their settings forms from it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.errors import ConfigInvalid
+
+Value = bool | int | float | str | tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One setting: its dotted name (`section.key`), type, default, limits and help text."""
+
+    name: str
+    kind: type
+    default: Value
+    help: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @property
+    def section(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def key(self) -> str:
+        return self.name.split(".", 1)[1]
+
+    def check(self, raw: object) -> tuple[Value | None, str | None]:
+        """Return (value, None) when `raw` is acceptable, else (None, reason)."""
+        checker = _CHECKERS.get(self.kind)
+        if checker is None:
+            raise TypeError(f"knob {self.name} has an unsupported type {self.kind!r}")
+        value, reason = checker(raw)
+        if reason is not None or value is None:
+            return None, reason
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return self._ranged(value)
+        if self.choices and value not in self.choices:
+            return None, f"expected one of {', '.join(self.choices)}, got {value!r}"
+        return value, None
+
+    def _ranged(self, number: float) -> tuple[Value | None, str | None]:
+        if self.minimum is not None and number < self.minimum:
+            return None, f"must be at least {_num(self.minimum)}, got {_num(number)}"
+        if self.maximum is not None and number > self.maximum:
+            return None, f"must be at most {_num(self.maximum)}, got {_num(number)}"
+        return number, None
+
+
+def _check_bool(raw: object) -> tuple[Value | None, str | None]:
+    if isinstance(raw, bool):
+        return raw, None
+    return None, f"expected true or false, got {_shown(raw)}"
+
+
+def _check_int(raw: object) -> tuple[Value | None, str | None]:
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw, None
+    return None, f"expected a whole number, got {_shown(raw)}"
+
+
+def _check_float(raw: object) -> tuple[Value | None, str | None]:
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        return float(raw), None
+    return None, f"expected a number, got {_shown(raw)}"
+
+
+def _check_str(raw: object) -> tuple[Value | None, str | None]:
+    if isinstance(raw, str):
+        return raw, None
+    return None, f"expected a string, got {_shown(raw)}"
+
+
+def _check_strings(raw: object) -> tuple[Value | None, str | None]:
+    if isinstance(raw, list) and all(isinstance(x, str) for x in raw):
+        return tuple(raw), None
+    return None, f"expected a list of strings, got {_shown(raw)}"
+
+
+_CHECKERS = {
+    bool: _check_bool,
+    int: _check_int,
+    float: _check_float,
+    str: _check_str,
+    tuple: _check_strings,
+}
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _shown(raw: object) -> str:
+    if isinstance(raw, str):
+        return f"the string {raw!r}"
+    return f"{type(raw).__name__} {raw!r}"
+
+
+KNOBS: tuple[Knob, ...] = (
+    Knob(
+        "store.synchronous",
+        str,
+        "NORMAL",
+        "SQLite durability. NORMAL (with WAL) survives a killed or crashed Cairn without losing an "
+        "acknowledged write; an OS crash or power loss may roll back the last commits. FULL also "
+        "survives power loss and is several times slower on writes.",
+        choices=("NORMAL", "FULL"),
+    ),
+    Knob(
+        "store.busy_timeout_ms",
+        int,
+        5000,
+        "How long a database connection waits for a lock before reporting the store busy.",
+        minimum=0,
+        maximum=600_000,
+    ),
+    Knob(
+        "store.quick_check_on_open",
+        bool,
+        True,
+        "Run SQLite's quick_check when the store opens, and refuse to start on a damaged file.",
+    ),
+    Knob(
+        "limits.max_content_bytes",
+        int,
+        32768,
+        "Largest memory content accepted, in UTF-8 bytes. Larger writes are refused, never cut.",
+        minimum=256,
+        maximum=1_000_000,
+    ),
+    Knob(
+        "limits.max_summary_bytes",
+        int,
+        1024,
+        "Largest summary accepted, in UTF-8 bytes.",
+        minimum=32,
+        maximum=65536,
+    ),
+    Knob(
+        "limits.max_keywords_bytes",
+        int,
+        2048,
+        "Largest `keywords` enrichment text accepted, in UTF-8 bytes.",
+        minimum=32,
+        maximum=65536,
+    ),
+    Knob("limits.max_tags", int, 16, "Most tags one memory may carry.", minimum=0, maximum=256),
+    Knob(
+        "limits.max_tag_chars",
+        int,
+        48,
+        "Longest tag accepted, in characters.",
+        minimum=1,
+        maximum=256,
+    ),
+    Knob(
+        "limits.max_source_chars",
+        int,
+        512,
+        "Longest free-form provenance `source` string accepted, in characters.",
+        minimum=16,
+        maximum=4096,
+    ),
+    Knob(
+        "memory.extra_kinds",
+        tuple,
+        (),
+        "Kinds of memory to accept beyond the built-in ones (fact, preference, convention, "
+        "procedure, pitfall, correction, insight, idea). Lowercase words.",
+    ),
+    Knob(
+        "audit.max_events",
+        int,
+        200_000,
+        "Audit events kept in the database. Older events are rotated, oldest first, into "
+        "JSON-lines files under the state directory (the export format) - never dropped.",
+        minimum=1000,
+        maximum=100_000_000,
+    ),
+    Knob(
+        "lifecycle.expired_retention_days",
+        float,
+        7.0,
+        "Days an expired memory is kept (hidden, shown on request) before it is purged.",
+        minimum=0,
+        maximum=3650,
+    ),
+    Knob(
+        "usage.flush_interval_ms",
+        int,
+        2000,
+        "How often recall counts and last-recalled times are written, in one batch, off the "
+        "request path.",
+        minimum=50,
+        maximum=600_000,
+    ),
+    Knob(
+        "idempotency.retention_hours",
+        float,
+        168.0,
+        "How long a write's idempotency key is remembered, so a retry returns the first result.",
+        minimum=1,
+        maximum=24 * 365,
+    ),
+)
+
+KNOB_BY_NAME: dict[str, Knob] = {k.name: k for k in KNOBS}
+
+
+class Settings:
+    """Validated setting values, read by name. Construct with `load_settings` or `defaults`."""
+
+    def __init__(self, values: Mapping[str, Value], source: Path | None = None) -> None:
+        self._values = {k.name: values.get(k.name, k.default) for k in KNOBS}
+        self.source = source
+
+    @classmethod
+    def defaults(cls) -> Settings:
+        return cls({})
+
+    def with_values(self, **overrides: Value) -> Settings:
+        """A copy with some values replaced; names use `__` for the dot (`store__synchronous`)."""
+        values = dict(self._values)
+        for raw_name, value in overrides.items():
+            name = raw_name.replace("__", ".")
+            knob = KNOB_BY_NAME.get(name)
+            if knob is None:
+                raise KeyError(name)
+            checked, reason = knob.check(list(value) if isinstance(value, tuple) else value)
+            if reason is not None:
+                raise ConfigInvalid(f"{name}: {reason}", data={"problems": [f"{name}: {reason}"]})
+            assert checked is not None
+            values[name] = checked
+        return Settings(values, self.source)
+
+    def value(self, name: str) -> Value:
+        return self._values[name]
+
+    def integer(self, name: str) -> int:
+        v = self._values[name]
+        assert isinstance(v, int)
+        assert not isinstance(v, bool)
+        return v
+
+    def number(self, name: str) -> float:
+        v = self._values[name]
+        assert isinstance(v, float)
+        return v
+
+    def text(self, name: str) -> str:
+        v = self._values[name]
+        assert isinstance(v, str)
+        return v
+
+    def flag(self, name: str) -> bool:
+        v = self._values[name]
+        assert isinstance(v, bool)
+        return v
+
+    def strings(self, name: str) -> tuple[str, ...]:
+        v = self._values[name]
+        assert isinstance(v, tuple)
+        return v
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self._values.items()}
+
+
+def validate_document(doc: Mapping[str, Any]) -> tuple[dict[str, Value], list[str]]:
+    """Check a parsed settings document; return the accepted values and every problem found."""
+    values: dict[str, Value] = {}
+    problems: list[str] = []
+    sections = {k.section for k in KNOBS}
+    for section, body in doc.items():
+        if section not in sections:
+            problems.append(f"[{section}]: unknown section (known: {', '.join(sorted(sections))})")
+            continue
+        if not isinstance(body, Mapping):
+            problems.append(f"{section}: expected a [{section}] table, got {_shown(body)}")
+            continue
+        for key, raw in body.items():
+            name = f"{section}.{key}"
+            knob = KNOB_BY_NAME.get(name)
+            if knob is None:
+                problems.append(f"{name}: unknown setting")
+                continue
+            value, reason = knob.check(raw)
+            if reason is not None:
+                problems.append(f"{name}: {reason}")
+            else:
+                assert value is not None
+                values[name] = value
+    return values, problems
+
+
+def load_settings(path: Path) -> Settings:
+    """Read `settings.toml`; a missing file means defaults.
+
+    Raises:
+        ConfigInvalid: the file is not valid TOML, or names an unknown setting, or gives a value of
+            the wrong type or out of range. Every problem is listed, each with its key and reason.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Settings({}, path)
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigInvalid(
+            f"cannot read settings file {path}: {e}", data={"path": str(path)}
+        ) from e
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigInvalid(
+            f"settings file {path} is not valid TOML: {e}",
+            data={"path": str(path), "problems": [str(e)]},
+        ) from e
+    values, problems = validate_document(doc)
+    if problems:
+        listing = "; ".join(problems)
+        raise ConfigInvalid(
+            f"settings file {path} has {len(problems)} problem(s): {listing}",
+            data={"path": str(path), "problems": problems},
+        )
+    return Settings(values, path)
+
+
+def documented_names(markdown: str) -> set[str]:
+    """The setting names a markdown document mentions in backticks (used by the docs test)."""
+    return {k.name for k in KNOBS if f"`{k.name}`" in markdown}
+
+
+def render_reference(knobs: Iterable[Knob] = KNOBS) -> str:
+    """A markdown table of every setting, for `docs/settings.md`."""
+    lines = ["| setting | type | default | meaning |", "|---|---|---|---|"]
+    for k in knobs:
+        kind = {bool: "bool", int: "integer", float: "number", str: "string", tuple: "list"}[k.kind]
+        if k.choices:
+            kind += " (" + " / ".join(k.choices) + ")"
+        default = k.default
+        if isinstance(default, bool):
+            shown = "true" if default else "false"
+        elif isinstance(default, tuple):
+            shown = "[" + ", ".join(f'"{x}"' for x in default) + "]"
+        elif isinstance(default, str):
+            shown = f'"{default}"'
+        else:
+            shown = _num(float(default)) if isinstance(default, float) else str(default)
+        lines.append(f"| `{k.name}` | {kind} | `{shown}` | {k.help} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,123 @@
+"""The memory store as one object: the lock, the write database and its writer, the readers."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from core.changes import ChangeBus
+from core.clock import Clock
+from core.database import ReadDatabase, StoreLock, open_write_database
+from core.schema import Tables, bind_tables
+from core.settings import Settings
+from core.writer import Writer
+
+log = logging.getLogger(__name__)
+
+
+class Store:
+    """Owns one SQLite file for the life of the process.
+
+    Writes go through `writer` (one thread, one connection); reads use `read_tables`, whose
+    connections are per thread and read-only. Open with `Store.open`; close with `close`.
+    """
+
+    def __init__(
+        self,
+        *,
+        path: Path,
+        settings: Settings,
+        bus: ChangeBus,
+        clock: Clock,
+        lock: StoreLock,
+        writer: Writer,
+        write_tables: Tables,
+        read_db: ReadDatabase,
+    ) -> None:
+        self.path = path
+        self.settings = settings
+        self.bus = bus
+        self.clock = clock
+        self._lock = lock
+        self.writer = writer
+        self.write_tables = write_tables
+        self.read_db = read_db
+        self.read_tables = bind_tables(read_db)
+        self._closed = False
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        settings: Settings,
+        bus: ChangeBus,
+        clock: Clock,
+        *,
+        lock_path: Path | None = None,
+        before_migrate: Callable[[int, int], None] | None = None,
+    ) -> Store:
+        """Lock, open, check and migrate the database, then start the writer.
+
+        Raises:
+            AlreadyRunning: another process holds the store.
+            IntegrityFailure, SchemaTooNew, StoreUnavailable, IOFault: see `open_write_database`.
+        """
+        lock = StoreLock(lock_path or path.with_name(path.name + ".lock")).acquire()
+        try:
+            write_db = open_write_database(path, settings, before_migrate=before_migrate)
+        except BaseException:
+            lock.release()
+            raise
+        write_tables = bind_tables(write_db)
+        writer = Writer(write_db, write_tables, bus)
+        read_db = ReadDatabase(path, settings)
+        store = cls(
+            path=path,
+            settings=settings,
+            bus=bus,
+            clock=clock,
+            lock=lock,
+            writer=writer,
+            write_tables=write_tables,
+            read_db=read_db,
+        )
+        store.writer.committed_seq = store._max_audit_seq()
+        return store
+
+    def _max_audit_seq(self) -> int:
+        row = self.read_db.conn().execute("SELECT coalesce(max(seq), 0) FROM audit").fetchone()
+        return int(row[0])
+
+    @property
+    def committed_seq(self) -> int:
+        return self.writer.committed_seq
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Tables]:
+        """A read transaction: every query inside sees the same committed state."""
+        with self.read_db.atomic():
+            yield self.read_tables
+
+    def checkpoint(self, mode: str = "TRUNCATE") -> tuple[int, int, int]:
+        """Checkpoint the WAL into the database file (run by the writer, outside a transaction)."""
+        if mode not in ("PASSIVE", "FULL", "RESTART", "TRUNCATE"):
+            raise ValueError(mode)
+
+        def run(tx: Any) -> tuple[int, int, int]:
+            conn: sqlite3.Connection = tx.conn
+            busy, log_frames, done = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+            return int(busy), int(log_frames), int(done)
+
+        return self.writer.run(run, transactional=False)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.writer.close()
+        self.read_db.close_all()
+        self._lock.release()

@@ -1,0 +1,79 @@
+"""Recall counts and last-recalled times: usage statistics, batched, written off the request path.
+
+Use is not a change: these writes create no revision and no audit event, publish nothing, and may
+lose the last few seconds of counts if the process is killed (documented; the counts are hints for
+ranking and housekeeping, never the truth about a memory).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+
+from core.store import Store
+from core.writer import WriteTx
+
+log = logging.getLogger(__name__)
+
+
+class UsageRecorder:
+    def __init__(self, store: Store, interval_ms: int) -> None:
+        self._store = store
+        self._interval = interval_ms / 1000
+        self._pending: dict[str, tuple[int, int]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.failures = 0
+        self.last_error: str | None = None
+        self._thread = threading.Thread(target=self._loop, name="cairn-usage", daemon=True)
+        self._thread.start()
+
+    def record(self, memory_ids: Iterable[str], at_ms: int) -> None:
+        with self._lock:
+            for mid in memory_ids:
+                count, _ = self._pending.get(mid, (0, at_ms))
+                self._pending[mid] = (count + 1, at_ms)
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+    def flush(self) -> int:
+        """Write what has accumulated, in one transaction; return how many memories it touched."""
+        with self._lock:
+            batch, self._pending = self._pending, {}
+        if not batch:
+            return 0
+
+        def job(tx: WriteTx) -> int:
+            # Only memories that still exist; a memory forgotten meanwhile just loses its counts.
+            tx.conn.executemany(
+                "INSERT INTO usage (memory_id, use_count, last_recalled_at) "
+                "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM memory WHERE id = ?) "
+                "ON CONFLICT(memory_id) DO UPDATE SET use_count = use_count + excluded.use_count, "
+                "last_recalled_at = max(coalesce(last_recalled_at, 0), excluded.last_recalled_at)",
+                [(mid, count, at, mid) for mid, (count, at) in batch.items()],
+            )
+            return len(batch)
+
+        return self._store.writer.run(job)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self.flush()
+            except Exception as e:  # noqa: BLE001 - counted in health and retried next period
+                self.failures += 1
+                self.last_error = str(e)
+                log.warning("writing recall counts failed: %s", e)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        try:
+            self.flush()
+        except Exception as e:  # noqa: BLE001 - shutdown must finish; the loss is reported
+            self.failures += 1
+            self.last_error = str(e)
+            log.warning("writing recall counts at shutdown failed: %s", e)

@@ -1,0 +1,151 @@
+"""Domain checks on memory fields, with the limits from settings, and content normalisation."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+from core.errors import InvalidInput, TooLarge
+from core.model import BUILTIN_KINDS
+from core.settings import Settings
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SPACE_RUN = re.compile(r"\s+")
+_KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+
+
+class Limits:
+    """The field limits in force, read once from settings."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.max_content_bytes = settings.integer("limits.max_content_bytes")
+        self.max_summary_bytes = settings.integer("limits.max_summary_bytes")
+        self.max_keywords_bytes = settings.integer("limits.max_keywords_bytes")
+        self.max_tags = settings.integer("limits.max_tags")
+        self.max_tag_chars = settings.integer("limits.max_tag_chars")
+        self.max_source_chars = settings.integer("limits.max_source_chars")
+        extra = tuple(k for k in settings.strings("memory.extra_kinds") if _KIND.match(k))
+        self.kinds: tuple[str, ...] = BUILTIN_KINDS + tuple(
+            k for k in extra if k not in BUILTIN_KINDS
+        )
+
+
+def utf8_size(field: str, text: str) -> int:
+    """Bytes of `text` in UTF-8; InvalidInput when it holds an unpaired surrogate."""
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError as e:
+        raise InvalidInput(
+            f"field '{field}' is not valid UTF-8 (unpaired surrogate at character {e.start})",
+            data={"field": field},
+        ) from None
+
+
+def check_text(field: str, text: str, max_bytes: int, *, allow_empty: bool = False) -> str:
+    size = utf8_size(field, text)
+    if not allow_empty and not text.strip():
+        raise InvalidInput(f"field '{field}' is empty or only whitespace", data={"field": field})
+    match = _CONTROL.search(text)
+    if match:
+        raise InvalidInput(
+            f"field '{field}' contains a control character (U+{ord(match.group()):04X}) at "
+            f"character {match.start()}",
+            data={"field": field},
+        )
+    if size > max_bytes:
+        raise TooLarge(
+            f"field '{field}' is {size} bytes; the limit is {max_bytes} bytes (nothing was cut: "
+            "shorten it, or split it into several memories)",
+            data={"field": field, "size": size, "limit": max_bytes},
+        )
+    return text
+
+
+def check_content(text: str, limits: Limits) -> str:
+    return check_text("content", text, limits.max_content_bytes)
+
+
+def check_summary(text: str | None, limits: Limits) -> str | None:
+    if text is None or not text.strip():
+        return None
+    return check_text("summary", text.strip(), limits.max_summary_bytes)
+
+
+def check_keywords(text: str | None, limits: Limits) -> str | None:
+    if text is None or not text.strip():
+        return None
+    return check_text("keywords", text.strip(), limits.max_keywords_bytes)
+
+
+def check_source(text: str | None, limits: Limits) -> str | None:
+    if text is None:
+        return None
+    text = text.strip()
+    check_text("source", text, 4 * limits.max_source_chars)
+    if len(text) > limits.max_source_chars:
+        raise TooLarge(
+            f"field 'source' is {len(text)} characters; the limit is {limits.max_source_chars}",
+            data={"field": "source", "size": len(text), "limit": limits.max_source_chars},
+        )
+    return text
+
+
+def check_kind(kind: str, limits: Limits) -> str:
+    if kind not in limits.kinds:
+        raise InvalidInput(
+            f"unknown kind {kind!r} (expected one of: {', '.join(limits.kinds)})",
+            data={"field": "kind"},
+        )
+    return kind
+
+
+def check_importance(value: int) -> int:
+    if not 1 <= value <= 5:
+        raise InvalidInput(
+            f"importance must be between 1 and 5, got {value}", data={"field": "importance"}
+        )
+    return value
+
+
+def check_tags(tags: tuple[str, ...], limits: Limits) -> tuple[str, ...]:
+    """Trim, lowercase and de-duplicate tags (order kept); refuse too many or too long ones."""
+    seen: dict[str, None] = {}
+    for raw in tags:
+        check_text("tags", raw, 4 * limits.max_tag_chars)
+        tag = _SPACE_RUN.sub(" ", unicodedata.normalize("NFKC", raw).strip().lower())
+        if len(tag) > limits.max_tag_chars:
+            raise TooLarge(
+                f"tag {tag[:20]!r}... is {len(tag)} characters; the limit is "
+                f"{limits.max_tag_chars}",
+                data={"field": "tags", "size": len(tag), "limit": limits.max_tag_chars},
+            )
+        seen[tag] = None
+    if len(seen) > limits.max_tags:
+        raise TooLarge(
+            f"{len(seen)} tags given; the limit is {limits.max_tags}",
+            data={"field": "tags", "size": len(seen), "limit": limits.max_tags},
+        )
+    return tuple(seen)
+
+
+def check_ttl(ttl_seconds: int | None) -> int | None:
+    if ttl_seconds is None:
+        return None
+    if ttl_seconds <= 0:
+        raise InvalidInput(
+            f"ttl_seconds must be a positive number of seconds, got {ttl_seconds}",
+            data={"field": "ttl_seconds"},
+        )
+    if ttl_seconds > 100 * 365 * 86400:
+        raise InvalidInput("ttl_seconds is more than 100 years", data={"field": "ttl_seconds"})
+    return ttl_seconds
+
+
+def normalized_for_hash(content: str) -> str:
+    """Content as compared for exact duplicates: NFC, whitespace runs collapsed, trimmed."""
+    return _SPACE_RUN.sub(" ", unicodedata.normalize("NFC", content)).strip()
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(normalized_for_hash(content).encode("utf-8")).hexdigest()

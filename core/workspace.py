@@ -1,0 +1,85 @@
+"""Canonical workspace ids: one id per real directory, however its path is spelled."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+
+from core.errors import InvalidInput, NotFound
+from core.model import Workspace
+from core.store import Store
+
+
+def canonical_path(raw: str) -> str:
+    """Resolve `~`, `..`, symlinks and trailing slashes to the directory's real absolute path.
+
+    Raises:
+        InvalidInput: the path is empty, relative, or not an existing directory.
+    """
+    text = raw.strip() if isinstance(raw, str) else ""
+    if not text:
+        raise InvalidInput("workspace path is empty", data={"field": "workspace"})
+    if "\x00" in text:
+        raise InvalidInput("workspace path contains a NUL character", data={"field": "workspace"})
+    expanded = os.path.expanduser(text)
+    if not os.path.isabs(expanded):
+        raise InvalidInput(
+            f"workspace path {raw!r} is relative; send an absolute path (or one starting with ~)",
+            data={"field": "workspace"},
+        )
+    real = os.path.realpath(expanded)
+    if not os.path.isdir(real):
+        raise InvalidInput(
+            f"workspace {raw!r} is not an existing directory", data={"field": "workspace"}
+        )
+    return os.path.normcase(real)
+
+
+class WorkspaceRegistry:
+    """Maps canonical directory paths to stable workspace ids (registering new ones on demand)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._by_path: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, raw_path: str) -> Workspace:
+        """The workspace for a directory, created on first use."""
+        path = canonical_path(raw_path)
+        with self._lock:
+            known = self._by_path.get(path)
+        if known is not None:
+            return self.get(known)
+        ws = self._store.writer.run(lambda tx: self._register(tx, path))
+        with self._lock:
+            self._by_path[path] = ws.id
+        return ws
+
+    def _register(self, tx: object, path: str) -> Workspace:
+        tables = self._store.write_tables
+        row = tables.Workspace.get_or_none(tables.Workspace.path == path)
+        if row is None:
+            now = self._store.clock.now_ms()
+            row = tables.Workspace.create(
+                id="ws_" + secrets.token_hex(8), path=path, created_at=now
+            )
+        return Workspace(row.id, row.path, row.created_at, os.path.isdir(row.path))
+
+    def get(self, workspace_id: str) -> Workspace:
+        tables = self._store.read_tables
+        row = tables.Workspace.get_or_none(tables.Workspace.id == workspace_id)
+        if row is None:
+            raise NotFound(f"workspace {workspace_id} not found", data={"id": workspace_id})
+        return Workspace(row.id, row.path, row.created_at, os.path.isdir(row.path))
+
+    def list(self) -> list[Workspace]:
+        tables = self._store.read_tables
+        return [
+            Workspace(r.id, r.path, r.created_at, os.path.isdir(r.path))
+            for r in tables.Workspace.select().order_by(tables.Workspace.path)
+        ]
+
+    def forget_cache(self) -> None:
+        with self._lock:
+            self._by_path.clear()

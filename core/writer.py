@@ -1,0 +1,219 @@
+"""The one serialized writer: a thread that owns the write connection and runs every write job.
+
+Jobs queue up; the writer takes what is waiting (group commit), runs each job in its own savepoint
+inside one transaction, commits, publishes what changed, and only then answers each caller. A job
+that fails rolls back its own savepoint and nothing else; a failed commit fails every job in it.
+An answered write is a committed write.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import peewee
+
+from core.changes import Change, ChangeBus, ChangeSet
+from core.database import WriteDatabase
+from core.errors import CairnError, IOFault, StoreBusy, StoreUnavailable
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass
+class WriteTx:
+    """What a write job sees: the write connection, the tables, and where to record changes."""
+
+    db: WriteDatabase
+    tables: Any
+    changes: list[Change] = field(default_factory=list)
+    after_commit: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.db.conn()
+
+
+@dataclass
+class _Job(Generic[T]):
+    fn: Callable[[WriteTx], T]
+    future: Future[T]
+    transactional: bool
+
+
+_STOP = object()
+
+
+def translate_db_error(e: BaseException) -> CairnError | None:
+    """Map an SQLite failure to the environment error a caller should see, or None for bugs."""
+    text = str(e).lower()
+    if isinstance(e, peewee.OperationalError | sqlite3.OperationalError):
+        if "locked" in text or "busy" in text:
+            return StoreBusy("the memory store is busy (locked by another connection); retry")
+        if "disk" in text or "full" in text or "i/o" in text or "readonly" in text:
+            return IOFault(f"the memory store could not be written: {e}")
+    if isinstance(e, peewee.DatabaseError | sqlite3.DatabaseError) and "malformed" in text:
+        return StoreUnavailable(f"the memory database is damaged: {e}")
+    return None
+
+
+class Writer:
+    """Runs write jobs one transaction at a time on the single write connection."""
+
+    def __init__(
+        self, db: WriteDatabase, tables: Any, bus: ChangeBus, *, max_batch: int = 64
+    ) -> None:
+        self._db = db
+        self._tables = tables
+        self._bus = bus
+        self._max_batch = max_batch
+        self._queue: collections.deque[Any] = collections.deque()
+        self._cond = threading.Condition()
+        self._closed = False
+        self.committed_seq = 0
+        self.commits = 0
+        self._thread = threading.Thread(target=self._run, name="cairn-writer", daemon=True)
+        self._thread.start()
+
+    @property
+    def thread(self) -> threading.Thread:
+        return self._thread
+
+    def submit(self, fn: Callable[[WriteTx], T], *, transactional: bool = True) -> Future[T]:
+        """Queue a job. `transactional=False` runs it alone, outside any transaction (checkpoints,
+        VACUUM); such a job must not modify rows."""
+        future: Future[T] = Future()
+        with self._cond:
+            if self._closed:
+                raise StoreUnavailable("the memory store is closed")
+            self._queue.append(_Job(fn, future, transactional))
+            self._cond.notify()
+        return future
+
+    def run(self, fn: Callable[[WriteTx], T], *, transactional: bool = True) -> T:
+        """Submit a job and wait for its committed result (or its error)."""
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("a write job tried to wait for another write job (deadlock)")
+        return self.submit(fn, transactional=transactional).result()
+
+    def close(self) -> None:
+        """Finish queued jobs, stop the thread, close the connection."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.append(_STOP)
+            self._cond.notify()
+        self._thread.join()
+
+    # -- the writer thread -------------------------------------------------------------------
+
+    def _take_batch(self) -> list[Any]:
+        with self._cond:
+            while not self._queue:
+                self._cond.wait()
+            first = self._queue.popleft()
+            if first is _STOP or not first.transactional:
+                return [first]
+            batch = [first]
+            while self._queue and len(batch) < self._max_batch:
+                nxt = self._queue[0]
+                if nxt is _STOP or not nxt.transactional:
+                    break
+                batch.append(self._queue.popleft())
+            return batch
+
+    def _run(self) -> None:
+        try:
+            while True:
+                batch = self._take_batch()
+                if batch[0] is _STOP:
+                    break
+                if batch[0].transactional:
+                    self._run_batch(batch)
+                else:
+                    self._run_alone(batch[0])
+        except BaseException:  # pragma: no cover - a bug in the writer itself
+            log.exception("the writer thread failed; the store is closing")
+            self._fail_pending(StoreUnavailable("the memory store's writer stopped after an error"))
+            raise
+        finally:
+            self._fail_pending(StoreUnavailable("the memory store is closed"))
+            self._db.close()
+
+    def _fail_pending(self, error: CairnError) -> None:
+        with self._cond:
+            self._closed = True
+            pending = [j for j in self._queue if j is not _STOP]
+            self._queue.clear()
+        for job in pending:
+            if not job.future.done():
+                job.future.set_exception(error)
+
+    def _run_alone(self, job: _Job[Any]) -> None:
+        tx = WriteTx(self._db, self._tables)
+        try:
+            result = job.fn(tx)
+        except BaseException as e:
+            job.future.set_exception(translate_db_error(e) or e)
+            return
+        job.future.set_result(result)
+
+    def _run_batch(self, batch: list[_Job[Any]]) -> None:
+        if len(batch) == 1:
+            self._run_single(batch[0])
+            return
+        outcomes: list[tuple[_Job[Any], WriteTx, Any, BaseException | None]] = []
+        try:
+            with self._db.atomic():
+                for job in batch:
+                    tx = WriteTx(self._db, self._tables)
+                    try:
+                        with self._db.atomic():  # a savepoint: only this job rolls back on error
+                            result = job.fn(tx)
+                    except BaseException as e:
+                        outcomes.append((job, tx, None, translate_db_error(e) or e))
+                    else:
+                        outcomes.append((job, tx, result, None))
+        except BaseException as e:  # the commit itself failed: nothing in the batch landed
+            error = translate_db_error(e) or e
+            for job in batch:
+                if not job.future.done():
+                    job.future.set_exception(error)
+            return
+        self._finish(outcomes)
+
+    def _run_single(self, job: _Job[Any]) -> None:
+        """One job alone: its own transaction, no savepoint (the common, uncontended case)."""
+        tx = WriteTx(self._db, self._tables)
+        try:
+            with self._db.atomic():
+                result = job.fn(tx)
+        except BaseException as e:
+            job.future.set_exception(translate_db_error(e) or e)
+            return
+        self._finish([(job, tx, result, None)])
+
+    def _finish(self, outcomes: list[tuple[_Job[Any], WriteTx, Any, BaseException | None]]) -> None:
+        self.commits += 1
+        landed = [c for _, tx, _, err in outcomes if err is None for c in tx.changes]
+        if landed:
+            self.committed_seq = max(self.committed_seq, *(c.seq for c in landed))
+            self._bus.publish(ChangeSet.of(landed))
+        for job, tx, result, err in outcomes:
+            if err is None:
+                for hook in tx.after_commit:
+                    try:
+                        hook()
+                    except Exception:
+                        log.exception("an after-commit hook failed")
+                job.future.set_result(result)
+            else:
+                job.future.set_exception(err)

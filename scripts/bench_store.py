@@ -1,0 +1,168 @@
+"""Store benchmark: acknowledged single writes per second, bulk rows per second, and get/list
+latency (median, p95) at 10k and 100k memories, all through the public service API.
+
+    .venv/bin/python scripts/bench_store.py [--sizes 10000 100000] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import sqlite3
+import sys
+import time
+
+from benchlib import fmt, latency, scratch_cairn, sentence
+
+from core.app import Cairn
+from core.model import Caller, ListFilter, Scope, Surface
+from core.requests import WriteRequest
+from core.settings import Settings
+
+
+def single_writes(n: int, synchronous: str) -> float:
+    settings = Settings.defaults().with_values(store__synchronous=synchronous)
+    rng = random.Random(1)
+    agent = Caller(Surface.AGENT, agent="bench", verified=True)
+    with scratch_cairn(settings) as cairn:
+        texts = [sentence(rng) for _ in range(n)]
+        t0 = time.perf_counter()
+        for text in texts:
+            cairn.memories.write(agent, WriteRequest(content=text, kind="fact", scope=Scope.USER))
+        return n / (time.perf_counter() - t0)
+
+
+def raw_ceiling(n: int) -> float:
+    """Rows/s of the same three inserts per memory (memory, revision, audit) done directly with
+    executemany on a fresh database: the floor under the service's bulk path."""
+    import tempfile
+    from pathlib import Path
+
+    from core.migrations import migrate
+    from core.records import insert_memories, insert_revisions, memory_values, revision_values
+
+    rng = random.Random(3)
+    human = Caller.human()
+    with scratch_cairn() as cairn:
+        memories = [
+            cairn.memories.prepare(
+                human, WriteRequest(content=sentence(rng), kind="fact", scope=Scope.GLOBAL)
+            )
+            for _ in range(n)
+        ]
+    mem_rows = [memory_values(m, seq=i + 1, content_hash=f"h{i}") for i, m in enumerate(memories)]
+    rev_rows = [
+        revision_values(m, actor="human", action="write", reason=None, at=1) for m in memories
+    ]
+    audit_rows = [
+        (1, "human", "human", 0, "write", m.id, 1, m.content[:80], "{}") for m in memories
+    ]
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        conn = sqlite3.connect(Path(tmp) / "raw.db", isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        migrate(conn)
+        t0 = time.perf_counter()
+        conn.execute("BEGIN")
+        insert_memories(conn, mem_rows)
+        insert_revisions(conn, rev_rows)
+        conn.executemany(
+            "INSERT INTO audit (at, actor_kind, actor, verified, action, memory_id, revision, "
+            "preview, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            audit_rows,
+        )
+        conn.execute("COMMIT")
+        rate = n / (time.perf_counter() - t0)
+        conn.close()
+    return rate
+
+
+def measure_reads(cairn: Cairn, rng: random.Random, size: int) -> dict[str, object]:
+    """get and list latencies on the store as it is now (`size` memories)."""
+    human = Caller.human()
+    ids = [r[0] for r in cairn.store.read_db.conn().execute("SELECT id FROM memory")]
+    get_stats = latency(lambda: cairn.memories.get(human, rng.choice(ids)), 2000)
+    list_stats = latency(lambda: cairn.memories.list(human, limit=50), 500)
+    deep = cairn.memories.list(human, limit=500)
+    for _ in range(size // 1000):
+        if deep.next_cursor is None:
+            break
+        deep = cairn.memories.list(human, limit=500, cursor=deep.next_cursor)
+    cursor = deep.next_cursor
+    deep_stats = latency(lambda: cairn.memories.list(human, limit=50, cursor=cursor), 500)
+    filt = ListFilter(kinds=frozenset({"convention"}), tags=frozenset({"db"}))
+    filt_stats = latency(lambda: cairn.memories.list(human, filt, limit=50), 500)
+    print(f"\n{size:,} memories")
+    print(f"  get                    {fmt(get_stats)}")
+    print(f"  list first page (50)   {fmt(list_stats)}")
+    print(f"  list deep page (50)    {fmt(deep_stats)}")
+    print(f"  list kind+tag filter   {fmt(filt_stats)}")
+    return {
+        f"get_{size}": get_stats,
+        f"list_{size}": list_stats,
+        f"list_deep_{size}": deep_stats,
+        f"list_filtered_{size}": filt_stats,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--writes", type=int, default=5000)
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args()
+    results: dict[str, object] = {
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "machine": platform.machine(),
+    }
+    print(f"Python {results['python']}, SQLite {results['sqlite']}, {results['machine']}")
+
+    for sync in ("NORMAL", "FULL"):
+        rate = single_writes(args.writes, sync)
+        results[f"single_writes_per_s_{sync.lower()}"] = rate
+        print(f"acknowledged single writes ({sync:6}): {rate:8.0f} /s  ({args.writes} writes)")
+
+    human = Caller.human()
+    rng = random.Random(7)
+    with scratch_cairn() as cairn:
+        total = 0
+        bulk_rows = 0
+        bulk_seconds = 0.0
+        for size in sorted(args.sizes):
+            while total < size:
+                batch = min(10_000, size - total)
+                reqs = [
+                    WriteRequest(
+                        content=sentence(rng),
+                        kind=rng.choice(["fact", "convention"]),
+                        scope=Scope.GLOBAL,
+                        tags=(rng.choice(["ops", "db", "ui"]),),
+                    )
+                    for _ in range(batch)
+                ]
+                t0 = time.perf_counter()
+                out = cairn.memories.write_many(human, reqs)
+                bulk_seconds += time.perf_counter() - t0
+                bulk_rows += batch
+                total += batch
+                assert all(getattr(o, "id", None) for o in out)
+            results.update(measure_reads(cairn, rng, size))
+        rate = bulk_rows / bulk_seconds
+        results["bulk_rows_per_s"] = rate
+        print(
+            f"\nbulk insert (write_many, 10k per call): {rate:,.0f} rows/s over {bulk_rows:,} rows"
+        )
+    ceiling = raw_ceiling(20_000)
+    results["raw_sqlite_rows_per_s"] = ceiling
+    print(f"same three inserts per memory, raw executemany: {ceiling:,.0f} rows/s (20,000 rows)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(results, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The `cairn` entry point, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from core import __version__
+from tests.conftest import ROOT, cairn_env
+
+
+def cairn(home: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "core.cli", *args],
+        cwd=ROOT,
+        env=cairn_env(home),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_version(short_tmp: Path) -> None:
+    out = cairn(short_tmp, "--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"cairn {__version__}"
+
+
+def test_paths_follow_cairn_home(short_tmp: Path) -> None:
+    out = cairn(short_tmp / "home", "paths", "--json")
+    data = json.loads(out.stdout)
+    assert data["database"] == str(short_tmp / "home" / "data" / "cairn.db")
+
+
+def test_serve_runs_until_terminated_and_refuses_a_second_copy(short_tmp: Path) -> None:
+    home = short_tmp / "svc"
+    with subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "serve"],
+        cwd=ROOT,
+        env=cairn_env(home),
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        deadline = time.monotonic() + 30
+        while "serving" not in line and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+        assert "serving the store" in line
+        second = cairn(home, "serve")
+        assert second.returncode == 69
+        assert "already open in another Cairn process" in second.stderr
+        assert len(second.stderr.strip().splitlines()) == 1
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        assert "Cairn stopped" in proc.stderr.read()
+
+
+def test_invalid_settings_stop_start_with_one_clear_line(short_tmp: Path) -> None:
+    home = short_tmp / "bad"
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "settings.toml").write_text("[store]\nsynchronous = 3\n", encoding="utf-8")
+    out = cairn(home, "serve")
+    assert out.returncode == 78
+    assert "store.synchronous: expected a string" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1

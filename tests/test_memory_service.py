@@ -1,0 +1,594 @@
+"""The memory service's rules, each checked against a real store on a real SQLite file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from core.app import Cairn
+from core.changes import ChangeSet
+from core.errors import (
+    Conflict,
+    IdempotencyMismatch,
+    InvalidInput,
+    NotFound,
+    ScopeDenied,
+    TooLarge,
+)
+from core.model import Caller, ListFilter, Origin, Scope, Status, Surface, Tier, WriteStatus
+from core.requests import UpdateRequest, WriteRequest
+from core.settings import Settings
+from tests.conftest import FakeClock
+
+
+def write(cairn: Cairn, caller: Caller, content: str, **fields: object) -> str:
+    params: dict[str, object] = {"content": content, "kind": "fact", "scope": "global", **fields}
+    result = cairn.memories.write(caller, WriteRequest.from_params(params))
+    assert result.status is WriteStatus.STORED, result
+    assert result.id is not None
+    return result.id
+
+
+# -- validation ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "needle"),
+    [
+        ({"content": "   \n\t", "kind": "fact", "scope": "global"}, InvalidInput, "empty"),
+        ({"content": "x" * 40000, "kind": "fact", "scope": "global"}, TooLarge, "limit is 32768"),
+        (
+            {"content": "bad \ud800 surrogate", "kind": "fact", "scope": "global"},
+            InvalidInput,
+            "UTF-8",
+        ),
+        (
+            {"content": "esc \x1b[31m red", "kind": "fact", "scope": "global"},
+            InvalidInput,
+            "control",
+        ),
+        ({"content": "ok", "kind": "rumour", "scope": "global"}, InvalidInput, "unknown kind"),
+        ({"content": "ok", "kind": "fact", "scope": "team"}, InvalidInput, "unknown scope"),
+        (
+            {"content": "ok", "kind": "fact", "scope": "global", "importance": 9},
+            InvalidInput,
+            "between 1 and 5",
+        ),
+        (
+            {
+                "content": "ok",
+                "kind": "fact",
+                "scope": "global",
+                "tags": [f"t{i}" for i in range(17)],
+            },
+            TooLarge,
+            "tags",
+        ),
+        (
+            {"content": "ok", "kind": "fact", "scope": "global", "tags": ["x" * 49]},
+            TooLarge,
+            "limit is 48",
+        ),
+        (
+            {"content": "ok", "kind": "fact", "scope": "global", "tags": "notalist"},
+            InvalidInput,
+            "list of strings",
+        ),
+        (
+            {"content": "ok", "kind": "fact", "scope": "global", "colour": "red"},
+            InvalidInput,
+            "unknown field 'colour'",
+        ),
+        (
+            {"content": "ok", "kind": "fact", "scope": "global", "ttl_seconds": 0},
+            InvalidInput,
+            "positive",
+        ),
+        ({"kind": "fact", "scope": "global"}, InvalidInput, "'content' is required"),
+        ({"content": 42, "kind": "fact", "scope": "global"}, InvalidInput, "must be a string"),
+    ],
+)
+def test_invalid_writes_are_refused_precisely_and_store_nothing(
+    cairn: Cairn, agent: Caller, params: dict[str, object], error: type[Exception], needle: str
+) -> None:
+    with pytest.raises(error, match=needle):
+        cairn.memories.write(agent, WriteRequest.from_params(params))
+    assert cairn.memories.list(Caller.human()).items == ()
+
+
+@pytest.mark.parametrize(
+    "field", ["author_tier", "agent", "workspace_id", "session_id", "revision"]
+)
+def test_stamp_fields_cannot_be_supplied(cairn: Cairn, agent: Caller, field: str) -> None:
+    params = {"content": "x", "kind": "fact", "scope": "global", field: "human"}
+    with pytest.raises(InvalidInput, match=f"'{field}' is set by Cairn"):
+        cairn.memories.write(agent, WriteRequest.from_params(params))
+
+
+def test_extra_kinds_come_from_settings(paths: object, clock: FakeClock) -> None:
+    from core.paths import Paths
+
+    assert isinstance(paths, Paths)
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    app = Cairn.open(paths, settings=settings, clock=clock)
+    try:
+        mid = write(app, Caller.human(), "We chose SQLite.", kind="decision")
+        assert app.memories.get(Caller.human(), mid).memory.kind == "decision"
+    finally:
+        app.close()
+
+
+# -- stamps and tiers -----------------------------------------------------------------------
+
+
+def test_tiers_follow_the_one_table(cairn: Cairn, workspace_dir: Path) -> None:
+    ws = cairn.workspaces.resolve(str(workspace_dir)).id
+    verified = Caller(Surface.AGENT, agent="v", verified=True, workspace_id=ws)
+    unverified = Caller(Surface.AGENT, agent="u", verified=False, workspace_id=ws)
+    cases = [
+        (verified, {}, Tier.EXPLICIT),
+        (unverified, {}, Tier.DERIVED),
+        (verified, {"origin": "extracted"}, Tier.LLM),
+        (unverified, {"origin": "extracted"}, Tier.LLM),
+        (Caller.human(), {}, Tier.HUMAN),
+        (Caller(Surface.NOTES), {}, Tier.HUMAN),
+    ]
+    for i, (caller, extra, tier) in enumerate(cases):
+        mid = write(cairn, caller, f"tier case {i}", **extra)
+        memory = cairn.memories.get(Caller.human(), mid).memory
+        assert memory.tier is tier, (caller, extra)
+        assert memory.agent == (caller.agent if caller.surface is Surface.AGENT else None)
+
+
+def test_explicit_and_extracted_agent_writes_never_share_a_tier(
+    cairn: Cairn, agent: Caller
+) -> None:
+    a = write(cairn, agent, "asked to remember this")
+    b = write(cairn, agent, "a model noticed this", origin="extracted")
+    tiers = {cairn.memories.get(agent, m).memory.tier for m in (a, b)}
+    assert tiers == {Tier.EXPLICIT, Tier.LLM}
+    assert cairn.memories.get(agent, b).memory.origin is Origin.EXTRACTED
+
+
+def test_project_scope_binds_to_the_callers_workspace(cairn: Cairn, agent: Caller) -> None:
+    mid = write(cairn, agent, "uses pnpm", scope="project", kind="convention")
+    memory = cairn.memories.get(agent, mid).memory
+    assert memory.workspace_id == agent.workspace_id
+    unbound = Caller(Surface.AGENT, agent="x", verified=True)
+    with pytest.raises(ScopeDenied, match="needs a workspace"):
+        write(cairn, unbound, "no workspace", scope="project")
+    with pytest.raises(ScopeDenied, match="session"):
+        write(cairn, Caller(Surface.AGENT, agent="x"), "no session", scope="session")
+
+
+def test_workspace_spellings_resolve_to_one_id(
+    cairn: Cairn, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = short_tmp / "repo"
+    (real / "sub").mkdir(parents=True)
+    link = short_tmp / "link"
+    link.symlink_to(real)
+    monkeypatch.setenv("HOME", str(short_tmp))
+    spellings = [
+        str(real),
+        str(real) + "/",
+        str(real / "sub" / ".."),
+        str(link),
+        "~/repo",
+        "~/link/",
+    ]
+    ids = {cairn.workspaces.resolve(s).id for s in spellings}
+    assert len(ids) == 1
+    assert cairn.workspaces.resolve(str(link)).path == os.path.realpath(real)
+
+
+@pytest.mark.parametrize("raw", ["", "relative/dir", "/no/such/dir/anywhere"])
+def test_unresolvable_workspaces_are_refused(cairn: Cairn, raw: str) -> None:
+    with pytest.raises(InvalidInput):
+        cairn.workspaces.resolve(raw)
+
+
+# -- revisions ------------------------------------------------------------------------------
+
+
+def test_update_makes_a_new_revision_and_keeps_the_old_one(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    mid = write(cairn, agent, "first words", tags=["a"])
+    clock.advance(5)
+    res = cairn.memories.update(agent, UpdateRequest(id=mid, if_revision=1, content="second words"))
+    assert (res.status, res.revision) == (WriteStatus.STORED, 2)
+    detail = cairn.memories.get(agent, mid, history=True)
+    assert [(r.revision, r.content, r.action) for r in detail.revisions] == [
+        (1, "first words", "write"),
+        (2, "second words", "update"),
+    ]
+    assert detail.memory.updated_at > detail.memory.created_at
+    assert detail.memory.tags == ("a",)
+
+
+def test_stale_if_revision_is_a_conflict_and_never_overwrites(cairn: Cairn, agent: Caller) -> None:
+    mid = write(cairn, agent, "v1")
+    cairn.memories.update(agent, UpdateRequest(id=mid, if_revision=1, content="v2"))
+    with pytest.raises(Conflict, match="revision 2, not 1") as info:
+        cairn.memories.update(agent, UpdateRequest(id=mid, if_revision=1, content="v3"))
+    assert info.value.data["current_revision"] == 2
+    assert cairn.memories.get(agent, mid).memory.content == "v2"
+
+
+def test_an_update_that_changes_nothing_makes_no_revision(cairn: Cairn, agent: Caller) -> None:
+    mid = write(cairn, agent, "same", importance=4)
+    res = cairn.memories.update(agent, UpdateRequest(id=mid, if_revision=1, importance=4))
+    assert res.revision == 1 and res.duplicate
+    with pytest.raises(InvalidInput, match="changes nothing"):
+        cairn.memories.update(agent, UpdateRequest(id=mid, if_revision=1))
+
+
+def test_pin_archive_and_their_reversal_are_revisions(cairn: Cairn, agent: Caller) -> None:
+    mid = write(cairn, agent, "pin me")
+    assert cairn.memories.set_pinned(agent, mid, True).revision == 2
+    assert cairn.memories.set_pinned(agent, mid, True).revision == 2  # already pinned: no-op
+    archived = cairn.memories.set_archived(agent, mid, True)
+    assert (archived.status, archived.revision) == (Status.ARCHIVED, 3)
+    back = cairn.memories.set_archived(agent, mid, False)
+    assert (back.status, back.revision, back.pinned) == (Status.ACTIVE, 4, True)
+    actions = [r.action for r in cairn.memories.get(agent, mid, history=True).revisions]
+    assert actions == ["write", "pin", "archive", "unarchive"]
+
+
+def test_human_edit_of_an_agent_memory_becomes_human_tier_but_a_pin_does_not(
+    cairn: Cairn, agent: Caller
+) -> None:
+    mid = write(cairn, agent, "agent words")
+    cairn.memories.set_pinned(Caller.human(), mid, True)
+    assert cairn.memories.get(agent, mid).memory.tier is Tier.EXPLICIT
+    cairn.memories.update(
+        Caller.human(), UpdateRequest(id=mid, if_revision=2, content="human words")
+    )
+    memory = cairn.memories.get(agent, mid).memory
+    assert memory.tier is Tier.HUMAN and memory.agent == "agent-a"
+
+
+# -- audit and the change channel ------------------------------------------------------------
+
+
+def test_every_mutation_is_audited_in_order_and_published_after_commit(
+    cairn: Cairn, agent: Caller
+) -> None:
+    seen: list[ChangeSet] = []
+    unsubscribe = cairn.bus.subscribe(seen.append)
+    mid = write(cairn, agent, "audited")
+    cairn.memories.update(agent, UpdateRequest(id=mid, if_revision=1, content="audited twice"))
+    cairn.memories.set_pinned(agent, mid, True)
+    cairn.memories.forget(Caller.human(), mid, reason="no longer true")
+    unsubscribe()
+    feed = cairn.memories.changes_since(Caller.human(), 0)
+    actions = [(c.action, c.revision) for c in feed.changes if c.memory_id == mid]
+    assert actions == [("write", 1), ("update", 2), ("pin", 3), ("forget", 4)]
+    seqs = [c.seq for c in feed.changes]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert [c.action for s in seen for c in s.changes] == ["write", "update", "pin", "forget"]
+    assert cairn.store.committed_seq == feed.last_seq
+    # changes since the second event only
+    later = cairn.memories.changes_since(Caller.human(), seqs[1])
+    assert [c.action for c in later.changes] == ["pin", "forget"]
+
+
+def test_a_failed_write_publishes_nothing(cairn: Cairn, agent: Caller) -> None:
+    seen: list[ChangeSet] = []
+    cairn.bus.subscribe(seen.append)
+    mid = write(cairn, agent, "v1")
+    seen.clear()
+    with pytest.raises(Conflict):
+        cairn.memories.update(agent, UpdateRequest(id=mid, if_revision=7, content="v2"))
+    assert seen == []
+
+
+def test_agents_see_only_changes_inside_their_horizon(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    other_dir = short_tmp / "other"
+    other_dir.mkdir()
+    other_ws = cairn.workspaces.resolve(str(other_dir)).id
+    other = Caller(Surface.AGENT, agent="b", verified=True, workspace_id=other_ws)
+    mine = write(cairn, agent, "mine", scope="project")
+    write(cairn, other, "theirs", scope="project")
+    shared = write(cairn, other, "shared", scope="user")
+    ids = {c.memory_id for c in cairn.memories.changes_since(agent, 0).changes}
+    assert ids == {mine, shared}
+
+
+# -- horizon ---------------------------------------------------------------------------------
+
+
+def test_another_workspaces_memory_is_not_found_for_every_operation(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    other_dir = short_tmp / "elsewhere"
+    other_dir.mkdir()
+    other = Caller(
+        Surface.AGENT,
+        agent="b",
+        verified=True,
+        workspace_id=cairn.workspaces.resolve(str(other_dir)).id,
+    )
+    mid = write(cairn, agent, "secret plan for project A", scope="project")
+    with pytest.raises(NotFound):
+        cairn.memories.get(other, mid)
+    with pytest.raises(NotFound):
+        cairn.memories.update(other, UpdateRequest(id=mid, if_revision=1, content="hijack"))
+    with pytest.raises(NotFound):
+        cairn.memories.forget(other, mid)
+    with pytest.raises(NotFound):
+        cairn.memories.set_pinned(other, mid, True)
+    assert mid not in {m.id for m in cairn.memories.list(other).items}
+    session_mid = write(cairn, agent, "scratch", scope="session")
+    other_session = Caller(
+        Surface.AGENT, agent="a", verified=True, workspace_id=agent.workspace_id, session_id="s-2"
+    )
+    with pytest.raises(NotFound):
+        cairn.memories.get(other_session, session_mid)
+
+
+# -- forget ----------------------------------------------------------------------------------
+
+
+SECRET_TEXT = "the vault combination is marmalade-quokka-7731"
+
+
+def test_forget_leaves_no_trace_of_the_content_on_disk(cairn: Cairn, agent: Caller) -> None:
+    mid = write(
+        cairn, agent, SECRET_TEXT, summary="vault combination marmalade", tags=["marmalade"]
+    )
+    cairn.memories.update(
+        agent, UpdateRequest(id=mid, if_revision=1, content=SECRET_TEXT + " (confirmed)")
+    )
+    for i in range(50):  # other data around it, so pages are shared
+        write(cairn, agent, f"unrelated filler memory {i}")
+    cairn.store.checkpoint("TRUNCATE")
+    db = cairn.store.path
+    assert b"marmalade-quokka" in db.read_bytes()  # the check can see the text at all
+    tomb = cairn.memories.forget(Caller.human(), mid, reason="leaked")
+    assert tomb.forgotten_by == "human" and tomb.reason == "leaked"
+    cairn.store.checkpoint("TRUNCATE")
+    for path in (db, db.with_name(db.name + "-wal")):
+        data = path.read_bytes() if path.exists() else b""
+        for needle in (b"marmalade", b"quokka-7731", "marmalade".encode("utf-16-le")):
+            assert needle not in data, f"{needle!r} found in {path.name}"
+    detail = cairn.memories.get(Caller.human(), mid, history=True)
+    assert detail.memory.status is Status.FORGOTTEN
+    assert all(r.content == "" for r in detail.revisions)
+    events = cairn.memories.changes_since(Caller.human(), 0)
+    assert any(c.action == "forget" for c in events.changes)
+
+
+def test_forgotten_memories_do_not_come_back(cairn: Cairn, agent: Caller) -> None:
+    keyed = write(cairn, agent, "deploy target is blue", dedupe_key="deploy-target")
+    plain = write(cairn, agent, "the office plant is a fern")
+    cairn.memories.forget(Caller.human(), keyed)
+    cairn.memories.forget(Caller.human(), plain)
+    again = cairn.memories.write(
+        agent,
+        WriteRequest.from_params(
+            {
+                "content": "deploy target is green",
+                "kind": "fact",
+                "scope": "global",
+                "dedupe_key": "deploy-target",
+            }
+        ),
+    )
+    assert (again.status, again.reason_code) == (WriteStatus.REFUSED, "forgotten")
+    same = cairn.memories.write(
+        agent,
+        WriteRequest.from_params(
+            {"content": "the office plant is a fern", "kind": "fact", "scope": "global"}
+        ),
+    )
+    assert same.status is WriteStatus.REFUSED
+    # A person may deliberately write it again.
+    assert write(cairn, Caller.human(), "the office plant is a fern") != plain
+    # Forgetting twice is harmless; agents no longer see it at all.
+    cairn.memories.forget(Caller.human(), plain)
+    with pytest.raises(NotFound):
+        cairn.memories.get(agent, plain)
+    listed = cairn.memories.list(Caller.human(), ListFilter(statuses=frozenset({Status.FORGOTTEN})))
+    assert {m.id for m in listed.items} == {keyed, plain}
+    assert all(m.content == "" for m in listed.items)
+
+
+# -- usage -----------------------------------------------------------------------------------
+
+
+def test_recall_counts_are_not_changes(cairn: Cairn, agent: Caller) -> None:
+    mid = write(cairn, agent, "recalled often")
+    before = cairn.memories.changes_since(Caller.human(), 0).last_seq
+    cairn.memories.record_recall([mid, mid])
+    cairn.memories.record_recall([mid])
+    assert cairn.usage.flush() == 1
+    memory = cairn.memories.get(agent, mid, history=True)
+    assert memory.memory.use_count == 3 and memory.memory.last_recalled_at is not None
+    assert len(memory.revisions) == 1
+    assert cairn.memories.changes_since(Caller.human(), 0).last_seq == before
+
+
+# -- idempotency, dedupe keys, duplicates ---------------------------------------------------
+
+
+def test_idempotent_retry_returns_the_first_result_and_creates_nothing(
+    cairn: Cairn, agent: Caller
+) -> None:
+    params = {"content": "retry me", "kind": "fact", "scope": "global", "idempotency_key": "k-1"}
+    first = cairn.memories.write(agent, WriteRequest.from_params(params))
+    second = cairn.memories.write(agent, WriteRequest.from_params(params))
+    assert (second.id, second.revision, second.replayed) == (first.id, first.revision, True)
+    assert len(cairn.memories.list(Caller.human()).items) == 1
+    with pytest.raises(IdempotencyMismatch, match="k-1"):
+        cairn.memories.write(agent, WriteRequest.from_params({**params, "content": "other text"}))
+    other_agent = Caller(Surface.AGENT, agent="b", verified=True)
+    third = cairn.memories.write(
+        other_agent, WriteRequest.from_params({**params, "content": "b's own"})
+    )
+    assert third.id != first.id
+
+
+def test_dedupe_key_gives_one_memory_per_workspace_and_scope(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    a = write(cairn, agent, "node 18", scope="project", dedupe_key="node-version")
+    b = write(cairn, agent, "node 20", scope="project", dedupe_key="node-version")
+    assert a == b
+    memory = cairn.memories.get(agent, a).memory
+    assert (memory.content, memory.revision) == ("node 20", 2)
+    other_dir = short_tmp / "p2"
+    other_dir.mkdir()
+    other = Caller(
+        Surface.AGENT,
+        agent="agent-a",
+        verified=True,
+        workspace_id=cairn.workspaces.resolve(str(other_dir)).id,
+    )
+    c = write(cairn, other, "node 22", scope="project", dedupe_key="node-version")
+    assert c != a
+    g = write(cairn, agent, "node 22", scope="global", dedupe_key="node-version")
+    assert g not in (a, c)
+    # The same content again under the key is not a new revision.
+    assert write(cairn, agent, "node 20", scope="project", dedupe_key="node-version") == a
+    assert cairn.memories.get(agent, a).memory.revision == 2
+
+
+def test_exact_duplicate_content_is_one_memory_per_scope(cairn: Cairn, agent: Caller) -> None:
+    a = write(cairn, agent, "Tabs, not spaces.", kind="preference", scope="user")
+    res = cairn.memories.write(
+        agent,
+        WriteRequest.from_params(
+            {"content": "  Tabs,   not spaces. ", "kind": "preference", "scope": "user"}
+        ),
+    )
+    assert res.id == a and res.duplicate
+    b = write(cairn, agent, "Tabs, not spaces.", kind="preference", scope="project")
+    assert b != a
+
+
+# -- expiry ----------------------------------------------------------------------------------
+
+
+def test_expired_memories_hide_then_show_flagged_then_purge(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    mid = write(cairn, agent, "temporary build flag", ttl_seconds=60)
+    keep = write(cairn, agent, "permanent fact")
+    clock.advance(61)
+    assert [m.id for m in cairn.memories.list(agent).items] == [keep]
+    flagged = cairn.memories.list(agent, ListFilter(include_expired=True)).items
+    assert {m.id: m.expired for m in flagged} == {mid: True, keep: False}
+    assert cairn.memories.purge_expired() == 0  # inside the retention window (7 days)
+    clock.advance(7 * 86400)
+    assert cairn.memories.purge_expired() == 1
+    assert [
+        m.id for m in cairn.memories.list(Caller.human(), ListFilter(include_expired=True)).items
+    ] == [keep]
+    again = cairn.memories.write(
+        agent,
+        WriteRequest.from_params(
+            {"content": "temporary build flag", "kind": "fact", "scope": "global"}
+        ),
+    )
+    assert again.status is WriteStatus.REFUSED  # the purge left a tombstone
+
+
+# -- supersede and contradictions ------------------------------------------------------------
+
+
+def test_supersede_keeps_both_and_links_them(cairn: Cairn, agent: Caller) -> None:
+    old = write(cairn, agent, "CI runs on Travis")
+    result = cairn.memories.supersede(
+        agent,
+        old,
+        replacement=WriteRequest.from_params(
+            {"content": "CI runs on GitHub Actions", "kind": "fact", "scope": "global"}
+        ),
+        reason="migrated",
+    )
+    assert result.old.status is Status.SUPERSEDED and result.old.superseded_by == result.new.id
+    assert [m.id for m in cairn.memories.list(agent).items] == [result.new.id]
+    history = cairn.memories.list(
+        agent, ListFilter(statuses=frozenset(Status) - {Status.FORGOTTEN})
+    )
+    assert {m.id for m in history.items} == {old, result.new.id}
+    for mid in (old, result.new.id):
+        rels = cairn.memories.relations(agent, mid)
+        assert [(r.kind.value, r.from_id, r.to_id) for r in rels] == [
+            ("supersedes", result.new.id, old)
+        ]
+    with pytest.raises(Conflict, match="already superseded"):
+        cairn.memories.supersede(agent, old, by_id=result.new.id)
+
+
+def test_contradictions_stay_open_until_a_person_resolves_them(cairn: Cairn, agent: Caller) -> None:
+    a = write(cairn, agent, "the API port is 8080")
+    b = write(cairn, agent, "the API port is 9090")
+    rel = cairn.memories.mark_contradiction(agent, a, b, note="which one?")
+    assert rel.open and cairn.memories.relations(agent, b)[0].id == rel.id
+    from core.errors import Forbidden
+
+    with pytest.raises(Forbidden):
+        cairn.memories.resolve_contradiction(agent, rel.id, "from")
+    closed = cairn.memories.resolve_contradiction(
+        Caller.human(), rel.id, "to", note="9090 is right"
+    )
+    assert not closed.open and closed.resolution == "to"
+    assert cairn.memories.get(agent, a).memory.status is Status.SUPERSEDED
+    assert cairn.memories.get(agent, b).memory.status is Status.ACTIVE
+
+
+# -- listing ---------------------------------------------------------------------------------
+
+
+def test_list_filters(cairn: Cairn, agent: Caller) -> None:
+    human = Caller.human()
+    p = write(cairn, agent, "project fact", scope="project", kind="fact", tags=["db"])
+    u = write(cairn, agent, "user pref", scope="user", kind="preference")
+    h = write(cairn, human, "human convention", kind="convention", tags=["db", "style"])
+    x = write(cairn, agent, "extracted insight", kind="insight", origin="extracted")
+
+    def ids(**kw: object) -> set[str]:
+        return {m.id for m in cairn.memories.list(human, ListFilter(**kw)).items}  # type: ignore[arg-type]
+
+    assert ids(scopes=frozenset({Scope.PROJECT})) == {p}
+    assert ids(kinds=frozenset({"preference", "convention"})) == {u, h}
+    assert ids(tiers=frozenset({Tier.HUMAN})) == {h}
+    assert ids(tiers=frozenset({Tier.LLM})) == {x}
+    assert ids(agents=frozenset({"agent-a"})) == {p, u, x}
+    assert ids(tags=frozenset({"db"})) == {p, h}
+    assert ids(tags=frozenset({"db", "style"})) == {h}
+    assert ids(workspace_ids=frozenset({agent.workspace_id or ""})) == {p}
+
+
+def test_list_pages_and_rejects_foreign_cursors(cairn: Cairn, agent: Caller) -> None:
+    made = [write(cairn, agent, f"item {i}") for i in range(7)]
+    first = cairn.memories.list(agent, limit=3)
+    second = cairn.memories.list(agent, limit=3, cursor=first.next_cursor)
+    third = cairn.memories.list(agent, limit=3, cursor=second.next_cursor)
+    walked = [m.id for page in (first, second, third) for m in page.items]
+    assert walked == list(reversed(made)) and third.next_cursor is None
+    with pytest.raises(InvalidInput, match="different filters"):
+        cairn.memories.list(agent, ListFilter(kinds=frozenset({"fact"})), cursor=first.next_cursor)
+    with pytest.raises(InvalidInput, match="not one Cairn issued"):
+        cairn.memories.list(agent, cursor="garbage!")
+    with pytest.raises(InvalidInput, match="limit"):
+        cairn.memories.list(agent, limit=0)
+
+
+def test_write_many_lands_the_valid_and_reports_the_invalid(cairn: Cairn, agent: Caller) -> None:
+    reqs = [
+        WriteRequest(content="one", kind="fact", scope=Scope.GLOBAL),
+        WriteRequest(content="", kind="fact", scope=Scope.GLOBAL),
+        WriteRequest(content="three", kind="fact", scope=Scope.GLOBAL),
+    ]
+    out = cairn.memories.write_many(agent, reqs)
+    assert isinstance(out[1], InvalidInput)
+    assert [getattr(o, "status", None) for o in (out[0], out[2])] == [WriteStatus.STORED] * 2
+    assert {m.content for m in cairn.memories.list(agent).items} == {"one", "three"}

@@ -1,0 +1,185 @@
+"""Property tests (hypothesis) for revisions, idempotency and cursor paging, on real stores."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.app import Cairn
+from core.errors import IdempotencyMismatch
+from core.model import Caller, ListFilter, Scope, Status, Surface, WriteStatus
+from core.paths import Paths
+from core.requests import UpdateRequest, WriteRequest
+from core.settings import Settings
+from tests.conftest import FakeClock
+
+PROPERTY_SETTINGS = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+AGENT = Caller(Surface.AGENT, agent="prop", verified=True)
+
+
+@contextmanager
+def fresh_cairn() -> Iterator[Cairn]:
+    root = Path(tempfile.mkdtemp(prefix="cp", dir="/tmp"))
+    paths = Paths(data=root / "d", config=root / "c", state=root / "s", runtime=root / "r")
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    try:
+        yield app
+    finally:
+        app.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+words = st.text(alphabet="abcdefgh ", min_size=1, max_size=12).filter(lambda s: s.strip())
+edits = st.lists(
+    st.one_of(
+        st.tuples(st.just("content"), words),
+        st.tuples(st.just("importance"), st.integers(1, 5)),
+        st.tuples(st.just("pin"), st.booleans()),
+        st.tuples(st.just("archive"), st.booleans()),
+        st.tuples(st.just("tags"), st.lists(st.sampled_from(["x", "y", "z"]), max_size=3)),
+    ),
+    max_size=12,
+)
+
+
+@PROPERTY_SETTINGS
+@given(first=words, steps=edits)
+def test_revisions_record_every_change_and_never_rewrite_history(
+    first: str, steps: list[tuple[str, object]]
+) -> None:
+    with fresh_cairn() as cairn:
+        mid = cairn.memories.write(
+            AGENT, WriteRequest(content=first, kind="fact", scope=Scope.GLOBAL)
+        ).id
+        assert mid is not None
+        expected = [first]  # content at each revision, in order
+        snapshots = {1: cairn.memories.get(AGENT, mid).memory}
+        for field, value in steps:
+            current = cairn.memories.get(AGENT, mid).memory
+            if field == "pin":
+                after = cairn.memories.set_pinned(AGENT, mid, bool(value))
+            elif field == "archive":
+                after = cairn.memories.set_archived(AGENT, mid, bool(value))
+            else:
+                params = {"id": mid, "if_revision": current.revision, field: value}
+                res = cairn.memories.update(AGENT, UpdateRequest.from_params(params))
+                after = cairn.memories.get(AGENT, mid).memory
+                assert res.revision == after.revision
+            if after.revision != current.revision:
+                assert after.revision == current.revision + 1
+                expected.append(after.content)
+                snapshots[after.revision] = after
+        detail = cairn.memories.get(AGENT, mid, history=True)
+        assert [r.revision for r in detail.revisions] == list(range(1, len(expected) + 1))
+        assert [r.content for r in detail.revisions] == expected
+        for rev in detail.revisions:  # each stored revision equals the state it recorded
+            snap = snapshots[rev.revision]
+            assert (rev.content, rev.importance, rev.pinned, rev.status, rev.tags) == (
+                snap.content,
+                snap.importance,
+                snap.pinned,
+                snap.status,
+                snap.tags,
+            )
+
+
+@PROPERTY_SETTINGS
+@given(
+    calls=st.lists(
+        st.tuples(
+            st.sampled_from(["k1", "k2", "k3", None]), st.sampled_from(["alpha", "beta", "gamma"])
+        ),
+        min_size=1,
+        max_size=15,
+    )
+)
+def test_idempotency_keys_replay_or_refuse_and_never_duplicate(
+    calls: list[tuple[str | None, str]],
+) -> None:
+    with fresh_cairn() as cairn:
+        first_by_key: dict[str, tuple[str, str]] = {}  # key -> (content, id)
+        id_by_content: dict[str, str] = {}
+        for key, content in calls:
+            req = WriteRequest(
+                content=content, kind="fact", scope=Scope.GLOBAL, idempotency_key=key
+            )
+            if key is not None and key in first_by_key and first_by_key[key][0] != content:
+                try:
+                    cairn.memories.write(AGENT, req)
+                except IdempotencyMismatch:
+                    continue
+                raise AssertionError("a reused key with new content must fail")
+            result = cairn.memories.write(AGENT, req)
+            assert result.status is WriteStatus.STORED and result.id is not None
+            if key is not None and key in first_by_key:
+                assert result.replayed and result.id == first_by_key[key][1]
+            if content in id_by_content:
+                assert result.id == id_by_content[content]
+            id_by_content.setdefault(content, result.id)
+            if key is not None:
+                first_by_key.setdefault(key, (content, result.id))
+        stored = cairn.memories.list(Caller.human()).items
+        assert sorted(m.content for m in stored) == sorted(id_by_content)
+
+
+@PROPERTY_SETTINGS
+@given(
+    initial=st.integers(0, 25),
+    page_size=st.integers(1, 6),
+    meddling=st.lists(
+        st.tuples(st.sampled_from(["add", "archive", "forget"]), st.integers(0, 10_000)),
+        max_size=20,
+    ),
+)
+def test_cursor_paging_is_stable_under_concurrent_writes(
+    initial: int, page_size: int, meddling: list[tuple[str, int]]
+) -> None:
+    with fresh_cairn() as cairn:
+        start_ids = [
+            cairn.memories.write(
+                AGENT, WriteRequest(content=f"start {i}", kind="fact", scope=Scope.GLOBAL)
+            ).id
+            for i in range(initial)
+        ]
+        flt = ListFilter(statuses=frozenset({Status.ACTIVE, Status.ARCHIVED}))
+        removed: set[str] = set()
+        seen: list[str] = []
+        cursor = None
+        moves = iter(meddling)
+        added = 0
+        while True:
+            page = cairn.memories.list(AGENT, flt, limit=page_size, cursor=cursor)
+            seen.extend(m.id for m in page.items)
+            move = next(moves, None)
+            if move is not None:  # someone else writes between two pages
+                action, pick = move
+                alive = [m for m in start_ids if m not in removed]
+                if action == "add":
+                    added += 1
+                    cairn.memories.write(
+                        AGENT,
+                        WriteRequest(content=f"late {added}", kind="fact", scope=Scope.GLOBAL),
+                    )
+                elif alive and action == "archive":
+                    cairn.memories.set_archived(AGENT, str(alive[pick % len(alive)]), True)
+                elif alive and action == "forget":
+                    victim = alive[pick % len(alive)]
+                    cairn.memories.forget(Caller.human(), str(victim))
+                    removed.add(str(victim))
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        assert len(seen) == len(set(seen)), "an item appeared twice"
+        survivors = {m for m in start_ids if m not in removed}
+        assert survivors <= set(seen), "an item that existed throughout was skipped"
+        assert not (set(seen) - set(start_ids)), (
+            "a memory created during the walk showed up inside it"
+        )

@@ -1,0 +1,69 @@
+"""settings.toml: declared once, validated with key and reason, relocated by CAIRN_HOME."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.errors import ConfigInvalid
+from core.paths import resolve_paths
+from core.settings import KNOBS, Settings, load_settings
+
+
+def test_missing_file_means_defaults(short_tmp: Path) -> None:
+    settings = load_settings(short_tmp / "absent.toml")
+    for knob in KNOBS:
+        assert settings.value(knob.name) == knob.default
+
+
+def test_valid_values_are_read(short_tmp: Path) -> None:
+    f = short_tmp / "settings.toml"
+    f.write_text(
+        '# my settings\n[store]\nsynchronous = "FULL"\n[limits]\nmax_tags = 4\n'
+        '[memory]\nextra_kinds = ["decision"]\n',
+        encoding="utf-8",
+    )
+    settings = load_settings(f)
+    assert settings.text("store.synchronous") == "FULL"
+    assert settings.integer("limits.max_tags") == 4
+    assert settings.strings("memory.extra_kinds") == ("decision",)
+
+
+def test_every_problem_is_reported_with_key_and_reason(short_tmp: Path) -> None:
+    f = short_tmp / "settings.toml"
+    f.write_text(
+        '[store]\nsynchronous = "SOMETIMES"\nbusy_timeout_ms = "long"\nturbo = true\n'
+        "[limits]\nmax_tags = -1\n[gui]\ncolour = 1\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigInvalid) as info:
+        load_settings(f)
+    problems = info.value.data["problems"]
+    assert "store.synchronous: expected one of NORMAL, FULL, got 'SOMETIMES'" in problems
+    assert "store.busy_timeout_ms: expected a whole number, got the string 'long'" in problems
+    assert "store.turbo: unknown setting" in problems
+    assert "limits.max_tags: must be at least 0, got -1" in problems
+    assert any(p.startswith("[gui]: unknown section") for p in problems)
+    assert len(problems) == 5
+    assert str(f) in info.value.message
+
+
+def test_broken_toml_is_reported(short_tmp: Path) -> None:
+    f = short_tmp / "settings.toml"
+    f.write_text("[store\nsynchronous = ", encoding="utf-8")
+    with pytest.raises(ConfigInvalid, match="not valid TOML"):
+        load_settings(f)
+
+
+def test_with_values_checks_like_the_file() -> None:
+    with pytest.raises(ConfigInvalid, match=r"limits\.max_tags"):
+        Settings.defaults().with_values(limits__max_tags=10_000)
+
+
+def test_cairn_home_relocates_everything(short_tmp: Path) -> None:
+    paths = resolve_paths({"CAIRN_HOME": str(short_tmp / "elsewhere")})
+    for p in (paths.data, paths.config, paths.state, paths.runtime):
+        assert p.is_relative_to(short_tmp / "elsewhere")
+    default = resolve_paths({})
+    assert not default.data.is_relative_to(short_tmp / "elsewhere")

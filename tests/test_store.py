@@ -1,0 +1,253 @@
+"""Opening the store: pragmas, the lock, schema versions and migrations, integrity, the writer."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from core.app import Cairn
+from core.changes import ChangeBus
+from core.database import pragmas_for
+from core.errors import AlreadyRunning, IntegrityFailure, SchemaTooNew, StoreUnavailable
+from core.migrations import CURRENT, MIGRATIONS, SchemaVersion, migrate, read_version
+from core.model import Caller, Scope, Surface
+from core.paths import Paths
+from core.requests import WriteRequest
+from core.schema import bind_tables
+from core.settings import Settings
+from core.store import Store
+from tests.conftest import FakeClock
+
+
+def open_store(path: Path, settings: Settings | None = None) -> Store:
+    return Store.open(path, settings or Settings.defaults(), ChangeBus(), FakeClock())
+
+
+def test_pragmas_are_set_on_the_real_connections(short_tmp: Path) -> None:
+    store = open_store(short_tmp / "s.db")
+    try:
+
+        def read_pragmas(tx: object) -> dict[str, object]:
+            conn = store.write_tables.db.conn()
+            return {
+                p: conn.execute(f"PRAGMA {p}").fetchone()[0]
+                for p in (
+                    "journal_mode",
+                    "synchronous",
+                    "foreign_keys",
+                    "busy_timeout",
+                    "secure_delete",
+                )
+            }
+
+        got = store.writer.run(read_pragmas)
+        assert got == {
+            "journal_mode": "wal",
+            "synchronous": 1,
+            "foreign_keys": 1,
+            "busy_timeout": 5000,
+            "secure_delete": 1,
+        }
+        reader = store.read_db.conn()
+        assert reader.execute("PRAGMA query_only").fetchone()[0] == 1
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            reader.execute("INSERT INTO meta(key, value) VALUES ('x', 'y')")
+    finally:
+        store.close()
+
+
+def test_full_synchronous_is_a_setting(short_tmp: Path) -> None:
+    settings = Settings.defaults().with_values(store__synchronous="FULL")
+    assert ("synchronous", "FULL") in pragmas_for(settings, role="write")
+    store = open_store(short_tmp / "s.db", settings)
+    try:
+        level = store.writer.run(
+            lambda tx: store.write_tables.db.conn().execute("PRAGMA synchronous").fetchone()[0]
+        )
+        assert level == 2
+    finally:
+        store.close()
+
+
+def test_one_process_at_a_time(paths: Paths) -> None:
+    first = Cairn.open(paths)
+    try:
+        with pytest.raises(AlreadyRunning, match="already open in another Cairn process"):
+            Cairn.open(paths)
+    finally:
+        first.close()
+    Cairn.open(paths).close()  # released on close
+
+
+def test_database_and_directory_are_owner_only(paths: Paths) -> None:
+    Cairn.open(paths).close()
+    assert paths.database.stat().st_mode & 0o077 == 0
+    assert paths.data.stat().st_mode & 0o077 == 0
+
+
+def test_models_mirror_the_migrated_schema(short_tmp: Path) -> None:
+    conn = sqlite3.connect(short_tmp / "m.db", isolation_level=None)
+    migrate(conn)
+    tables = bind_tables(None)
+    for model in tables.all():
+        name = model._meta.table_name
+        columns = {r[1] for r in conn.execute(f"PRAGMA table_info({name})")}
+        fields = {f.column_name for f in model._meta.sorted_fields}
+        assert fields == columns, name
+    conn.close()
+
+
+def populate(conn: sqlite3.Connection, version: SchemaVersion) -> None:
+    """Representative rows for a database at `version` (grows with each migration)."""
+    if version >= SchemaVersion(1, 0):
+        conn.execute("INSERT INTO workspace VALUES ('ws_1', '/tmp/x', 1)")
+        conn.execute(
+            "INSERT INTO memory (id, seq, revision, content, kind, scope, workspace_id, "
+            "importance, status, tier, created_at, updated_at, content_hash) VALUES ('m_1', 1, 1, "
+            "'migrated memory', 'fact', 'project', 'ws_1', 3, 'active', 'human', 1, 1, 'h')"
+        )
+        conn.execute(
+            "INSERT INTO revision (memory_id, revision, content, kind, scope, workspace_id, tags, "
+            "importance, pinned, status, tier, actor, action, created_at) VALUES "
+            "('m_1', 1, 'migrated memory', 'fact', 'project', 'ws_1', '[]', 3, 0, 'active', "
+            "'human', 'human', 'write', 1)"
+        )
+        conn.execute(
+            "INSERT INTO audit (at, actor_kind, actor, action, memory_id, revision) "
+            "VALUES (1, 'human', 'human', 'write', 'm_1', 1)"
+        )
+
+
+@pytest.mark.parametrize("step", range(len(MIGRATIONS)), ids=[str(m.version) for m in MIGRATIONS])
+def test_each_migration_from_the_previous_version(short_tmp: Path, step: int) -> None:
+    db = short_tmp / "mig.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    previous = MIGRATIONS[step - 1].version if step else SchemaVersion(0, 0)
+    migrate(conn, target=previous)
+    assert read_version(conn) == previous
+    populate(conn, previous)
+    seen: list[tuple[int, int]] = []
+    migrate(conn, target=MIGRATIONS[step].version, before_migrate=lambda a, b: seen.append((a, b)))
+    assert read_version(conn) == MIGRATIONS[step].version
+    if step:
+        assert seen == [(previous.encoded, MIGRATIONS[step].version.encoded)]
+        assert conn.execute("SELECT content FROM memory WHERE id='m_1'").fetchone() == (
+            "migrated memory",
+        )
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
+    store = open_store(db)  # and the migrated file opens as a store
+    store.close()
+
+
+def test_a_failing_migration_rolls_back_completely(
+    short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import core.migrations as m
+
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE half_done (x)")
+        raise RuntimeError("boom")
+
+    bad = m.Migration(SchemaVersion(CURRENT.major, CURRENT.minor + 1), "broken", broken)
+    monkeypatch.setattr(m, "MIGRATIONS", (*m.MIGRATIONS, bad))
+    conn = sqlite3.connect(short_tmp / "f.db", isolation_level=None)
+    migrate(conn, target=CURRENT)
+    with pytest.raises(RuntimeError, match="boom"):
+        migrate(conn, target=bad.version)
+    assert read_version(conn) == CURRENT
+    assert conn.execute("SELECT name FROM sqlite_master WHERE name='half_done'").fetchone() is None
+    conn.close()
+
+
+def test_newer_major_is_refused_with_a_clear_error(short_tmp: Path) -> None:
+    db = short_tmp / "new.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute(f"PRAGMA user_version = {(CURRENT.major + 1) * 1000}")
+    conn.close()
+    with pytest.raises(SchemaTooNew, match="newer Cairn"):
+        open_store(db)
+
+
+def test_newer_minor_of_the_same_major_opens(short_tmp: Path) -> None:
+    db = short_tmp / "minor.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    migrate(conn)
+    conn.execute(f"PRAGMA user_version = {CURRENT.encoded + 1}")
+    conn.close()
+    store = open_store(db)
+    store.close()
+
+
+def test_damaged_database_is_refused_with_what_to_do(short_tmp: Path) -> None:
+    db = short_tmp / "bad.db"
+    store = open_store(db)
+    caller = Caller(Surface.HUMAN)
+
+    from core.memory_service import MemoryService
+    from core.usage import UsageRecorder
+
+    svc = MemoryService(store, Settings.defaults(), FakeClock(), UsageRecorder(store, 60000))
+    for i in range(300):
+        svc.write(
+            caller, WriteRequest(content=f"row {i} " + "x" * 200, kind="fact", scope=Scope.GLOBAL)
+        )
+    store.checkpoint()
+    store.close()
+    data = bytearray(db.read_bytes())
+    page = 4096
+    for offset in range(2 * page, len(data) - page, 3 * page):  # scribble over several pages
+        data[offset + 8 : offset + 200] = b"\xff" * 192
+    db.write_bytes(bytes(data))
+    with pytest.raises((IntegrityFailure, StoreUnavailable), match="cairn restore"):
+        open_store(db)
+
+
+def test_not_a_database_is_refused(short_tmp: Path) -> None:
+    db = short_tmp / "text.db"
+    db.write_text("this is not sqlite" * 100)
+    with pytest.raises(StoreUnavailable):
+        open_store(db)
+
+
+def test_writer_group_commit_isolates_a_failing_job(short_tmp: Path) -> None:
+    store = open_store(short_tmp / "g.db")
+    gate = threading.Event()
+    try:
+        blocker = store.writer.submit(lambda tx: gate.wait(5))  # holds the writer
+
+        def insert(key: str, fail: bool = False):  # type: ignore[no-untyped-def]
+            def job(tx: object) -> str:
+                store.write_tables.db.conn().execute(
+                    "INSERT INTO meta(key, value) VALUES (?, 'v')", (key,)
+                )
+                if fail:
+                    raise ValueError("job failed after writing")
+                return key
+
+            return job
+
+        futures = [
+            store.writer.submit(insert("a")),
+            store.writer.submit(insert("b", fail=True)),
+            store.writer.submit(insert("c")),
+        ]
+        gate.set()
+        blocker.result()
+        assert futures[0].result() == "a" and futures[2].result() == "c"
+        with pytest.raises(ValueError, match="after writing"):
+            futures[1].result()
+        keys = {r[0] for r in store.read_db.conn().execute("SELECT key FROM meta")}
+        assert {"a", "c"} <= keys and "b" not in keys
+    finally:
+        store.close()
+
+
+def test_closed_store_refuses_work(short_tmp: Path) -> None:
+    store = open_store(short_tmp / "c.db")
+    store.close()
+    with pytest.raises(StoreUnavailable, match="closed"):
+        store.writer.submit(lambda tx: None)
