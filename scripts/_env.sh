@@ -27,6 +27,10 @@ ensure_venv() {
     fi
     want=$(sha256sum pyproject.toml | cut -d' ' -f1)
     stamp=".venv/.installed-$kind"
+    # The development install includes everything the app needs.
+    if [ "$kind" = run ] && [ -f .venv/.installed-dev ] && [ "$(cat .venv/.installed-dev)" = "$want" ]; then
+        return 0
+    fi
     if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
         echo "cairn: installing dependencies ($kind) into .venv" >&2
         if [ "$kind" = dev ]; then

@@ -1,0 +1,65 @@
+"""Housekeeping: the audit log rotates into JSON-lines files (never dropped); expired memories
+are purged after the retention window and nothing else is."""
+
+from __future__ import annotations
+
+import json
+
+from core.app import Cairn
+from core.janitor import Janitor
+from core.model import Caller, Scope
+from core.paths import Paths
+from core.requests import WriteRequest
+from core.settings import Settings
+from tests.conftest import FakeClock
+
+
+def test_audit_rotation_moves_old_events_to_files_and_says_so(
+    paths: Paths, clock: FakeClock
+) -> None:
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    cairn = Cairn.open(paths, settings=settings, clock=clock)
+    try:
+        reqs = [
+            WriteRequest(content=f"fact {i}", kind="fact", scope=Scope.GLOBAL) for i in range(1500)
+        ]
+        cairn.memories.write_many(Caller.human(), reqs)
+        janitor = Janitor(cairn.store, cairn.memories, settings, paths)
+        report = janitor.run()
+        assert report.audit_rotated == 500
+        files = sorted(paths.audit_archive.glob("audit-*.jsonl"))
+        assert len(files) == 1
+        events = [json.loads(line) for line in files[0].read_text(encoding="utf-8").splitlines()]
+        assert [e["seq"] for e in events] == list(range(1, 501))
+        assert {e["action"] for e in events} == {"write"}
+        feed = cairn.memories.changes_since(Caller.human(), 0, limit=5000)
+        assert feed.changes[0].seq == 501
+        assert feed.changes[-1].action == "audit_rotated"
+        # A reader that last saw seq 10 learns that events were rotated away.
+        assert cairn.memories.changes_since(Caller.human(), 10).gap
+        assert not cairn.memories.changes_since(Caller.human(), 600).gap
+        assert janitor.run().audit_rotated == 1  # the rotation event itself, next time
+    finally:
+        cairn.close()
+
+
+def test_janitor_purges_only_what_expired_long_enough_ago(
+    cairn: Cairn, paths: Paths, clock: FakeClock
+) -> None:
+    human = Caller.human()
+    short = cairn.memories.write(
+        human, WriteRequest(content="short-lived", kind="fact", scope=Scope.GLOBAL, ttl_seconds=10)
+    )
+    long = cairn.memories.write(
+        human,
+        WriteRequest(content="long-lived", kind="fact", scope=Scope.GLOBAL, ttl_seconds=30 * 86400),
+    )
+    forever = cairn.memories.write(
+        human, WriteRequest(content="forever", kind="fact", scope=Scope.GLOBAL)
+    )
+    janitor = Janitor(cairn.store, cairn.memories, cairn.settings, paths)
+    clock.advance(8 * 86400)
+    assert janitor.run().purged == 1
+    remaining = {m.id for m in cairn.memories.list(human).items}
+    assert remaining == {long.id, forever.id}
+    assert short.id not in remaining
