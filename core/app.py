@@ -8,8 +8,12 @@ from dataclasses import dataclass
 
 from core.changes import ChangeBus
 from core.clock import Clock, SystemClock
+from core.context_bundle import ContextBuilder
+from core.failures import BackgroundFailures
 from core.memory_service import MemoryService
 from core.paths import Paths, ensure_private_dir
+from core.search import SearchService
+from core.search_index import SearchIndex
 from core.settings import Settings, load_settings
 from core.store import Store
 from core.usage import UsageRecorder
@@ -30,6 +34,9 @@ class Cairn:
     usage: UsageRecorder
     memories: MemoryService
     workspaces: WorkspaceRegistry
+    search: SearchService
+    context: ContextBuilder
+    failures: BackgroundFailures
 
     @classmethod
     def open(
@@ -50,11 +57,30 @@ class Cairn:
         settings = settings or load_settings(paths.settings_file)
         clock = clock or SystemClock()
         bus = ChangeBus()
-        store = Store.open(paths.database, settings, bus, clock, lock_path=paths.store_lock)
-        usage = UsageRecorder(store, settings.integer("usage.flush_interval_ms"))
-        memories = MemoryService(store, settings, clock, usage)
+        failures = BackgroundFailures()
+        store = Store.open(
+            paths.database, settings, bus, clock, lock_path=paths.store_lock, failures=failures
+        )
+        usage = UsageRecorder(store, settings.integer("usage.flush_interval_ms"), failures, clock)
+        memories = MemoryService(store, settings, clock, usage, observers=[SearchIndex()])
         workspaces = WorkspaceRegistry(store)
-        return cls(paths, settings, clock, bus, store, usage, memories, workspaces)
+        search = SearchService(
+            store, clock, memories, agents_may_broaden=settings.flag("search.agents_may_broaden")
+        )
+        context = ContextBuilder(search, settings)
+        return cls(
+            paths=paths,
+            settings=settings,
+            clock=clock,
+            bus=bus,
+            store=store,
+            usage=usage,
+            memories=memories,
+            workspaces=workspaces,
+            search=search,
+            context=context,
+            failures=failures,
+        )
 
     def close(self) -> None:
         """Flush recall counts, stop the writer and release the store."""

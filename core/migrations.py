@@ -170,8 +170,17 @@ _V1_0 = _statements(
     "INSERT INTO meta(key, value) VALUES ('memory_seq', '0')",
 )
 
+
+def _v1_1(conn: sqlite3.Connection) -> None:
+    # The full-text index. Imported here so the schema history stays readable top to bottom.
+    from core.search_index import rebuild
+
+    rebuild(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(SchemaVersion(1, 0), "memories, revisions, audit, tombstones, relations", _V1_0),
+    Migration(SchemaVersion(1, 1), "full-text index (FTS5) of every memory", _v1_1),
 )
 
 CURRENT = MIGRATIONS[-1].version

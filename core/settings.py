@@ -181,6 +181,27 @@ KNOBS: tuple[Knob, ...] = (
         "procedure, pitfall, correction, insight, idea). Lowercase words.",
     ),
     Knob(
+        "search.agents_may_broaden",
+        bool,
+        False,
+        "Let agent connections search every workspace when they ask explicitly (horizon 'all'). "
+        "Off: an agent only ever sees its own workspace, user and global memories.",
+    ),
+    Knob(
+        "context.max_bytes",
+        int,
+        8192,
+        "Default byte budget of a context bundle when the caller gives none.",
+        minimum=256,
+        maximum=1_000_000,
+    ),
+    Knob(
+        "context.tiers",
+        tuple,
+        ("human", "explicit"),
+        "Author tiers a context bundle takes by default (human, explicit, derived, llm).",
+    ),
+    Knob(
         "audit.max_events",
         int,
         200_000,

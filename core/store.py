@@ -9,14 +9,23 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from core import search_index
 from core.changes import ChangeBus
 from core.clock import Clock
 from core.database import ReadDatabase, StoreLock, open_write_database
+from core.failures import BackgroundFailures
 from core.schema import Tables, bind_tables
 from core.settings import Settings
-from core.writer import Writer
+from core.writer import Writer, WriteTx
 
 log = logging.getLogger(__name__)
+
+
+def _rebuild_index_if_stale(tx: WriteTx) -> None:
+    """A newer tokenizer or index layout than the one that built the index: rebuild it."""
+    if search_index.stale(tx.conn):
+        log.info("the search index was built by another tokenizer version; rebuilding it")
+        search_index.rebuild(tx.conn)
 
 
 class Store:
@@ -59,6 +68,7 @@ class Store:
         *,
         lock_path: Path | None = None,
         before_migrate: Callable[[int, int], None] | None = None,
+        failures: BackgroundFailures | None = None,
     ) -> Store:
         """Lock, open, check and migrate the database, then start the writer.
 
@@ -73,7 +83,7 @@ class Store:
             lock.release()
             raise
         write_tables = bind_tables(write_db)
-        writer = Writer(write_db, write_tables, bus)
+        writer = Writer(write_db, write_tables, bus, failures=failures, clock=clock)
         read_db = ReadDatabase(path, settings)
         store = cls(
             path=path,
@@ -86,6 +96,7 @@ class Store:
             read_db=read_db,
         )
         store.writer.committed_seq = store._max_audit_seq()
+        store.writer.run(_rebuild_index_if_stale)
         return store
 
     def _max_audit_seq(self) -> int:

@@ -7,25 +7,26 @@ ranking and housekeeping, never the truth about a memory).
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Iterable
 
+from core.clock import Clock
+from core.failures import BackgroundFailures
 from core.store import Store
 from core.writer import WriteTx
 
-log = logging.getLogger(__name__)
-
 
 class UsageRecorder:
-    def __init__(self, store: Store, interval_ms: int) -> None:
+    def __init__(
+        self, store: Store, interval_ms: int, failures: BackgroundFailures, clock: Clock
+    ) -> None:
         self._store = store
+        self._failures = failures
+        self._clock = clock
         self._interval = interval_ms / 1000
         self._pending: dict[str, tuple[int, int]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self.failures = 0
-        self.last_error: str | None = None
         self._thread = threading.Thread(target=self._loop, name="cairn-usage", daemon=True)
         self._thread.start()
 
@@ -64,9 +65,7 @@ class UsageRecorder:
             try:
                 self.flush()
             except Exception as e:  # noqa: BLE001 - counted in health and retried next period
-                self.failures += 1
-                self.last_error = str(e)
-                log.warning("writing recall counts failed: %s", e)
+                self._failures.record("usage", e, self._clock.now_ms())
 
     def close(self) -> None:
         self._stop.set()
@@ -74,6 +73,4 @@ class UsageRecorder:
         try:
             self.flush()
         except Exception as e:  # noqa: BLE001 - shutdown must finish; the loss is reported
-            self.failures += 1
-            self.last_error = str(e)
-            log.warning("writing recall counts at shutdown failed: %s", e)
+            self._failures.record("usage", e, self._clock.now_ms())

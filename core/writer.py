@@ -20,8 +20,10 @@ from typing import Any, Generic, TypeVar
 import peewee
 
 from core.changes import Change, ChangeBus, ChangeSet
+from core.clock import Clock, SystemClock
 from core.database import WriteDatabase
 from core.errors import CairnError, IOFault, StoreBusy, StoreUnavailable
+from core.failures import BackgroundFailures
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -29,10 +31,12 @@ T = TypeVar("T")
 
 @dataclass
 class WriteTx:
-    """What a write job sees: the write connection, the tables, and where to record changes."""
+    """What a write job sees: the write connection, the tables, where to record changes, hooks to
+    run after the commit, and `request` to queue follow-up work on the writer (not waited for)."""
 
     db: WriteDatabase
     tables: Any
+    request: Callable[[Callable[[WriteTx], object], str], None]
     changes: list[Change] = field(default_factory=list)
     after_commit: list[Callable[[], None]] = field(default_factory=list)
 
@@ -68,9 +72,18 @@ class Writer:
     """Runs write jobs one transaction at a time on the single write connection."""
 
     def __init__(
-        self, db: WriteDatabase, tables: Any, bus: ChangeBus, *, max_batch: int = 64
+        self,
+        db: WriteDatabase,
+        tables: Any,
+        bus: ChangeBus,
+        *,
+        failures: BackgroundFailures | None = None,
+        clock: Clock | None = None,
+        max_batch: int = 64,
     ) -> None:
         self._db = db
+        self._failures = failures or BackgroundFailures()
+        self._clock = clock or SystemClock()
         self._tables = tables
         self._bus = bus
         self._max_batch = max_batch
@@ -96,6 +109,19 @@ class Writer:
             self._queue.append(_Job(fn, future, transactional))
             self._cond.notify()
         return future
+
+    def submit_background(self, fn: Callable[[WriteTx], object], site: str) -> None:
+        """Queue follow-up work nobody waits for; a failure is recorded under `site`."""
+
+        def report(future: Future[object]) -> None:
+            error = future.exception()
+            if error is not None:
+                self._failures.record(site, error, self._clock.now_ms())
+
+        try:
+            self.submit(fn).add_done_callback(report)
+        except StoreUnavailable as e:
+            self._failures.record(site, e, self._clock.now_ms())
 
     def run(self, fn: Callable[[WriteTx], T], *, transactional: bool = True) -> T:
         """Submit a job and wait for its committed result (or its error)."""
@@ -158,7 +184,7 @@ class Writer:
                 job.future.set_exception(error)
 
     def _run_alone(self, job: _Job[Any]) -> None:
-        tx = WriteTx(self._db, self._tables)
+        tx = WriteTx(self._db, self._tables, self.submit_background)
         try:
             result = job.fn(tx)
         except BaseException as e:
@@ -174,7 +200,7 @@ class Writer:
         try:
             with self._db.atomic():
                 for job in batch:
-                    tx = WriteTx(self._db, self._tables)
+                    tx = WriteTx(self._db, self._tables, self.submit_background)
                     try:
                         with self._db.atomic():  # a savepoint: only this job rolls back on error
                             result = job.fn(tx)
@@ -192,7 +218,7 @@ class Writer:
 
     def _run_single(self, job: _Job[Any]) -> None:
         """One job alone: its own transaction, no savepoint (the common, uncontended case)."""
-        tx = WriteTx(self._db, self._tables)
+        tx = WriteTx(self._db, self._tables, self.submit_background)
         try:
             with self._db.atomic():
                 result = job.fn(tx)

@@ -1,0 +1,129 @@
+"""The full-text index: an FTS5 table of pre-tokenized text, kept in step with memories inside
+the same write transaction, so a search never sees half a write.
+
+The memory tables are the truth; this index is derived from them and `rebuild` recreates it
+(`cairn reindex`). Rows are keyed by the memory's creation sequence (`memory.seq`). Every memory
+that is not forgotten is indexed - history (superseded) and expired memories too, because asking
+for them is a search option; filtering by state happens at query time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from core.model import Memory, Status
+from core.tokenizer import TERM_CHARS, TOKENIZER_VERSION, index_text
+from core.writer import WriteTx
+
+FTS_COLUMNS = ("content", "summary", "tags", "keywords")
+CREATE_FTS = (
+    "CREATE VIRTUAL TABLE memory_fts USING fts5(content, summary, tags, keywords, "
+    f"tokenize = \"unicode61 remove_diacritics 0 tokenchars '{TERM_CHARS}'\")"
+)
+CREATE_VOCAB = "CREATE VIRTUAL TABLE memory_fts_vocab USING fts5vocab('memory_fts', 'row')"
+
+
+def index_fingerprint() -> str:
+    """Changes whenever the indexed text for the same memory would change."""
+    return hashlib.sha256((TOKENIZER_VERSION + CREATE_FTS).encode()).hexdigest()[:16]
+
+
+def index_row(memory: Memory) -> tuple[str, str, str, str]:
+    return (
+        index_text(memory.content),
+        index_text(memory.summary),
+        index_text(" ".join(memory.tags)),
+        index_text(memory.keywords),
+    )
+
+
+def _seqs(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for start in range(0, len(ids), 400):
+        chunk = list(ids[start : start + 400])
+        marks = ", ".join("?" for _ in chunk)
+        out.update(conn.execute(f"SELECT id, seq FROM memory WHERE id IN ({marks})", chunk))
+    return out
+
+
+class SearchIndex:
+    """Keeps `memory_fts` equal to the memories it indexes; plugged in as a MemoryObserver."""
+
+    def memories_written(self, tx: WriteTx, memories: Sequence[Memory]) -> None:
+        conn = tx.conn
+        seqs = _seqs(conn, [m.id for m in memories])
+        conn.executemany(
+            "DELETE FROM memory_fts WHERE rowid = ?", [(seqs[m.id],) for m in memories]
+        )
+        conn.executemany(
+            "INSERT INTO memory_fts (rowid, content, summary, tags, keywords) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(seqs[m.id], *index_row(m)) for m in memories if m.status is not Status.FORGOTTEN],
+        )
+
+    def memories_removed(self, tx: WriteTx, memory_ids: Sequence[str], *, forgotten: bool) -> None:
+        conn = tx.conn
+        seqs = _seqs(conn, memory_ids)
+        conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(s,) for s in seqs.values()])
+        if forgotten:
+            # FTS5 (before SQLite 3.42's secure-delete) leaves a deleted row's terms in older
+            # index segments until they merge; merging everything right after the commit removes
+            # the forgotten words from the file.
+            tx.after_commit.append(lambda: tx.request(optimize, "index"))
+
+
+def optimize(tx: WriteTx) -> None:
+    tx.conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
+
+
+def rebuild(conn: sqlite3.Connection) -> int:
+    """Recreate the index from the memory table (inside the caller's transaction)."""
+    conn.execute("DROP TABLE IF EXISTS memory_fts_vocab")
+    conn.execute("DROP TABLE IF EXISTS memory_fts")
+    conn.execute(CREATE_FTS)
+    conn.execute(CREATE_VOCAB)
+    total = 0
+    cursor = conn.execute(
+        "SELECT seq, content, summary, tags, keywords FROM memory WHERE status != 'forgotten' "
+        "ORDER BY seq"
+    )
+    while True:
+        rows = cursor.fetchmany(2000)
+        if not rows:
+            break
+        conn.executemany(
+            "INSERT INTO memory_fts (rowid, content, summary, tags, keywords) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [
+                (
+                    seq,
+                    index_text(content),
+                    index_text(summary),
+                    index_text(" ".join(_tags(tags))),
+                    index_text(keywords),
+                )
+                for seq, content, summary, tags, keywords in rows
+            ],
+        )
+        total += len(rows)
+    conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('index_fingerprint', ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (index_fingerprint(),),
+    )
+    return total
+
+
+def _tags(raw: str) -> list[str]:
+    value = json.loads(raw or "[]")
+    return [str(t) for t in value] if isinstance(value, list) else []
+
+
+def stale(conn: sqlite3.Connection) -> bool:
+    """True when the index was built by a different tokenizer or table definition."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'index_fingerprint'").fetchone()
+    return row is None or row[0] != index_fingerprint()

@@ -1,0 +1,192 @@
+"""Text to index terms, the same way for memories and for queries, in every language.
+
+- Unicode NFKC (full-width to half-width, ligatures apart) and case folding.
+- Latin words are stemmed with Snowball English, so inflections match (`configured` ~
+  `configuration`).
+- Runs of Han, Kana and Hangul become character bigrams plus unigrams, so two-character Chinese
+  words match (SQLite's trigram tokenizer cannot).
+- Symbols - identifiers, paths, versions, IPs and ports, URLs, numbers - are kept whole (one
+  exact term) and also split at their separators and camel-case humps (`snake_case` gives
+  `snake_case`, `snake`, `case`; `127.0.0.1:3080` gives the whole, `127`, `0`, `1`, `3080`).
+
+The output is a list of terms made only of characters the index keeps inside a token, so it can
+be handed to FTS5 as space-separated text and quoted safely in a MATCH expression.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+from enum import StrEnum
+
+import snowballstemmer
+
+TOKENIZER_VERSION = "cairn-tok-1"
+
+# Characters FTS5's unicode61 tokenizer must keep inside tokens, because our symbol terms use them.
+TERM_CHARS = "._:/-@#+~"
+
+
+class TermKind(StrEnum):
+    WORD = "word"
+    NUMBER = "number"
+    SYMBOL = "symbol"  # a whole compound: identifier, path, version, IP, URL
+    PART = "part"  # a piece of a symbol
+    CJK_UNIGRAM = "cjk1"
+    CJK_BIGRAM = "cjk2"
+
+
+@dataclass(frozen=True)
+class Term:
+    text: str
+    kind: TermKind
+
+    @property
+    def is_symbol(self) -> bool:
+        """Exact-match material for pinning: whole symbols and numbers of two or more digits."""
+        return len(self.text) >= 2 and (
+            self.kind is TermKind.SYMBOL
+            or (self.kind is TermKind.NUMBER and sum(c.isdigit() for c in self.text) >= 2)
+        )
+
+
+_CJK = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+)
+_CHUNK = re.compile(rf"[{_CJK}]+|[^\s{_CJK}]+")
+_IS_CJK = re.compile(rf"[{_CJK}]")
+_EDGE = re.compile(r"^[^\w~/#@]+|[^\w+#]+$")
+_SEPARATOR = re.compile(r"[._:/\\\-@#+~=?&,;'\"()\[\]{}<>|!*$%^`]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"^\w+$")
+_NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
+_KEEP = re.compile(rf"[^\w{re.escape(TERM_CHARS)}]+")
+
+ENGLISH_STOPWORDS: frozenset[str] = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could couldn't did didn't do does
+    doesn't doing don't down during each few for from further had hadn't has hasn't have haven't
+    having he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll
+    i'm i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor
+    not of off on once only or other ought our ours ourselves out over own same shan't she she'd
+    she'll she's should shouldn't so some such than that that's the their theirs them themselves
+    then there there's these they they'd they'll they're they've this those through to too under
+    until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
+    where's which while who who's whom why why's with won't would wouldn't you you'd you'll
+    you're you've your yours yourself yourselves s t d ll m re ve also just like get got""".split()
+)
+# Single characters that carry grammar, not meaning, in Chinese text (bigrams keep them in context).
+CJK_STOP_UNIGRAMS: frozenset[str] = frozenset("的了是在和也就都而及与或着吗呢吧啊么之其这那个")
+
+_stemmer = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """Snowball English stem of a lower-case word (cached)."""
+    if not word.isascii() or not word.isalpha():
+        return word
+    result: str = _stemmer.stemWord(word)
+    return result
+
+
+def normalize(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def _cjk_terms(run: str) -> list[Term]:
+    terms = [Term(ch, TermKind.CJK_UNIGRAM) for ch in run]
+    terms.extend(Term(run[i : i + 2], TermKind.CJK_BIGRAM) for i in range(len(run) - 1))
+    return terms
+
+
+def _word_terms(piece: str) -> list[Term]:
+    """A run of word characters (no separators left) as word or number terms."""
+    out: list[Term] = []
+    for part in _CAMEL.split(piece):
+        low = part.casefold()
+        if not low:
+            continue
+        if low.isdigit():
+            out.append(Term(low, TermKind.NUMBER))
+        else:
+            out.append(Term(stem(low), TermKind.WORD))
+    return out
+
+
+def _strip_marks(text: str) -> str:
+    """Drop combining marks from Latin-script text (café -> cafe); CJK never reaches here."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize(
+        "NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+    )
+
+
+def _chunk_terms(chunk: str) -> list[Term]:
+    chunk = _EDGE.sub("", _strip_marks(chunk).replace("\\", "/"))
+    if not chunk:
+        return []
+    if _NUMBER.match(chunk):
+        return [Term(chunk.replace(",", "").casefold(), TermKind.NUMBER)]
+    compound = bool(_SEPARATOR.search(chunk)) or bool(_CAMEL.search(chunk))
+    if not compound and _WORD.match(chunk):
+        if chunk.isalpha() or chunk.isdigit():
+            return _word_terms(chunk)
+        # letters and digits mixed (k8s, utf8, x86): an exact symbol, and its runs
+        parts = re.findall(r"[^\W\d_]+|\d+", chunk)
+        return [Term(chunk.casefold(), TermKind.SYMBOL)] + [
+            Term(p.casefold(), TermKind.PART) for p in parts if len(parts) > 1
+        ]
+    whole = _KEEP.sub("", chunk.casefold()).strip("._:/-@~")
+    out: list[Term] = []
+    if len(whole) >= 2:
+        out.append(Term(whole, TermKind.SYMBOL))
+    for piece in _SEPARATOR.split(chunk):
+        out.extend(
+            term if term.kind is TermKind.NUMBER else Term(term.text, TermKind.PART)
+            for term in (_word_terms(piece) if piece else [])
+        )
+    return out
+
+
+def analyze(text: str) -> list[Term]:
+    """Every term of `text`, in order, duplicates kept (term frequency matters to ranking)."""
+    terms: list[Term] = []
+    for match in _CHUNK.finditer(normalize(text)):
+        chunk = match.group()
+        if _IS_CJK.match(chunk):
+            terms.extend(_cjk_terms(chunk.casefold()))
+        else:
+            terms.extend(_chunk_terms(chunk))
+    return terms
+
+
+def is_stop(term: Term) -> bool:
+    if term.kind is TermKind.WORD:
+        return term.text in _STEMMED_STOPWORDS
+    if term.kind is TermKind.CJK_UNIGRAM:
+        return term.text in CJK_STOP_UNIGRAMS
+    return False
+
+
+def index_text(text: str | None) -> str:
+    """The space-separated terms stored in the full-text index for one field (stopwords out)."""
+    if not text:
+        return ""
+    return " ".join(t.text for t in analyze(text) if not is_stop(t))
+
+
+_STEMMED_STOPWORDS: frozenset[str] = frozenset(
+    {stem(w) for w in ENGLISH_STOPWORDS if w.isalpha()} | {w for w in ENGLISH_STOPWORDS}
+)
