@@ -8,9 +8,10 @@ import logging
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 
-from core import __version__
+from core import __version__, search_index
 from core.app import Cairn
 from core.errors import CairnError
 from core.janitor import Janitor
@@ -36,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=3600.0,
         metavar="SECONDS",
         help="how often housekeeping runs (default: hourly)",
+    )
+    sub.add_parser(
+        "reindex", help="rebuild the search index from the memory tables (Cairn must be stopped)"
     )
     paths = sub.add_parser("paths", help="print where Cairn keeps its files")
     paths.add_argument("--json", action="store_true", help="print JSON")
@@ -83,13 +87,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_reindex(args: argparse.Namespace) -> int:
+    cairn = Cairn.open(resolve_paths())
+    try:
+        started = time.perf_counter()
+        count = cairn.store.writer.run(lambda tx: search_index.rebuild(tx.conn))
+        print(f"reindexed {count} memories in {time.perf_counter() - started:.2f} s")
+    finally:
+        cairn.close()
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     command = args.command or "serve"
     if args.command is None:
         args = parser.parse_args(["serve"])
-    handlers = {"serve": cmd_serve, "paths": cmd_paths}
+    handlers = {"serve": cmd_serve, "paths": cmd_paths, "reindex": cmd_reindex}
     try:
         return handlers[command](args)
     except CairnError as e:

@@ -65,6 +65,7 @@ class EngineConfig:
     weight_keywords: float = 0.5
     candidate_terms: int = 16
     common_term_share: float = 0.25
+    common_term_min_df: int = 1000
     candidates: int = 60
     rrf_k: float = 60.0
     variant_weight: float = 0.7
@@ -250,7 +251,10 @@ class SearchService:
                 df.update(self._doc_freqs(conn, [t.text for t in q.terms if t.text not in df]))
             stats = _Stats(df, self._doc_count(conn))
             rankings = [self._candidates(conn, q, stats, where) for q in queries]
-            fused = self._fuse(rankings)
+            texts: dict[int, tuple[set[str], set[str]]] = {}
+            if len(rankings) > 1:
+                texts = self._indexed_terms(conn, list({s for r in rankings for s, _ in r}))
+            fused = self._fuse(rankings, queries, texts, stats)
             symbols = tuple(dict.fromkeys(s for q in queries for s in q.symbols))
             pinned = self._pinned(conn, symbols, where) if symbols else {}
             order = [s for s in fused if s in pinned] + [s for s in pinned if s not in fused]
@@ -258,7 +262,7 @@ class SearchService:
             matched = len(order)
             top = order[: req.limit]
             memories = self._hydrate(conn, top, now)
-            texts = self._indexed_terms(conn, top)
+            texts.update(self._indexed_terms(conn, [s for s in top if s not in texts]))
             contradictions = open_contradictions(
                 conn, [memories[s].id for s in top if s in memories]
             )
@@ -386,19 +390,32 @@ class SearchService:
         ones exist, at most `candidate_terms` of them."""
         df = stats.df
         present = sorted((t.text for t in q.terms if df.get(t.text, 0) > 0), key=lambda t: df[t])
-        cap = max(1.0, self.config.common_term_share * stats.total)
+        # Very common terms (in more than a quarter of a large store) make an OR query scan huge
+        # posting lists for little ranking value; they are left out when rarer terms exist.
+        cap = max(self.config.common_term_min_df, self.config.common_term_share * stats.total)
         chosen = [t for t in present if df[t] <= cap] or present[:1]
         return chosen[: self.config.candidate_terms]
 
-    def _fuse(self, rankings: list[list[tuple[int, float]]]) -> dict[int, float]:
-        """One ranking as it is; several by reciprocal rank fusion (variants weigh less)."""
+    def _fuse(
+        self,
+        rankings: list[list[tuple[int, float]]],
+        queries: list[_Query],
+        texts: dict[int, tuple[set[str], set[str]]],
+        stats: _Stats,
+    ) -> dict[int, float]:
+        """One ranking as it is. Several: reciprocal rank fusion where each list's vote is
+        weighted by how much of that list's query the memory covers, so a variant's full match
+        outweighs the original query's one-word match (variants weigh `variant_weight`)."""
         if len(rankings) == 1:
             return dict(rankings[0])
         fused: dict[int, float] = {}
-        for i, ranking in enumerate(rankings):
+        for i, (ranking, q) in enumerate(zip(rankings, queries, strict=True)):
             weight = 1.0 if i == 0 else self.config.variant_weight
             for rank, (seq, _) in enumerate(ranking):
-                fused[seq] = fused.get(seq, 0.0) + weight / (self.config.rrf_k + rank + 1)
+                coverage = _coverage(q, texts.get(seq, (set(), set())), stats)
+                fused[seq] = fused.get(seq, 0.0) + weight * coverage / (
+                    self.config.rrf_k + rank + 1
+                )
         return dict(sorted(fused.items(), key=lambda kv: -kv[1]))
 
     @staticmethod
@@ -448,18 +465,10 @@ class SearchService:
         stats: _Stats,
     ) -> SearchHit:
         own, enrichment = terms or (set(), set())
-        coverage = 0.0
-        enrichment_only = False
-        for q in queries:
-            weights = {t.text: stats.idf(t.text) for t in q.terms}
-            whole = sum(weights.values())
-            if not whole:
-                continue
-            direct = sum(w for t, w in weights.items() if t in own)
-            with_keywords = sum(w for t, w in weights.items() if t in own or t in enrichment)
-            coverage = max(coverage, with_keywords / whole)
-            if with_keywords > 0 and direct == 0:
-                enrichment_only = True
+        coverage = max((_coverage(q, (own, enrichment), stats) for q in queries), default=0.0)
+        enrichment_only = coverage > 0 and all(
+            _coverage(q, (own, set()), stats) == 0 for q in queries
+        )
         return SearchHit(memory, score, pinned_by, coverage, enrichment_only)
 
     def _bounded_rerank(self, hits: list[SearchHit], now: int) -> list[SearchHit]:
@@ -476,7 +485,9 @@ class SearchService:
             return min(shift, int(steps))
 
         def rerank(group: list[SearchHit]) -> list[SearchHit]:
-            keyed = [(i - bonus(h), i, h) for i, h in enumerate(group)]
+            # A hit with bonus b sorts at (rank - b - 0.5): it passes at most b hits, and any hit
+            # is passed by at most the `shift` hits right behind it.
+            keyed = [(i - bonus(h) - (0.5 if bonus(h) else 0.0), i, h) for i, h in enumerate(group)]
             return [h for _, _, h in sorted(keyed, key=lambda k: (k[0], k[1]))]
 
         pinned = [h for h in hits if h.pinned_by]
@@ -541,6 +552,16 @@ class SearchService:
         if best >= self.config.weak_coverage:
             return Presence.WEAK
         return Presence.NONE
+
+
+def _coverage(q: _Query, terms: tuple[set[str], set[str]], stats: _Stats) -> float:
+    """Share of the query's weight (IDF) whose terms the memory holds, enrichment included."""
+    own, enrichment = terms
+    weights = [(t.text, stats.idf(t.text)) for t in q.terms]
+    whole = sum(w for _, w in weights)
+    if not whole:
+        return 0.0
+    return sum(w for t, w in weights if t in own or t in enrichment) / whole
 
 
 def _idf(df: int, total: int) -> float:

@@ -67,3 +67,10 @@ def test_invalid_settings_stop_start_with_one_clear_line(short_tmp: Path) -> Non
     assert out.returncode == 78
     assert "store.synchronous: expected a string" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_reindex_command(short_tmp: Path) -> None:
+    home = short_tmp / "ri"
+    out = cairn(home, "reindex")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("reindexed 0 memories")

@@ -12,6 +12,7 @@ from core.app import Cairn
 from core.changes import ChangeBus
 from core.database import pragmas_for
 from core.errors import AlreadyRunning, IntegrityFailure, SchemaTooNew, StoreUnavailable
+from core.failures import BackgroundFailures
 from core.migrations import CURRENT, MIGRATIONS, SchemaVersion, migrate, read_version
 from core.model import Caller, Scope, Surface
 from core.paths import Paths
@@ -190,7 +191,9 @@ def test_damaged_database_is_refused_with_what_to_do(short_tmp: Path) -> None:
     from core.memory_service import MemoryService
     from core.usage import UsageRecorder
 
-    svc = MemoryService(store, Settings.defaults(), FakeClock(), UsageRecorder(store, 60000))
+    clock = FakeClock()
+    usage = UsageRecorder(store, 60000, BackgroundFailures(), clock)
+    svc = MemoryService(store, Settings.defaults(), clock, usage)
     for i in range(300):
         svc.write(
             caller, WriteRequest(content=f"row {i} " + "x" * 200, kind="fact", scope=Scope.GLOBAL)
