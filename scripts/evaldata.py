@@ -92,7 +92,7 @@ class Conversation:
     sample_id: str
     turns: tuple[Turn, ...]
     questions: tuple[LocomoQuestion, ...]
-    dropped_questions: int  # categories 1-4 left without any valid gold turn
+    dropped: tuple[int, ...]  # qa indices of categories 1-4 left without any valid gold turn
 
 
 def _valid_evidence(raw: list[Any], known: set[str]) -> tuple[str, ...]:
@@ -130,13 +130,13 @@ def load_locomo(data: Path) -> list[Conversation]:
                 turns.append(Turn(_str(turn, "dia_id", where), number, text))
         known = {t.dia_id for t in turns}
         questions: list[LocomoQuestion] = []
-        dropped = 0
+        dropped: list[int] = []
         for qi, qa in enumerate(_objects(sample.get("qa"), f"locomo {ci} qa")):
             category = int(qa.get("category", 0))
             evidence = qa.get("evidence") or []
             gold = _valid_evidence(evidence if isinstance(evidence, list) else [], known)
             if category in (1, 2, 3, 4) and not gold:
-                dropped += 1
+                dropped.append(qi)
                 continue
             if category not in (1, 2, 3, 4, 5):
                 continue
@@ -144,7 +144,7 @@ def load_locomo(data: Path) -> list[Conversation]:
             questions.append(LocomoQuestion(qi, question, category, gold if category < 5 else ()))
         conversations.append(
             Conversation(
-                ci, str(sample.get("sample_id", ci)), tuple(turns), tuple(questions), dropped
+                ci, str(sample.get("sample_id", ci)), tuple(turns), tuple(questions), tuple(dropped)
             )
         )
     return conversations

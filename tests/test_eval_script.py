@@ -1,0 +1,85 @@
+"""Smoke test of scripts/eval.py: a small slice of every public set, run as its own process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+
+DATA = ROOT / ".." / "shared" / "data"
+
+
+def _rates(node: Any, path: str = "") -> Iterator[tuple[str, float]]:
+    """Every float in the report outside the timing block, with where it was found."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key != "timing":
+                yield from _rates(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _rates(value, f"{path}[{i}]")
+    elif isinstance(node, float):
+        yield path, node
+
+
+def test_eval_script_reports_sane_figures(short_tmp: Path) -> None:
+    if not DATA.is_dir():
+        pytest.skip("../shared/data is absent")
+    out = short_tmp / "eval.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "scripts/eval.py",
+            "--only",
+            "locomo,memoree,zh",
+            "--limit-locomo",
+            "8",
+            "--json",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+
+    digest = report["engine_config"]
+    assert isinstance(digest, str)
+    assert len(digest) == 12
+    assert proc.stdout.startswith(f"engine config {digest}\n")
+
+    rates = list(_rates(report))
+    assert rates
+    for where, value in rates:
+        assert 0.0 <= value <= 1.0, f"{where} = {value}"
+
+    locomo = report["locomo"]["splits"]
+    assert set(locomo) == {"dev", "heldout", "all"}
+    assert locomo["all"]["overall"]["n"] == (
+        locomo["dev"]["overall"]["n"] + locomo["heldout"]["overall"]["n"]
+    )
+    assert locomo["all"]["overall"]["n"] > 0
+
+    memoree = report["memoree"]["splits"]["all"]
+    assert memoree["overall"]["n"] > 0
+    # Another project's memory never reaches a search that did not ask to broaden.
+    assert memoree["forbidden"]["scope_leaks"] == 0
+    scope_cases = [r for r in report["memoree"]["per_case"] if r["slice"] == "ambient_scope"]
+    assert scope_cases
+    assert all(not r["forbidden_returned"] for r in scope_cases)
+    assert isinstance(memoree["forbidden"]["violations"], int)
+
+    zh = report["zh"]["splits"]["all"]
+    assert zh["human/plain"]["n"] == 17
+    assert zh["human/plain"]["none_n"] == 3
+    assert zh["hard-12/plain"]["n"] == 14
