@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -30,9 +29,19 @@ from core.errors import InvalidInput, NotReady, ScopeDenied
 from core.horizon import horizon_sql
 from core.memory_service import MemoryService
 from core.model import Caller, Memory, Relation, Scope, Status, Surface, Tier
+from core.ranking import (
+    FIELDS,
+    Bm25F,
+    DocTerms,
+    decode_averages,
+    feedback_candidates,
+    feedback_terms,
+    idf,
+)
 from core.records import SELECT_MEMORY, memory_from_row
 from core.relations import open_contradictions
 from core.search_index import index_fingerprint
+from core.spelling import alternatives
 from core.store import Store
 from core.tokenizer import TOKENIZER_VERSION, Term, TermKind, analyze, is_stop
 
@@ -63,14 +72,25 @@ class EngineConfig:
     weight_summary: float = 0.8
     weight_tags: float = 0.6
     weight_keywords: float = 0.5
+    k1: float = 0.9
+    b: float = 0.3
     candidate_terms: int = 16
     common_term_share: float = 0.25
     common_term_min_df: int = 1000
-    candidates: int = 60
+    candidates: int = 100
+    feedback_docs: int = 10
+    feedback_terms: int = 20
+    feedback_pool: int = 4
+    feedback_weight: float = 0.15
+    coverage_boost: float = 0.5
+    alternate_weight: float = 0.8
     rrf_k: float = 60.0
     variant_weight: float = 0.7
-    strong_coverage: float = 0.6
-    weak_coverage: float = 0.25
+    strong_coverage: float = 0.8
+    weak_coverage: float = 0.4
+    variant_coverage: float = 0.75
+    pin_max_share: float = 0.05
+    pin_min_df: int = 10
     rerank_max_shift: int = 2
     recent_days: float = 14.0
 
@@ -168,6 +188,20 @@ class SearchResult:
 class _Query:
     terms: tuple[Term, ...]  # informative terms, de-duplicated, in order
     symbols: tuple[str, ...]
+    # for words the index has never seen: the indexed terms they probably meant (see spelling)
+    alternates: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def weights(self, alternate_weight: float) -> dict[str, float]:
+        """Term -> weight: the query's own terms 1.0, alternates for unknown words less."""
+        out = {t.text: 1.0 for t in self.terms}
+        for alts in self.alternates.values():
+            for alt in alts:
+                out.setdefault(alt, alternate_weight)
+        return out
+
+    def groups(self) -> list[tuple[str, ...]]:
+        """For each term, the terms that count as holding it (itself and its alternates)."""
+        return [(t.text, *self.alternates.get(t.text, ())) for t in self.terms]
 
 
 def _parse(text: str) -> _Query:
@@ -190,13 +224,24 @@ class _Where:
     params: list[Any]
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Stats:
+    """Document frequencies (filled as terms are looked up), the document count, and the mean
+    length of each indexed field - all from the index as this read transaction sees it."""
+
     df: dict[str, int]
     total: int
+    avg_lengths: tuple[float, float, float, float]
+    _idf: dict[str, float] = field(default_factory=dict)
+    groups: dict[int, tuple[list[tuple[tuple[str, ...], float]], float]] = field(
+        default_factory=dict
+    )
 
     def idf(self, term: str) -> float:
-        return _idf(self.df.get(term, 0), self.total)
+        value = self._idf.get(term)
+        if value is None:
+            value = self._idf[term] = idf(self.df.get(term, 0), self.total)
+        return value
 
 
 def _quote(term: str) -> str:
@@ -246,36 +291,36 @@ class SearchService:
         where = self._filters(caller, req, now)
         conn = self._store.read_db.conn()
         with self._store.read_db.atomic():
-            df: dict[str, int] = {}
-            for q in queries:
-                df.update(self._doc_freqs(conn, [t.text for t in q.terms if t.text not in df]))
-            stats = _Stats(df, self._doc_count(conn))
-            rankings = [self._candidates(conn, q, stats, where) for q in queries]
-            texts: dict[int, tuple[set[str], set[str]]] = {}
-            if len(rankings) > 1:
-                texts = self._indexed_terms(conn, list({s for r in rankings for s, _ in r}))
-            fused = self._fuse(rankings, queries, texts, stats)
-            symbols = tuple(dict.fromkeys(s for q in queries for s in q.symbols))
+            stats = self._stats(conn, [t.text for q in queries for t in q.terms])
+            queries = [self._correct(conn, q, stats) for q in queries]
+            pools = [self._candidates(conn, q, stats, where) for q in queries]
+            docs = self._doc_terms(conn, list(dict.fromkeys(seq for p in pools for seq in p)))
+            rankings = [
+                self._rank(conn, q, pool, docs, stats)
+                for q, pool in zip(queries, pools, strict=True)
+            ]
+            fused = self._fuse(rankings, queries, docs, stats)
+            symbols = self._selective(queries, stats)
             pinned = self._pinned(conn, symbols, where) if symbols else {}
             order = [s for s in fused if s in pinned] + [s for s in pinned if s not in fused]
             order += [s for s in fused if s not in pinned]
             matched = len(order)
             top = order[: req.limit]
             memories = self._hydrate(conn, top, now)
-            texts.update(self._indexed_terms(conn, [s for s in top if s not in texts]))
+            docs.update(self._doc_terms(conn, [s for s in top if s not in docs]))
             contradictions = open_contradictions(
                 conn, [memories[s].id for s in top if s in memories]
             )
             partners = self._partners(conn, contradictions, memories, where, now)
-        score_of = dict(fused)
         hits = [
             self._hit(
                 memories[s],
-                score=score_of.get(s, 0.0),
+                score=fused.get(s, 0.0),
                 pinned_by=pinned.get(s, ()),
-                terms=texts.get(s),
+                doc=docs.get(s),
                 queries=queries,
                 stats=stats,
+                variant_discount=self.config.variant_coverage,
             )
             for s in top
             if s in memories
@@ -300,7 +345,7 @@ class SearchService:
         q = _parse(query)
         conn = self._store.read_db.conn()
         with self._store.read_db.atomic():
-            stats = _Stats(self._doc_freqs(conn, [t.text for t in q.terms]), self._doc_count(conn))
+            stats = self._stats(conn, [t.text for t in q.terms])
         chosen = self._choose_terms(q, stats)
         return " OR ".join(_quote(t) for t in chosen) if chosen else None
 
@@ -354,23 +399,48 @@ class SearchService:
                 params.extend(values)
         return _Where(" AND ".join(clauses), params)
 
-    @staticmethod
-    def _doc_count(conn: Any) -> int:
-        return int(conn.execute("SELECT count(*) FROM memory_fts_docsize").fetchone()[0])
+    def _stats(self, conn: Any, terms: Sequence[str]) -> _Stats:
+        block = conn.execute("SELECT block FROM memory_fts_data WHERE id = 1").fetchone()
+        averages = decode_averages(block[0] if block else None, len(FIELDS))
+        if averages is None:
+            total = int(conn.execute("SELECT count(*) FROM memory_fts_docsize").fetchone()[0])
+            avg: tuple[float, ...] = (1.0,) * len(FIELDS)
+        else:
+            total, avg = averages
+        stats = _Stats({}, total, (avg[0], avg[1], avg[2], avg[3]))
+        self._lookup_df(conn, stats, terms)
+        return stats
 
     @staticmethod
-    def _doc_freqs(conn: Any, terms: Sequence[str]) -> dict[str, int]:
-        if not terms:
-            return {}
-        marks = ", ".join("?" for _ in terms)
-        found = dict(
-            conn.execute(f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks})", terms)
-        )
-        return {t: int(found.get(t, 0)) for t in terms}
+    def _lookup_df(conn: Any, stats: _Stats, terms: Iterable[str]) -> None:
+        missing = [t for t in dict.fromkeys(terms) if t not in stats.df]
+        for start in range(0, len(missing), 400):
+            chunk = missing[start : start + 400]
+            marks = ", ".join("?" for _ in chunk)
+            found = dict(
+                conn.execute(
+                    f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks})", chunk
+                )
+            )
+            stats.df.update({t: int(found.get(t, 0)) for t in chunk})
 
-    def _candidates(
-        self, conn: Any, q: _Query, stats: _Stats, where: _Where
-    ) -> list[tuple[int, float]]:
+    def _correct(self, conn: Any, q: _Query, stats: _Stats) -> _Query:
+        """Alternatives for the query's words that match nothing in the index (typos,
+        abbreviations); symbols and numbers are exact and never corrected."""
+        alternates: dict[str, tuple[str, ...]] = {}
+        for term in q.terms:
+            if term.kind in (TermKind.WORD, TermKind.PART) and stats.df.get(term.text, 0) == 0:
+                found = tuple(alternatives(conn, term.text))
+                if found:
+                    alternates[term.text] = found
+        if not alternates:
+            return q
+        self._lookup_df(conn, stats, [a for alts in alternates.values() for a in alts])
+        return replace(q, alternates=alternates)
+
+    def _candidates(self, conn: Any, q: _Query, stats: _Stats, where: _Where) -> list[int]:
+        """Memories in the caller's horizon matching any chosen term of `q`, best first by
+        FTS5's weighted BM25, at most `candidates` of them."""
         chosen = self._choose_terms(q, stats)
         if not chosen:
             return []
@@ -383,13 +453,72 @@ class SearchService:
         )
         weights = [c.weight_content, c.weight_summary, c.weight_tags, c.weight_keywords]
         args = [*weights, match, *where.params, c.candidates]
-        return [(int(seq), -float(score)) for seq, score in conn.execute(sql, args)]
+        return [int(seq) for seq, _ in conn.execute(sql, args)]
+
+    def _rank(
+        self,
+        conn: Any,
+        q: _Query,
+        pool: list[int],
+        docs: dict[int, DocTerms],
+        stats: _Stats,
+    ) -> list[tuple[int, float]]:
+        """Order a candidate pool by BM25F, then again with the query expanded by the words its
+        best first-pass matches share (pseudo-relevance feedback)."""
+        c = self.config
+        scorer = Bm25F(
+            c.k1,
+            c.b,
+            (c.weight_content, c.weight_summary, c.weight_tags, c.weight_keywords),
+            stats.avg_lengths,
+        )
+        query = q.weights(c.alternate_weight)
+        term_idf = {t: stats.idf(t) for t in query}
+        tfs = {seq: scorer.prepare(docs[seq]) for seq in pool if seq in docs}
+        first = sorted(
+            ((seq, scorer.score(tf, query, term_idf)) for seq, tf in tfs.items()),
+            key=lambda x: -x[1],
+        )
+        if c.feedback_docs <= 0 or c.feedback_terms <= 0 or len(first) < 2:
+            return first
+        top = [(docs[seq], score) for seq, score in first[: c.feedback_docs]]
+        words = feedback_candidates(
+            top, query, depth=c.feedback_docs, count=c.feedback_terms * c.feedback_pool
+        )
+        self._lookup_df(conn, stats, words)
+        words_idf = {t: stats.idf(t) for t in words if stats.df.get(t, 0) > 0}
+        expansion = feedback_terms(words, words_idf, c.feedback_terms)
+        if not expansion:
+            return first
+        expanded = dict(query)
+        expanded.update({t: c.feedback_weight for t in expansion})
+        term_idf.update({t: words_idf[t] for t in expansion})
+        boost = c.coverage_boost
+        return sorted(
+            (
+                (
+                    seq,
+                    scorer.score(tfs[seq], expanded, term_idf)
+                    * (1.0 + boost * _coverage(q, docs[seq], stats) if boost else 1.0),
+                )
+                for seq, _ in first
+            ),
+            key=lambda x: -x[1],
+        )
+
+    def _selective(self, queries: list[_Query], stats: _Stats) -> tuple[str, ...]:
+        """The queries' exact symbols that identify something: a "symbol" found in a large share
+        of the store (a year in every dated note) pins nothing."""
+        limit = max(self.config.pin_min_df, self.config.pin_max_share * stats.total)
+        return tuple(
+            dict.fromkeys(s for q in queries for s in q.symbols if 0 < stats.df.get(s, 0) <= limit)
+        )
 
     def _choose_terms(self, q: _Query, stats: _Stats) -> list[str]:
         """The query's indexed terms, rarest first, without the most common ones when rarer
         ones exist, at most `candidate_terms` of them."""
         df = stats.df
-        present = sorted((t.text for t in q.terms if df.get(t.text, 0) > 0), key=lambda t: df[t])
+        present = sorted((t for t in q.weights(1.0) if df.get(t, 0) > 0), key=lambda t: df[t])
         # Very common terms (in more than a quarter of a large store) make an OR query scan huge
         # posting lists for little ranking value; they are left out when rarer terms exist.
         cap = max(self.config.common_term_min_df, self.config.common_term_share * stats.total)
@@ -400,7 +529,7 @@ class SearchService:
         self,
         rankings: list[list[tuple[int, float]]],
         queries: list[_Query],
-        texts: dict[int, tuple[set[str], set[str]]],
+        docs: dict[int, DocTerms],
         stats: _Stats,
     ) -> dict[int, float]:
         """One ranking as it is. Several: reciprocal rank fusion where each list's vote is
@@ -412,7 +541,8 @@ class SearchService:
         for i, (ranking, q) in enumerate(zip(rankings, queries, strict=True)):
             weight = 1.0 if i == 0 else self.config.variant_weight
             for rank, (seq, _) in enumerate(ranking):
-                coverage = _coverage(q, texts.get(seq, (set(), set())), stats)
+                doc = docs.get(seq)
+                coverage = _coverage(q, doc, stats) if doc else 0.0
                 fused[seq] = fused.get(seq, 0.0) + weight * coverage / (
                     self.config.rrf_k + rank + 1
                 )
@@ -439,19 +569,18 @@ class SearchService:
         return {int(r[1]): memory_from_row(r, now) for r in rows}
 
     @staticmethod
-    def _indexed_terms(conn: Any, seqs: Sequence[int]) -> dict[int, tuple[set[str], set[str]]]:
-        """For each memory, (terms of content+summary+tags, terms of keywords)."""
-        if not seqs:
-            return {}
-        marks = ", ".join("?" for _ in seqs)
-        out: dict[int, tuple[set[str], set[str]]] = {}
-        sql = (
-            "SELECT rowid, content, summary, tags, keywords FROM memory_fts "
-            f"WHERE rowid IN ({marks})"
-        )
-        for seq, content, summary, tags, keywords in conn.execute(sql, list(seqs)):
-            own = set(f"{content} {summary} {tags}".split())
-            out[int(seq)] = (own, set((keywords or "").split()))
+    def _doc_terms(conn: Any, seqs: Sequence[int]) -> dict[int, DocTerms]:
+        """The stored index terms of each memory, per field."""
+        out: dict[int, DocTerms] = {}
+        for start in range(0, len(seqs), 400):
+            chunk = list(seqs[start : start + 400])
+            marks = ", ".join("?" for _ in chunk)
+            sql = (
+                "SELECT rowid, content, summary, tags, keywords FROM memory_fts "
+                f"WHERE rowid IN ({marks})"
+            )
+            for seq, *texts in conn.execute(sql, chunk):
+                out[int(seq)] = DocTerms.parse(texts)
         return out
 
     @staticmethod
@@ -460,14 +589,23 @@ class SearchService:
         *,
         score: float,
         pinned_by: tuple[str, ...],
-        terms: tuple[set[str], set[str]] | None,
+        doc: DocTerms | None,
         queries: list[_Query],
         stats: _Stats,
+        variant_discount: float,
     ) -> SearchHit:
-        own, enrichment = terms or (set(), set())
-        coverage = max((_coverage(q, (own, enrichment), stats) for q in queries), default=0.0)
+        if doc is None:
+            return SearchHit(memory, score, pinned_by)
+        # A variant is the agent's own rephrasing, not the question: its match counts for less.
+        coverage = max(
+            (
+                _coverage(q, doc, stats) * (1.0 if i == 0 else variant_discount)
+                for i, q in enumerate(queries)
+            ),
+            default=0.0,
+        )
         enrichment_only = coverage > 0 and all(
-            _coverage(q, (own, set()), stats) == 0 for q in queries
+            _coverage(q, doc, stats, enrichment=False) == 0 for q in queries
         )
         return SearchHit(memory, score, pinned_by, coverage, enrichment_only)
 
@@ -554,21 +692,25 @@ class SearchService:
         return Presence.NONE
 
 
-def _coverage(q: _Query, terms: tuple[set[str], set[str]], stats: _Stats) -> float:
-    """Share of the query's weight (IDF) whose terms the memory holds, enrichment included."""
-    own, enrichment = terms
-    weights = [(t.text, stats.idf(t.text)) for t in q.terms]
-    whole = sum(w for _, w in weights)
+def _coverage(q: _Query, doc: DocTerms, stats: _Stats, *, enrichment: bool = True) -> float:
+    """Share of the query's weight (IDF) whose terms the memory holds, enrichment included
+    unless `enrichment=False`."""
+    groups, whole = _weighted_groups(q, stats)
     if not whole:
         return 0.0
-    return sum(w for t, w in weights if t in own or t in enrichment) / whole
+    held = doc.own | doc.enrichment if enrichment else doc.own
+    covered = sum(weight for forms, weight in groups if not held.isdisjoint(forms))
+    return covered / whole
 
 
-def _idf(df: int, total: int) -> float:
-    """Robertson-Sparck Jones IDF, floored at a small positive weight for very common terms."""
-    if total <= 0:
-        return 1.0
-    return max(0.05, math.log((total - df + 0.5) / (df + 0.5) + 1.0))
+def _weighted_groups(q: _Query, stats: _Stats) -> tuple[list[tuple[tuple[str, ...], float]], float]:
+    """Each query term's forms with its weight - an unknown word weighs what its best
+    alternative weighs (or the most, when it has none) - and the total, cached per search."""
+    cached = stats.groups.get(id(q))
+    if cached is None:
+        groups = [(forms, min(stats.idf(f) for f in forms)) for forms in q.groups()]
+        cached = stats.groups[id(q)] = (groups, sum(w for _, w in groups))
+    return cached
 
 
 __all__ = [

@@ -23,7 +23,7 @@ from enum import StrEnum
 
 import snowballstemmer
 
-TOKENIZER_VERSION = "cairn-tok-1"
+TOKENIZER_VERSION = "cairn-tok-2"
 
 # Characters FTS5's unicode61 tokenizer must keep inside tokens, because our symbol terms use them.
 TERM_CHARS = "._:/-@#+~"
@@ -89,13 +89,46 @@ CJK_STOP_UNIGRAMS: frozenset[str] = frozenset("的了是在和也就都而及与
 
 _stemmer = snowballstemmer.stemmer("english")
 
+# Irregular English forms a suffix stemmer cannot join to their base ("went" ~ "go"): the base
+# form each maps to before stemming. General English, nothing from any particular data set.
+_IRREGULAR_TEXT = """
+arise arose arisen|awake awoke awoken|be was were been being am is are|bear borne|
+beat beaten|become became|begin began begun|bend bent|bet|bid|bite bit bitten|
+bleed bled|blow blew blown|break broke broken|breed bred|bring brought|build built|burn burnt|
+buy bought|catch caught|choose chose chosen|cling clung|come came|cost|creep crept|cut|
+deal dealt|dig dug|do did done does doing|draw drew drawn|dream dreamt|drink drank drunk|
+drive drove driven|eat ate eaten|fall fell fallen|feed fed|feel felt|fight fought|
+find found|flee fled|fly flew flown flies|forbid forbade forbidden|forget forgot forgotten|
+forgive forgave forgiven|freeze froze frozen|get got gotten|give gave given|go went gone goes|
+grow grew grown|hang hung|have had has having|hear heard|hide hid hidden|
+hit|hold held|hurt|keep kept|kneel knelt|know knew known|lead led|lean leant|
+leap leapt|learn learnt|leave|lend lent|let|lose lost|
+make made|mean meant|meet met|pay paid|prove proven|put|quit|read|ride rode ridden|
+ring rang rung|rise risen|run ran|say said|see saw seen|seek sought|sell sold|
+send sent|set|shake shook shaken|shine shone|shoot shot|show shown|shrink shrank shrunk|
+shut|sing sang sung|sink sank sunk|sit sat|sleep slept|slide slid|speak spoke spoken|
+speed sped|spend spent|spin spun|spit spat|split|spread|spring sprang sprung|stand stood|
+steal stole stolen|stick stuck|sting stung|stink stank stunk|strike struck|swear swore sworn|
+sweep swept|swim swam swum|swing swung|take took taken|teach taught|tear tore torn|
+tell told|think thought|throw threw thrown|understand understood|wake woke woken|
+wear wore worn|weep wept|win won|write wrote written|
+child children|person people|man men|woman women|mouse mice|foot feet|tooth teeth|
+goose geese|ox oxen|die died dying|lie lying|tie tying
+"""
+IRREGULAR: dict[str, str] = {
+    form: group.split()[0]
+    for group in _IRREGULAR_TEXT.replace("\n", " ").split("|")
+    if group.strip()
+    for form in group.split()[1:]
+}
+
 
 @functools.lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    """Snowball English stem of a lower-case word (cached)."""
+    """Snowball English stem of a lower-case word, after mapping irregular forms (cached)."""
     if not word.isascii() or not word.isalpha():
         return word
-    result: str = _stemmer.stemWord(word)
+    result: str = _stemmer.stemWord(IRREGULAR.get(word, word))
     return result
 
 
@@ -133,8 +166,15 @@ def _strip_marks(text: str) -> str:
     )
 
 
+_POSSESSIVE = re.compile(r"'s$", re.IGNORECASE)
+_APOSTROPHES = re.compile(r"(?<=\w)'(?=\w)")
+
+
 def _chunk_terms(chunk: str) -> list[Term]:
-    chunk = _EDGE.sub("", _strip_marks(chunk).replace("\\", "/"))
+    chunk = _strip_marks(chunk).replace("\\", "/").replace("’", "'")
+    # "John's" is John; "didn't" is one word (a stopword), not a symbol with a separator.
+    chunk = _APOSTROPHES.sub("", _POSSESSIVE.sub("", _EDGE.sub("", chunk)))
+    chunk = _EDGE.sub("", chunk)
     if not chunk:
         return []
     if _NUMBER.match(chunk):
@@ -153,10 +193,8 @@ def _chunk_terms(chunk: str) -> list[Term]:
     if len(whole) >= 2:
         out.append(Term(whole, TermKind.SYMBOL))
     for piece in _SEPARATOR.split(chunk):
-        out.extend(
-            term if term.kind is TermKind.NUMBER else Term(term.text, TermKind.PART)
-            for term in (_word_terms(piece) if piece else [])
-        )
+        # Pieces never pin on their own: "01" inside SCOPED_ALPHA_01 is not an identifier.
+        out.extend(Term(term.text, TermKind.PART) for term in (_word_terms(piece) if piece else []))
     return out
 
 
@@ -188,5 +226,6 @@ def index_text(text: str | None) -> str:
 
 
 _STEMMED_STOPWORDS: frozenset[str] = frozenset(
-    {stem(w) for w in ENGLISH_STOPWORDS if w.isalpha()} | {w for w in ENGLISH_STOPWORDS}
+    {stem(w.replace("'", "")) for w in ENGLISH_STOPWORDS}
+    | {w.replace("'", "") for w in ENGLISH_STOPWORDS}
 )

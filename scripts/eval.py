@@ -16,6 +16,7 @@ zh query file, the first half of the cases in file order is dev and the rest hel
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import platform
@@ -47,7 +48,7 @@ from core.errors import CairnError
 from core.model import Caller, Scope, Surface, WriteStatus
 from core.paths import Paths
 from core.requests import WriteRequest
-from core.search import Horizon, SearchRequest, SearchResult
+from core.search import EngineConfig, Horizon, SearchRequest, SearchResult
 from core.settings import Settings
 
 SPLITS = ("dev", "heldout", "all")
@@ -90,6 +91,7 @@ class Session:
     digest: str | None = None
     latencies: dict[str, list[float]] = field(default_factory=dict)
     stores: int = 0
+    overrides: dict[str, float] = field(default_factory=dict)
 
     def see(self, digest: str) -> None:
         if self.digest is None:
@@ -116,6 +118,8 @@ def throwaway_store(session: Session) -> Iterator[tuple[Cairn, Path]]:
     try:
         paths = Paths(data=root / "d", config=root / "c", state=root / "s", runtime=root / "r")
         cairn = Cairn.open(paths, settings=SETTINGS)
+        if session.overrides:  # --set: an engine experiment, reported under its own hash
+            cairn.search.config = dataclasses.replace(cairn.search.config, **session.overrides)
         try:
             session.see(cairn.search.config.digest())
             session.stores += 1
@@ -342,6 +346,14 @@ def eval_memoree(session: Session, data: Path, split: str) -> dict[str, Any]:
                 "presence": result.presence.value,
                 "top": labels[:5],
                 "forbidden_returned": [x for x in labels if x in case.forbidden],
+                # the bait an agent would take: a forbidden memory before every relevant one
+                "forbidden_first": [
+                    x
+                    for x in labels[
+                        : next((i for i, y in enumerate(labels) if y in case.relevant), len(labels))
+                    ]
+                    if x in case.forbidden
+                ],
                 "has_forbidden": bool(case.forbidden),
                 "broadened": case.broaden,
                 "other_workspace": foreign,
@@ -393,7 +405,13 @@ def memoree_summary(records: list[dict[str, Any]], split: str) -> dict[str, Any]
         conflicts = [r["conflicts_surfaced"] for r in rows if "conflicts_surfaced" in r]
         block["forbidden"] = {
             "cases_with_forbidden": sum(1 for r in rows if r["has_forbidden"]),
-            "violations": sum(1 for r in rows if r["forbidden_returned"]),
+            # a violation: a forbidden memory ranked above every relevant one (or returned for a
+            # case with no answer) - what an agent taking the first result would be misled by
+            "violations": sum(1 for r in rows if r["forbidden_first"]),
+            # lexical bait returned below the answer: reported, not a violation
+            "returned_below_answer": sum(
+                1 for r in rows if r["forbidden_returned"] and not r["forbidden_first"]
+            ),
             "forbidden_ids_returned": sum(len(r["forbidden_returned"]) for r in rows),
             # another project's memory in an unbroadened search: scope isolation broken
             "scope_leaks": sum(1 for r in rows if r["other_workspace"] and not r["broadened"]),
@@ -607,7 +625,8 @@ def print_memoree(res: dict[str, Any], show_misses: bool) -> None:
         found_k = round((pr["answerable_found"] or 0) * pr["answerable_n"])
         print(
             f"  {n:8} forbidden violations {fb['violations']} "
-            f"(of {fb['cases_with_forbidden']} cases with forbidden ids), scope leaks "
+            f"(of {fb['cases_with_forbidden']} cases with forbidden ids; "
+            f"{fb['returned_below_answer']} more returned below the answer), scope leaks "
             f"{fb['scope_leaks']}; presence: "
             f"no-answer -> none {frac(none_k, pr['no_answer_n'])}, answerable -> not none "
             f"{frac(found_k, pr['answerable_n'])}; conflicts surfaced "
@@ -692,6 +711,17 @@ def latency_summary(session: Session) -> dict[str, dict[str, float]]:
 # -- main ------------------------------------------------------------------------------------
 
 
+def parse_overrides(items: Sequence[str]) -> dict[str, float]:
+    known = {f.name: f.type for f in dataclasses.fields(EngineConfig)}
+    out: dict[str, float] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if name not in known or not value:
+            raise SystemExit(f"eval: --set takes KNOB=VALUE with a knob of {sorted(known)}")
+        out[name] = int(value) if known[name] in (int, "int") else float(value)
+    return out
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=(__doc__ or "").split("\n")[0],
@@ -707,6 +737,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every figure as JSON")
     parser.add_argument("--show-misses", action="store_true", help="list memoree and zh misses")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KNOB=VALUE",
+        help="override an engine knob (EngineConfig field) for an experiment; repeatable",
+    )
     args = parser.parse_args(argv)
     only = [x.strip() for x in args.only.split(",") if x.strip()]
     unknown = [x for x in only if x not in DATASETS]
@@ -724,7 +761,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not data.is_dir():
         print(f"eval: data directory {data} does not exist (give --data DIR)", file=sys.stderr)
         return 2
-    session = Session()
+    session = Session(overrides=parse_overrides(args.set))
     started = time.perf_counter()
     results: dict[str, Any] = {}
     seconds: dict[str, float] = {}

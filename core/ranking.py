@@ -1,0 +1,136 @@
+"""Scoring candidates in Python: BM25F over the indexed fields, and pseudo-relevance feedback.
+
+FTS5 finds the candidates (a few hundred at most); this module ranks them with parameters FTS5
+does not expose - k1, b and per-field weights - and expands the query with the words that the
+best first-pass matches share (RM3-style pseudo-relevance feedback). Expansion only reorders the
+candidates; it never brings in a memory that matched none of the query's own terms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+FIELDS = ("content", "summary", "tags", "keywords")
+
+
+class DocTerms:
+    """The indexed terms of one memory, per field, as stored in the index; `own` holds the
+    memory's own words (content, summary, tags), `enrichment` the agent-supplied keywords."""
+
+    __slots__ = ("enrichment", "fields", "lengths", "own")
+
+    def __init__(self, fields: tuple[Counter[str], ...]) -> None:
+        self.fields = fields
+        self.lengths = tuple(sum(c.values()) for c in fields)
+        self.own = frozenset(fields[0]) | frozenset(fields[1]) | frozenset(fields[2])
+        self.enrichment = frozenset(fields[3])
+
+    @staticmethod
+    def parse(texts: Sequence[str | None]) -> DocTerms:
+        return DocTerms(tuple(Counter(t.split()) if t else _EMPTY for t in texts))
+
+
+_EMPTY: Counter[str] = Counter()
+
+
+@dataclass(frozen=True)
+class Bm25F:
+    k1: float
+    b: float
+    weights: tuple[float, float, float, float]
+    avg_lengths: tuple[float, float, float, float]
+
+    def prepare(self, doc: DocTerms) -> dict[str, float]:
+        """The document's pseudo term frequencies: each field's counts, length-normalised and
+        weighted, summed per term (computed once per search, reused for every query)."""
+        tf: dict[str, float] = {}
+        for counter, length, avg, field_weight in zip(
+            doc.fields, doc.lengths, self.avg_lengths, self.weights, strict=True
+        ):
+            if not length:
+                continue
+            norm = field_weight / (1.0 - self.b + self.b * (length / avg if avg > 0 else 1.0))
+            for term, count in counter.items():
+                tf[term] = tf.get(term, 0.0) + count * norm
+        return tf
+
+    def score(
+        self, tf: Mapping[str, float], query: Mapping[str, float], idf: Mapping[str, float]
+    ) -> float:
+        k1 = self.k1
+        total = 0.0
+        for term, weight in query.items():
+            f = tf.get(term)
+            if f:
+                total += weight * idf.get(term, 0.0) * f * (k1 + 1.0) / (f + k1)
+        return total
+
+
+def idf(df: int, total: int) -> float:
+    """Robertson-Sparck Jones IDF (never negative), floored so no term weighs nothing."""
+    if total <= 0:
+        return 1.0
+    return max(0.05, math.log((total - df + 0.5) / (df + 0.5) + 1.0))
+
+
+def feedback_candidates(
+    ranked: Sequence[tuple[DocTerms, float]], query: Iterable[str], *, depth: int, count: int
+) -> dict[str, float]:
+    """Words of the top `depth` first-pass results (not already in the query), each weighted by
+    its share of each document's own words times the document's score relative to the best;
+    the `count` heaviest. Their rarity is applied by `feedback_terms`."""
+    top = list(ranked[:depth])
+    if not top or top[0][1] <= 0:
+        return {}
+    best = top[0][1]
+    excluded = set(query)
+    weights: dict[str, float] = {}
+    for doc, score in top:
+        own = doc.fields[0] + doc.fields[1] + doc.fields[2]
+        length = sum(own.values())
+        if not length:
+            continue
+        for term, tf in own.items():
+            if term not in excluded:
+                weights[term] = weights.get(term, 0.0) + (tf / length) * (score / best)
+    chosen = sorted(weights, key=lambda t: (-weights[t], t))[:count]
+    return {t: weights[t] for t in chosen}
+
+
+def feedback_terms(
+    candidates: Mapping[str, float], term_idf: Mapping[str, float], count: int
+) -> list[str]:
+    """The `count` expansion terms with the highest weight times IDF (RM3-style feedback);
+    terms the index does not know (`term_idf` lacks them) are skipped."""
+    scored = {t: w * term_idf[t] for t, w in candidates.items() if t in term_idf}
+    return sorted(scored, key=lambda t: (-scored[t], t))[:count]
+
+
+def decode_averages(block: bytes | None, columns: int) -> tuple[int, tuple[float, ...]] | None:
+    """Read FTS5's averages record (its `_data` row 1: SQLite varints - the row count, then the
+    token total of each column). None when the record is absent or not in that shape."""
+    if not block:
+        return None
+    values: list[int] = []
+    i = 0
+    while i < len(block) and len(values) < columns + 1:
+        value = 0
+        for j in range(9):
+            if i >= len(block):
+                return None
+            byte = block[i]
+            i += 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    if len(values) != columns + 1 or values[0] <= 0:
+        return None
+    rows = values[0]
+    return rows, tuple(v / rows for v in values[1:])
