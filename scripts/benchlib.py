@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import shutil
 import statistics
+import string
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -97,3 +100,552 @@ def latency(fn: Callable[[], object], runs: int) -> dict[str, float]:
 
 def fmt(stats: dict[str, float]) -> str:
     return "  ".join(f"{k.replace('_ms', '')} {v:.3f} ms" for k, v in stats.items())
+
+
+# -- a richer corpus: varied memories in English and Chinese, with the questions they answer ----
+
+
+class Zipf:
+    """Draws items with probability proportional to 1 / rank**s (the first is the commonest)."""
+
+    def __init__(self, items: Sequence[str], s: float = 1.0) -> None:
+        self.items = list(items)
+        self._cum = list(itertools.accumulate(1.0 / (i + 1) ** s for i in range(len(self.items))))
+
+    def __call__(self, rng: random.Random) -> str:
+        return rng.choices(self.items, cum_weights=self._cum)[0]
+
+
+def _z(words: str) -> Zipf:
+    return Zipf(words.split())
+
+
+_SVC = _z(
+    "billing auth search ingest gateway notifier scheduler payments ledger inventory catalog "
+    "checkout reporting analytics mailer webhooks uploader thumbnailer indexer crawler pricing "
+    "invoicing identity sessions audit metrics tracing alerts media transcoder geo shipping "
+    "orders cart fraud risk onboarding support chat presence sync backup archive exporter "
+    "importer recommender feeds comments profiles avatars quotas ratelimiter"
+)
+_TOOL = _z(
+    "pnpm cargo docker gradle poetry uv make npm kubectl terraform helm bazel pytest yarn maven "
+    "vite webpack esbuild jest vitest ruff mypy eslint prettier ansible tox cmake ninja bun "
+    "deno go pip nox turbo nx podman buildkit"
+)
+_FLAG = _z(
+    "frozen-lockfile release offline verbose no-cache strict locked all-features parallel "
+    "fail-fast no-deps quiet dry-run force immutable"
+)
+_ENV = _z("staging production dev qa canary preview sandbox local")
+_LANG = _z("Python TypeScript Go Rust Java Kotlin Swift Ruby Elixir Scala PHP")
+_DB = _z(
+    "Postgres Redis Kafka MySQL SQLite Elasticsearch RabbitMQ ClickHouse MongoDB DynamoDB "
+    "Cassandra etcd MinIO Memcached NATS"
+)
+_PERSON = _z(
+    "Ana Bo Chen Dara Eli Farah Gus Hana Ivan Jun Kai Lena Mateo Nia Omar Priya Quinn Rosa Sam "
+    "Tariq Uma Viktor Wei Xin Yara Zoe Liam Mei Noor Pavel"
+)
+_TEAM = _z("platform infra data mobile web payments security sre growth ml devex")
+_TOP = _z("src services config deploy infra scripts db docs tests charts pkg internal cmd web api")
+_MID = _z("core handlers models migrations jobs clients utils routes schemas workers templates")
+_STEM = _z(
+    "main server client schema settings routes handlers models index values config base "
+    "worker queue retry cache auth session billing"
+)
+_EXT = _z(".py .ts .yaml .go .rs .sql .toml .json .sh .md .tsx .java")
+_NOUN = _z(
+    "customer order retry request session user tenant invoice cache batch max min default page "
+    "shard worker job token event payload account price stock upload"
+)
+_SUFFIX = _z("id count timeout_ms size limit ttl status created_at key version enabled interval")
+_VERB = _z("get parse load fetch build validate resolve handle create update sync")
+_UPPER = _z("DATABASE REDIS LOG AWS SENTRY OTEL FEATURE HTTP CACHE QUEUE STRIPE SMTP")
+_UPPER2 = _z("URL LEVEL PROFILE DSN ENDPOINT TIMEOUT_MS API_KEY HOST PORT REGION SECRET")
+_PROJ = _z("OPS BUG INC PLAT PAY WEB DATA SEC MOB")
+_PORTS = _z("8080 5432 6379 3000 443 8443 9092 9200 5672 27017 3306 8000 5000 9090 4317 2379")
+_EXC = _z(
+    "TimeoutError ConnectionResetError ECONNREFUSED OOMKilled NullPointerException "
+    "DeadlineExceeded BrokenPipeError SSLError PermissionError KeyError EADDRINUSE "
+    "CrashLoopBackOff IntegrityError"
+)
+_WORKER = _z("ingest email export thumbnail billing reindex cleanup webhook sync report")
+_QUEUE = _z("events emails exports invoices uploads webhooks notifications retries audits")
+_REGION = _z("us-east-1 eu-west-1 eu-central-1 ap-southeast-1 us-west-2 ap-northeast-1 cn-north-1")
+_OS = Zipf(["macOS 14", "Ubuntu 24.04", "Windows 11", "Fedora 40", "Debian 12", "Arch Linux"])
+_SHELL = _z("zsh bash fish PowerShell nushell")
+_EDITOR = Zipf(["VS Code", "Neovim", "Emacs", "IntelliJ IDEA", "Helix", "Zed", "Sublime Text"])
+_STYLE = Zipf(["short", "detailed", "bulleted", "formal", "casual", "step-by-step", "code-first"])
+_REASON = Zipf(
+    [
+        "the old setup leaked file handles",
+        "the vendor deprecated the v1 API",
+        "it keeps the lockfile reproducible",
+        "legal asked for data residency in the EU",
+        "the previous default caused duplicate invoices",
+        "cold starts were too slow on small instances",
+        "the security review flagged plaintext secrets",
+        "two teams kept overwriting each other's changes",
+    ]
+)
+_ENV_ZH = _z("预发 生产 测试 开发 灰度 沙箱 压测")
+_STYLE_ZH = _z("简洁 详细 分点 正式 口语化 先给结论")
+_LANG_ZH = _z("中文 英文 中英双语")
+_COMPONENT_ZH = _z("网关 缓存 消息队列 数据库 证书 负载均衡 连接池 防火墙 域名解析 定时任务")
+_TEAM_ZH = _z("平台 基础架构 数据 移动端 前端 支付 安全 运维 算法 增长")
+_WEEKDAY_ZH = _z("一 二 三 四 五")
+_REASON_ZH = _z(
+    "旧配置会泄漏文件句柄 供应商废弃了旧接口 这样锁文件可以复现 法务要求数据留在境内 "
+    "之前的默认值导致重复扣款 线上出现过一次事故"
+)
+_TAGS = _z(
+    "ops db ci deploy security perf style team build testing infra api frontend backend oncall "
+    "incident config release data mobile docs 部署 数据库 规范"
+)
+_ENRICH = _z(
+    "configuration setup networking latency slowness outage crash failure credentials secret "
+    "owner maintainer reviewer rollout upgrade downtime flaky storage endpoint"
+)
+
+
+def _ver(rng: random.Random) -> str:
+    major = min(30, int(rng.paretovariate(1.3)))
+    if rng.random() < 0.3:
+        return f"{major}.{rng.randint(0, 12)}"
+    return f"{major}.{rng.randint(0, 12)}.{rng.randint(0, 30)}"
+
+
+def _port(rng: random.Random) -> str:
+    return _PORTS(rng) if rng.random() < 0.4 else str(rng.randint(1024, 65000))
+
+
+def _path(rng: random.Random) -> str:
+    middle = _SVC(rng) if rng.random() < 0.5 else _MID(rng)
+    return f"{_TOP(rng)}/{middle}/{_STEM(rng)}{_EXT(rng)}"
+
+
+def _ident(rng: random.Random) -> str:
+    if rng.random() < 0.25:
+        return f"{_VERB(rng)}{_NOUN(rng).title()}{_SUFFIX(rng).split('_')[0].title()}"
+    return f"{_NOUN(rng)}_{_SUFFIX(rng)}"
+
+
+def _host(rng: random.Random) -> str:
+    if rng.random() < 0.5:
+        return f"{_SVC(rng)}-{_ENV(rng)}-{rng.randint(1, 12)}.internal"
+    return f"{_DB(rng).lower()}-{rng.randint(1, 40)}.{_REGION(rng)}.corp.example"
+
+
+_SLOTS: dict[str, Callable[[random.Random], str]] = {
+    "svc": _SVC,
+    "svc2": _SVC,
+    "tool": _TOOL,
+    "tool2": _TOOL,
+    "flag": _FLAG,
+    "env": _ENV,
+    "lang": _LANG,
+    "db": _DB,
+    "person": _PERSON,
+    "team": _TEAM,
+    "path": _path,
+    "ident": _ident,
+    "ident2": _ident,
+    "envvar": lambda rng: f"{_UPPER(rng)}_{_UPPER2(rng)}",
+    "ver": _ver,
+    "ver2": _ver,
+    "port": _port,
+    "ip": lambda rng: f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
+    "host": _host,
+    "ticket": lambda rng: f"{_PROJ(rng)}-{rng.randint(100, 9999)}",
+    "sha": lambda rng: f"{rng.getrandbits(28):07x}",
+    "url": lambda rng: f"https://{_SVC(rng)}.{_ENV(rng)}.example.com/healthz",
+    "bucket": lambda rng: f"acme-{_SVC(rng)}-{_ENV(rng)}",
+    "region": _REGION,
+    "exc": _EXC,
+    "http": lambda rng: rng.choice(["502", "503", "504", "500", "429", "401"]),
+    "n": lambda rng: str(rng.randint(2, 120)),
+    "n2": lambda rng: str(rng.randint(2, 500)),
+    "ms": lambda rng: str(rng.randint(1, 60) * 50),
+    "pct": lambda rng: str(rng.randint(5, 95)),
+    "size": lambda rng: rng.choice(["4", "8", "16", "32", "64", "128"]),
+    "date": lambda rng: f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+    "hour": lambda rng: str(rng.randint(8, 18)),
+    "weekday": lambda rng: rng.choice(["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]),
+    "cmd": lambda rng: f"{_TOOL(rng)} run {_ident(rng)}",
+    "worker": _WORKER,
+    "queue": _QUEUE,
+    "os": _OS,
+    "shell": _SHELL,
+    "editor": _EDITOR,
+    "style": _STYLE,
+    "reason": _REASON,
+    "env_zh": _ENV_ZH,
+    "style_zh": _STYLE_ZH,
+    "lang_zh": _LANG_ZH,
+    "component_zh": _COMPONENT_ZH,
+    "team_zh": _TEAM_ZH,
+    "weekday_zh": _WEEKDAY_ZH,
+    "reason_zh": _REASON_ZH,
+}
+# Slots whose values are exact symbols (what the engine pins on).
+SYMBOL_SLOTS = frozenset(
+    "path ident ident2 envvar ver ver2 port ip host ticket sha url bucket region".split()
+)
+
+# (kind, memory text, questions it answers): English
+_EN: list[tuple[str, str, tuple[str, ...]]] = [
+    (
+        "fact",
+        "The {svc} service listens on port {port} in {env}",
+        ("which port does the {svc} service listen on in {env}?",),
+    ),
+    (
+        "convention",
+        "The build uses {tool} {ver} with the --{flag} flag",
+        ("which version of {tool} should I use for the build?",),
+    ),
+    (
+        "procedure",
+        "Run `{tool} test --{flag}` in {path} before pushing; CI fails otherwise",
+        ("what do I need to run before pushing so CI passes?",),
+    ),
+    (
+        "preference",
+        "The user prefers {style} answers and {lang} examples",
+        ("how does the user like answers and examples to be written?",),
+    ),
+    (
+        "pitfall",
+        "{svc} times out after {n} seconds when the cache at {ip} is cold",
+        ("why does {svc} time out right after the cache restarts?",),
+    ),
+    (
+        "convention",
+        "Never edit {path} by hand; it is generated by {tool}",
+        ("can I edit {path} by hand or is it generated?",),
+    ),
+    (
+        "fact",
+        "Database migration {ver} renamed the column {ident} to {ident2} in the {db} schema",
+        ("which migration renamed the {ident} column in the {db} schema?",),
+    ),
+    (
+        "procedure",
+        "When {svc} logs {exc}, restart the {worker} worker on {host}",
+        ("what should I do when {svc} keeps logging {exc} errors?",),
+    ),
+    (
+        "fact",
+        "{person} owns the {svc} service and reviews every change to {path}",
+        ("who owns the {svc} service and reviews changes to it?",),
+    ),
+    (
+        "fact",
+        "Deploys of {svc} to {env} go through {tool} and take about {n} minutes",
+        ("how long does a deploy of {svc} to {env} usually take?",),
+    ),
+    (
+        "fact",
+        "{svc} connects to {db} at {host}:{port} using the {envvar} variable",
+        ("how does {svc} connect to {db} and which variable holds it?",),
+    ),
+    (
+        "pitfall",
+        "{tool} {ver} breaks the {svc} build with {exc}; pin {tool} to {ver2}",
+        ("which {tool} version should we pin to fix the {svc} build?",),
+    ),
+    (
+        "fact",
+        "The {team} team's on-call rotation changes every {weekday} at {hour}:00 UTC",
+        ("when does the {team} team's on-call rotation change each week?",),
+    ),
+    (
+        "convention",
+        "Branch names follow {team}/{ticket}-short-description and merge by squash",
+        ("how should branches be named for {team} team tickets and merges?",),
+    ),
+    (
+        "fact",
+        "{svc} stores uploads in the {bucket} bucket in {region}",
+        ("which bucket and region does {svc} use to store uploads?",),
+    ),
+    (
+        "insight",
+        "p99 latency of {svc} doubled after {ver}; the cause was N+1 queries in {path}",
+        ("why did the p99 latency of {svc} double after the upgrade?",),
+    ),
+    (
+        "correction",
+        "{svc} runs on {lang} {ver}, not {ver2} as the README says",
+        ("which {lang} version does {svc} actually run on in production?",),
+    ),
+    (
+        "preference",
+        "The user's editor is {editor} on {os} and the shell is {shell}",
+        ("which editor, operating system and shell does the user work with?",),
+    ),
+    (
+        "procedure",
+        "To rotate the {svc} API key, update {envvar} in {path} and redeploy to {env}",
+        ("how do I rotate the API key for the {svc} service?",),
+    ),
+    (
+        "fact",
+        "The {queue} queue in {db} is consumed by {svc}; backlog alerts fire above {n}k messages",
+        ("which service consumes the {queue} queue and when do alerts fire?",),
+    ),
+    (
+        "pitfall",
+        "Tests in {path} are flaky on CI because they depend on wall-clock time",
+        ("why are the tests in {path} flaky on the CI runners?",),
+    ),
+    (
+        "fact",
+        "The {svc} health check is {url} and must answer within {ms} ms",
+        ("what is the health check endpoint of {svc} and its timeout?",),
+    ),
+    (
+        "convention",
+        "Log lines from {svc} must be structured JSON with {ident} and request_id",
+        ("what fields must every {svc} log line include in JSON?",),
+    ),
+    (
+        "fact",
+        "Incident {ticket}: {svc} returned HTTP {http} for {n} minutes after a bad {tool} rollout",
+        ("what happened during incident {ticket} with the {svc} service?",),
+    ),
+    (
+        "procedure",
+        "To reproduce {ticket} locally, set {envvar}=1 and run `{cmd}`",
+        ("how can I reproduce bug {ticket} on my local machine?",),
+    ),
+    (
+        "fact",
+        "The {svc} cluster has {n} nodes with {size} GB of memory each in {region}",
+        ("how many nodes does the {svc} cluster have and where?",),
+    ),
+    (
+        "insight",
+        "Raising {ident} from {n} to {n2} cut {svc} errors by {pct}%",
+        ("what setting change reduced the error rate of the {svc} service?",),
+    ),
+    (
+        "preference",
+        "The user wants commit messages in the imperative mood, under {n} characters",
+        ("how should commit messages be written for this user's repositories?",),
+    ),
+    (
+        "fact",
+        "Feature flag {ident} gates the new {svc} flow for {pct}% of users",
+        ("which feature flag controls the new {svc} flow and its rollout?",),
+    ),
+    (
+        "convention",
+        "{lang} code in {path} is formatted by {tool} with a line length of {n2}",
+        ("which formatter and line length does the {lang} code use?",),
+    ),
+    (
+        "fact",
+        "Commit {sha} introduced the {ident} field in {path}",
+        ("which commit introduced the {ident} field and in which file?",),
+    ),
+    (
+        "pitfall",
+        "{db} {ver} changed the default of {ident}; {svc} needs it set explicitly",
+        ("what broke in {svc} after upgrading {db} to version {ver}?",),
+    ),
+    (
+        "fact",
+        "Staging {svc} reads from the {region} replica at {ip}; production uses {host}",
+        ("which database replica does the staging {svc} service read from?",),
+    ),
+]
+_ZH_TEMPLATES: list[tuple[str, str, tuple[str, ...]]] = [
+    (
+        "fact",
+        "{svc} 服务在{env_zh}环境监听 {port} 端口",
+        ("{svc} 服务在{env_zh}环境监听哪个端口？",),
+    ),
+    (
+        "convention",
+        "构建使用 {tool} {ver}，不要用 {tool2}",
+        ("构建的时候应该用哪个工具和哪个版本？",),
+    ),
+    (
+        "preference",
+        "用户喜欢{style_zh}的回答，代码注释用{lang_zh}",
+        ("用户喜欢什么风格的回答，代码注释用什么语言？",),
+    ),
+    (
+        "procedure",
+        "部署 {svc} 之前先运行 `{tool} test`，否则持续集成会失败",
+        ("部署 {svc} 之前需要先运行什么命令？",),
+    ),
+    (
+        "fact",
+        "数据库迁移 {ver} 把 {ident} 字段改名为 {ident2}",
+        ("哪一次数据库迁移修改了 {ident} 字段的名字？",),
+    ),
+    (
+        "pitfall",
+        "缓存冷启动时 {svc} 会超时 {n} 秒，需要重启 {worker} 进程",
+        ("缓存冷启动的时候 {svc} 超时了应该怎么办？",),
+    ),
+    (
+        "fact",
+        "{person} 负责 {svc} 服务，修改 {path} 需要他审核",
+        ("谁负责 {svc} 服务的代码审核？",),
+    ),
+    (
+        "convention",
+        "不要手动修改 {path}，它是由 {tool} 自动生成的",
+        ("{path} 这个文件可以手动修改吗？",),
+    ),
+    (
+        "fact",
+        "{env_zh}集群的 {db} 连接池上限是 {n} 个连接",
+        ("{env_zh}集群的 {db} 连接池上限是多少？",),
+    ),
+    (
+        "procedure",
+        "发布新版本前需要在{env_zh}环境灰度 {n} 分钟",
+        ("发布新版本之前要在哪里灰度多长时间？",),
+    ),
+    ("fact", "{svc} 的日志保存在 {path}，保留 {n} 天", ("{svc} 服务的日志保存在哪里，保留几天？",)),
+    (
+        "pitfall",
+        "遇到 {exc} 错误时，先检查{component_zh}的配置",
+        ("出现 {exc} 错误的时候应该先检查什么？",),
+    ),
+    (
+        "convention",
+        "{team_zh}团队约定：所有接口必须返回统一的错误码和 request_id",
+        ("{team_zh}团队对接口返回的错误码有什么约定？",),
+    ),
+    (
+        "fact",
+        "{svc} 的告警阈值是 p99 延迟超过 {ms} 毫秒",
+        ("{svc} 服务的延迟告警阈值是多少毫秒？",),
+    ),
+    (
+        "preference",
+        "用户的电脑是 {os}，默认终端是 {shell}，编辑器用 {editor}",
+        ("用户平时用的是什么操作系统和编辑器？",),
+    ),
+    (
+        "fact",
+        "每周{weekday_zh}下午 {hour} 点是{team_zh}组的例会",
+        ("{team_zh}组的例会是每周什么时候开？",),
+    ),
+    (
+        "insight",
+        "把 {ident} 从 {n} 调到 {n2} 之后，{svc} 的错误率下降了 {pct}%",
+        ("怎么样才能降低 {svc} 服务的错误率？",),
+    ),
+]
+_EN_EXTRA = [
+    " ({person}, {date})",
+    ". See {ticket}",
+    ". Confirmed again on {date}",
+    ". This changed after the {ver2} upgrade",
+    ". Ask {person} in #{team}-help if unsure",
+    ". Applies to {env} only",
+    ". Reason: {reason}",
+]
+_ZH_EXTRA = [
+    "（{person}，{date}）",
+    "。详见 {ticket}",
+    "。只适用于{env_zh}环境",
+    "。原因：{reason_zh}",
+]
+# Chinese words (2-4 characters) that occur in the Chinese memories, for keyword queries.
+CHINESE_WORDS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        w
+        for w in (
+            _ENV_ZH.items
+            + _STYLE_ZH.items
+            + _LANG_ZH.items
+            + _COMPONENT_ZH.items
+            + [t + "团队" for t in _TEAM_ZH.items]
+            + "服务 环境 端口 构建 回答 代码 注释 部署 运行 持续集成 失败 数据库 迁移 字段 改名 "
+            "缓存 冷启动 超时 重启 进程 负责 修改 审核 手动 自动生成 集群 连接池 上限 连接 发布 "
+            "新版本 灰度 分钟 日志 保存 错误 检查 配置 约定 接口 错误码 告警 阈值 延迟 毫秒 电脑 "
+            "终端 编辑器 例会 错误率 下降 原因 详见 确认 旧接口 锁文件 事故".split()
+        )
+        if 2 <= len(w) <= 4
+    )
+)
+
+
+@dataclass(frozen=True)
+class GeneratedMemory:
+    content: str
+    kind: str
+    tags: tuple[str, ...]
+    summary: str | None
+    keywords: str | None
+    chinese: bool
+    symbols: tuple[str, ...]  # exact values it contains: ports, versions, paths, identifiers
+    questions: tuple[str, ...]  # natural questions it answers
+
+
+_FORMATTER = string.Formatter()
+
+
+def _fields(text: str) -> list[str]:
+    return [name for _, name, _, _ in _FORMATTER.parse(text) if name]
+
+
+def _capitalize(text: str) -> str:
+    """Upper-case the first letter of an English sentence that starts with a plain word."""
+    first = text.split(" ", 1)[0]
+    return text[:1].upper() + text[1:] if first.isalpha() and first.isascii() else text
+
+
+def memory(rng: random.Random, *, chinese: bool = False) -> GeneratedMemory:
+    """One realistic memory, in English or Chinese: a fact, convention, preference... about
+    services, tools and people, with versions, ports, paths and identifiers in it."""
+    kind, text, questions = rng.choice(_ZH_TEMPLATES if chinese else _EN)
+    if rng.random() < 0.35:
+        text += rng.choice(_ZH_EXTRA if chinese else _EN_EXTRA)
+    text += "。" if chinese else "."
+    names = dict.fromkeys(_fields(text) + [f for q in questions for f in _fields(q)])
+    values = {name: _SLOTS[name](rng) for name in names}
+    content = text.format(**values) if chinese else _capitalize(text.format(**values))
+    tags = tuple(dict.fromkeys(_TAGS(rng) for _ in range(rng.choice((0, 1, 1, 2, 2, 3)))))
+    summary = None
+    if rng.random() < 0.1:
+        summary = content.split("；" if chinese else ";")[0][:80]
+    keywords = None
+    if rng.random() < 0.1:
+        keywords = " ".join(dict.fromkeys(_ENRICH(rng) for _ in range(rng.randint(2, 4))))
+    return GeneratedMemory(
+        content=content,
+        kind=kind,
+        tags=tags,
+        summary=summary,
+        keywords=keywords,
+        chinese=chinese,
+        symbols=tuple(values[n] for n in names if n in SYMBOL_SLOTS),
+        questions=tuple(
+            q.format(**values) if chinese else _capitalize(q.format(**values)) for q in questions
+        ),
+    )
+
+
+def unique_memories(
+    rng: random.Random, n: int, chinese_share: float = 0.2
+) -> list[GeneratedMemory]:
+    """`n` memories with distinct content (Cairn keeps exact duplicates as one memory),
+    `chinese_share` of them in Chinese."""
+    seen: set[str] = set()
+    out: list[GeneratedMemory] = []
+    while len(out) < n:
+        chinese = rng.random() < chinese_share
+        m = memory(rng, chinese=chinese)
+        while m.content in seen:  # draw again in the same language, keeping the share
+            m = memory(rng, chinese=chinese)
+        seen.add(m.content)
+        out.append(m)
+    return out

@@ -119,7 +119,8 @@ def throwaway_store(session: Session) -> Iterator[tuple[Cairn, Path]]:
         paths = Paths(data=root / "d", config=root / "c", state=root / "s", runtime=root / "r")
         cairn = Cairn.open(paths, settings=SETTINGS)
         if session.overrides:  # --set: an engine experiment, reported under its own hash
-            cairn.search.config = dataclasses.replace(cairn.search.config, **session.overrides)
+            knobs: dict[str, Any] = dict(session.overrides)
+            cairn.search.config = dataclasses.replace(cairn.search.config, **knobs)
         try:
             session.see(cairn.search.config.digest())
             session.stores += 1

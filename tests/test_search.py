@@ -404,3 +404,43 @@ def test_statuses_outside_search_by_default(cairn: Cairn, agent: Caller) -> None
     cairn.memories.set_archived(agent, mid, True)
     assert cairn.memories.get(agent, mid).memory.status is Status.ARCHIVED
     assert ids(cairn, agent, "sanderling") == [mid]
+
+
+# -- typos, abbreviations, English forms -----------------------------------------------------
+
+
+def test_typos_and_abbreviations_find_their_words(cairn: Cairn, agent: Caller) -> None:
+    target = put(cairn, agent, "The browser solver runs as WebAssembly; no second solver fork.")
+    other = put(cairn, agent, "Project snapshots are incompatible across runtime versions.")
+    assert ids(cairn, agent, "browsr solvr")[0] == target
+    assert ids(cairn, agent, "proj snapshpt runtim")[0] == other
+    result = cairn.search.search(agent, SearchRequest(query="browsr solvr"))
+    assert result.presence is not Presence.NONE
+    # a word that exists is never "corrected"
+    assert ids(cairn, agent, "browser") == [target]
+
+
+def test_spelling_distance_and_alternatives() -> None:
+    from core.spelling import distance
+
+    assert distance("budgt", "budget", 2) == 1
+    assert distance("teh", "the", 1) == 1  # a swap is one edit
+    assert distance("abc", "xyz", 2) == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "same_as"),
+    [
+        ("she went home", "she goes home"),
+        ("he bought bread", "buying bread"),
+        ("children", "child"),
+    ],
+)
+def test_irregular_forms_meet_their_base(text: str, same_as: str) -> None:
+    assert set(index_text(text).split()) & set(index_text(same_as).split())
+
+
+def test_possessives_and_contractions_are_words_not_symbols() -> None:
+    terms = analyze("John's laptop didn't boot")
+    assert all(not t.is_symbol for t in terms)
+    assert "john" in {t.text for t in terms}
