@@ -20,13 +20,14 @@ class DocTerms:
     """The indexed terms of one memory, per field, as stored in the index; `own` holds the
     memory's own words (content, summary, tags), `enrichment` the agent-supplied keywords."""
 
-    __slots__ = ("enrichment", "fields", "lengths", "own")
+    __slots__ = ("enrichment", "every", "fields", "lengths", "own")
 
     def __init__(self, fields: tuple[Counter[str], ...]) -> None:
         self.fields = fields
         self.lengths = tuple(sum(c.values()) for c in fields)
         self.own = frozenset(fields[0]) | frozenset(fields[1]) | frozenset(fields[2])
         self.enrichment = frozenset(fields[3])
+        self.every = self.own | self.enrichment
 
     @staticmethod
     def parse(texts: Sequence[str | None]) -> DocTerms:
@@ -43,29 +44,35 @@ class Bm25F:
     weights: tuple[float, float, float, float]
     avg_lengths: tuple[float, float, float, float]
 
-    def prepare(self, doc: DocTerms) -> dict[str, float]:
-        """The document's pseudo term frequencies: each field's counts, length-normalised and
-        weighted, summed per term (computed once per search, reused for every query)."""
-        tf: dict[str, float] = {}
-        for counter, length, avg, field_weight in zip(
-            doc.fields, doc.lengths, self.avg_lengths, self.weights, strict=True
-        ):
-            if not length:
-                continue
-            norm = field_weight / (1.0 - self.b + self.b * (length / avg if avg > 0 else 1.0))
-            for term, count in counter.items():
-                tf[term] = tf.get(term, 0.0) + count * norm
-        return tf
+    def fields(self, doc: DocTerms) -> list[tuple[Counter[str], float]]:
+        """The document's non-empty fields, each with its weight over its length
+        normalisation - computed once per document and search."""
+        return [
+            (counter, weight / (1.0 - self.b + self.b * (length / avg if avg > 0 else 1.0)))
+            for counter, length, avg, weight in zip(
+                doc.fields, doc.lengths, self.avg_lengths, self.weights, strict=True
+            )
+            if length
+        ]
 
     def score(
-        self, tf: Mapping[str, float], query: Mapping[str, float], idf: Mapping[str, float]
+        self,
+        doc: DocTerms,
+        fields: Sequence[tuple[Counter[str], float]],
+        query: Mapping[str, float],
+        idf: Mapping[str, float],
     ) -> float:
+        """BM25F: per query term, the fields' counts length-normalised and weighted, then
+        saturated once with k1."""
         k1 = self.k1
         total = 0.0
-        for term, weight in query.items():
-            f = tf.get(term)
-            if f:
-                total += weight * idf.get(term, 0.0) * f * (k1 + 1.0) / (f + k1)
+        for term in doc.every.intersection(query):  # only the terms this document holds
+            f = 0.0
+            for counter, norm in fields:
+                count = counter.get(term)
+                if count:
+                    f += count * norm
+            total += query[term] * idf.get(term, 0.0) * f * (k1 + 1.0) / (f + k1)
         return total
 
 

@@ -17,12 +17,15 @@ The pipeline for one search:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from core.clock import Clock
 from core.errors import InvalidInput, NotReady, ScopeDenied
@@ -75,8 +78,9 @@ class EngineConfig:
     k1: float = 0.9
     b: float = 0.3
     candidate_terms: int = 16
-    common_term_share: float = 0.25
+    common_term_share: float = 0.05
     common_term_min_df: int = 1000
+    cjk_pairs_find: int = 1
     candidates: int = 100
     feedback_docs: int = 10
     feedback_terms: int = 20
@@ -95,6 +99,10 @@ class EngineConfig:
     recent_days: float = 14.0
 
     def digest(self) -> str:
+        return self._digest
+
+    @functools.cached_property
+    def _digest(self) -> str:
         blob = json.dumps(
             {"engine": asdict(self), "tokenizer": TOKENIZER_VERSION, "index": index_fingerprint()},
             sort_keys=True,
@@ -244,6 +252,44 @@ class _Stats:
         return value
 
 
+_CACHE_TERMS = 200_000
+_CACHE_DOCS = 20_000
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Lru(Generic[K, V]):
+    """A small thread-safe least-recently-used map."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class _StatsCache:
+    """Index statistics as of one committed sequence; `df` fills as terms are looked up."""
+
+    seq: int
+    total: int
+    avg_lengths: tuple[float, float, float, float]
+    df: dict[str, int]
+
+
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
@@ -265,6 +311,8 @@ class SearchService:
         self._memories = memories
         self.config = config or EngineConfig()
         self._agents_may_broaden = agents_may_broaden
+        self._cache = _StatsCache(-1, 0, (1.0, 1.0, 1.0, 1.0), {})
+        self._docs: _Lru[tuple[int, int | None], DocTerms] = _Lru(_CACHE_DOCS)
 
     def search(
         self, caller: Caller, req: SearchRequest, *, count_recall: bool = True
@@ -293,8 +341,10 @@ class SearchService:
         with self._store.read_db.atomic():
             stats = self._stats(conn, [t.text for q in queries for t in q.terms])
             queries = [self._correct(conn, q, stats) for q in queries]
-            pools = [self._candidates(conn, q, stats, where) for q in queries]
-            docs = self._doc_terms(conn, list(dict.fromkeys(seq for p in pools for seq in p)))
+            revisions: dict[int, int] = {}
+            pools = [self._candidates(conn, q, stats, where, revisions) for q in queries]
+            found = list(dict.fromkeys(seq for p in pools for seq in p))
+            docs = self._doc_terms(conn, found, revisions)
             rankings = [
                 self._rank(conn, q, pool, docs, stats)
                 for q, pool in zip(queries, pools, strict=True)
@@ -307,7 +357,7 @@ class SearchService:
             matched = len(order)
             top = order[: req.limit]
             memories = self._hydrate(conn, top, now)
-            docs.update(self._doc_terms(conn, [s for s in top if s not in docs]))
+            docs.update(self._doc_terms(conn, [s for s in top if s not in docs], revisions))
             contradictions = open_contradictions(
                 conn, [memories[s].id for s in top if s in memories]
             )
@@ -400,14 +450,20 @@ class SearchService:
         return _Where(" AND ".join(clauses), params)
 
     def _stats(self, conn: Any, terms: Sequence[str]) -> _Stats:
-        block = conn.execute("SELECT block FROM memory_fts_data WHERE id = 1").fetchone()
-        averages = decode_averages(block[0] if block else None, len(FIELDS))
-        if averages is None:
-            total = int(conn.execute("SELECT count(*) FROM memory_fts_docsize").fetchone()[0])
-            avg: tuple[float, ...] = (1.0,) * len(FIELDS)
-        else:
-            total, avg = averages
-        stats = _Stats({}, total, (avg[0], avg[1], avg[2], avg[3]))
+        """Index statistics for this search. Counting a term's documents walks its whole
+        posting list in FTS5, so counts are cached until the next committed write."""
+        seq = self._store.committed_seq
+        cache = self._cache
+        if cache.seq != seq or len(cache.df) > _CACHE_TERMS:
+            block = conn.execute("SELECT block FROM memory_fts_data WHERE id = 1").fetchone()
+            averages = decode_averages(block[0] if block else None, len(FIELDS))
+            if averages is None:
+                total = int(conn.execute("SELECT count(*) FROM memory_fts_docsize").fetchone()[0])
+                avg: tuple[float, ...] = (1.0,) * len(FIELDS)
+            else:
+                total, avg = averages
+            cache = self._cache = _StatsCache(seq, total, (avg[0], avg[1], avg[2], avg[3]), {})
+        stats = _Stats(cache.df, cache.total, cache.avg_lengths)
         self._lookup_df(conn, stats, terms)
         return stats
 
@@ -438,22 +494,51 @@ class SearchService:
         self._lookup_df(conn, stats, [a for alts in alternates.values() for a in alts])
         return replace(q, alternates=alternates)
 
-    def _candidates(self, conn: Any, q: _Query, stats: _Stats, where: _Where) -> list[int]:
+    def _candidates(
+        self, conn: Any, q: _Query, stats: _Stats, where: _Where, revisions: dict[int, int]
+    ) -> list[int]:
         """Memories in the caller's horizon matching any chosen term of `q`, best first by
-        FTS5's weighted BM25, at most `candidates` of them."""
+        FTS5's weighted BM25, at most `candidates` of them (their revisions go to `revisions`)."""
         chosen = self._choose_terms(q, stats)
         if not chosen:
             return []
         match = " OR ".join(_quote(t) for t in chosen)
         c = self.config
-        sql = (
-            "SELECT memory_fts.rowid, bm25(memory_fts, ?, ?, ?, ?) AS score FROM memory_fts "
-            "JOIN memory m ON m.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND "
-            f"{where.sql} ORDER BY score LIMIT ?"
-        )
         weights = [c.weight_content, c.weight_summary, c.weight_tags, c.weight_keywords]
-        args = [*weights, match, *where.params, c.candidates]
-        return [int(seq) for seq, _ in conn.execute(sql, args)]
+        # First the best matches of the whole index, then the caller's filters on just those:
+        # joining every match to the memory table costs more than ranking them. Only when too
+        # few of them are the caller's does the filtered query run over every match.
+        wide = c.candidates * 2
+        raw = [
+            int(seq)
+            for (seq,) in conn.execute(
+                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
+                "ORDER BY bm25(memory_fts, ?, ?, ?, ?) LIMIT ?",
+                [match, *weights, wide],
+            )
+        ]
+        if raw:
+            marks = ", ".join("?" for _ in raw)
+            keep = dict(
+                conn.execute(
+                    f"SELECT m.seq, m.revision FROM memory m WHERE m.seq IN ({marks}) "
+                    f"AND {where.sql}",
+                    [*raw, *where.params],
+                )
+            )
+            revisions.update(keep)
+            mine = [s for s in raw if s in keep]
+            if len(mine) >= c.candidates or len(raw) < wide:
+                return mine[: c.candidates]
+        sql = (
+            "SELECT memory_fts.rowid, m.revision FROM memory_fts "
+            "JOIN memory m ON m.seq = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {where.sql} ORDER BY bm25(memory_fts, ?, ?, ?, ?) "
+            "LIMIT ?"
+        )
+        rows = conn.execute(sql, [match, *where.params, *weights, c.candidates]).fetchall()
+        revisions.update(rows)
+        return [int(seq) for seq, _ in rows]
 
     def _rank(
         self,
@@ -474,9 +559,9 @@ class SearchService:
         )
         query = q.weights(c.alternate_weight)
         term_idf = {t: stats.idf(t) for t in query}
-        tfs = {seq: scorer.prepare(docs[seq]) for seq in pool if seq in docs}
+        norms = {seq: scorer.fields(docs[seq]) for seq in pool if seq in docs}
         first = sorted(
-            ((seq, scorer.score(tf, query, term_idf)) for seq, tf in tfs.items()),
+            ((seq, scorer.score(docs[seq], n, query, term_idf)) for seq, n in norms.items()),
             key=lambda x: -x[1],
         )
         if c.feedback_docs <= 0 or c.feedback_terms <= 0 or len(first) < 2:
@@ -490,18 +575,18 @@ class SearchService:
         expansion = feedback_terms(words, words_idf, c.feedback_terms)
         if not expansion:
             return first
-        expanded = dict(query)
-        expanded.update({t: c.feedback_weight for t in expansion})
+        # BM25F adds up over terms: the expanded score is the first score plus the expansion's.
+        extra = {t: c.feedback_weight for t in expansion}
         term_idf.update({t: words_idf[t] for t in expansion})
         boost = c.coverage_boost
         return sorted(
             (
                 (
                     seq,
-                    scorer.score(tfs[seq], expanded, term_idf)
+                    (score + scorer.score(docs[seq], norms[seq], extra, term_idf))
                     * (1.0 + boost * _coverage(q, docs[seq], stats) if boost else 1.0),
                 )
-                for seq, _ in first
+                for seq, score in first
             ),
             key=lambda x: -x[1],
         )
@@ -518,9 +603,15 @@ class SearchService:
         """The query's indexed terms, rarest first, without the most common ones when rarer
         ones exist, at most `candidate_terms` of them."""
         df = stats.df
-        present = sorted((t for t in q.weights(1.0) if df.get(t, 0) > 0), key=lambda t: df[t])
-        # Very common terms (in more than a quarter of a large store) make an OR query scan huge
-        # posting lists for little ranking value; they are left out when rarer terms exist.
+        terms = q.weights(1.0)
+        if self.config.cjk_pairs_find and any(t.kind is TermKind.CJK_BIGRAM for t in q.terms):
+            # Chinese, Japanese, Korean: character pairs find the candidates; single characters
+            # (in a large share of any store) still count in the ranking of what was found.
+            single = {t.text for t in q.terms if t.kind is TermKind.CJK_UNIGRAM}
+            terms = {t: w for t, w in terms.items() if t not in single}
+        present = sorted((t for t in terms if df.get(t, 0) > 0), key=lambda t: df[t])
+        # Very common terms (in more than a few percent of a large store) make an OR query scan
+        # huge posting lists for little ranking value; they are left out when rarer terms exist.
         cap = max(self.config.common_term_min_df, self.config.common_term_share * stats.total)
         chosen = [t for t in present if df[t] <= cap] or present[:1]
         return chosen[: self.config.candidate_terms]
@@ -568,19 +659,39 @@ class SearchService:
         rows = conn.execute(SELECT_MEMORY + f" WHERE m.seq IN ({marks})", list(seqs)).fetchall()
         return {int(r[1]): memory_from_row(r, now) for r in rows}
 
-    @staticmethod
-    def _doc_terms(conn: Any, seqs: Sequence[int]) -> dict[int, DocTerms]:
-        """The stored index terms of each memory, per field."""
+    def _doc_terms(
+        self, conn: Any, seqs: Sequence[int], revisions: dict[int, int]
+    ) -> dict[int, DocTerms]:
+        """The stored index terms of each memory, per field. Parsed terms are cached by
+        (seq, revision): a memory's index row changes only with its revision."""
         out: dict[int, DocTerms] = {}
         for start in range(0, len(seqs), 400):
             chunk = list(seqs[start : start + 400])
-            marks = ", ".join("?" for _ in chunk)
+            unknown = [s for s in chunk if s not in revisions]
+            if unknown:
+                marks = ", ".join("?" for _ in unknown)
+                revisions.update(
+                    conn.execute(
+                        f"SELECT seq, revision FROM memory WHERE seq IN ({marks})", unknown
+                    )
+                )
+            missing: list[int] = []
+            for seq in chunk:
+                cached = self._docs.get((seq, revisions.get(seq)))
+                if cached is None:
+                    missing.append(seq)
+                else:
+                    out[seq] = cached
+            if not missing:
+                continue
+            marks = ", ".join("?" for _ in missing)
             sql = (
                 "SELECT rowid, content, summary, tags, keywords FROM memory_fts "
                 f"WHERE rowid IN ({marks})"
             )
-            for seq, *texts in conn.execute(sql, chunk):
-                out[int(seq)] = DocTerms.parse(texts)
+            for seq, *texts in conn.execute(sql, missing):
+                doc = out[int(seq)] = DocTerms.parse(texts)
+                self._docs.put((int(seq), revisions.get(seq)), doc)
         return out
 
     @staticmethod
