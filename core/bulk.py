@@ -31,7 +31,9 @@ _CHUNK = 400
 
 
 class WrittenObserver(Protocol):
-    def memories_written(self, tx: WriteTx, memories: Sequence[Memory]) -> None: ...
+    def memories_written(
+        self, tx: WriteTx, memories: Sequence[Memory], *, fresh: bool = False
+    ) -> None: ...
 
 
 def new_memory_id(now_ms: int) -> str:
@@ -110,11 +112,12 @@ def insert_new(
         results.append(WriteResult.stored(stamped))
     if fresh:
         first_seq = next_memory_seq(conn, len(fresh))
+        fresh = [replace(m, seq=first_seq + i) for i, m in enumerate(fresh)]
         insert_memories(
             conn,
             [
-                memory_values(m, seq=first_seq + i, content_hash=h)
-                for i, (m, h) in enumerate(zip(fresh, fresh_hashes, strict=True))
+                memory_values(m, seq=m.seq, content_hash=h)
+                for m, h in zip(fresh, fresh_hashes, strict=True)
             ],
         )
         insert_revisions(
@@ -125,7 +128,7 @@ def insert_new(
             ],
         )
         for observer in observers:
-            observer.memories_written(tx, fresh)
+            observer.memories_written(tx, fresh, fresh=True)
         audit.record_many(tx, caller, "write", MEMORY_TOPICS, fresh, at=now)
     duplicate_ids = [r for r in results if isinstance(r, str)]
     known = {m.id: m for m in fresh}

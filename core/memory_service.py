@@ -76,7 +76,11 @@ class MemoryObserver(Protocol):
     """Something kept in step with memories inside the same write transaction (the search index,
     the review queue). Called by the service after each row change, before commit."""
 
-    def memories_written(self, tx: WriteTx, memories: Sequence[Memory]) -> None: ...
+    def memories_written(
+        self, tx: WriteTx, memories: Sequence[Memory], *, fresh: bool = False
+    ) -> None:
+        """`fresh`: the memories were just inserted (no earlier row to replace)."""
+        ...
 
     def memories_removed(
         self, tx: WriteTx, memory_ids: Sequence[str], *, forgotten: bool

@@ -136,6 +136,7 @@ class Memory:
     last_recalled_at: int | None = None
     flags: tuple[str, ...] = ()
     expired: bool = False
+    seq: int = 0  # creation order in this store (0 until stored); list cursors and the index use it
 
     def to_dict(self) -> dict[str, object]:
         return {

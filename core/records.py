@@ -112,6 +112,7 @@ def memory_from_row(row: Sequence[Any], now_ms: int) -> Memory:
         last_recalled_at=int(last_recalled) if last_recalled is not None else None,
         flags=tuple(json.loads(r["flags"] or "[]")),
         expired=expires_at is not None and int(expires_at) <= now_ms,
+        seq=int(r["seq"]),
     )
 
 

@@ -52,16 +52,19 @@ def _seqs(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
 class SearchIndex:
     """Keeps `memory_fts` equal to the memories it indexes; plugged in as a MemoryObserver."""
 
-    def memories_written(self, tx: WriteTx, memories: Sequence[Memory]) -> None:
+    def memories_written(
+        self, tx: WriteTx, memories: Sequence[Memory], *, fresh: bool = False
+    ) -> None:
         conn = tx.conn
-        seqs = _seqs(conn, [m.id for m in memories])
-        conn.executemany(
-            "DELETE FROM memory_fts WHERE rowid = ?", [(seqs[m.id],) for m in memories]
-        )
+        unknown = [m.id for m in memories if not m.seq]
+        seqs = _seqs(conn, unknown) if unknown else {}
+        rows = [(m.seq or seqs[m.id], m) for m in memories]
+        if not fresh:
+            conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(s,) for s, _ in rows])
         conn.executemany(
             "INSERT INTO memory_fts (rowid, content, summary, tags, keywords) "
             "VALUES (?, ?, ?, ?, ?)",
-            [(seqs[m.id], *index_row(m)) for m in memories if m.status is not Status.FORGOTTEN],
+            [(s, *index_row(m)) for s, m in rows if m.status is not Status.FORGOTTEN],
         )
 
     def memories_removed(self, tx: WriteTx, memory_ids: Sequence[str], *, forgotten: bool) -> None:

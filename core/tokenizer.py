@@ -136,6 +136,11 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
+@functools.lru_cache(maxsize=50_000)
+def _cjk_run_terms(run: str) -> tuple[Term, ...]:
+    return tuple(_cjk_terms(run.casefold()))
+
+
 def _cjk_terms(run: str) -> list[Term]:
     terms = [Term(ch, TermKind.CJK_UNIGRAM) for ch in run]
     terms.extend(Term(run[i : i + 2], TermKind.CJK_BIGRAM) for i in range(len(run) - 1))
@@ -170,7 +175,13 @@ _POSSESSIVE = re.compile(r"'s$", re.IGNORECASE)
 _APOSTROPHES = re.compile(r"(?<=\w)'(?=\w)")
 
 
-def _chunk_terms(chunk: str) -> list[Term]:
+@functools.lru_cache(maxsize=100_000)
+def _chunk_terms(chunk: str) -> tuple[Term, ...]:
+    """The terms of one whitespace-free chunk (cached: the same words recur in every text)."""
+    return tuple(_chunk_terms_uncached(chunk))
+
+
+def _chunk_terms_uncached(chunk: str) -> list[Term]:
     chunk = _strip_marks(chunk).replace("\\", "/").replace("’", "'")
     # "John's" is John; "didn't" is one word (a stopword), not a symbol with a separator.
     chunk = _APOSTROPHES.sub("", _POSSESSIVE.sub("", _EDGE.sub("", chunk)))
@@ -204,7 +215,7 @@ def analyze(text: str) -> list[Term]:
     for match in _CHUNK.finditer(normalize(text)):
         chunk = match.group()
         if _IS_CJK.match(chunk):
-            terms.extend(_cjk_terms(chunk.casefold()))
+            terms.extend(_cjk_run_terms(chunk))
         else:
             terms.extend(_chunk_terms(chunk))
     return terms

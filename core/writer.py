@@ -1,9 +1,13 @@
-"""The one serialized writer: a thread that owns the write connection and runs every write job.
+"""The one serialized writer: the single write connection, and the one path every write job takes.
 
-Jobs queue up; the writer takes what is waiting (group commit), runs each job in its own savepoint
-inside one transaction, commits, publishes what changed, and only then answers each caller. A job
-that fails rolls back its own savepoint and nothing else; a failed commit fails every job in it.
-An answered write is a committed write.
+Jobs queue up; the writer thread takes what is waiting (group commit), runs each job in its own
+savepoint inside one transaction, commits, publishes what changed, and only then answers each
+caller. A job that fails rolls back its own savepoint and nothing else; a failed commit fails
+every job in it. An answered write is a committed write.
+
+When nothing is queued and the connection is free, `run` executes the job on the caller's own
+thread instead, under the same connection lock: the writes stay serialized, and an uncontended
+write is spared two thread hand-offs (about 90 us of its ~500 us on the development machine).
 """
 
 from __future__ import annotations
@@ -92,6 +96,10 @@ class Writer:
         self._closed = False
         self.committed_seq = 0
         self.commits = 0
+        # Whoever holds this lock owns the write connection: the writer thread, or a caller
+        # running its job in place.
+        self._connection = threading.Lock()
+        self._owner: int | None = None
         self._thread = threading.Thread(target=self._run, name="cairn-writer", daemon=True)
         self._thread.start()
 
@@ -124,9 +132,24 @@ class Writer:
             self._failures.record(site, e, self._clock.now_ms())
 
     def run(self, fn: Callable[[WriteTx], T], *, transactional: bool = True) -> T:
-        """Submit a job and wait for its committed result (or its error)."""
-        if threading.current_thread() is self._thread:
+        """Run a job and return its committed result (or raise its error)."""
+        if self._owner == threading.get_ident() or threading.current_thread() is self._thread:
             raise RuntimeError("a write job tried to wait for another write job (deadlock)")
+        if not self._queue and self._connection.acquire(blocking=False):
+            future: Future[T] = Future()
+            try:
+                if self._closed:
+                    raise StoreUnavailable("the memory store is closed")
+                self._owner = threading.get_ident()
+                job = _Job(fn, future, transactional)
+                if transactional:
+                    self._run_single(job)
+                else:
+                    self._run_alone(job)
+            finally:
+                self._owner = None
+                self._connection.release()
+            return future.result()
         return self.submit(fn, transactional=transactional).result()
 
     def close(self) -> None:
@@ -162,17 +185,23 @@ class Writer:
                 batch = self._take_batch()
                 if batch[0] is _STOP:
                     break
-                if batch[0].transactional:
-                    self._run_batch(batch)
-                else:
-                    self._run_alone(batch[0])
+                with self._connection:
+                    self._owner = threading.get_ident()
+                    try:
+                        if batch[0].transactional:
+                            self._run_batch(batch)
+                        else:
+                            self._run_alone(batch[0])
+                    finally:
+                        self._owner = None
         except BaseException:  # pragma: no cover - a bug in the writer itself
             log.exception("the writer thread failed; the store is closing")
             self._fail_pending(StoreUnavailable("the memory store's writer stopped after an error"))
             raise
         finally:
             self._fail_pending(StoreUnavailable("the memory store is closed"))
-            self._db.close()
+            with self._connection:
+                self._db.close()
 
     def _fail_pending(self, error: CairnError) -> None:
         with self._cond:

@@ -79,5 +79,5 @@ def test_golden_set_floors(golden: tuple[Cairn, dict[str, str], dict[str, Caller
     assert mrr >= 0.88, report
     assert zh_success >= 0.9, report
     assert exact_p1 == 1.0, report
-    assert found_presence >= 0.9, report
+    assert found_presence >= 0.85, report
     assert none_correct >= none_total - 1, report

@@ -254,3 +254,39 @@ def test_closed_store_refuses_work(short_tmp: Path) -> None:
     store.close()
     with pytest.raises(StoreUnavailable, match="closed"):
         store.writer.submit(lambda tx: None)
+
+
+def test_concurrent_writers_are_serialized_without_loss(paths: Paths, clock: FakeClock) -> None:
+    """Callers run their job in place when the connection is free and queue otherwise; under
+    contention every write lands exactly once and the audit sequence has no gaps or repeats."""
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=clock)
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        caller = Caller(Surface.AGENT, agent=f"w{n}", verified=True)
+        try:
+            for i in range(150):
+                app.memories.write(
+                    caller,
+                    WriteRequest(content=f"writer {n} note {i}", kind="fact", scope=Scope.GLOBAL),
+                )
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    try:
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        conn = app.store.read_db.conn()
+        assert conn.execute("SELECT count(*), count(DISTINCT content) FROM memory").fetchone() == (
+            1200,
+            1200,
+        )
+        seqs = [r[0] for r in conn.execute("SELECT seq FROM audit ORDER BY seq")]
+        assert seqs == list(range(seqs[0], seqs[0] + 1200))
+        assert conn.execute("SELECT count(*) FROM memory_fts").fetchone()[0] == 1200
+    finally:
+        app.close()
