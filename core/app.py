@@ -4,14 +4,24 @@ the services together. Adapters receive a `Cairn` and call its services."""
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from core import __version__
+from core.activity import Activity
+from core.agents import AgentService
 from core.changes import ChangeBus
 from core.clock import Clock, SystemClock
 from core.context_bundle import ContextBuilder
+from core.errors import NotRunning
 from core.failures import BackgroundFailures
+from core.health import HealthService, Warnings
+from core.keychain import open_token_store
 from core.memory_service import MemoryService
+from core.model import Caller
 from core.paths import Paths, ensure_private_dir
+from core.runtime import socket_path
 from core.search import SearchService
 from core.search_index import SearchIndex
 from core.settings import Settings, load_settings
@@ -37,6 +47,12 @@ class Cairn:
     search: SearchService
     context: ContextBuilder
     failures: BackgroundFailures
+    agents: AgentService
+    activity: Activity
+    warnings: Warnings
+    health: HealthService
+    started_at_ms: int = 0
+    shutdown_hook: Callable[[str], None] | None = None
 
     @classmethod
     def open(
@@ -68,6 +84,20 @@ class Cairn:
             store, clock, memories, agents_may_broaden=settings.flag("search.agents_may_broaden")
         )
         context = ContextBuilder(search, settings)
+        tokens, no_keychain = open_token_store(paths)
+        warnings = Warnings()
+        if no_keychain:
+            warnings.set("no_keychain", no_keychain)
+            log.warning(no_keychain)
+        activity = Activity()
+        health = HealthService(
+            store,
+            paths=paths,
+            clock=clock,
+            activity=activity,
+            failures=failures,
+            warnings=warnings,
+        )
         return cls(
             paths=paths,
             settings=settings,
@@ -80,7 +110,45 @@ class Cairn:
             search=search,
             context=context,
             failures=failures,
+            agents=AgentService(store, clock, tokens),
+            activity=activity,
+            warnings=warnings,
+            health=health,
+            started_at_ms=clock.now_ms(),
         )
+
+    def server_limits(self) -> dict[str, float | int]:
+        """The socket server's limits, as `capabilities` and `hello` report them."""
+        names = (
+            "max_frame_bytes",
+            "frame_timeout_s",
+            "idle_timeout_s",
+            "hello_timeout_s",
+            "max_connections",
+            "max_in_flight",
+        )
+        return {n: self.settings.value(f"server.{n}") for n in names}  # type: ignore[misc]
+
+    def request_shutdown(self, why: str) -> None:
+        """Ask whoever runs this Cairn (the daemon or the tray) to stop cleanly."""
+        if self.shutdown_hook is None:
+            raise NotRunning("this Cairn has no server to stop")
+        self.shutdown_hook(why)
+
+    def status(self, caller: Caller) -> dict[str, object]:
+        """What `cairn status` shows: process, files, and counts - an agent's own share only."""
+        counts = self.health.snapshot(caller)
+        return {
+            "pid": os.getpid(),
+            "version": __version__,
+            "socket": str(socket_path(self.paths)),
+            "database": str(self.paths.database),
+            "started_at": self.started_at_ms,
+            "memories": counts["total"],
+            "by_scope": counts["memories"].get("scope", {}),
+            "connections": counts["connections"]["now"] if caller.is_human else None,
+            "token_store": self.agents.tokens.where,
+        }
 
     def close(self) -> None:
         """Flush recall counts, stop the writer and release the store."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,16 +33,21 @@ def record(
     tx: WriteTx,
     caller: Caller,
     action: str,
-    topics: Iterable[Topic],
     *,
     memory_id: str | None = None,
     revision: int | None = None,
     content_preview: str | None = None,
     workspace_id: str | None = None,
+    memory: Memory | None = None,
     detail: dict[str, Any] | None = None,
     at: int,
 ) -> Change:
-    """Append one audit event inside the current write transaction and queue its Change."""
+    """Append one audit event inside the current write transaction and queue its Change.
+    `memory`, when given, supplies the id, revision, workspace, scope and session."""
+    if memory is not None:
+        memory_id = memory_id or memory.id
+        revision = revision if revision is not None else memory.revision
+        workspace_id = workspace_id or memory.workspace_id
     cur = tx.conn.execute(
         "INSERT INTO audit (at, actor_kind, actor, verified, action, memory_id, revision, preview,"
         " detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -62,11 +67,13 @@ def record(
     change = Change(
         seq=seq,
         action=action,
-        topics=frozenset(topics),
+        topics=topics_for(action),
         memory_id=memory_id,
         revision=revision,
         workspace_id=workspace_id,
         actor=caller.actor,
+        scope=memory.scope.value if memory is not None else None,
+        session_id=memory.session_id if memory is not None else None,
     )
     tx.changes.append(change)
     return change
@@ -76,7 +83,6 @@ def record_many(
     tx: WriteTx,
     caller: Caller,
     action: str,
-    topics: Iterable[Topic],
     memories: Sequence[Memory],
     *,
     at: int,
@@ -108,7 +114,7 @@ def record_many(
     # The single writer makes the sequence numbers of these rows consecutive.
     last = int(tx.conn.execute("SELECT last_insert_rowid()").fetchone()[0])
     first = last - len(memories) + 1
-    frozen = frozenset(topics)
+    frozen = topics_for(action)
     tx.changes.extend(
         Change(
             seq=first + i,
@@ -118,6 +124,8 @@ def record_many(
             revision=m.revision,
             workspace_id=m.workspace_id,
             actor=caller.actor,
+            scope=m.scope.value,
+            session_id=m.session_id,
         )
         for i, m in enumerate(memories)
     )
@@ -166,10 +174,15 @@ def event_from_row(row: Any) -> AuditEvent:
     )
 
 
+_MEMORY_TOPICS = frozenset({Topic.MEMORIES, Topic.HEALTH})
+_AGENT_TOPICS = frozenset({Topic.AGENTS, Topic.HEALTH})
 _ACTION_TOPICS: dict[str, frozenset[Topic]] = {
     "audit_rotated": frozenset({Topic.HEALTH}),
+    "agent_add": _AGENT_TOPICS,
+    "agent_active": _AGENT_TOPICS,
+    "agent_paused": _AGENT_TOPICS,
+    "agent_revoked": _AGENT_TOPICS,
 }
-_MEMORY_TOPICS = frozenset({Topic.MEMORIES, Topic.HEALTH})
 
 
 def topics_for(action: str) -> frozenset[Topic]:
@@ -184,7 +197,8 @@ def scrub_previews(tx: WriteTx, memory_id: str) -> None:
 
 
 def rotate(tx: WriteTx, max_events: int, archive_dir: Path) -> int:
-    """Move the oldest events beyond `max_events` into a JSON-lines file; return how many moved.
+    """Move the oldest events beyond `max_events` into a JSON-lines file, without their content
+    previews; return how many moved.
 
     The file is written and fsynced before the rows are deleted in the same transaction, so a
     failure leaves the rows in place.
@@ -202,7 +216,12 @@ def rotate(tx: WriteTx, max_events: int, archive_dir: Path) -> int:
     tmp = target.with_suffix(".jsonl.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         for ev in events:
-            fh.write(json.dumps(ev.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+            # Archived events drop their content preview: `forget` cannot reach into these
+            # files, so they must never hold a memory's words.
+            fh.write(
+                json.dumps(ev.to_dict() | {"preview": None}, ensure_ascii=False, sort_keys=True)
+                + "\n"
+            )
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, target)

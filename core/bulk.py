@@ -13,7 +13,6 @@ from dataclasses import replace
 from typing import Protocol
 
 from core import audit
-from core.changes import Topic
 from core.model import Caller, Memory, Surface, WriteResult, WriteStatus
 from core.records import (
     fetch_memories,
@@ -26,7 +25,6 @@ from core.records import (
 from core.validation import content_hash
 from core.writer import WriteTx
 
-MEMORY_TOPICS = frozenset({Topic.MEMORIES, Topic.HEALTH})
 _CHUNK = 400
 
 
@@ -129,7 +127,7 @@ def insert_new(
         )
         for observer in observers:
             observer.memories_written(tx, fresh, fresh=True)
-        audit.record_many(tx, caller, "write", MEMORY_TOPICS, fresh, at=now)
+        audit.record_many(tx, caller, "write", fresh, at=now)
     duplicate_ids = [r for r in results if isinstance(r, str)]
     known = {m.id: m for m in fresh}
     if duplicate_ids:

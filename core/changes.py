@@ -41,6 +41,8 @@ class Change:
     revision: int | None = None
     workspace_id: str | None = None
     actor: str | None = None
+    scope: str | None = None
+    session_id: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -51,6 +53,7 @@ class Change:
             "revision": self.revision,
             "workspace_id": self.workspace_id,
             "actor": self.actor,
+            "scope": self.scope,
         }
 
 

@@ -1,36 +1,62 @@
-"""The `cairn` command line: argument parsing, the one error edge, and named exit codes."""
+"""The `cairn` command line: argument parsing, the commands, the one error edge, exit codes.
+
+Every command except `serve`, `paths` and `reindex` talks to the running Cairn through the socket
+client (starting the headless daemon when none runs). Ordinary commands connect as an agent
+(`--agent`, default `cli`, verified when its token is in the token store). `add` typed at a
+terminal with no agent named is the person's own write (author tier `human`), and `forget` there
+is the person's, after a typed confirmation. People's commands (`agent ...`, `stop`) connect as a
+person and need an interactive terminal plus a typed confirmation - no flag skips it.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
-import signal
+import os
 import sys
-import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from core import __version__, search_index
-from core.app import Cairn
-from core.errors import CairnError
-from core.janitor import Janitor
+from core.client import Client
+from core.errors import CairnError, Forbidden, InvalidInput
 from core.paths import resolve_paths
 
 EXIT_OK = 0
+EXIT_FAILED = 1  # a confirmation not given, or some lines of a bulk add failed
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 log = logging.getLogger("cairn")
 
 
+# -- the parser --------------------------------------------------------------------------------
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="cairn", description="Cairn: local long-term memory for AI agents."
+        prog="cairn",
+        description="Cairn: local long-term memory for AI agents, with a person in charge.",
     )
     parser.add_argument("--version", action="version", version=f"cairn {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    serve = sub.add_parser("serve", help="run the headless Cairn daemon in the foreground")
+
+    def command(name: str, help_text: str, *, connects: bool = True) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--json", action="store_true", help="print JSON")
+        if connects:
+            p.add_argument(
+                "--agent", help="agent name for this connection (default: $CAIRN_AGENT or cli)"
+            )
+            p.add_argument(
+                "--workspace", default=None, help="workspace directory (default: the current one)"
+            )
+            p.add_argument("--session", help="session id for session-scoped memories")
+        return p
+
+    serve = command("serve", "run the headless Cairn daemon in the foreground", connects=False)
     serve.add_argument(
         "--janitor-interval",
         type=float,
@@ -38,12 +64,496 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how often housekeeping runs (default: hourly)",
     )
-    sub.add_parser(
-        "reindex", help="rebuild the search index from the memory tables (Cairn must be stopped)"
+    command("status", "is Cairn running, where, and what it holds", connects=False)
+    command("paths", "print where Cairn keeps its files", connects=False)
+    command(
+        "reindex",
+        "rebuild the search index from the memory tables (Cairn must be stopped)",
+        connects=False,
     )
-    paths = sub.add_parser("paths", help="print where Cairn keeps its files")
-    paths.add_argument("--json", action="store_true", help="print JSON")
+    command("stop", "stop the running Cairn (asks you to confirm)", connects=False)
+
+    add_memory_commands(command)
+
+    agent = sub.add_parser("agent", help="register, list, pause, resume or revoke agents")
+    agent_sub = agent.add_subparsers(dest="agent_command", metavar="ACTION", required=True)
+    for action, text in (
+        ("add", "register an agent and show its token once"),
+        ("list", "list agents"),
+        ("pause", "refuse an agent's requests until resumed"),
+        ("resume", "let a paused agent work again"),
+        ("revoke", "revoke an agent and delete its token"),
+    ):
+        p = agent_sub.add_parser(action, help=text, description=text)
+        p.add_argument("--json", action="store_true", help="print JSON")
+        if action != "list":
+            p.add_argument("name")
     return parser
+
+
+def add_memory_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    """add, search, get, list, forget, context."""
+    add = command("add", "store a memory (or many, with --jsonl)")
+    add.description = (
+        "Store a memory (or many, with --jsonl). Typed at a terminal with no --agent, it is your "
+        "own memory (author tier human); from a script or an agent it is the agent's."
+    )
+    add.add_argument("content", nargs="?", help="the memory's text; '-' reads standard input")
+    add.add_argument(
+        "--kind",
+        default="fact",
+        help="fact, preference, convention, procedure, pitfall, correction, insight, idea",
+    )
+    add.add_argument(
+        "--scope", default="project", help="global, user, project (default) or session"
+    )
+    add.add_argument("--tag", action="append", default=[], dest="tags", help="a tag (repeatable)")
+    add.add_argument("--importance", type=int, help="1-5 (default 3)")
+    add.add_argument("--summary", help="a short form of the memory")
+    add.add_argument("--keywords", help="extra search terms (write-time enrichment)")
+    add.add_argument(
+        "--ttl", type=int, metavar="SECONDS", dest="ttl_seconds", help="expire after this long"
+    )
+    add.add_argument("--dedupe-key", help="the one memory about this key: a second add updates it")
+    add.add_argument("--idempotency-key", help="a retried add with this key creates nothing new")
+    add.add_argument(
+        "--origin",
+        choices=("explicit", "extracted"),
+        help="asked to remember, or extracted by a model",
+    )
+    add.add_argument("--source", help="where this came from")
+    add.add_argument(
+        "--jsonl",
+        metavar="FILE",
+        help="add one memory per line of FILE ('-': stdin); one result per line",
+    )
+
+    search = command("search", "search memories")
+    search.add_argument("query")
+    search.add_argument("--limit", type=int, default=10)
+    search.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        dest="variants",
+        help="a rephrasing of the query (repeatable)",
+    )
+    search.add_argument(
+        "--all-workspaces", action="store_true", help="broaden to every workspace (if allowed)"
+    )
+    search.add_argument("--history", action="store_true", help="include superseded memories")
+
+    get = command("get", "show one memory")
+    get.add_argument("id")
+    get.add_argument("--history", action="store_true", help="with every revision and relation")
+
+    lst = command("list", "list memories, newest first")
+    lst.add_argument("--scope", action="append", default=[])
+    lst.add_argument("--kind", action="append", default=[])
+    lst.add_argument("--status", action="append", default=[])
+    lst.add_argument("--tag", action="append", default=[], dest="tags")
+    lst.add_argument("--limit", type=int, default=50)
+    lst.add_argument("--cursor")
+    lst.add_argument("--expired", action="store_true", help="include expired memories")
+
+    forget = command("forget", "forget a memory for good")
+    forget.description = (
+        "Forget a memory for good. At a terminal with no --agent you forget it as yourself, "
+        "after typing the confirmation; an agent cannot forget a memory in a person's words."
+    )
+    forget.add_argument("id")
+    forget.add_argument("--reason")
+
+    context = command("context", "a context bundle for a query, as an agent would get it")
+    context.add_argument("query")
+    context.add_argument("--max-bytes", type=int)
+    context.add_argument("--limit", type=int, default=20)
+    context.add_argument("--variant", action="append", default=[], dest="variants")
+    context.add_argument(
+        "--tier",
+        action="append",
+        default=[],
+        dest="tiers",
+        help="author tiers to include (repeatable; default: the context.tiers setting)",
+    )
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        human()
+
+
+def at_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def speaks_for_a_person(args: argparse.Namespace) -> bool:
+    """`cairn add` and `cairn forget` typed at a terminal, with no agent named, are a person's."""
+    return args.agent is None and not os.environ.get("CAIRN_AGENT") and at_terminal()
+
+
+def connect(args: argparse.Namespace, *, as_person: bool = False) -> Client:
+    workspace = args.workspace if args.workspace is not None else os.getcwd()
+    if as_person:
+        return Client.connect(role="human", workspace=workspace, session=args.session)
+    return Client.connect(agent=args.agent, workspace=workspace, session=args.session)
+
+
+def connect_as_person(prompt: str, expected: str, *, autostart: bool = True) -> Client:
+    """A person's connection: only from an interactive terminal, after a typed confirmation."""
+    if not at_terminal():
+        raise Forbidden(
+            "this command is for a person: run it yourself in an interactive terminal "
+            "(standard input and output must be a terminal)"
+        )
+    answer = input(f"{prompt}\nType {expected!r} to confirm: ").strip()
+    if answer != expected:
+        raise NotConfirmed("not confirmed; nothing was changed")
+    return Client.connect(role="human", workspace=os.getcwd(), autostart=autostart)
+
+
+class NotConfirmed(CairnError):
+    pass
+
+
+def when(ms: int | None) -> str:
+    """A stored time (ms since the epoch) as local date and time; '-' for never."""
+    if ms is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def short(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def memory_line(m: dict[str, Any]) -> str:
+    marks = "".join(
+        mark
+        for flag, mark in (
+            (m.get("pinned"), " [pinned]"),
+            (m.get("status") == "archived" or m.get("archived"), " [archived]"),
+            (m.get("expired"), " [expired]"),
+            (m.get("disputed"), " [disputed]"),
+        )
+        if flag
+    )
+    return (
+        f"{m['id']}@{m['revision']}  {m['scope']}/{m['kind']}  {m.get('author_tier', '')}{marks}\n"
+        f"    {short(m['content'])}"
+    )
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+def cmd_paths(args: argparse.Namespace) -> int:
+    paths = resolve_paths().as_dict()
+
+    def human() -> None:
+        for name, value in paths.items():
+            print(f"{name:9} {value}")
+
+    emit(args, paths, human)
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from core.daemon import serve_forever
+
+    configure_logging()
+    serve_forever(resolve_paths(), janitor_interval=args.janitor_interval)
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from core.errors import NotRunning
+
+    paths = resolve_paths()
+    try:
+        # At a terminal it is a person asking (whole-store counts); otherwise an agent's share.
+        role = "human" if at_terminal() else "agent"
+        with Client.connect(
+            paths, autostart=False, agent="cli", role=role, workspace=os.getcwd()
+        ) as client:
+            status = client.call("status") | {"running": True}
+    except NotRunning:
+        from core.runtime import socket_path
+
+        data = {"running": False, "socket": str(socket_path(paths))}
+        emit(args, data, lambda: print(f"Cairn is not running (socket {data['socket']})"))
+        return NotRunning.code.exit_status
+    by_scope = ", ".join(f"{k} {v}" for k, v in sorted(status["by_scope"].items())) or "none"
+    emit(
+        args,
+        status,
+        lambda: print(
+            f"Cairn {status['version']} is running (pid {status['pid']})\n"
+            f"socket    {status['socket']}\ndatabase  {status['database']}\n"
+            f"memories  {status['memories']} ({by_scope})\n"
+            f"agents' tokens in {status['token_store']}"
+        ),
+    )
+    return EXIT_OK
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from core.app import Cairn
+
+    cairn = Cairn.open(resolve_paths())
+    try:
+        started = time.perf_counter()
+        count = cairn.store.writer.run(lambda tx: search_index.rebuild(tx.conn))
+        took = time.perf_counter() - started
+    finally:
+        cairn.close()
+    emit(
+        args,
+        {"reindexed": count, "seconds": round(took, 3)},
+        lambda: print(f"reindexed {count} memories in {took:.2f} s"),
+    )
+    return EXIT_OK
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    from core.errors import NotRunning
+    from core.runtime import probe, socket_path
+
+    path = socket_path(resolve_paths())
+    if not probe(path):
+        raise NotRunning(f"Cairn is not running (nothing answers on {path})")
+    with connect_as_person(  # never start Cairn just to stop it
+        "Stop the running Cairn? Agents will lose their connections.", "stop", autostart=False
+    ) as client:
+        client.call("daemon.shutdown")
+    emit(args, {"stopping": True}, lambda: print("Cairn is stopping"))
+    return EXIT_OK
+
+
+_ADD_FIELDS = (
+    "kind",
+    "scope",
+    "importance",
+    "summary",
+    "keywords",
+    "ttl_seconds",
+    "dedupe_key",
+    "idempotency_key",
+    "origin",
+    "source",
+)
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    if args.jsonl:
+        return add_jsonl(args)
+    content = args.content
+    if content is None or content == "-":
+        content = sys.stdin.read()
+    params: dict[str, Any] = {"content": content}
+    params.update({k: getattr(args, k) for k in _ADD_FIELDS if getattr(args, k) is not None})
+    if args.tags:
+        params["tags"] = args.tags
+    with connect(args, as_person=speaks_for_a_person(args)) as client:
+        result = client.call("memory.write", params)
+    emit(args, result, lambda: print(describe_write(result)))
+    return EXIT_OK
+
+
+def describe_write(result: dict[str, Any]) -> str:
+    status = result["status"]
+    if status == "stored":
+        extra = " (already stored: nothing new)" if result.get("duplicate") else ""
+        return f"stored {result['id']}@{result['revision']}{extra}"
+    if status == "pending":
+        return f"pending review ({result['suggestion_id']}): a person will decide"
+    return f"refused ({result.get('reason_code')}): {result.get('reason')}"
+
+
+def add_jsonl(args: argparse.Namespace) -> int:
+    """One memory.write per line; one JSON result (or error) per line, in order."""
+    source = sys.stdin if args.jsonl == "-" else open(args.jsonl, encoding="utf-8")  # noqa: SIM115
+    failures = 0
+    with source, connect(args, as_person=speaks_for_a_person(args)) as client:
+        for number, line in enumerate(source, 1):
+            if not line.strip():
+                continue
+            try:
+                params = json.loads(line)
+                if not isinstance(params, dict):
+                    raise InvalidInput("each line must be a JSON object")
+                out: dict[str, Any] = {"line": number} | client.call("memory.write", params)
+            except json.JSONDecodeError as e:
+                failures += 1
+                out = {
+                    "line": number,
+                    "error": {"error": "parse_error", "message": f"not valid JSON: {e}"},
+                }
+            except CairnError as e:
+                failures += 1
+                out = {"line": number, "error": {"error": e.code.label, "message": e.message}}
+            print(json.dumps(out, ensure_ascii=False), flush=True)
+    return EXIT_FAILED if failures else EXIT_OK
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"query": args.query, "limit": args.limit}
+    if args.variants:
+        params["variants"] = args.variants
+    if args.all_workspaces:
+        params["horizon"] = "all"
+    if args.history:
+        params["include_history"] = True
+    with connect(args) as client:
+        result = client.call("memory.search", params)
+
+    def human() -> None:
+        print(
+            f"presence: {result['presence']} ({result['matched']} matched"
+            f"{', broadened to every workspace' if result['broadened'] else ''})"
+        )
+        for hit in result["results"]:
+            print(memory_line(hit))
+
+    emit(args, result, human)
+    return EXIT_OK
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    with connect(args) as client:
+        m = client.call("memory.get", {"id": args.id, "history": args.history})
+
+    def human() -> None:
+        print(memory_line(m))
+        tags = ", ".join(m["tags"]) or "-"
+        print(
+            f"    kind {m['kind']}, importance {m['importance']}, tags {tags}, "
+            f"agent {m.get('agent') or '-'}, used {m['use_count']} times"
+        )
+        for r in m.get("revisions", []):
+            print(f"  r{r['revision']} {r['action']} by {r['actor']}: {short(r['content'], 80)}")
+
+    emit(args, m, human)
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"limit": args.limit}
+    for name in ("scope", "kind", "status", "tags"):
+        if getattr(args, name):
+            params[name] = getattr(args, name)
+    if args.cursor:
+        params["cursor"] = args.cursor
+    if args.expired:
+        params["include_expired"] = True
+    with connect(args) as client:
+        page = client.call("memory.list", params)
+
+    def human() -> None:
+        for m in page["items"]:
+            print(memory_line(m))
+        if page["next_cursor"]:
+            print(f"more: --cursor {page['next_cursor']}")
+
+    emit(args, page, human)
+    return EXIT_OK
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"id": args.id}
+    if args.reason:
+        params["reason"] = args.reason
+    if speaks_for_a_person(args):
+        client = connect_as_person(
+            f"Forget memory {args.id} for good? Its text is erased from every revision.",
+            f"forget {args.id}",
+        )
+    else:
+        client = connect(args)
+    with client:
+        result = client.call("memory.forget", params)
+    emit(args, result, lambda: print(f"forgot {result['forgotten']}"))
+    return EXIT_OK
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"query": args.query, "limit": args.limit}
+    if args.max_bytes is not None:
+        params["max_bytes"] = args.max_bytes
+    if args.variants:
+        params["variants"] = args.variants
+    if args.tiers:
+        params["tiers"] = args.tiers
+    with connect(args) as client:
+        bundle = client.call("context.build", params)
+
+    def human() -> None:
+        if bundle["text"]:
+            print(bundle["text"], end="")
+        else:
+            tiers = ", ".join(args.tiers) if args.tiers else "the tiers in context.tiers"
+            print(f"(nothing relevant in memory among {tiers}; --tier widens the search)")
+        print(
+            f"-- {plural(len(bundle['items']), 'item')}, {bundle['bytes']} bytes; matched "
+            f"{bundle['matched']}, left out for the budget {bundle['omitted_budget']}, cut by "
+            f"the limit {bundle['omitted_limit']}",
+            file=sys.stderr,
+        )
+
+    emit(args, bundle, human)
+    return EXIT_OK
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    action = args.agent_command
+    if action == "list":
+        if not at_terminal():
+            raise Forbidden("`cairn agent list` is for a person: run it in an interactive terminal")
+        with Client.connect(role="human", workspace=os.getcwd()) as client:
+            agents = client.call("agent.list")["agents"]
+
+        def human() -> None:
+            for a in agents:
+                token = "token" if a["has_token"] else "no token"
+                print(
+                    f"{a['name']:24} {a['status']:8} {token:9} last seen {when(a['last_seen_at'])}"
+                )
+
+        emit(args, agents, human)
+        return EXIT_OK
+    prompts = {
+        "add": f"Register agent {args.name!r} and issue it a token?",
+        "pause": f"Pause agent {args.name!r}? Its requests will be refused until you resume it.",
+        "resume": f"Let agent {args.name!r} work again?",
+        "revoke": f"Revoke agent {args.name!r}? Its token stops working and is deleted.",
+    }
+    with connect_as_person(prompts[action], f"{action} {args.name}") as client:
+        result = client.call(f"agent.{action}", {"name": args.name})
+
+    def report() -> None:
+        if action == "add":
+            print(
+                f"agent {result['name']} registered. Its token (shown once; also kept in "
+                f"{result['stored_in']}):\n{result['token']}"
+            )
+        else:
+            print(f"agent {result['name']} is now {result['status']}")
+
+    emit(args, result, report)
+    return EXIT_OK
+
+
+# -- the edge ----------------------------------------------------------------------------------
 
 
 def configure_logging(verbose: bool = False) -> None:
@@ -54,64 +564,39 @@ def configure_logging(verbose: bool = False) -> None:
     )
 
 
-def cmd_paths(args: argparse.Namespace) -> int:
-    paths = resolve_paths()
-    if args.json:
-        print(json.dumps(paths.as_dict(), indent=2))
-    else:
-        for name, value in paths.as_dict().items():
-            print(f"{name:9} {value}")
-    return EXIT_OK
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    configure_logging()
-    cairn = Cairn.open(resolve_paths())
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: object) -> None:
-        log.info("received %s, stopping", signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    try:
-        log.info("Cairn %s serving the store at %s", __version__, cairn.paths.database)
-        janitor = Janitor(cairn.store, cairn.memories, cairn.settings, cairn.paths)
-        while not stop.is_set():
-            janitor.run()
-            stop.wait(args.janitor_interval)
-    finally:
-        cairn.close()
-        log.info("Cairn stopped")
-    return EXIT_OK
-
-
-def cmd_reindex(args: argparse.Namespace) -> int:
-    cairn = Cairn.open(resolve_paths())
-    try:
-        started = time.perf_counter()
-        count = cairn.store.writer.run(lambda tx: search_index.rebuild(tx.conn))
-        print(f"reindexed {count} memories in {time.perf_counter() - started:.2f} s")
-    finally:
-        cairn.close()
-    return EXIT_OK
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "serve": cmd_serve,
+    "status": cmd_status,
+    "paths": cmd_paths,
+    "reindex": cmd_reindex,
+    "stop": cmd_stop,
+    "add": cmd_add,
+    "search": cmd_search,
+    "get": cmd_get,
+    "list": cmd_list,
+    "forget": cmd_forget,
+    "context": cmd_context,
+    "agent": cmd_agent,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    command = args.command or "serve"
     if args.command is None:
         args = parser.parse_args(["serve"])
-    handlers = {"serve": cmd_serve, "paths": cmd_paths, "reindex": cmd_reindex}
     try:
-        return handlers[command](args)
+        return HANDLERS[args.command](args)
+    except NotConfirmed as e:
+        print(f"cairn: {e.message}", file=sys.stderr)
+        return EXIT_FAILED
     except CairnError as e:
         print(f"cairn: {e.message}", file=sys.stderr)
         return e.code.exit_status
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK
 
 
 if __name__ == "__main__":

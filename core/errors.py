@@ -45,6 +45,7 @@ class ErrorCode(Enum):
     NOT_RUNNING = (-32026, 69, "not_running")
     KEYCHAIN = (-32027, 74, "keychain")
     IO = (-32028, 74, "io_error")
+    RUNTIME_UNSAFE = (-32029, 77, "runtime_unsafe")
 
     @property
     def rpc_code(self) -> int:
@@ -115,6 +116,34 @@ class NotReady(CallerError):
     code = ErrorCode.NOT_READY
 
 
+class Unauthenticated(CallerError):
+    code = ErrorCode.UNAUTHENTICATED
+
+
+class AgentPaused(CallerError):
+    code = ErrorCode.AGENT_PAUSED
+
+
+class AgentRevoked(CallerError):
+    code = ErrorCode.AGENT_REVOKED
+
+
+class RateLimited(CallerError):
+    code = ErrorCode.RATE_LIMITED
+
+
+class MethodNotFound(CallerError):
+    code = ErrorCode.METHOD_NOT_FOUND
+
+
+class InvalidRequest(CallerError):
+    code = ErrorCode.INVALID_REQUEST
+
+
+class ParseError(CallerError):
+    code = ErrorCode.PARSE_ERROR
+
+
 class EnvironmentFault(CairnError):
     """The machine or the store is in a state the caller cannot fix by asking differently."""
 
@@ -145,3 +174,15 @@ class AlreadyRunning(EnvironmentFault):
 
 class IOFault(EnvironmentFault):
     code = ErrorCode.IO
+
+
+class RuntimeUnsafe(EnvironmentFault):
+    code = ErrorCode.RUNTIME_UNSAFE
+
+
+class KeychainFault(EnvironmentFault):
+    code = ErrorCode.KEYCHAIN
+
+
+class NotRunning(EnvironmentFault):
+    code = ErrorCode.NOT_RUNNING

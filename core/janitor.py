@@ -9,7 +9,6 @@ import logging
 from dataclasses import dataclass
 
 from core import audit
-from core.changes import Topic
 from core.memory_service import MemoryService
 from core.model import Caller
 from core.paths import Paths
@@ -56,7 +55,6 @@ class Janitor:
                     tx,
                     Caller.system(),
                     "audit_rotated",
-                    {Topic.HEALTH},
                     detail={"events": moved, "directory": str(self._archive)},
                     at=self._store.clock.now_ms(),
                 )

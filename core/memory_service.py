@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from core import audit, relations, tombstones
-from core.bulk import MEMORY_TOPICS, insert_new, new_memory_id, refused_forgotten
+from core.bulk import insert_new, new_memory_id, refused_forgotten
 from core.changes import Change, Topic
 from core.clock import Clock
 from core.errors import (
@@ -41,6 +41,7 @@ from core.model import (
     Scope,
     Status,
     Surface,
+    Tier,
     Tombstone,
     WriteResult,
     WriteStatus,
@@ -391,16 +392,23 @@ class MemoryService:
             tx,
             caller,
             action,
-            MEMORY_TOPICS,
-            memory_id=memory.id,
-            revision=memory.revision,
+            memory=memory,
             content_preview=memory.content,
-            workspace_id=memory.workspace_id,
             detail={"reason": reason} if reason else None,
             at=now,
         )
 
-    def _load_for_change(self, tx: WriteTx, caller: Caller, memory_id: str, now: int) -> Memory:
+    def _load_for_change(
+        self, tx: WriteTx, caller: Caller, memory_id: str, now: int, *, changes: bool = True
+    ) -> Memory:
+        """The memory `caller` is about to change. With `changes`, an agent is refused a memory
+        that holds a person's words: agents propose, people decide."""
+        memory = self._load_visible(tx, caller, memory_id, now)
+        if changes:
+            refuse_agent_on_human_words(caller, memory)
+        return memory
+
+    def _load_visible(self, tx: WriteTx, caller: Caller, memory_id: str, now: int) -> Memory:
         memory = fetch_memory(tx.conn, memory_id, now)
         if memory is None or not visible(caller, memory):
             raise NotFound(f"memory {memory_id} not found", data={"id": memory_id})
@@ -565,7 +573,7 @@ class MemoryService:
                 assert new is not None
             else:
                 assert by_id is not None
-                new = self._load_for_change(tx, caller, by_id, now)
+                new = self._load_for_change(tx, caller, by_id, now, changes=False)
             if new.id == old.id:
                 raise InvalidInput("a memory cannot supersede itself")
             if new.status is not Status.ACTIVE:
@@ -600,6 +608,7 @@ class MemoryService:
             if memory is None or not visible(caller, memory):
                 raise NotFound(f"memory {memory_id} not found", data={"id": memory_id})
             if memory.status is not Status.FORGOTTEN:
+                refuse_agent_on_human_words(caller, memory)
                 self._scrub(tx, caller, memory, reason, now)
             tomb = tombstones.fetch(conn, memory_id)
             assert tomb is not None
@@ -629,6 +638,7 @@ class MemoryService:
         replace_memory(conn, gone, content_hash=None)
         insert_revision(conn, gone, actor=caller.actor, action="forget", reason=None, at=now)
         audit.scrub_previews(tx, memory.id)
+        conn.execute("UPDATE feedback SET note = NULL WHERE memory_id = ?", (memory.id,))
         tombstones.bury(
             conn, memory, content_hash(memory.content), by=caller.actor, at=now, reason=reason
         )
@@ -638,10 +648,7 @@ class MemoryService:
             tx,
             caller,
             "forget",
-            MEMORY_TOPICS,
-            memory_id=memory.id,
-            revision=gone.revision,
-            workspace_id=memory.workspace_id,
+            memory=gone,
             detail={"reason": reason} if reason else None,
             at=now,
         )
@@ -683,9 +690,7 @@ class MemoryService:
                     tx,
                     who,
                     "purge",
-                    MEMORY_TOPICS,
-                    memory_id=mid,
-                    workspace_id=memory.workspace_id,
+                    memory=memory,
                     detail={"reason": "expired"},
                     at=now,
                 )
@@ -707,8 +712,8 @@ class MemoryService:
 
         def job(tx: WriteTx) -> Relation:
             now = self._clock.now_ms()
-            a = self._load_for_change(tx, caller, a_id, now)
-            b = self._load_for_change(tx, caller, b_id, now)
+            a = self._load_for_change(tx, caller, a_id, now, changes=False)
+            b = self._load_for_change(tx, caller, b_id, now, changes=False)
             rel_id = relations.open_contradiction(
                 tx.conn, a.id, b.id, note=note, at=now, by=caller.actor
             )
@@ -716,8 +721,7 @@ class MemoryService:
                 tx,
                 caller,
                 "contradict",
-                MEMORY_TOPICS,
-                memory_id=a.id,
+                memory=a,
                 detail={"other": b.id, "relation": rel_id},
                 at=now,
             )
@@ -758,12 +762,15 @@ class MemoryService:
                         tx.conn, winner, loser, note=note, at=now, by=caller.actor
                     )
             relations.close_contradiction(tx.conn, relation_id, keep=keep, at=now, by=caller.actor)
+            # The event carries the memory's scope, so the live push and `changes.since` show
+            # it to the same connections.
+            subject = fetch_memory(tx.conn, rel.from_id, now)
             audit.record(
                 tx,
                 caller,
                 "resolve",
-                MEMORY_TOPICS,
                 memory_id=rel.from_id,
+                memory=subject,
                 detail={"relation": relation_id, "keep": keep},
                 at=now,
             )
@@ -832,18 +839,18 @@ class MemoryService:
         gap = oldest is not None and 0 < seq < int(oldest) - 1
         if caller.is_human:
             sql = (
-                "SELECT a.seq, a.action, a.memory_id, a.revision, a.actor, m.workspace_id "
-                "FROM audit a LEFT JOIN memory m ON m.id = a.memory_id WHERE a.seq > ? "
+                "SELECT a.seq, a.action, a.memory_id, a.revision, a.actor, m.workspace_id, "
+                "m.scope, m.session_id FROM audit a LEFT JOIN memory m ON m.id = a.memory_id "
+                "WHERE a.seq > ? "
                 "ORDER BY a.seq LIMIT ?"
             )
             args: list[Any] = [seq, limit]
         else:
             where, params = horizon_sql(caller)
             sql = (
-                "SELECT a.seq, a.action, a.memory_id, a.revision, a.actor, m.workspace_id "
-                "FROM audit a JOIN memory m ON m.id = a.memory_id WHERE a.seq > ? AND "
-                + where
-                + " ORDER BY a.seq LIMIT ?"
+                "SELECT a.seq, a.action, a.memory_id, a.revision, a.actor, m.workspace_id, "
+                "m.scope, m.session_id FROM audit a JOIN memory m ON m.id = a.memory_id "
+                "WHERE a.seq > ? AND " + where + " ORDER BY a.seq LIMIT ?"
             )
             args = [seq, *params, limit]
         changes = tuple(
@@ -855,10 +862,58 @@ class MemoryService:
                 revision=r[3],
                 workspace_id=r[5],
                 actor=r[4],
+                scope=r[6],
+                session_id=r[7],
             )
             for r in conn.execute(sql, args)
         )
         return ChangeFeed(changes, changes[-1].seq if changes else max(seq, 0), gap)
+
+    def feedback(
+        self, caller: Caller, memory_id: str, verdict: str, note: str | None = None
+    ) -> int:
+        """Record an agent's (or a person's) verdict on a memory: useful, wrong or stale. It is
+        kept for the human to see; it never changes ranking or status by itself.
+
+        Raises:
+            NotFound: no such memory in the caller's horizon.
+            InvalidInput: an unknown verdict, or a note that is too long.
+        """
+        if verdict not in ("useful", "wrong", "stale"):
+            raise InvalidInput(
+                f"verdict must be useful, wrong or stale, got {verdict!r}",
+                data={"field": "verdict"},
+            )
+        if note is not None:
+            note = check_summary(note, self._limits)
+
+        def job(tx: WriteTx) -> int:
+            now = self._clock.now_ms()
+            memory = self._load_for_change(tx, caller, memory_id, now, changes=False)
+            cur = tx.conn.execute(
+                "INSERT INTO feedback (memory_id, revision, agent, verified, verdict, note, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    memory.id,
+                    memory.revision,
+                    caller.actor,
+                    int(caller.verified),
+                    verdict,
+                    note,
+                    now,
+                ),
+            )
+            audit.record(
+                tx,
+                caller,
+                "feedback",
+                memory=memory,
+                detail={"verdict": verdict},
+                at=now,
+            )
+            return int(cur.lastrowid or 0)
+
+        return self._store.writer.run(job)
 
     def record_recall(self, memory_ids: Sequence[str]) -> None:
         """Count a recall through the agent path (batched; no revision, no audit)."""
@@ -867,3 +922,12 @@ class MemoryService:
 
 
 __all__ = ["ChangeFeed", "MemoryObserver", "MemoryService", "SupersedeResult", "Topic"]
+
+
+def refuse_agent_on_human_words(caller: Caller, memory: Memory) -> None:
+    """Raise Forbidden when an agent tries to change or forget a memory in a person's words."""
+    if caller.surface is Surface.AGENT and memory.tier is Tier.HUMAN:
+        raise Forbidden(
+            f"memory {memory.id} holds a person's words; only a person can change or forget it",
+            data={"id": memory.id},
+        )

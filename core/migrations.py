@@ -178,9 +178,33 @@ def _v1_1(conn: sqlite3.Connection) -> None:
     rebuild(conn)
 
 
+_V1_2 = _statements(
+    """CREATE TABLE agent (
+        name TEXT PRIMARY KEY,
+        token_hash TEXT,
+        status TEXT NOT NULL CHECK (status IN ('active', 'paused', 'revoked')),
+        created_at INTEGER NOT NULL,
+        created_by TEXT NOT NULL,
+        token_created_at INTEGER,
+        last_seen_at INTEGER
+    )""",
+    """CREATE TABLE feedback (
+        id INTEGER PRIMARY KEY,
+        memory_id TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
+        revision INTEGER NOT NULL,
+        agent TEXT NOT NULL,
+        verified INTEGER NOT NULL,
+        verdict TEXT NOT NULL CHECK (verdict IN ('useful', 'wrong', 'stale')),
+        note TEXT,
+        created_at INTEGER NOT NULL
+    )""",
+    "CREATE INDEX feedback_memory ON feedback(memory_id)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(SchemaVersion(1, 0), "memories, revisions, audit, tombstones, relations", _V1_0),
     Migration(SchemaVersion(1, 1), "full-text index (FTS5) of every memory", _v1_1),
+    Migration(SchemaVersion(1, 2), "agent identities and agents' feedback on memories", _V1_2),
 )
 
 CURRENT = MIGRATIONS[-1].version

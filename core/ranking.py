@@ -20,7 +20,7 @@ class DocTerms:
     """The indexed terms of one memory, per field, as stored in the index; `own` holds the
     memory's own words (content, summary, tags), `enrichment` the agent-supplied keywords."""
 
-    __slots__ = ("enrichment", "every", "fields", "lengths", "own")
+    __slots__ = ("_own_counts", "enrichment", "every", "fields", "lengths", "own")
 
     def __init__(self, fields: tuple[Counter[str], ...]) -> None:
         self.fields = fields
@@ -28,6 +28,14 @@ class DocTerms:
         self.own = frozenset(fields[0]) | frozenset(fields[1]) | frozenset(fields[2])
         self.enrichment = frozenset(fields[3])
         self.every = self.own | self.enrichment
+        self._own_counts: Counter[str] | None = None
+
+    @property
+    def own_counts(self) -> Counter[str]:
+        """Counts of the memory's own words over content, summary and tags (built once)."""
+        if self._own_counts is None:
+            self._own_counts = self.fields[0] + self.fields[1] + self.fields[2]
+        return self._own_counts
 
     @staticmethod
     def parse(texts: Sequence[str | None]) -> DocTerms:
@@ -96,8 +104,8 @@ def feedback_candidates(
     excluded = set(query)
     weights: dict[str, float] = {}
     for doc, score in top:
-        own = doc.fields[0] + doc.fields[1] + doc.fields[2]
-        length = sum(own.values())
+        own = doc.own_counts
+        length = doc.lengths[0] + doc.lengths[1] + doc.lengths[2]
         if not length:
             continue
         for term, tf in own.items():

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
 from core.errors import InvalidInput
 from core.model import Origin, Scope
@@ -77,21 +78,21 @@ class WriteRequest:
     @staticmethod
     def from_params(params: Mapping[str, Any]) -> WriteRequest:
         """Parse `memory.write` parameters. Raises InvalidInput naming the offending field."""
-        _check_fields(params, WriteRequest.FIELDS, required=("content", "kind", "scope"))
+        check_fields(params, WriteRequest.FIELDS, required=("content", "kind", "scope"))
         return WriteRequest(
-            content=_text(params, "content"),
-            kind=_text(params, "kind"),
-            scope=_scope(params["scope"]),
-            tags=_tags(params.get("tags")),
-            importance=_int(params, "importance", default=3),
-            summary=_opt_text(params, "summary"),
-            keywords=_opt_text(params, "keywords"),
-            idempotency_key=_key(params, "idempotency_key"),
-            dedupe_key=_key(params, "dedupe_key"),
-            ttl_seconds=_opt_int(params, "ttl_seconds"),
-            origin=_origin(params.get("origin")),
-            source=_opt_text(params, "source"),
-            pinned=_bool(params, "pinned", default=False),
+            content=text(params, "content"),
+            kind=text(params, "kind"),
+            scope=scope(params["scope"]),
+            tags=strings(params.get("tags")),
+            importance=integer(params, "importance", default=3),
+            summary=opt_text(params, "summary"),
+            keywords=opt_text(params, "keywords"),
+            idempotency_key=key(params, "idempotency_key"),
+            dedupe_key=key(params, "dedupe_key"),
+            ttl_seconds=opt_integer(params, "ttl_seconds"),
+            origin=origin(params.get("origin")),
+            source=opt_text(params, "source"),
+            pinned=flag(params, "pinned", default=False),
         )
 
     def fingerprint(self) -> dict[str, Any]:
@@ -153,23 +154,23 @@ class UpdateRequest:
 
     @staticmethod
     def from_params(params: Mapping[str, Any]) -> UpdateRequest:
-        _check_fields(params, UpdateRequest.FIELDS, required=("id", "if_revision"))
-        scope = params.get("scope")
-        tags = params.get("tags", _UNSET)
+        check_fields(params, UpdateRequest.FIELDS, required=("id", "if_revision"))
+        raw_scope = params.get("scope")
+        raw_tags = params.get("tags", _UNSET)
         return UpdateRequest(
-            id=_text(params, "id"),
-            if_revision=_int(params, "if_revision"),
-            content=_opt_text(params, "content"),
-            summary=_opt_text(params, "summary", allow_empty=True),
-            kind=_opt_text(params, "kind"),
-            scope=_scope(scope) if scope is not None else None,
-            tags=None if tags is _UNSET or tags is None else _tags(tags),
-            keywords=_opt_text(params, "keywords", allow_empty=True),
-            importance=_opt_int(params, "importance"),
-            pinned=_opt_bool(params, "pinned"),
-            ttl_seconds=_opt_int(params, "ttl_seconds"),
-            clear_expiry=_bool(params, "clear_expiry", default=False),
-            reason=_opt_text(params, "reason"),
+            id=text(params, "id"),
+            if_revision=integer(params, "if_revision"),
+            content=opt_text(params, "content"),
+            summary=opt_text(params, "summary", allow_empty=True),
+            kind=opt_text(params, "kind"),
+            scope=scope(raw_scope) if raw_scope is not None else None,
+            tags=None if raw_tags is _UNSET or raw_tags is None else strings(raw_tags),
+            keywords=opt_text(params, "keywords", allow_empty=True),
+            importance=opt_integer(params, "importance"),
+            pinned=opt_flag(params, "pinned"),
+            ttl_seconds=opt_integer(params, "ttl_seconds"),
+            clear_expiry=flag(params, "clear_expiry", default=False),
+            reason=opt_text(params, "reason"),
         )
 
     def changes_anything(self) -> bool:
@@ -195,53 +196,58 @@ class UpdateRequest:
 # -- field parsers ---------------------------------------------------------------------------
 
 
-def _check_fields(
-    params: Mapping[str, Any], allowed: frozenset[str], *, required: tuple[str, ...]
+def check_fields(
+    params: Mapping[str, Any],
+    allowed: frozenset[str],
+    *,
+    required: tuple[str, ...],
 ) -> None:
+    """Refuse unknown fields by name; a field Cairn stamps from the caller gets its own message."""
     if not isinstance(params, Mapping):
         raise InvalidInput("parameters must be an object")
     for name in params:
         if not isinstance(name, str):
             raise InvalidInput("parameter names must be strings")
+        if name in allowed:
+            continue
         if name in STAMP_FIELDS:
             raise InvalidInput(
                 f"field '{name}' is set by Cairn from the connection and cannot be supplied",
                 data={"field": name},
             )
-        if name not in allowed:
-            raise InvalidInput(
-                f"unknown field '{name}' (allowed: {', '.join(sorted(allowed))})",
-                data={"field": name},
-            )
+        raise InvalidInput(
+            f"unknown field '{name}' (allowed: {', '.join(sorted(allowed))})",
+            data={"field": name},
+        )
     for name in required:
         if params.get(name) is None:
             raise InvalidInput(f"field '{name}' is required", data={"field": name})
 
 
-def _text(params: Mapping[str, Any], name: str) -> str:
+def text(params: Mapping[str, Any], name: str) -> str:
     value = params.get(name)
     if not isinstance(value, str):
         raise InvalidInput(
-            f"field '{name}' must be a string, got {_type(value)}", data={"field": name}
+            f"field '{name}' must be a string, got {type_name(value)}", data={"field": name}
         )
     return value
 
 
-def _opt_text(params: Mapping[str, Any], name: str, *, allow_empty: bool = False) -> str | None:
+def opt_text(params: Mapping[str, Any], name: str, *, allow_empty: bool = False) -> str | None:
     value = params.get(name)
     if value is None:
         return None
     if not isinstance(value, str):
         raise InvalidInput(
-            f"field '{name}' must be a string, got {_type(value)}", data={"field": name}
+            f"field '{name}' must be a string, got {type_name(value)}", data={"field": name}
         )
     if not allow_empty and not value.strip():
         raise InvalidInput(f"field '{name}' must not be empty", data={"field": name})
     return value
 
 
-def _key(params: Mapping[str, Any], name: str) -> str | None:
-    value = _opt_text(params, name)
+def key(params: Mapping[str, Any], name: str) -> str | None:
+    value = opt_text(params, name)
     if value is not None and len(value) > _MAX_KEY_CHARS:
         raise InvalidInput(
             f"field '{name}' is longer than {_MAX_KEY_CHARS} characters", data={"field": name}
@@ -249,7 +255,7 @@ def _key(params: Mapping[str, Any], name: str) -> str | None:
     return value
 
 
-def _int(params: Mapping[str, Any], name: str, *, default: int | None = None) -> int:
+def integer(params: Mapping[str, Any], name: str, *, default: int | None = None) -> int:
     value = params.get(name)
     if value is None:
         if default is None:
@@ -257,45 +263,66 @@ def _int(params: Mapping[str, Any], name: str, *, default: int | None = None) ->
         return default
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(
-            f"field '{name}' must be an integer, got {_type(value)}", data={"field": name}
+            f"field '{name}' must be an integer, got {type_name(value)}", data={"field": name}
         )
     return value
 
 
-def _opt_int(params: Mapping[str, Any], name: str) -> int | None:
+def opt_integer(params: Mapping[str, Any], name: str) -> int | None:
     if params.get(name) is None:
         return None
-    return _int(params, name)
+    return integer(params, name)
 
 
-def _bool(params: Mapping[str, Any], name: str, *, default: bool) -> bool:
+def flag(params: Mapping[str, Any], name: str, *, default: bool) -> bool:
     value = params.get(name)
     if value is None:
         return default
     if not isinstance(value, bool):
         raise InvalidInput(
-            f"field '{name}' must be true or false, got {_type(value)}", data={"field": name}
+            f"field '{name}' must be true or false, got {type_name(value)}", data={"field": name}
         )
     return value
 
 
-def _opt_bool(params: Mapping[str, Any], name: str) -> bool | None:
+def opt_flag(params: Mapping[str, Any], name: str) -> bool | None:
     if params.get(name) is None:
         return None
-    return _bool(params, name, default=False)
+    return flag(params, name, default=False)
 
 
-def _tags(value: Any) -> tuple[str, ...]:
+def strings(value: Any, name: str = "tags") -> tuple[str, ...]:
+    """A list of strings (absent: empty)."""
     if value is None:
         return ()
     if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
         raise InvalidInput(
-            f"field 'tags' must be a list of strings, got {_type(value)}", data={"field": "tags"}
+            f"field '{name}' must be a list of strings, got {type_name(value)}",
+            data={"field": name},
         )
     return tuple(value)
 
 
-def _scope(value: Any) -> Scope:
+E = TypeVar("E", bound=Enum)
+
+
+def choice(value: Any, name: str, enum: type[E]) -> E:
+    """One value of an enumeration, with the allowed values in the error."""
+    try:
+        return enum(value)
+    except ValueError:
+        allowed = ", ".join(str(m.value) for m in enum)
+        raise InvalidInput(
+            f"field '{name}' must be one of {allowed}, got {value!r}", data={"field": name}
+        ) from None
+
+
+def choices(value: Any, name: str, enum: type[E]) -> frozenset[E]:
+    """A list of values of an enumeration (absent: empty)."""
+    return frozenset(choice(v, name, enum) for v in strings(value, name))
+
+
+def scope(value: Any) -> Scope:
     try:
         return Scope(value)
     except ValueError:
@@ -305,7 +332,7 @@ def _scope(value: Any) -> Scope:
         ) from None
 
 
-def _origin(value: Any) -> Origin:
+def origin(value: Any) -> Origin:
     if value is None:
         return Origin.EXPLICIT
     try:
@@ -318,7 +345,7 @@ def _origin(value: Any) -> Origin:
         ) from None
 
 
-def _type(value: Any) -> str:
+def type_name(value: Any) -> str:
     if value is None:
         return "null"
     return {

@@ -25,6 +25,8 @@ class Tables:
     Tombstone: Any
     Relation: Any
     Idempotency: Any
+    Agent: Any
+    Feedback: Any
 
     def all(self) -> tuple[Any, ...]:
         return (
@@ -37,6 +39,8 @@ class Tables:
             self.Tombstone,
             self.Relation,
             self.Idempotency,
+            self.Agent,
+            self.Feedback,
         )
 
 
@@ -169,6 +173,31 @@ def bind_tables(db: peewee.Database | None) -> Tables:
         class Meta:
             table_name = "relation"
 
+    class Agent(Base):
+        name = TextField(primary_key=True)
+        token_hash = TextField(null=True)
+        status = TextField()
+        created_at = IntegerField()
+        created_by = TextField()
+        token_created_at = IntegerField(null=True)
+        last_seen_at = IntegerField(null=True)
+
+        class Meta:
+            table_name = "agent"
+
+    class Feedback(Base):
+        id = peewee.AutoField()
+        memory_id = TextField()
+        revision = IntegerField()
+        agent = TextField()
+        verified = IntegerField()
+        verdict = TextField()
+        note = TextField(null=True)
+        created_at = IntegerField()
+
+        class Meta:
+            table_name = "feedback"
+
     class Idempotency(Base):
         actor = TextField()
         key = TextField()
@@ -191,4 +220,6 @@ def bind_tables(db: peewee.Database | None) -> Tables:
         Tombstone=Tombstone,
         Relation=Relation,
         Idempotency=Idempotency,
+        Agent=Agent,
+        Feedback=Feedback,
     )

@@ -809,7 +809,7 @@ def _coverage(q: _Query, doc: DocTerms, stats: _Stats, *, enrichment: bool = Tru
     groups, whole = _weighted_groups(q, stats)
     if not whole:
         return 0.0
-    held = doc.own | doc.enrichment if enrichment else doc.own
+    held = doc.every if enrichment else doc.own
     covered = sum(weight for forms, weight in groups if not held.isdisjoint(forms))
     return covered / whole
 

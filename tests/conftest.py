@@ -47,7 +47,17 @@ def isolated_home(short_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CAIRN_HOME", str(short_tmp / "c"))
-    for var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
+    # Tests never touch the user's real keychain: tokens go to the owner-only file fallback.
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    for var in (
+        "XDG_DATA_HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "XDG_RUNTIME_DIR",
+        "CAIRN_AGENT",
+        "CAIRN_TOKEN",
+        "CAIRN_NO_AUTOSTART",
+    ):
         monkeypatch.delenv(var, raising=False)
     return short_tmp
 

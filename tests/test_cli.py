@@ -52,7 +52,7 @@ def test_serve_runs_until_terminated_and_refuses_a_second_copy(short_tmp: Path) 
         assert "serving the store" in line
         second = cairn(home, "serve")
         assert second.returncode == 69
-        assert "already open in another Cairn process" in second.stderr
+        assert "Cairn is already running" in second.stderr
         assert len(second.stderr.strip().splitlines()) == 1
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0

@@ -43,6 +43,31 @@ def test_audit_rotation_moves_old_events_to_files_and_says_so(
         cairn.close()
 
 
+def test_rotated_audit_files_never_hold_memory_content(paths: Paths, clock: FakeClock) -> None:
+    """Forget cannot reach into archived files, so they never carry content previews."""
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    cairn = Cairn.open(paths, settings=settings, clock=clock)
+    try:
+        secret = cairn.memories.write(
+            Caller.human(),
+            WriteRequest(content="the vault code is 4512", kind="fact", scope=Scope.GLOBAL),
+        )
+        reqs = [
+            WriteRequest(content=f"fact {i}", kind="fact", scope=Scope.GLOBAL) for i in range(1100)
+        ]
+        cairn.memories.write_many(Caller.human(), reqs)
+        Janitor(cairn.store, cairn.memories, settings, paths).run()
+        assert secret.id is not None
+        cairn.memories.forget(Caller.human(), secret.id)
+        archived = "".join(
+            f.read_text(encoding="utf-8") for f in paths.audit_archive.glob("audit-*.jsonl")
+        )
+        assert secret.id in archived  # the event itself is kept...
+        assert "4512" not in archived and "fact 3" not in archived  # ...without the words
+    finally:
+        cairn.close()
+
+
 def test_janitor_purges_only_what_expired_long_enough_ago(
     cairn: Cairn, paths: Paths, clock: FakeClock
 ) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.app import Cairn
-from core.changes import ChangeSet
+from core.changes import Change, ChangeSet
 from core.errors import (
     Conflict,
     IdempotencyMismatch,
@@ -274,6 +274,40 @@ def test_every_mutation_is_audited_in_order_and_published_after_commit(
     # changes since the second event only
     later = cairn.memories.changes_since(Caller.human(), seqs[1])
     assert [c.action for c in later.changes] == ["pin", "forget"]
+
+
+def test_the_live_push_and_changes_since_describe_each_change_alike(
+    cairn: Cairn, agent: Caller
+) -> None:
+    """A listener that missed the push and reads `changes.since` learns the same thing."""
+    seen: list[ChangeSet] = []
+    unsubscribe = cairn.bus.subscribe(seen.append)
+    a = write(cairn, agent, "the API port is 8080", scope="project")
+    b = write(cairn, agent, "the API port is 9090", scope="session")
+    cairn.memories.update(agent, UpdateRequest(id=a, if_revision=1, content="port 8080"))
+    rel = cairn.memories.mark_contradiction(agent, a, b)
+    cairn.memories.resolve_contradiction(Caller.human(), rel.id, "both")
+    cairn.memories.feedback(agent, b, "useful")
+    cairn.agents.add(Caller.human(), "helper")
+    from core.agents import AgentStatus
+
+    cairn.agents.set_status(Caller.human(), "helper", AgentStatus.PAUSED)
+    cairn.memories.forget(Caller.human(), b)
+    unsubscribe()
+
+    def shape(c: Change) -> tuple[object, ...]:
+        return (c.seq, c.action, c.topics, c.memory_id, c.workspace_id, c.scope, c.session_id)
+
+    pushed = [shape(c) for s in seen for c in s.changes]
+    rebuilt = [shape(c) for c in cairn.memories.changes_since(Caller.human(), 0).changes]
+    assert pushed == rebuilt
+    assert {"resolve", "agent_add", "agent_paused", "forget"} <= {p[1] for p in pushed}
+    # what the agent may see: the same events, live or read back
+    from core.server import visible_change
+
+    live = [c.seq for s in seen for c in s.changes if visible_change(agent, c)]
+    read = [c.seq for c in cairn.memories.changes_since(agent, 0).changes]
+    assert live == read
 
 
 def test_a_failed_write_publishes_nothing(cairn: Cairn, agent: Caller) -> None:
@@ -592,3 +626,29 @@ def test_write_many_lands_the_valid_and_reports_the_invalid(cairn: Cairn, agent:
     assert isinstance(out[1], InvalidInput)
     assert [getattr(o, "status", None) for o in (out[0], out[2])] == [WriteStatus.STORED] * 2
     assert {m.content for m in cairn.memories.list(agent).items} == {"one", "three"}
+
+
+def test_agents_cannot_change_or_forget_a_persons_words(cairn: Cairn, agent: Caller) -> None:
+    from core.errors import Forbidden
+
+    mine = cairn.memories.write(
+        Caller.human(), WriteRequest(content="my own note", kind="fact", scope=Scope.GLOBAL)
+    )
+    assert mine.id is not None
+    theirs = write(cairn, agent, "the agent's note")
+    attempts = (
+        lambda: cairn.memories.update(agent, UpdateRequest(id=mine.id, if_revision=1, content="x")),
+        lambda: cairn.memories.set_pinned(agent, mine.id, True),
+        lambda: cairn.memories.set_archived(agent, mine.id, True),
+        lambda: cairn.memories.supersede(agent, mine.id, by_id=theirs),
+        lambda: cairn.memories.forget(agent, mine.id),
+    )
+    for attempt in attempts:
+        with pytest.raises(Forbidden, match="a person's words"):
+            attempt()
+    after = cairn.memories.get(Caller.human(), mine.id)
+    assert (after.memory.revision, after.memory.content) == (1, "my own note")
+    # flagging stays open to agents, and a person's memory can supersede an agent's
+    cairn.memories.feedback(agent, mine.id, "stale")
+    cairn.memories.mark_contradiction(agent, theirs, mine.id)
+    cairn.memories.supersede(agent, theirs, by_id=mine.id)

@@ -1,0 +1,250 @@
+"""Agent identities: a name, an optional token (only its hash is stored), and a status.
+
+A connection that presents an agent's token is *verified*; one that only declares a name is not,
+and can claim nothing a verified agent was granted. Registering, pausing and revoking agents are
+people's decisions. Tokens are random (256 bits), handed to the person once, and kept for local
+clients in the keychain (`core.keychain`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import sqlite3
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from core import audit
+from core.clock import Clock
+from core.errors import (
+    AgentPaused,
+    AgentRevoked,
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    Unauthenticated,
+)
+from core.keychain import TokenStore
+from core.model import Caller
+from core.store import Store
+from core.writer import WriteTx
+
+NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+TOKEN_PREFIX = "cairn_"  # noqa: S105 - a prefix that makes tokens recognisable, not a secret
+
+
+class AgentStatus(StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    REVOKED = "revoked"
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    status: AgentStatus
+    has_token: bool
+    created_at: int
+    created_by: str
+    last_seen_at: int | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "status": self.status.value,
+            "has_token": self.has_token,
+            "created_at": self.created_at,
+            "created_by": self.created_by,
+            "last_seen_at": self.last_seen_at,
+        }
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a connection is, once its hello was accepted."""
+
+    name: str
+    verified: bool
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def check_name(name: object) -> str:
+    if not isinstance(name, str) or not NAME.match(name):
+        raise InvalidInput(
+            "agent name must be 1-64 characters of lower-case letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit",
+            data={"field": "agent"},
+        )
+    return name
+
+
+class AgentService:
+    def __init__(self, store: Store, clock: Clock, tokens: TokenStore) -> None:
+        self._store = store
+        self._clock = clock
+        self.tokens = tokens
+
+    @staticmethod
+    def _row(conn: sqlite3.Connection, name: str) -> tuple[Any, ...] | None:
+        """(token_hash, status, created_at, created_by, last_seen_at) of one agent."""
+        row = conn.execute(
+            "SELECT token_hash, status, created_at, created_by, last_seen_at FROM agent "
+            "WHERE name = ?",
+            (name,),
+        ).fetchone()
+        return tuple(row) if row else None
+
+    def get(self, name: str) -> Agent:
+        row = self._row(self._store.read_db.conn(), check_name(name))
+        if row is None:
+            raise NotFound(f"agent {name!r} is not known", data={"agent": name})
+        return Agent(name, AgentStatus(row[1]), row[0] is not None, row[2], row[3], row[4])
+
+    def list(self) -> list[Agent]:
+        rows = self._store.read_db.conn().execute(
+            "SELECT name, token_hash, status, created_at, created_by, last_seen_at FROM agent "
+            "ORDER BY name"
+        )
+        return [
+            Agent(
+                r[0],
+                AgentStatus(r[2]),
+                r[1] is not None and r[2] != AgentStatus.REVOKED.value,
+                r[3],
+                r[4],
+                r[5],
+            )
+            for r in rows
+        ]
+
+    def add(self, caller: Caller, name: str) -> tuple[Agent, str]:
+        """Register `name` with a fresh token (or give a token to a name so far only declared).
+        Returns the agent and the token, which is shown once and kept in the token store.
+
+        Raises:
+            Forbidden: the caller is not a person.
+            Conflict: the agent already has a token (revoke it first to issue a new one).
+        """
+        if not caller.is_human:
+            raise Forbidden("only a person can register an agent")
+        check_name(name)
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+        def job(tx: WriteTx) -> Agent:
+            now = self._clock.now_ms()
+            row = self._row(tx.conn, name)
+            if row is not None and row[0] is not None and row[1] != AgentStatus.REVOKED:
+                raise Conflict(
+                    f"agent {name!r} already has a token; revoke it to issue a new one",
+                    data={"agent": name},
+                )
+            tx.conn.execute(
+                "INSERT INTO agent (name, token_hash, status, created_at, created_by, "
+                "token_created_at) VALUES (?, ?, 'active', ?, ?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET token_hash = excluded.token_hash, "
+                "status = 'active', token_created_at = excluded.token_created_at",
+                (name, token_hash(token), now, caller.actor, now),
+            )
+            audit.record(tx, caller, "agent_add", detail={"agent": name}, at=now)
+            # Stored inside the transaction: if the token store refuses, nothing is registered.
+            self.tokens.set(name, token)
+            return Agent(name, AgentStatus.ACTIVE, True, now, caller.actor, None)
+
+        return self._store.writer.run(job), token
+
+    def set_status(self, caller: Caller, name: str, status: AgentStatus) -> Agent:
+        """Pause, resume (active) or revoke an agent. Revoking also removes its token."""
+        if not caller.is_human:
+            raise Forbidden("only a person can pause, resume or revoke an agent")
+        check_name(name)
+
+        def job(tx: WriteTx) -> Agent:
+            now = self._clock.now_ms()
+            row = self._row(tx.conn, name)
+            if row is None:
+                raise NotFound(f"agent {name!r} is not known", data={"agent": name})
+            if row[1] == AgentStatus.REVOKED and status is not AgentStatus.REVOKED:
+                raise Conflict(
+                    f"agent {name!r} is revoked; register it again with `cairn agent add`",
+                    data={"agent": name},
+                )
+            # A revoked agent keeps its token's hash, so the old token is answered "revoked"
+            # rather than "unknown"; the token itself leaves the keychain below.
+            tx.conn.execute("UPDATE agent SET status = ? WHERE name = ?", (status.value, name))
+            audit.record(tx, caller, f"agent_{status.value}", detail={"agent": name}, at=now)
+            usable = row[0] is not None and status is not AgentStatus.REVOKED
+            return Agent(name, status, usable, row[2], row[3], row[4])
+
+        agent = self._store.writer.run(job)
+        if status is AgentStatus.REVOKED:
+            self.tokens.delete(name)
+        return agent
+
+    def authenticate(self, name: object, token: object, *, require_token: bool) -> Identity:
+        """Check a hello's agent name and token.
+
+        Raises:
+            Unauthenticated: a wrong token; no token where one is required; or no token for a
+                name that has one (a declared name cannot borrow a registered identity).
+            AgentPaused, AgentRevoked: the agent may not work now.
+        """
+        checked = check_name(name)
+        if token is not None and not isinstance(token, str):
+            raise Unauthenticated("token must be a string")
+        row = self._row(self._store.read_db.conn(), checked)
+        if token is None:
+            if require_token:
+                raise Unauthenticated(
+                    "this connection needs an agent token (see `cairn agent add`)"
+                )
+            if row is not None and row[0] is not None:
+                raise Unauthenticated(
+                    f"agent {checked!r} is registered with a token; connect with it, or use "
+                    "another name"
+                )
+            if row is not None:
+                self.check_status(checked, AgentStatus(row[1]))
+            return Identity(checked, verified=False)
+        expected = row[0] if row is not None else None
+        # Compare digests in constant time; an unknown name compares against a dummy digest.
+        # The token is checked before the status, so a wrong token learns nothing about the name.
+        if not hmac.compare_digest(token_hash(token), expected or "0" * 64) or expected is None:
+            raise Unauthenticated("the token does not belong to this agent")
+        assert row is not None
+        self.check_status(checked, AgentStatus(row[1]))
+        return Identity(checked, verified=True)
+
+    @staticmethod
+    def check_status(name: str, status: AgentStatus) -> None:
+        if status is AgentStatus.PAUSED:
+            raise AgentPaused(
+                f"agent {name!r} is paused by its owner; its requests are refused until resumed",
+                data={"agent": name},
+            )
+        if status is AgentStatus.REVOKED:
+            raise AgentRevoked(f"agent {name!r} is revoked", data={"agent": name})
+
+    def status(self, name: str) -> AgentStatus | None:
+        row = self._row(self._store.read_db.conn(), name)
+        return AgentStatus(row[1]) if row else None
+
+    def seen(self, identity: Identity) -> None:
+        """Record that an agent connected (registering a declared name on first sight)."""
+        now = self._clock.now_ms()
+
+        def job(tx: WriteTx) -> None:
+            tx.conn.execute(
+                "INSERT INTO agent (name, status, created_at, created_by, last_seen_at) "
+                "VALUES (?, 'active', ?, 'self-declared', ?) "
+                "ON CONFLICT(name) DO UPDATE SET last_seen_at = excluded.last_seen_at",
+                (identity.name, now, now),
+            )
+
+        self._store.writer.run(job)

@@ -1,0 +1,327 @@
+"""A small Python client for Cairn's socket, sync and async, and the one rule for who starts
+Cairn: when no Cairn runs, a client starts the headless daemon detached and waits for its socket.
+
+    with Client.connect(agent="my-agent", workspace=".") as cairn:
+        cairn.call("memory.write", {"content": "...", "kind": "fact", "scope": "project"})
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import itertools
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Self
+
+from core.errors import CairnError, ErrorCode, NotRunning
+from core.keychain import open_token_store
+from core.paths import Paths, ensure_private_dir, resolve_paths
+from core.protocol import PROTOCOL_VERSION
+from core.runtime import probe, socket_path
+
+_BY_RPC_CODE = {code.rpc_code: code for code in ErrorCode}
+START_TIMEOUT = 20.0
+
+
+class RemoteError(CairnError):
+    """An error the server answered with; `code` is the server's code from the fixed table."""
+
+    def __init__(self, code: ErrorCode, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message, data=data)
+        self.code = code
+
+
+def error_from(obj: dict[str, Any]) -> RemoteError:
+    code = _BY_RPC_CODE.get(obj.get("code", 0), ErrorCode.INTERNAL_ERROR)
+    return RemoteError(code, str(obj.get("message", "error")), obj.get("data") or {})
+
+
+def daemon_command() -> list[str]:
+    """How to start the headless daemon from this installation (source tree or bundle)."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "serve"]
+    return [sys.executable, "-m", "core.cli", "serve"]
+
+
+def ensure_running(paths: Paths, *, timeout: float = START_TIMEOUT) -> bool:
+    """Start the headless daemon when no Cairn answers; True when this call started it.
+
+    Raises:
+        NotRunning: the daemon did not come up (the message carries the end of its log).
+    """
+    path = socket_path(paths)
+    if probe(path):
+        return False
+    ensure_private_dir(paths.state)
+    logs = ensure_private_dir(paths.logs)
+    log_file = logs / "daemon.log"
+    env = dict(os.environ)  # the daemon inherits CAIRN_HOME and the rest as they are
+    with open(log_file, "ab") as out:
+        proc = subprocess.Popen(
+            daemon_command(),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            cwd="/",
+            env=env,
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if probe(path, timeout=0.5):
+            return True
+        code = proc.poll()
+        if code is not None and not probe(path, timeout=0.5):
+            if code == ErrorCode.ALREADY_RUNNING.exit_status and probe(path):
+                return False
+            raise NotRunning(
+                f"Cairn could not be started (exit {code}): {_tail(log_file)}",
+                data={"log": str(log_file)},
+            )
+        time.sleep(0.05)
+    raise NotRunning(f"Cairn did not start within {timeout:.0f} s; see {log_file}")
+
+
+def _tail(path: Path) -> str:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return "no log"
+    return lines[-1] if lines else "no log"
+
+
+def _hello_params(
+    *,
+    agent: str | None,
+    token: str | None,
+    workspace: str | None,
+    session: str | None,
+    role: str,
+    paths: Paths,
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"protocol_version": PROTOCOL_VERSION, "role": role}
+    if role == "agent":
+        name = agent or os.environ.get("CAIRN_AGENT") or "cli"
+        params["agent"] = name
+        token = token or os.environ.get("CAIRN_TOKEN") or open_token_store(paths)[0].get(name)
+        if token:
+            params["token"] = token
+    if workspace is not None:
+        params["workspace"] = os.path.abspath(os.path.expanduser(workspace))
+    if session is not None:
+        params["session"] = session
+    return params
+
+
+class Client:
+    """A blocking client: one connection, one request at a time, notifications buffered."""
+
+    def __init__(self, sock: socket.socket, *, timeout: float) -> None:
+        self._sock = sock
+        self._sock.settimeout(timeout)
+        self._file = sock.makefile("rb")
+        self._ids = itertools.count(1)
+        self._notes: collections.deque[dict[str, Any]] = collections.deque()
+        self.hello: dict[str, Any] = {}
+
+    @classmethod
+    def connect(
+        cls,
+        paths: Paths | None = None,
+        *,
+        agent: str | None = None,
+        token: str | None = None,
+        workspace: str | None = None,
+        session: str | None = None,
+        role: str = "agent",
+        autostart: bool = True,
+        timeout: float = 30.0,
+    ) -> Client:
+        """Connect (starting the daemon first when none runs and `autostart`) and say hello.
+
+        Raises:
+            NotRunning: no Cairn runs and it was not (or could not be) started.
+            RemoteError: the server refused the hello.
+        """
+        paths = paths or resolve_paths()
+        path = socket_path(paths)
+        if autostart and os.environ.get("CAIRN_NO_AUTOSTART") != "1":
+            ensure_running(paths)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(str(path))
+        except (FileNotFoundError, ConnectionRefusedError) as e:
+            sock.close()
+            raise NotRunning(
+                f"Cairn is not running (no server at {path}); start it with `cairn serve` or "
+                "the tray",
+                data={"socket": str(path)},
+            ) from e
+        client = cls(sock, timeout=timeout)
+        try:
+            client.hello = client.call(
+                "hello",
+                _hello_params(
+                    agent=agent,
+                    token=token,
+                    workspace=workspace,
+                    session=session,
+                    role=role,
+                    paths=paths,
+                ),
+            )
+        except BaseException:
+            client.close()
+            raise
+        return client
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send one request and return its result (or raise the server's error)."""
+        req_id = next(self._ids)
+        frame = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params or {}}
+        self._sock.sendall(
+            (json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        )
+        while True:
+            message = self._read()
+            if message.get("id") == req_id and "method" not in message:
+                if "error" in message:
+                    raise error_from(message["error"])
+                result: dict[str, Any] = message["result"]
+                return result
+            if "method" in message:
+                self._notes.append(message)
+            elif message.get("id") is None and "error" in message:
+                raise error_from(message["error"])
+
+    def next_notification(self, timeout: float) -> dict[str, Any] | None:
+        """The next pushed notification (e.g. `changes`), or None after `timeout` seconds."""
+        if self._notes:
+            return self._notes.popleft()
+        previous = self._sock.gettimeout()
+        self._sock.settimeout(timeout)
+        try:
+            message = self._read()
+        except TimeoutError:
+            return None
+        finally:
+            self._sock.settimeout(previous)
+        return message if "method" in message else None
+
+    def _read(self) -> dict[str, Any]:
+        line = self._file.readline()
+        if not line:
+            raise NotRunning("Cairn closed the connection")
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._file.close()
+        with contextlib.suppress(OSError):
+            self._sock.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+class AsyncClient:
+    """An asyncio client: many requests in flight, notifications on a queue."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.notifications: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.hello: dict[str, Any] = {}
+        self._reading = asyncio.create_task(self._read_loop())
+
+    @classmethod
+    async def connect(
+        cls,
+        paths: Paths | None = None,
+        *,
+        agent: str | None = None,
+        token: str | None = None,
+        workspace: str | None = None,
+        session: str | None = None,
+        autostart: bool = True,
+    ) -> AsyncClient:
+        paths = paths or resolve_paths()
+        path = socket_path(paths)
+        if autostart and os.environ.get("CAIRN_NO_AUTOSTART") != "1":
+            await asyncio.get_running_loop().run_in_executor(None, ensure_running, paths)
+        try:
+            reader, writer = await asyncio.open_unix_connection(str(path), limit=64 * 1024 * 1024)
+        except (FileNotFoundError, ConnectionRefusedError) as e:
+            raise NotRunning(f"Cairn is not running (no server at {path})") from e
+        client = cls(reader, writer)
+        try:
+            client.hello = await client.call(
+                "hello",
+                _hello_params(
+                    agent=agent,
+                    token=token,
+                    workspace=workspace,
+                    session=session,
+                    role="agent",
+                    paths=paths,
+                ),
+            )
+        except BaseException:
+            await client.close()
+            raise
+        return client
+
+    async def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        req_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[req_id] = future
+        frame = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params or {}}
+        self._writer.write(
+            (json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        )
+        await self._writer.drain()
+        return await future
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                line = await self._reader.readline()
+                if not line:
+                    break
+                message = json.loads(line)
+                if "method" in message:
+                    await self.notifications.put(message)
+                    continue
+                future = self._pending.pop(message.get("id"), None)
+                if future is None or future.done():
+                    continue
+                if "error" in message:
+                    future.set_exception(error_from(message["error"]))
+                else:
+                    future.set_result(message["result"])
+        finally:
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(NotRunning("Cairn closed the connection"))
+            self._pending.clear()
+
+    async def close(self) -> None:
+        self._writer.close()
+        with contextlib.suppress(Exception):
+            await self._writer.wait_closed()
+        self._reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._reading

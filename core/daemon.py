@@ -1,0 +1,163 @@
+"""Running Cairn as a service: claim the socket, open the store, serve, keep house, stop cleanly.
+
+`Runtime` is used by both the headless daemon (`cairn serve`, a plain asyncio loop) and the tray
+application (the same coroutines inside Qt's loop through qasync).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from pathlib import Path
+
+from core import __version__
+from core.app import Cairn
+from core.errors import ConfigInvalid
+from core.janitor import Janitor
+from core.paths import Paths
+from core.runtime import claim_socket_path, prepare_runtime_dir, refuse_if_serving, socket_path
+from core.server import Server
+from core.settings import Settings
+
+log = logging.getLogger("cairn")
+
+PID_FILE = "cairn.pid"
+
+
+class Runtime:
+    """One serving Cairn: its store, its server, its housekeeping."""
+
+    def __init__(
+        self,
+        paths: Paths,
+        *,
+        settings: Settings | None = None,
+        janitor_interval: float = 3600.0,
+    ) -> None:
+        self.paths = paths
+        self._settings = settings
+        self._janitor_interval = janitor_interval
+        self.socket = socket_path(paths)  # refuses a path too long for a socket, up front
+        self.cairn: Cairn | None = None
+        self.server: Server | None = None
+        self._stop: asyncio.Event | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def pid_file(self) -> Path:
+        return self.paths.runtime / PID_FILE
+
+    async def start(self) -> None:
+        """Check the runtime directory, make sure no other Cairn serves, open the store, listen.
+
+        Raises:
+            RuntimeUnsafe: the runtime directory is a symlink, foreign, or open to others.
+            AlreadyRunning: another Cairn answers on the socket (or holds the store).
+        """
+        prepare_runtime_dir(self.paths.runtime)
+        refuse_if_serving(self.socket, self.pid_file)  # the clearest message when one runs
+        cairn = Cairn.open(self.paths, settings=self._settings)
+        self.cairn = cairn
+        try:
+            # Only the holder of the store's lock removes a stale socket, so two starts racing
+            # cannot unlink each other's live socket.
+            claim_socket_path(self.socket, self.pid_file)
+        except BaseException:
+            await self._close_server_and_store()
+            raise
+        loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+
+        def hook(why: str) -> None:
+            loop.call_soon_threadsafe(self._request_stop, why)
+
+        cairn.shutdown_hook = hook
+        try:
+            self.server = Server(cairn)
+            await self.server.start_unix(self.socket)
+            port = cairn.settings.integer("server.tcp_port")
+            if port:
+                try:
+                    await self.server.start_tcp(port)
+                except OSError as e:
+                    raise ConfigInvalid(
+                        f"server.tcp_port: cannot listen on 127.0.0.1:{port} ({e.strerror}); "
+                        "choose another port, or 0 to turn the TCP listener off",
+                        data={"port": port},
+                    ) from e
+        except BaseException:
+            await self._close_server_and_store()
+            with contextlib.suppress(FileNotFoundError):
+                self.socket.unlink()
+            raise
+        self.pid_file.write_text(str(os.getpid()), encoding="utf-8")
+        self._tasks.append(asyncio.create_task(self._keep_house()))
+        log.info("Cairn %s serving the store at %s", __version__, self.paths.database)
+
+    def _request_stop(self, why: str) -> None:
+        log.info("stopping: %s", why)
+        if self._stop is not None:
+            self._stop.set()
+
+    def request_stop(self, why: str) -> None:
+        """Thread-safe: ask the runtime to stop."""
+        if self.cairn is not None and self.cairn.shutdown_hook is not None:
+            self.cairn.shutdown_hook(why)
+
+    async def wait(self) -> None:
+        assert self._stop is not None
+        await self._stop.wait()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self._close_server_and_store()
+        for path in (self.socket, self.pid_file):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        log.info("Cairn stopped")
+
+    async def _close_server_and_store(self) -> None:
+        if self.server is not None:
+            await self.server.close()
+            self.server = None
+        if self.cairn is not None:
+            self.cairn.close()
+            self.cairn = None
+
+    async def _keep_house(self) -> None:
+        assert self.cairn is not None
+        cairn = self.cairn
+        janitor = Janitor(cairn.store, cairn.memories, cairn.settings, cairn.paths)
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                await loop.run_in_executor(None, janitor.run)
+            except Exception as e:  # noqa: BLE001 - counted in health, retried next round
+                cairn.failures.record("janitor", e, cairn.clock.now_ms())
+            await asyncio.sleep(self._janitor_interval)
+
+
+def serve_forever(paths: Paths, *, janitor_interval: float = 3600.0) -> None:
+    """The headless daemon: serve until SIGTERM or SIGINT (or a person's `daemon.shutdown`)."""
+
+    async def main() -> None:
+        runtime = Runtime(paths, janitor_interval=janitor_interval)
+        await runtime.start()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(
+                sig, runtime.request_stop, f"received {signal.Signals(sig).name}"
+            )
+        try:
+            await runtime.wait()
+        finally:
+            await runtime.stop()
+
+    asyncio.run(main())

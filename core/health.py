@@ -1,0 +1,119 @@
+"""One health snapshot, cheap to compute: counts, sizes, activity, failures and warnings.
+
+Health never carries memory content or query text. A person sees everything; an agent sees only
+what concerns its own workspace and itself.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.activity import Activity
+from core.clock import Clock
+from core.failures import BackgroundFailures
+from core.horizon import horizon_sql
+from core.model import Caller
+from core.paths import Paths
+from core.store import Store
+
+
+@dataclass
+class Warnings:
+    """Standing conditions a person should know about (no keychain, an invalid policy file...)."""
+
+    items: dict[str, str] = field(default_factory=dict)
+
+    def set(self, key: str, message: str) -> None:
+        self.items[key] = message
+
+    def clear(self, key: str) -> None:
+        self.items.pop(key, None)
+
+
+class HealthService:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        paths: Paths,
+        clock: Clock,
+        activity: Activity,
+        failures: BackgroundFailures,
+        warnings: Warnings,
+    ) -> None:
+        self._store = store
+        self._paths = paths
+        self._clock = clock
+        self.activity = activity
+        self._failures = failures
+        self.warnings = warnings
+
+    def snapshot(self, caller: Caller) -> dict[str, Any]:
+        conn = self._store.read_db.conn()
+        now = self._clock.now_ms()
+        where, params = horizon_sql(caller)
+        memories: dict[str, dict[str, int]] = {}
+        with self._store.read_db.atomic():
+            for column in ("scope", "kind", "status", "tier"):
+                rows = conn.execute(
+                    f"SELECT m.{column}, count(*) FROM memory m WHERE {where} "
+                    f"AND m.status != 'forgotten' GROUP BY m.{column}",
+                    params,
+                ).fetchall()
+                memories[column] = {str(k): int(v) for k, v in rows}
+            expired = conn.execute(
+                f"SELECT count(*) FROM memory m WHERE {where} AND m.expires_at IS NOT NULL "
+                "AND m.expires_at <= ? AND m.status != 'forgotten'",
+                [*params, now],
+            ).fetchone()[0]
+            audit_events = conn.execute("SELECT count(*) FROM audit").fetchone()[0]
+        act = self.activity
+        out: dict[str, Any] = {
+            "memories": memories,
+            "total": sum(memories.get("status", {}).values()),
+            "expired_awaiting_purge": int(expired),
+            "last_write": act.last_write_ms,
+            "last_search": act.last_search_ms,
+            "committed_seq": self._store.committed_seq,
+            "index_lag": 0,  # the index is written in the memory's own transaction
+        }
+        if not caller.is_human:
+            me = act.agents.get(caller.actor)
+            out["agent"] = {"name": caller.actor, "verified": caller.verified} | (
+                me.to_dict() if me else {}
+            )
+            return out
+        out.update(
+            {
+                "audit_events": int(audit_events),
+                "database_bytes": _size(self._paths.database),
+                "wal_bytes": _size(
+                    self._paths.database.with_name(self._paths.database.name + "-wal")
+                ),
+                "connections": {
+                    "now": act.connections_now,
+                    "total": act.connections_total,
+                    "refused_peer_uid": act.refused_peer_uid,
+                    "refused_too_many": act.refused_too_many,
+                    "refused_hello": act.refused_hello,
+                    "bad_frames": act.bad_frames,
+                },
+                "agents": {name: a.to_dict() for name, a in sorted(act.agents.items())},
+                "refusals": dict(act.refusals),
+                "background_failures": {
+                    site: {"count": f.count, "last_error": f.last_error, "at": f.last_at_ms}
+                    for site, f in self._failures.snapshot().items()
+                },
+                "warnings": dict(self.warnings.items),
+            }
+        )
+        return out
+
+
+def _size(path: os.PathLike[str]) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0

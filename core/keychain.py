@@ -1,0 +1,128 @@
+"""Where agents' tokens are kept: the OS keychain through keyring, or - when the machine has no
+keychain (a headless Linux has none) - owner-only files, a stated fallback reported in health.
+
+Never a silent plaintext keyring: keyring backends that store secrets in clear text
+(`keyrings.alt` plaintext and the like) count as "no keychain", and the file fallback says what it
+is and where it lives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+from pathlib import Path
+from typing import Protocol
+
+import keyring
+import keyring.errors
+
+from core.errors import KeychainFault
+from core.paths import Paths, ensure_private_dir
+from core.runtime import check_private_dir
+
+log = logging.getLogger(__name__)
+
+_PLAINTEXT_BACKENDS = ("plaintext", "uncrypted", "unencrypted", "null", "fail")
+
+
+class TokenStore(Protocol):
+    """Keeps agent tokens so local clients (the CLI, the MCP bridge) can present them."""
+
+    kind: str  # "keychain" or "file"
+    where: str  # a human-readable location
+
+    def get(self, agent: str) -> str | None: ...
+
+    def set(self, agent: str, token: str) -> None: ...
+
+    def delete(self, agent: str) -> None: ...
+
+
+class KeychainTokens:
+    kind = "keychain"
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+        self.where = f"the OS keychain ({keyring.get_keyring().name}), service {service!r}"
+
+    def get(self, agent: str) -> str | None:
+        try:
+            return keyring.get_password(self._service, agent)
+        except keyring.errors.KeyringError as e:
+            raise KeychainFault(f"the keychain could not be read: {e}") from e
+
+    def set(self, agent: str, token: str) -> None:
+        try:
+            keyring.set_password(self._service, agent, token)
+        except keyring.errors.KeyringError as e:
+            raise KeychainFault(f"the keychain could not be written: {e}") from e
+
+    def delete(self, agent: str) -> None:
+        with contextlib.suppress(keyring.errors.PasswordDeleteError):
+            keyring.delete_password(self._service, agent)
+
+
+class FileTokens:
+    """One owner-only file per agent in an owner-only directory."""
+
+    kind = "file"
+
+    def __init__(self, directory: Path) -> None:
+        self._dir = directory
+        self.where = f"owner-only files in {directory}"
+
+    def _path(self, agent: str) -> Path:
+        return self._dir / f"{agent}.token"
+
+    def get(self, agent: str) -> str | None:
+        try:
+            return self._path(agent).read_text(encoding="utf-8").strip() or None
+        except FileNotFoundError:
+            return None
+
+    def set(self, agent: str, token: str) -> None:
+        ensure_private_dir(self._dir)
+        check_private_dir(self._dir, "token directory")
+        target = self._path(agent)
+        tmp = target.with_suffix(".tmp")
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()  # a leftover from a crash: never reuse it with its old mode
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(token + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+
+    def delete(self, agent: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._path(agent).unlink()
+
+
+def keychain_usable() -> bool:
+    """A real keychain backend: not keyring's `fail` backend, not a plaintext file backend."""
+    backend = keyring.get_keyring()
+    name = f"{type(backend).__module__}.{type(backend).__name__}".lower()
+    if any(word in name for word in _PLAINTEXT_BACKENDS):
+        return False
+    try:
+        return float(backend.priority) > 0
+    except Exception:  # noqa: BLE001 - a backend whose priority cannot be read is not trusted
+        return False
+
+
+def open_token_store(paths: Paths) -> tuple[TokenStore, str | None]:
+    """The keychain when there is one, else owner-only files; the second value is the health
+    warning to show when falling back (None with a keychain)."""
+    # One service name per store, so two Cairns (CAIRN_HOME) never share tokens.
+    service = "cairn-" + hashlib.sha256(str(paths.database).encode()).hexdigest()[:12]
+    if keychain_usable():
+        return KeychainTokens(service), None
+    store = FileTokens(paths.state / "tokens")
+    warning = (
+        "no keychain is available, so agent tokens are kept in owner-only files in "
+        f"{paths.state / 'tokens'} (readable by your user account only)"
+    )
+    return store, warning

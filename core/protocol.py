@@ -1,0 +1,452 @@
+"""The agent protocol: every method, its parameters, its result shape, and who may call it.
+
+Adapters receive raw JSON-RPC; `core.server` parses frames and calls `dispatch`, which looks up
+the method here, checks the connection's role, parses the parameters once into typed requests,
+and calls the service layer with the connection's `Caller` - the binding set at `hello`. Nothing
+in this module talks to SQLite; everything goes through the services.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core import __version__
+from core.agents import AgentStatus, check_name
+from core.errors import Forbidden, InvalidInput, MethodNotFound, NotFound, Unauthenticated
+from core.model import Caller, ListFilter, Scope, Status, Surface, Tier, Workspace
+from core.requests import (
+    UpdateRequest,
+    WriteRequest,
+    check_fields,
+    choice,
+    choices,
+    flag,
+    integer,
+    opt_integer,
+    opt_text,
+    strings,
+    text,
+)
+from core.search import Horizon, SearchRequest
+
+if TYPE_CHECKING:
+    from core.app import Cairn
+    from core.runtime import Peer
+
+PROTOCOL_VERSION = 1
+SUPPORTED_VERSIONS = (1,)
+MAX_SESSION_CHARS = 128
+
+
+@dataclass
+class Session:
+    """One connection: how it arrived, and the binding its `hello` established."""
+
+    transport: str  # "unix" or "tcp"
+    peer: Peer | None = None
+    caller: Caller | None = None
+    workspace: Workspace | None = None
+    subscribed: bool = False
+    hello_done: bool = False
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def human(self) -> bool:
+        return self.caller is not None and self.caller.surface is Surface.HUMAN
+
+    def bound(self) -> Caller:
+        if self.caller is None:
+            raise Unauthenticated("send hello first")
+        return self.caller
+
+
+Handler = Callable[["Cairn", Session, Mapping[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    handler: Handler
+    summary: str
+    human: bool = False  # only a person's connection may call it
+    write: bool = False  # counts as a write in activity
+    search: bool = False
+
+
+# -- memory -------------------------------------------------------------------------------------
+
+
+def _write(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    return cairn.memories.write(s.bound(), WriteRequest.from_params(p)).to_dict()
+
+
+def _update(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    return cairn.memories.update(s.bound(), UpdateRequest.from_params(p)).to_dict()
+
+
+def _get(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"id", "history"}), required=("id",))
+    history = flag(p, "history", default=False)
+    detail = cairn.memories.get(s.bound(), text(p, "id"), history=history)
+    out = detail.memory.to_dict()
+    if history:
+        out["revisions"] = [r.to_dict() for r in detail.revisions]
+        out["relations"] = [r.to_dict() for r in detail.relations]
+    return out
+
+
+def _one_or_many(value: Any, name: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    return list(strings(value, name))
+
+
+_LIST_FIELDS = frozenset(
+    {"scope", "kind", "status", "tier", "agent", "tags", "limit", "cursor", "include_expired"}
+)
+
+
+def _list(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, _LIST_FIELDS, required=())
+    statuses = choices(_one_or_many(p.get("status"), "status") or None, "status", Status)
+    flt = ListFilter(
+        scopes=choices(_one_or_many(p.get("scope"), "scope") or None, "scope", Scope),
+        kinds=frozenset(_one_or_many(p.get("kind"), "kind")),
+        statuses=statuses or ListFilter().statuses,
+        tiers=choices(_one_or_many(p.get("tier"), "tier") or None, "tier", Tier),
+        agents=frozenset(_one_or_many(p.get("agent"), "agent")),
+        tags=frozenset(t.lower() for t in _one_or_many(p.get("tags"), "tags")),
+        include_expired=flag(p, "include_expired", default=False),
+    )
+    page = cairn.memories.list(
+        s.bound(), flt, limit=integer(p, "limit", default=50), cursor=opt_text(p, "cursor")
+    )
+    return {"items": [m.to_dict() for m in page.items], "next_cursor": page.next_cursor}
+
+
+_SEARCH_FIELDS = frozenset(
+    {
+        "query",
+        "limit",
+        "variants",
+        "horizon",
+        "include_history",
+        "include_expired",
+        "kinds",
+        "scopes",
+        "min_commit_seq",
+    }
+)
+
+
+def _search(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, _SEARCH_FIELDS, required=("query",))
+    req = SearchRequest(
+        query=text(p, "query"),
+        limit=integer(p, "limit", default=10),
+        variants=strings(p.get("variants"), "variants"),
+        horizon=choice(p.get("horizon", "default"), "horizon", Horizon),
+        include_history=flag(p, "include_history", default=False),
+        include_expired=flag(p, "include_expired", default=False),
+        kinds=frozenset(strings(p.get("kinds"), "kinds")),
+        scopes=choices(p.get("scopes"), "scopes", Scope),
+        min_commit_seq=opt_integer(p, "min_commit_seq"),
+    )
+    return cairn.search.search(s.bound(), req).to_dict()
+
+
+def _supersede(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(p, Mapping) or "id" not in p:
+        raise InvalidInput("field 'id' is required", data={"field": "id"})
+    rest = {k: v for k, v in p.items() if k not in ("id", "by", "reason")}
+    by = p.get("by")
+    reason = opt_text(p, "reason")
+    if by is not None:
+        if rest:
+            raise InvalidInput(
+                "give either 'by' (an existing memory id) or the new memory's fields, not both"
+            )
+        result = cairn.memories.supersede(
+            s.bound(), text(p, "id"), by_id=text(p, "by"), reason=reason
+        )
+    else:
+        replacement = WriteRequest.from_params(rest)
+        result = cairn.memories.supersede(
+            s.bound(), text(p, "id"), replacement=replacement, reason=reason
+        )
+    return {
+        "old": {"id": result.old.id, "revision": result.old.revision, "status": result.old.status},
+        "new": {"id": result.new.id, "revision": result.new.revision},
+    }
+
+
+def _forget(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"id", "reason"}), required=("id",))
+    tomb = cairn.memories.forget(s.bound(), text(p, "id"), opt_text(p, "reason"))
+    return {"forgotten": tomb.memory_id, "at": tomb.forgotten_at, "by": tomb.forgotten_by}
+
+
+def _feedback(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"id", "verdict", "note"}), required=("id", "verdict"))
+    fid = cairn.memories.feedback(s.bound(), text(p, "id"), text(p, "verdict"), opt_text(p, "note"))
+    return {"recorded": True, "feedback_id": fid}
+
+
+def _contradict(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"id", "other", "note"}), required=("id", "other"))
+    rel = cairn.memories.mark_contradiction(
+        s.bound(), text(p, "id"), text(p, "other"), opt_text(p, "note")
+    )
+    return rel.to_dict()
+
+
+def _resolve(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"relation", "keep", "note"}), required=("relation", "keep"))
+    rel = cairn.memories.resolve_contradiction(
+        s.bound(), integer(p, "relation"), text(p, "keep"), opt_text(p, "note")
+    )
+    return rel.to_dict()
+
+
+def _context(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    from core.context_bundle import ContextRequest
+
+    check_fields(
+        p,
+        frozenset({"query", "max_bytes", "limit", "variants", "tiers", "horizon"}),
+        required=("query",),
+    )
+    tiers = choices(p.get("tiers"), "tiers", Tier) if p.get("tiers") is not None else None
+    req = ContextRequest(
+        query=text(p, "query"),
+        max_bytes=opt_integer(p, "max_bytes"),
+        limit=integer(p, "limit", default=20),
+        variants=strings(p.get("variants"), "variants"),
+        tiers=tiers,
+        horizon=choice(p.get("horizon", "default"), "horizon", Horizon),
+    )
+    return cairn.context.build(s.bound(), req).to_dict()
+
+
+# -- changes, health, capabilities -------------------------------------------------------------
+
+
+def _changes_since(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"seq", "limit"}), required=("seq",))
+    limit = integer(p, "limit", default=500)
+    if not 1 <= limit <= 5000:
+        raise InvalidInput("limit must be between 1 and 5000", data={"field": "limit"})
+    feed = cairn.memories.changes_since(s.bound(), integer(p, "seq"), limit=limit)
+    return {
+        "changes": [c.to_dict() for c in feed.changes],
+        "last_seq": feed.last_seq,
+        "gap": feed.gap,
+    }
+
+
+def _subscribe(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset(), required=())
+    s.subscribed = True
+    return {"subscribed": True, "seq": cairn.store.committed_seq}
+
+
+def _unsubscribe(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset(), required=())
+    s.subscribed = False
+    return {"subscribed": False}
+
+
+def _health(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset(), required=())
+    return cairn.health.snapshot(s.bound())
+
+
+def _capabilities(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset(), required=())
+    return capabilities(cairn, s)
+
+
+def capabilities(cairn: Cairn, s: Session) -> dict[str, Any]:
+    """What this connection may call, and the server's limits (only implemented methods)."""
+    return {
+        "protocol_version": PROTOCOL_VERSION,
+        "supported_versions": list(SUPPORTED_VERSIONS),
+        "server_version": __version__,
+        "methods": sorted(["hello", *(m.name for m in METHODS.values() if s.human or not m.human)]),
+        "limits": cairn.server_limits(),
+        "batches": False,
+    }
+
+
+# -- people's methods --------------------------------------------------------------------------
+
+
+def _agent_add(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"name"}), required=("name",))
+    agent, token = cairn.agents.add(s.bound(), check_name(p["name"]))
+    return agent.to_dict() | {"token": token, "stored_in": cairn.agents.tokens.where}
+
+
+def _agent_list(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset(), required=())
+    return {"agents": [a.to_dict() for a in cairn.agents.list()]}
+
+
+def _agent_status(status: AgentStatus) -> Handler:
+    def handler(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+        check_fields(p, frozenset({"name"}), required=("name",))
+        return cairn.agents.set_status(s.bound(), check_name(p["name"]), status).to_dict()
+
+    return handler
+
+
+def _shutdown(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset(), required=())
+    cairn.request_shutdown("asked by a person's connection")
+    return {"stopping": True}
+
+
+def _status(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset(), required=())
+    return cairn.status(s.bound())
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("capabilities", _capabilities, "protocol version, methods, limits"),
+        Method("memory.write", _write, "store a memory", write=True),
+        Method("memory.update", _update, "change a memory (if_revision required)", write=True),
+        Method("memory.get", _get, "one memory, optionally with its history"),
+        Method("memory.list", _list, "memories newest first, cursor paging"),
+        Method("memory.search", _search, "search the connection's horizon", search=True),
+        Method("memory.supersede", _supersede, "replace a memory, keeping both", write=True),
+        Method("memory.forget", _forget, "forget a memory for good", write=True),
+        Method("memory.feedback", _feedback, "say a memory was useful, wrong or stale", write=True),
+        Method("memory.contradict", _contradict, "record that two memories disagree", write=True),
+        Method("context.build", _context, "a context bundle under a byte budget", search=True),
+        Method("changes.since", _changes_since, "audited changes after a sequence number"),
+        Method("changes.subscribe", _subscribe, "push `changes` notifications"),
+        Method("changes.unsubscribe", _unsubscribe, "stop pushing changes"),
+        Method("health.get", _health, "the health snapshot (agents: their own share)"),
+        Method("status", _status, "pid, socket, version and counts"),
+        Method("memory.resolve", _resolve, "close a contradiction", human=True, write=True),
+        Method("agent.add", _agent_add, "register an agent and issue its token", human=True),
+        Method("agent.list", _agent_list, "every agent and its status", human=True),
+        Method("agent.pause", _agent_status(AgentStatus.PAUSED), "pause an agent", human=True),
+        Method("agent.resume", _agent_status(AgentStatus.ACTIVE), "resume an agent", human=True),
+        Method("agent.revoke", _agent_status(AgentStatus.REVOKED), "revoke an agent", human=True),
+        Method("daemon.shutdown", _shutdown, "stop this Cairn cleanly", human=True),
+    )
+}
+
+
+def lookup(name: str, session: Session) -> Method:
+    """The method, if it exists and this connection may call it.
+
+    Raises:
+        MethodNotFound: no such method (or it belongs to a capability not implemented yet).
+        Forbidden: a person's method called from an agent's connection.
+    """
+    method = METHODS.get(name)
+    if method is None:
+        raise MethodNotFound(f"no method {name!r}; `capabilities` lists the available ones")
+    if method.human and not session.human:
+        raise Forbidden(
+            f"{name} is for people, not agents: agents propose, humans decide",
+            data={"method": name},
+        )
+    return method
+
+
+# -- hello -------------------------------------------------------------------------------------
+
+_HELLO_FIELDS = frozenset(
+    {"protocol_version", "agent", "token", "workspace", "session", "role", "client"}
+)
+
+
+def hello(
+    cairn: Cairn,
+    session: Session,
+    p: Mapping[str, Any],
+    *,
+    human_allowed: Callable[[Session], str | None],
+) -> dict[str, Any]:
+    """Bind a connection: protocol version, who (agent name and token, or a person), one
+    canonical workspace, one session. `human_allowed` returns None when a person's connection
+    is acceptable here, or the reason it is not.
+
+    Raises:
+        InvalidInput, Unauthenticated, AgentPaused, AgentRevoked, Forbidden.
+    """
+    if session.hello_done:
+        raise InvalidInput("hello was already accepted on this connection")
+    check_fields(p, _HELLO_FIELDS, required=("protocol_version",))
+    version = integer(p, "protocol_version")
+    if version not in SUPPORTED_VERSIONS:
+        raise InvalidInput(
+            f"protocol version {version} is not supported; this Cairn speaks "
+            f"{', '.join(map(str, SUPPORTED_VERSIONS))}",
+            data={"field": "protocol_version", "supported": list(SUPPORTED_VERSIONS)},
+        )
+    role = p.get("role", "agent")
+    if role not in ("agent", "human"):
+        raise InvalidInput("role must be 'agent' or 'human'", data={"field": "role"})
+    session_id = opt_text(p, "session")
+    if session_id is not None and len(session_id) > MAX_SESSION_CHARS:
+        raise InvalidInput(
+            f"session ids are at most {MAX_SESSION_CHARS} characters", data={"field": "session"}
+        )
+    workspace = None
+    raw_workspace = opt_text(p, "workspace")
+    if raw_workspace is not None:
+        workspace = cairn.workspaces.resolve(raw_workspace)
+    if role == "human":
+        reason = human_allowed(session)
+        if reason is not None:
+            raise Forbidden(reason)
+        caller = Caller(
+            Surface.HUMAN,
+            workspace_id=workspace.id if workspace else None,
+            session_id=session_id,
+        )
+    else:
+        require = session.transport == "tcp" or cairn.settings.flag("security.require_tokens")
+        identity = cairn.agents.authenticate(p.get("agent"), p.get("token"), require_token=require)
+        cairn.agents.seen(identity)
+        caller = Caller(
+            Surface.AGENT,
+            agent=identity.name,
+            verified=identity.verified,
+            workspace_id=workspace.id if workspace else None,
+            session_id=session_id,
+        )
+    session.caller = caller
+    session.workspace = workspace
+    session.hello_done = True
+    return {
+        "protocol_version": PROTOCOL_VERSION,
+        "server_version": __version__,
+        "role": role,
+        "agent": caller.agent,
+        "verified": caller.verified,
+        "workspace": workspace.path if workspace else None,
+        "workspace_id": workspace.id if workspace else None,
+        "session": session_id,
+        "methods": capabilities(cairn, session)["methods"],
+        "limits": cairn.server_limits(),
+    }
+
+
+def check_agent_allowed(cairn: Cairn, session: Session) -> None:
+    """Refuse requests from an agent paused or revoked since its hello."""
+    caller = session.caller
+    if caller is None or caller.surface is not Surface.AGENT or caller.agent is None:
+        return
+    status = cairn.agents.status(caller.agent)
+    if status is None:
+        raise NotFound("this connection's agent no longer exists")
+    cairn.agents.check_status(caller.agent, status)

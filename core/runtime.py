@@ -1,0 +1,197 @@
+"""The runtime directory and the agent socket: safe creation, the checks that refuse an unsafe
+directory, the one-instance probe, stale-socket cleanup, and who is on the other end.
+
+The directory is created 0700 at creation time (with the umask set for the call, not a chmod
+afterwards); the socket is bound under a umask that makes it 0600 whatever the user's umask is.
+Start is refused when the directory is a symlink, belongs to another user, or is open to group or
+others. A connection from another uid is closed before any request is read (SO_PEERCRED on Linux,
+LOCAL_PEERCRED on macOS).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import socket
+import stat
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import AlreadyRunning, RuntimeUnsafe
+from core.paths import Paths
+
+SOCKET_NAME = "cairn.sock"
+# Read once into a plain variable so every platform branch is type-checked, not only this one.
+PLATFORM: str = sys.platform
+# sockaddr_un.sun_path is 108 bytes on Linux and 104 on macOS, including the final NUL.
+MAX_SOCKET_PATH = 103 if PLATFORM == "darwin" else 107
+
+
+def socket_path(paths: Paths) -> Path:
+    """The agent socket. Raises RuntimeUnsafe when the path is too long for a Unix socket."""
+    path = paths.runtime / SOCKET_NAME
+    if len(os.fsencode(str(path))) > MAX_SOCKET_PATH:
+        raise RuntimeUnsafe(
+            f"the socket path {path} is longer than the {MAX_SOCKET_PATH} bytes a Unix socket "
+            "allows; set CAIRN_HOME (or XDG_RUNTIME_DIR) to a shorter directory",
+            data={"path": str(path)},
+        )
+    return path
+
+
+@contextlib.contextmanager
+def _umask(mask: int) -> Iterator[None]:
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def check_private_dir(path: Path, what: str = "runtime directory") -> None:
+    """Refuse a private directory that is a symlink, foreign, or open to group/others."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise RuntimeUnsafe(
+            f"the {what} {path} is a symbolic link; Cairn will not keep private files behind a "
+            "link it does not own - remove the link",
+            data={"path": str(path)},
+        )
+    if not stat.S_ISDIR(st.st_mode):
+        raise RuntimeUnsafe(f"{path} exists and is not a directory", data={"path": str(path)})
+    if st.st_uid != os.getuid():
+        raise RuntimeUnsafe(
+            f"the {what} {path} belongs to uid {st.st_uid}, not to you "
+            f"(uid {os.getuid()}); remove it or point CAIRN_HOME elsewhere",
+            data={"path": str(path)},
+        )
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o077:
+        raise RuntimeUnsafe(
+            f"the {what} {path} is open to group or others (mode {mode:04o}); "
+            f"run `chmod 700 {path}` or remove it",
+            data={"path": str(path), "mode": f"{mode:04o}"},
+        )
+
+
+def prepare_runtime_dir(path: Path) -> None:
+    """Create the runtime directory 0700 if missing (parents with usual modes), then check it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _umask(0o077), contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    check_private_dir(path)
+
+
+def probe(path: Path, timeout: float = 1.0) -> bool:
+    """True when a live server answers on the socket at `path`."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+    except (FileNotFoundError, ConnectionRefusedError):
+        return False
+    except OSError as e:
+        if e.errno in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK):
+            return False
+        raise
+    finally:
+        sock.close()
+    return True
+
+
+def refuse_if_serving(path: Path, pid_file: Path) -> None:
+    """Raise AlreadyRunning, naming the pid, when a live server answers at `path`."""
+    if probe(path):
+        holder = pid_file.read_text(encoding="utf-8").strip() if pid_file.exists() else "?"
+        raise AlreadyRunning(
+            f"Cairn is already running (pid {holder}) and serving {path}",
+            data={"pid": holder, "socket": str(path)},
+        )
+
+
+def claim_socket_path(path: Path, pid_file: Path) -> None:
+    """Make sure no live Cairn uses `path`; remove a stale socket left by a dead one. Call it
+    while holding the store's lock.
+
+    Raises:
+        AlreadyRunning: a live server answers there (it is never unlinked).
+        RuntimeUnsafe: something other than a socket sits at the path.
+    """
+    refuse_if_serving(path, pid_file)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(mode):
+        raise RuntimeUnsafe(
+            f"{path} exists and is not a socket; Cairn leaves it alone: move it away and "
+            "start again",
+            data={"path": str(path)},
+        )
+    os.unlink(path)
+
+
+def bind_unix(path: Path) -> socket.socket:
+    """A listening socket at `path`, mode 0600 whatever the umask."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with _umask(0o177):
+            sock.bind(str(path))
+        os.chmod(path, 0o600)  # belt and braces: the umask above already gave 0600
+        sock.listen(128)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+@dataclass(frozen=True)
+class Peer:
+    pid: int | None
+    uid: int
+    gid: int | None
+
+
+def peer_credentials(sock: socket.socket) -> Peer | None:
+    """The uid (and pid) of the process on the other end of a Unix socket, or None if unknown."""
+    if PLATFORM.startswith("linux"):
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        pid, uid, gid = struct.unpack("3i", raw)
+        return Peer(pid, uid, gid)
+    if PLATFORM == "darwin":  # pragma: no cover - exercised on macOS
+        sol_local, local_peercred, local_peerpid = 0, 0x001, 0x002
+        raw = sock.getsockopt(sol_local, local_peercred, struct.calcsize("iih16i"))
+        _version, uid, _ngroups, *groups = struct.unpack("iih16i", raw)
+        try:
+            peer_pid: int | None = sock.getsockopt(sol_local, local_peerpid)
+        except OSError:
+            peer_pid = None  # older macOS: no pid, so no person's connection without the tray
+        return Peer(peer_pid, uid, groups[0] if groups else None)
+    return None
+
+
+def has_terminal(pid: int) -> bool:
+    """True when the process's standard input and output are both terminals."""
+    if PLATFORM.startswith("linux"):
+        try:
+            targets = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in (0, 1)]
+        except OSError:
+            return False
+        return all(t.startswith(("/dev/pts/", "/dev/tty")) for t in targets)
+    try:  # pragma: no cover - other POSIX systems
+        out = subprocess.run(
+            ["ps", "-o", "tty=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=2,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return bool(out) and out not in ("?", "??")

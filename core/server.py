@@ -1,0 +1,600 @@
+"""The socket server: newline-delimited JSON-RPC 2.0 over a private Unix socket (and, opt-in,
+loopback TCP with tokens), asyncio, runnable in a plain loop (`cairn serve`) or inside Qt's
+(qasync).
+
+Hostile input is parsed once, here, in order: size, encoding, JSON, shape, then the method's
+version and parameters (`core.protocol`). Every failure answers with one JSON-RPC error object or,
+when the stream cannot be trusted any more, closes the connection; the server itself keeps
+serving everyone else. Service calls run on a thread pool, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core import protocol
+from core.changes import Change, ChangeSet
+from core.errors import CairnError, ErrorCode, InvalidRequest
+from core.model import Caller, Scope
+from core.runtime import Peer, bind_unix, has_terminal, peer_credentials
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from core.app import Cairn
+
+log = logging.getLogger(__name__)
+
+_HTTP_STARTS = (
+    b"GET ",
+    b"POST ",
+    b"PUT ",
+    b"HEAD ",
+    b"DELETE ",
+    b"OPTIONS ",
+    b"PATCH ",
+    b"CONNECT ",
+)
+_REFUSAL_CODES = {
+    ErrorCode.TOO_LARGE,
+    ErrorCode.SCOPE_DENIED,
+    ErrorCode.POLICY_REFUSED,
+    ErrorCode.CAPTURE_PAUSED,
+    ErrorCode.FORGOTTEN,
+    ErrorCode.FORBIDDEN,
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_frame_bytes: int
+    frame_timeout: float
+    idle_timeout: float
+    hello_timeout: float
+    max_connections: int
+    max_in_flight: int
+
+    @staticmethod
+    def from_cairn(cairn: Cairn) -> Limits:
+        s = cairn.settings
+        return Limits(
+            max_frame_bytes=s.integer("server.max_frame_bytes"),
+            frame_timeout=s.number("server.frame_timeout_s"),
+            idle_timeout=s.number("server.idle_timeout_s"),
+            hello_timeout=s.number("server.hello_timeout_s"),
+            max_connections=s.integer("server.max_connections"),
+            max_in_flight=s.integer("server.max_in_flight"),
+        )
+
+
+class _Close(Exception):
+    """Stop serving this connection (after an optional last message)."""
+
+
+class RpcError(Exception):
+    """A request-level failure to answer with a JSON-RPC error object."""
+
+    def __init__(self, code: ErrorCode, message: str, req_id: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.req_id = req_id
+
+
+def error_object(
+    code: ErrorCode, message: str, data: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return {
+        "code": code.rpc_code,
+        "message": message,
+        "data": {"error": code.label, **(data or {})},
+    }
+
+
+def response_error(
+    req_id: Any, code: ErrorCode, message: str, data: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": req_id, "error": error_object(code, message, data)}
+
+
+def parse_frame(frame: bytes) -> tuple[Any, str, dict[str, Any], bool]:
+    """(id, method, params, is_notification) of one frame, or RpcError naming what is wrong.
+    Order: encoding, JSON, shape."""
+    try:
+        text = frame.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RpcError(
+            ErrorCode.PARSE_ERROR, f"frame is not valid UTF-8 (byte {e.start})"
+        ) from None
+    try:
+        message = json.loads(text)
+    except RecursionError:
+        raise RpcError(ErrorCode.PARSE_ERROR, "frame is nested too deeply") from None
+    except ValueError as e:
+        raise RpcError(ErrorCode.PARSE_ERROR, f"frame is not valid JSON: {e}") from None
+    if isinstance(message, list):
+        raise RpcError(
+            ErrorCode.INVALID_REQUEST, "batches are not supported; send one request per line"
+        )
+    if not isinstance(message, dict):
+        raise RpcError(ErrorCode.INVALID_REQUEST, "a request must be a JSON object")
+    notification = "id" not in message
+    req_id = message.get("id")
+    valid_id = req_id is None or (isinstance(req_id, str | int) and not isinstance(req_id, bool))
+    if not notification and not valid_id:
+        raise RpcError(ErrorCode.INVALID_REQUEST, "id must be a string, an integer or null")
+    if message.get("jsonrpc") != "2.0":
+        raise RpcError(ErrorCode.INVALID_REQUEST, 'jsonrpc must be "2.0"', req_id)
+    method = message.get("method")
+    if not isinstance(method, str) or not method:
+        raise RpcError(ErrorCode.INVALID_REQUEST, "method must be a non-empty string", req_id)
+    params = message.get("params", {})
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise RpcError(
+            ErrorCode.INVALID_PARAMS, "params must be an object (named parameters)", req_id
+        )
+    unknown = set(message) - {"jsonrpc", "id", "method", "params"}
+    if unknown:
+        raise RpcError(ErrorCode.INVALID_REQUEST, f"unknown member {sorted(unknown)[0]!r}", req_id)
+    return req_id, method, params, notification
+
+
+def visible_change(caller: Caller, change: Change) -> bool:
+    """Whether a pushed change may go to this connection (the same horizon as every read)."""
+    if caller.is_human:
+        return True
+    if change.memory_id is None or change.scope is None:
+        return False
+    if change.scope in (Scope.GLOBAL.value, Scope.USER.value):
+        return True
+    if change.scope == Scope.PROJECT.value:
+        return caller.workspace_id is not None and change.workspace_id == caller.workspace_id
+    return caller.session_id is not None and change.session_id == caller.session_id
+
+
+class Server:
+    def __init__(
+        self,
+        cairn: Cairn,
+        *,
+        confirm_human: Callable[[protocol.Session], str | None] | None = None,
+    ) -> None:
+        self.cairn = cairn
+        self.limits = Limits.from_cairn(cairn)
+        self._confirm_human = confirm_human
+        self._executor = ThreadPoolExecutor(
+            max_workers=cairn.settings.integer("server.workers"), thread_name_prefix="cairn-rpc"
+        )
+        self._search_executor = ThreadPoolExecutor(
+            max_workers=cairn.settings.integer("server.search_workers"),
+            thread_name_prefix="cairn-search",
+        )
+        self._servers: list[asyncio.AbstractServer] = []
+        self._connections: set[Connection] = set()
+        self._handlers: set[asyncio.Task[Any]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self.addresses: list[str] = []
+
+    async def start_unix(self, path: Path) -> None:
+        self._attach()
+        sock = bind_unix(path)
+        server = await asyncio.start_unix_server(functools.partial(self._accept, "unix"), sock=sock)
+        self._servers.append(server)
+        self.addresses.append(str(path))
+        log.info("listening on %s", path)
+
+    async def start_tcp(self, port: int) -> None:
+        """Loopback only: 127.0.0.1 and, when the machine has it, ::1. Never another address."""
+        self._attach()
+        for host in ("127.0.0.1", "::1"):
+            try:
+                server = await asyncio.start_server(
+                    functools.partial(self._accept, "tcp"), host=host, port=port
+                )
+            except OSError as e:
+                if host == "::1":
+                    log.info("no IPv6 loopback (%s); TCP on 127.0.0.1 only", e)
+                    continue
+                raise
+            self._servers.append(server)
+            for s in server.sockets:
+                addr = s.getsockname()
+                self.addresses.append(f"tcp://{addr[0]}:{addr[1]}")
+                if port == 0:
+                    port = addr[1]
+            log.info("listening on tcp %s:%d (tokens required)", host, port)
+
+    def _attach(self) -> None:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+            self._unsubscribe = self.cairn.bus.subscribe(self._changes_from_any_thread)
+
+    async def close(self, drain_s: float = 2.0) -> None:
+        """Stop listening, let requests already running answer (up to `drain_s` seconds - the
+        `daemon.shutdown` that asked for this gets its reply), then close every connection."""
+        for server in self._servers:
+            server.close()
+        running = [task for conn in self._connections for task in conn.in_flight()]
+        if running:
+            await asyncio.wait(running, timeout=drain_s)
+        for conn in list(self._connections):
+            conn.abort()
+        for server in self._servers:  # after the aborts: on 3.12+ this waits for connections
+            with contextlib.suppress(Exception):
+                await server.wait_closed()
+        for task in list(self._handlers):
+            task.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        self._search_executor.shutdown(wait=True, cancel_futures=True)
+
+    # -- connections ---------------------------------------------------------------------------
+
+    async def _accept(
+        self, transport: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._handlers.add(task)
+            task.add_done_callback(self._handlers.discard)
+        peer: Peer | None = None
+        if transport == "unix":
+            raw = writer.get_extra_info("socket")
+            try:
+                peer = peer_credentials(raw) if raw is not None else None
+            except OSError:
+                peer = None
+            if peer is None or peer.uid != _own_uid():
+                # Closed before a single byte is read: another user cannot even say hello.
+                self.cairn.activity.count("refused_peer_uid")
+                log.warning("refused a connection from uid %s", peer.uid if peer else "unknown")
+                writer.close()
+                return
+        if len(self._connections) >= self.limits.max_connections:
+            self.cairn.activity.count("refused_too_many")
+            with contextlib.suppress(Exception):
+                writer.write(
+                    _line(response_error(None, ErrorCode.RATE_LIMITED, "too many connections"))
+                )
+                await writer.drain()
+            writer.close()
+            return
+        conn = Connection(self, reader, writer, protocol.Session(transport, peer))
+        self._connections.add(conn)
+        self.cairn.activity.connected()
+        try:
+            await conn.serve()
+        except asyncio.CancelledError:
+            # The server is closing: the handler ends quietly instead of logging a traceback.
+            return
+        finally:
+            self._connections.discard(conn)
+            self.cairn.activity.disconnected()
+
+    def human_allowed(self, session: protocol.Session) -> str | None:
+        """None when this connection may act for a person, else why not. A person's
+        connection needs the Unix socket and, without the tray to ask, a process sitting at a
+        terminal: an agent's tool call runs without one."""
+        if session.transport != "unix" or session.peer is None:
+            return "a person's connection must come over the Unix socket"
+        if session.peer.pid is None:
+            return (
+                "this system does not say which process is connecting, so a person's "
+                "connection is refused"
+            )
+        if self._confirm_human is not None:
+            return self._confirm_human(session)
+        if not has_terminal(session.peer.pid):
+            return (
+                "a person's connection needs an interactive terminal (standard input and output "
+                "must be a terminal); run the command yourself in a terminal"
+            )
+        return None
+
+    def run_in_pool(self, fn: Callable[[], Any], *, search: bool = False) -> asyncio.Future[Any]:
+        """Run a service call off the event loop: searches on their own small pool, so they
+        neither fight each other for the interpreter lock nor hold up writes and reads."""
+        assert self._loop is not None
+        return self._loop.run_in_executor(self._search_executor if search else self._executor, fn)
+
+    # -- the change channel --------------------------------------------------------------------
+
+    def _changes_from_any_thread(self, changes: ChangeSet) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._push, changes)
+
+    def _push(self, changes: ChangeSet) -> None:
+        for conn in list(self._connections):
+            caller = conn.session.caller
+            if not conn.session.subscribed or caller is None:
+                continue
+            visible = [c.to_dict() for c in changes.changes if visible_change(caller, c)]
+            if visible:
+                note = {
+                    "jsonrpc": "2.0",
+                    "method": "changes",
+                    "params": {"changes": visible, "last_seq": changes.last_seq},
+                }
+                conn.send_soon(note)
+
+
+def _own_uid() -> int:
+    return os.getuid()
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+class Connection:
+    def __init__(
+        self,
+        server: Server,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        session: protocol.Session,
+    ) -> None:
+        self.server = server
+        self.reader = reader
+        self.writer = writer
+        self.session = session
+        self._buffer = bytearray()
+        self._deadline = 0.0
+        self._send_lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._loop = asyncio.get_running_loop()
+        self._opened = self._loop.time()
+
+    @property
+    def cairn(self) -> Cairn:
+        return self.server.cairn
+
+    def in_flight(self) -> list[asyncio.Task[None]]:
+        return list(self._tasks)
+
+    def abort(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        self.writer.close()
+
+    async def serve(self) -> None:
+        try:
+            while True:
+                frame = await self._read_frame()
+                if frame is None:
+                    return
+                frame = frame.rstrip(b"\r")
+                if not frame.strip():
+                    continue
+                if not self.session.hello_done:
+                    await self._before_hello(frame)
+                    continue
+                if len(self._tasks) >= self.server.limits.max_in_flight:
+                    await self._refuse_in_flight(frame)
+                    continue
+                task = asyncio.create_task(self._handle(frame))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        except _Close:
+            pass
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            for task in list(self._tasks):
+                with contextlib.suppress(BaseException):
+                    await task
+            self.writer.close()
+            with contextlib.suppress(Exception):
+                await self.writer.wait_closed()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    async def _read_frame(self) -> bytes | None:
+        limits = self.server.limits
+        while True:
+            newline = self._buffer.find(b"\n", 0, limits.max_frame_bytes + 1)
+            if newline >= 0:
+                frame = bytes(self._buffer[:newline])
+                del self._buffer[: newline + 1]
+                if self._buffer:
+                    self._deadline = self._loop.time() + limits.frame_timeout
+                return frame
+            if len(self._buffer) > limits.max_frame_bytes:
+                self.cairn.activity.count("bad_frames")
+                await self._send(
+                    response_error(
+                        None,
+                        ErrorCode.TOO_LARGE,
+                        f"frame is larger than {limits.max_frame_bytes} bytes; closing",
+                        {"limit": limits.max_frame_bytes},
+                    )
+                )
+                raise _Close
+            timeout = self._wait_budget()
+            try:
+                chunk = await asyncio.wait_for(self.reader.read(65536), timeout)
+            except TimeoutError:
+                if not self._buffer and self.session.hello_done:
+                    raise _Close from None  # idle for longer than the idle timeout
+                continue  # the frame and hello deadlines are checked on the next round
+            if not chunk:
+                return None
+            if not self._buffer:
+                self._deadline = self._loop.time() + limits.frame_timeout
+            self._buffer += chunk
+            if not self.session.hello_done and self._looks_like_http(bytes(self._buffer[:512])):
+                with contextlib.suppress(Exception):
+                    self.writer.write(
+                        b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    )
+                    await self.writer.drain()
+                self.cairn.activity.count("refused_hello")
+                raise _Close
+
+    def _wait_budget(self) -> float:
+        """How long to wait for more bytes; raises _Close when a limit has run out. Before the
+        hello, the hello deadline bounds everything: a half-sent frame does not extend it."""
+        limits = self.server.limits
+        now = self._loop.time()
+        hello_left = (
+            self._opened + limits.hello_timeout - now if not self.session.hello_done else None
+        )
+        if hello_left is not None and hello_left <= 0:
+            self.cairn.activity.count("refused_hello")
+            raise _Close
+        if self._buffer:
+            timeout = self._deadline - now
+            if timeout <= 0:
+                self.cairn.activity.count("bad_frames")
+                raise _Close  # a frame started and never finished: a stalled or slow client
+            return timeout if hello_left is None else min(timeout, hello_left)
+        return limits.idle_timeout if hello_left is None else hello_left
+
+    @staticmethod
+    def _looks_like_http(head: bytes) -> bool:
+        """A browser or an HTTP client aimed at the port: never served."""
+        first = head.split(b"\n", 1)[0]
+        return head.startswith(_HTTP_STARTS) or b" HTTP/1." in first or b"\norigin:" in head.lower()
+
+    # -- answering -----------------------------------------------------------------------------
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        data = _line(message)
+        async with self._send_lock:
+            self.writer.write(data)
+            await self.writer.drain()
+
+    def send_soon(self, message: dict[str, Any]) -> None:
+        task = asyncio.create_task(self._send_quietly(message))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send_quietly(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await self._send(message)
+
+    async def _refuse_in_flight(self, frame: bytes) -> None:
+        try:
+            req_id, _, _, notification = parse_frame(frame)
+        except RpcError as e:
+            req_id, notification = e.req_id, False
+        if notification:
+            return
+        caller = self.session.caller
+        self.cairn.activity.refusal(caller.agent if caller else None, "rate_limited")
+        await self._send(
+            response_error(
+                req_id,
+                ErrorCode.RATE_LIMITED,
+                f"more than {self.server.limits.max_in_flight} requests in flight on this "
+                "connection; wait for answers before sending more",
+            )
+        )
+
+    async def _before_hello(self, frame: bytes) -> None:
+        try:
+            req_id, method, params, notification = parse_frame(frame)
+        except RpcError as e:
+            self.cairn.activity.count("bad_frames")
+            await self._send(response_error(e.req_id, e.code, e.message))
+            raise _Close from None
+        if method != "hello":
+            self.cairn.activity.count("refused_hello")
+            if not notification:
+                await self._send(
+                    response_error(
+                        req_id, ErrorCode.UNAUTHENTICATED, "the first request must be hello"
+                    )
+                )
+            raise _Close
+        try:
+            result = await self.server.run_in_pool(
+                functools.partial(
+                    protocol.hello,
+                    self.cairn,
+                    self.session,
+                    params,
+                    human_allowed=self.server.human_allowed,
+                )
+            )
+        except CairnError as e:
+            self.cairn.activity.count("refused_hello")
+            if not notification:
+                await self._send(response_error(req_id, e.code, e.message, e.data))
+            raise _Close from None
+        if not notification:
+            await self._send({"jsonrpc": "2.0", "id": req_id, "result": result})
+
+    async def _handle(self, frame: bytes) -> None:
+        try:
+            req_id, method, params, notification = parse_frame(frame)
+        except RpcError as e:
+            self.cairn.activity.count("bad_frames")
+            await self._send_quietly(response_error(e.req_id, e.code, e.message))
+            return
+        try:
+            known = protocol.METHODS.get(method)
+            result = await self.server.run_in_pool(
+                functools.partial(self._call, method, params),
+                search=known is not None and known.search,
+            )
+        except CairnError as e:
+            self._count_refusal(e)
+            if not notification:
+                await self._send_quietly(response_error(req_id, e.code, e.message, e.data))
+            return
+        except Exception:
+            log.exception("internal error while serving %s", method)  # never the parameters
+            if not notification:
+                await self._send_quietly(
+                    response_error(
+                        req_id, ErrorCode.INTERNAL_ERROR, "internal error (see the Cairn log)"
+                    )
+                )
+            return
+        if not notification:
+            await self._send_quietly({"jsonrpc": "2.0", "id": req_id, "result": result})
+
+    def _call(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        """On a pool thread: check, run, count."""
+        if name == "hello":
+            raise InvalidRequest(
+                "hello was already accepted on this connection; open another connection to "
+                "speak as another agent or in another workspace"
+            )
+        method = protocol.lookup(name, self.session)
+        protocol.check_agent_allowed(self.cairn, self.session)
+        caller = self.session.bound()
+        result = method.handler(self.cairn, self.session, params)
+        self.cairn.activity.request(
+            caller.agent if caller.agent else None,
+            verified=caller.verified,
+            at_ms=self.cairn.clock.now_ms(),
+            write=method.write,
+            search=method.search,
+        )
+        if result.get("status") == "refused":
+            self.cairn.activity.refusal(caller.agent, str(result.get("reason_code", "refused")))
+        return result
+
+    def _count_refusal(self, error: CairnError) -> None:
+        if error.code in _REFUSAL_CODES:
+            caller = self.session.caller
+            self.cairn.activity.refusal(caller.agent if caller else None, error.code.label)
+
+
+__all__ = ["Connection", "Limits", "RpcError", "Server", "parse_frame"]

@@ -1,0 +1,217 @@
+"""Helpers for tests that need a running Cairn: the real daemon as a subprocess, or the same
+Runtime served from a thread of the test process; raw socket clients that send exact bytes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.daemon import Runtime
+from core.paths import Paths, resolve_paths
+from core.runtime import probe, socket_path
+from tests.conftest import ROOT, cairn_env
+
+
+def write_settings(home: Path, text: str) -> None:
+    config = home / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text(text, encoding="utf-8")
+
+
+def paths_for(home: Path) -> Paths:
+    return resolve_paths({"CAIRN_HOME": str(home)})
+
+
+@dataclass
+class Daemon:
+    home: Path
+    paths: Paths
+    proc: subprocess.Popen[str]
+
+    @property
+    def socket(self) -> Path:
+        return socket_path(self.paths)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        return self.proc.returncode
+
+
+def start_daemon(
+    home: Path,
+    *,
+    umask: int | None = None,
+    wait: bool = True,
+    extra_env: dict[str, str] | None = None,
+) -> Daemon:
+    """`cairn serve` as a real subprocess with CAIRN_HOME=home; waits for its socket."""
+    env = cairn_env(home) | (extra_env or {})
+
+    def preexec() -> None:
+        if umask is not None:
+            os.umask(umask)
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "serve"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=preexec,  # noqa: PLW1509 - only sets the umask before exec
+    )
+    daemon = Daemon(home, paths_for(home), proc)
+    if wait:
+        deadline = time.monotonic() + 30
+        while not probe(daemon.socket, timeout=0.2):
+            if proc.poll() is not None:
+                err = proc.stderr.read() if proc.stderr else ""
+                raise AssertionError(f"daemon exited {proc.returncode}: {err}")
+            if time.monotonic() > deadline:
+                daemon.stop()
+                raise AssertionError("daemon did not start")
+            time.sleep(0.05)
+    return daemon
+
+
+@contextlib.contextmanager
+def running_daemon(home: Path, **kwargs: Any) -> Iterator[Daemon]:
+    daemon = start_daemon(home, **kwargs)
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+@contextlib.contextmanager
+def served_in_thread(paths: Paths) -> Iterator[Runtime]:
+    """The real Runtime (store, server, socket) on an event loop in a thread of this process."""
+    runtime = Runtime(paths, janitor_interval=3600)
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+
+        async def main() -> None:
+            try:
+                await runtime.start()
+            except BaseException as e:
+                failure.append(e)
+                started.set()
+                return
+            started.set()
+            try:
+                await runtime.wait()
+            finally:
+                await runtime.stop()
+
+        loop.run_until_complete(main())
+        loop.close()
+
+    thread = threading.Thread(target=run, name="test-cairn-server", daemon=True)
+    thread.start()
+    started.wait(30)
+    if failure:
+        thread.join(10)
+        raise failure[0]
+    try:
+        yield runtime
+    finally:
+        runtime.request_stop("test finished")
+        thread.join(30)
+
+
+class RawClient:
+    """Sends exact bytes and reads exact lines: for framing and error-shape tests."""
+
+    def __init__(self, path: Path, timeout: float = 10.0) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(str(path))
+        self.file = self.sock.makefile("rb")
+        self._ids = 0
+        self.notes: list[dict[str, Any]] = []
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, **extra: Any
+    ) -> dict[str, Any]:
+        self._ids += 1
+        message = {
+            "jsonrpc": "2.0",
+            "id": self._ids,
+            "method": method,
+            "params": params or {},
+        } | extra
+        self.send((json.dumps(message) + "\n").encode())
+        while True:
+            reply = self._read_line()
+            if "id" in reply or "method" not in reply:
+                return reply
+            self.notes.append(reply)
+
+    def read(self) -> dict[str, Any]:
+        """The next message: stashed notifications first, then the wire."""
+        if self.notes:
+            return self.notes.pop(0)
+        return self._read_line()
+
+    def _read_line(self) -> dict[str, Any]:
+        line = self.file.readline()
+        if not line:
+            raise ConnectionError("closed by the server")
+        value: dict[str, Any] = json.loads(line)
+        return value
+
+    def closed(self, timeout: float = 10.0) -> bool:
+        """True when the server closed the connection (EOF) within `timeout`."""
+        self.sock.settimeout(timeout)
+        try:
+            return self.file.readline() == b""
+        except TimeoutError:
+            return False  # still open: the server said nothing and did not close
+        except (ConnectionError, OSError):
+            return True
+
+    def hello(self, agent: str = "raw", **params: Any) -> dict[str, Any]:
+        return self.request("hello", {"protocol_version": 1, "agent": agent, **params})
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.file.close()
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()

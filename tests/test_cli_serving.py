@@ -1,0 +1,238 @@
+"""The command line against a running Cairn: autostart, status, bulk add, and the people's
+commands, which only work from a terminal after a typed confirmation."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.errors import ErrorCode
+from core.runtime import probe, socket_path
+from tests.conftest import ROOT, cairn_env
+from tests.serving import Daemon, paths_for, running_daemon, wait_for
+
+
+def cairn(
+    home: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "core.cli", *args],
+        cwd=ROOT,
+        env=cairn_env(home) | (env or {}),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def at_terminal(home: Path, *args: str, typed: str) -> tuple[int, str]:
+    """Run `cairn args` with a pseudo-terminal for stdin, stdout and stderr, as a person would,
+    typing `typed` at the prompt; returns (exit status, everything the terminal showed)."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core.cli", *args],
+        cwd=ROOT,
+        env=cairn_env(home),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    shown = b""
+    sent = False
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            if not sent and b"to confirm:" in shown:
+                os.write(master, typed.encode() + b"\n")
+                sent = True
+            if proc.poll() is not None and not ready:
+                break
+        status = proc.wait(30)
+    finally:
+        os.close(master)
+    return status, shown.decode(errors="replace").replace("\r\n", "\n")
+
+
+@pytest.fixture
+def daemon(short_tmp: Path) -> Iterator[Daemon]:
+    with running_daemon(short_tmp / "cli") as d:
+        yield d
+
+
+def test_a_command_starts_cairn_when_none_runs(short_tmp: Path) -> None:
+    home = short_tmp / "auto"
+    paths = paths_for(home)
+    added = cairn(home, "add", "the build server is called heron", "--kind", "fact")
+    try:
+        assert added.returncode == 0, added.stderr
+        assert added.stdout.startswith("stored ")
+        assert probe(socket_path(paths))
+        status = cairn(home, "status", "--json")
+        assert status.returncode == 0, status.stderr
+        info = json.loads(status.stdout)
+        assert info["running"] is True
+        assert info["socket"] == str(socket_path(paths))
+        assert info["memories"] == 1
+        assert info["version"]
+        found = cairn(home, "search", "heron", "--json")
+        assert [h["content"] for h in json.loads(found.stdout)["results"]] == [
+            "the build server is called heron"
+        ]
+    finally:
+        pid_file = paths.runtime / "cairn.pid"
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), 15)
+            assert wait_for(lambda: not socket_path(paths).exists(), 20)
+
+
+def test_no_autostart_reports_not_running(short_tmp: Path) -> None:
+    home = short_tmp / "off"
+    out = cairn(home, "search", "heron", env={"CAIRN_NO_AUTOSTART": "1"})
+    assert out.returncode == ErrorCode.NOT_RUNNING.exit_status == 69
+    assert out.stderr.startswith("cairn: ") and "not running" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert not socket_path(paths_for(home)).exists()
+    status = cairn(home, "status", "--json")
+    assert status.returncode == 69 and json.loads(status.stdout)["running"] is False
+
+
+def test_bulk_add_answers_every_line_in_order(daemon: Daemon) -> None:
+    lines = [
+        json.dumps({"content": "first fact", "kind": "fact", "scope": "global"}),
+        "not json",
+        json.dumps({"content": "", "kind": "fact", "scope": "global"}),
+        "",
+        json.dumps({"content": "second fact", "kind": "fact", "scope": "global", "tier": "human"}),
+        json.dumps({"content": "third fact", "kind": "fact", "scope": "global", "tags": ["a"]}),
+    ]
+    out = cairn(daemon.home, "add", "--jsonl", "-", stdin="\n".join(lines) + "\n")
+    assert out.returncode == 1  # some lines failed
+    answers = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [a["line"] for a in answers] == [1, 2, 3, 5, 6]
+    assert answers[0]["status"] == "stored"
+    assert answers[1]["error"]["error"] == "parse_error"
+    assert answers[2]["error"]["error"] == "invalid_params"
+    assert "set by Cairn" in answers[3]["error"]["message"]  # a tier cannot be claimed
+    assert answers[4]["status"] == "stored"
+    listed = json.loads(cairn(daemon.home, "list", "--json").stdout)["items"]
+    assert sorted(m["content"] for m in listed) == ["first fact", "third fact"]
+
+
+def test_peoples_commands_refuse_without_a_terminal(daemon: Daemon) -> None:
+    for args in (("agent", "add", "bot"), ("agent", "list"), ("stop",)):
+        out = cairn(daemon.home, *args, stdin="add bot\n")
+        assert out.returncode == ErrorCode.FORBIDDEN.exit_status, (args, out.stderr)
+        assert "interactive terminal" in out.stderr
+    assert daemon.proc.poll() is None  # `stop` did nothing
+
+
+def test_agent_lifecycle_from_a_terminal(daemon: Daemon) -> None:
+    home = daemon.home
+    status, shown = at_terminal(home, "agent", "add", "bot", typed="add bot")
+    assert status == 0, shown
+    token = shown.strip().splitlines()[-1]
+    assert token.startswith("cairn_") and len(token) > 40
+    # the token went to the token store, so the CLI speaking as `bot` is verified
+    added = cairn(home, "add", "bot remembers this", "--agent", "bot", "--json")
+    assert added.returncode == 0, added.stderr
+    got = cairn(home, "get", json.loads(added.stdout)["id"], "--agent", "bot", "--json")
+    assert json.loads(got.stdout)["author_tier"] == "explicit"
+
+    status, shown = at_terminal(home, "agent", "list", typed="")
+    assert status == 0, shown
+    assert any(line.split()[:2] == ["bot", "active"] for line in shown.splitlines())
+
+    status, shown = at_terminal(home, "agent", "pause", "bot", typed="pause bot")
+    assert status == 0 and "bot is now paused" in shown, shown
+    paused = cairn(home, "search", "remembers", "--agent", "bot")
+    assert paused.returncode == ErrorCode.AGENT_PAUSED.exit_status, paused.stderr
+    assert "paused" in paused.stderr
+
+    status, shown = at_terminal(home, "agent", "resume", "bot", typed="resume bot")
+    assert status == 0 and "bot is now active" in shown, shown
+    assert cairn(home, "search", "remembers", "--agent", "bot").returncode == 0
+
+    status, shown = at_terminal(home, "agent", "revoke", "bot", typed="revoke bot")
+    assert status == 0 and "bot is now revoked" in shown, shown
+    revoked = cairn(home, "search", "remembers", "--agent", "bot", env={"CAIRN_TOKEN": token})
+    assert revoked.returncode == ErrorCode.AGENT_REVOKED.exit_status, revoked.stderr
+
+
+def test_a_wrong_confirmation_changes_nothing(daemon: Daemon) -> None:
+    status, shown = at_terminal(daemon.home, "agent", "add", "bot", typed="yes")
+    assert status == 1 and "not confirmed; nothing was changed" in shown, shown
+    status, shown = at_terminal(daemon.home, "agent", "list", typed="")
+    assert "bot" not in shown
+    status, shown = at_terminal(daemon.home, "stop", typed="no")
+    assert status == 1 and daemon.proc.poll() is None
+
+
+def test_stop_from_a_terminal_stops_cairn(daemon: Daemon) -> None:
+    status, shown = at_terminal(daemon.home, "stop", typed="stop")
+    assert status == 0 and "Cairn is stopping" in shown, shown
+    assert daemon.proc.wait(20) == 0
+    assert not daemon.socket.exists()
+
+
+def test_stop_when_nothing_runs_starts_nothing(short_tmp: Path) -> None:
+    home = short_tmp / "idle"
+    status, shown = at_terminal(home, "stop", typed="stop")
+    assert status == ErrorCode.NOT_RUNNING.exit_status and "not running" in shown, shown
+    assert not socket_path(paths_for(home)).exists()
+
+
+def test_tokens_are_not_written_into_a_loose_directory(daemon: Daemon) -> None:
+    tokens = daemon.paths.state / "tokens"
+    tokens.mkdir(parents=True, exist_ok=True)
+    tokens.chmod(0o755)
+    status, shown = at_terminal(daemon.home, "agent", "add", "bot", typed="add bot")
+    assert status == ErrorCode.RUNTIME_UNSAFE.exit_status, shown
+    assert "token directory" in shown and "open to group or others" in shown
+    assert list(tokens.iterdir()) == []
+    status, shown = at_terminal(daemon.home, "agent", "list", typed="")
+    assert "bot" not in shown  # nothing half-registered
+    tokens.chmod(0o700)
+    status, shown = at_terminal(daemon.home, "agent", "add", "bot", typed="add bot")
+    assert status == 0 and "registered" in shown, shown
+
+
+def test_a_person_at_a_terminal_adds_their_own_memory_and_can_forget_it(daemon: Daemon) -> None:
+    home = daemon.home
+    status, shown = at_terminal(
+        home, "add", "my dentist is Dr. Alvarez", "--scope", "user", typed=""
+    )
+    assert status == 0 and "stored " in shown, shown
+    memory_id = shown.split("stored ", 1)[1].split("@", 1)[0]
+    got = json.loads(cairn(home, "get", memory_id, "--json").stdout)
+    assert got["author_tier"] == "human"
+    # from a script (no terminal) it is the agent `cli`, which may not forget a person's words
+    scripted = cairn(home, "add", "scripted note", "--scope", "user", "--json")
+    assert json.loads(cairn(home, "get", json.loads(scripted.stdout)["id"], "--json").stdout)[
+        "author_tier"
+    ] in ("derived", "explicit")
+    refused = cairn(home, "forget", memory_id)
+    assert refused.returncode == ErrorCode.FORBIDDEN.exit_status, refused.stderr
+    assert "a person's words" in refused.stderr
+    status, shown = at_terminal(home, "forget", memory_id, typed=f"forget {memory_id}")
+    assert status == 0 and f"forgot {memory_id}" in shown, shown
+    assert cairn(home, "get", memory_id).returncode == ErrorCode.NOT_FOUND.exit_status

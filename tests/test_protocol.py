@@ -1,0 +1,475 @@
+"""The protocol over a real socket: one error shape for every failure path, the per-connection
+binding on every method, framing limits, and robustness against hostile input."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.daemon import Runtime
+from core.errors import ErrorCode
+from core.model import Caller
+from core.runtime import socket_path
+from tests.serving import RawClient, paths_for, served_in_thread, wait_for, write_settings
+
+
+@pytest.fixture
+def server(short_tmp: Path) -> Iterator[Runtime]:
+    home = short_tmp / "srv"
+    write_settings(
+        home,
+        "[server]\nframe_timeout_s = 1.0\nhello_timeout_s = 2.0\nmax_in_flight = 4\n"
+        "max_frame_bytes = 65536\n",
+    )
+    with served_in_thread(paths_for(home)) as runtime:
+        yield runtime
+
+
+@pytest.fixture
+def workspaces(short_tmp: Path) -> tuple[Path, Path]:
+    a, b = short_tmp / "ws-a", short_tmp / "ws-b"
+    a.mkdir()
+    b.mkdir()
+    return a, b
+
+
+def client(runtime: Runtime, **hello: Any) -> RawClient:
+    c = RawClient(socket_path(runtime.paths))
+    answer = c.hello(**hello)
+    assert "result" in answer, answer
+    return c
+
+
+def assert_error(reply: dict[str, Any], code: ErrorCode, needle: str = "") -> None:
+    """The one error shape: JSON-RPC 2.0, a numeric code from the table, a message, data.error."""
+    assert reply["jsonrpc"] == "2.0"
+    assert "result" not in reply
+    error = reply["error"]
+    assert error["code"] == code.rpc_code, reply
+    assert error["data"]["error"] == code.label
+    assert isinstance(error["message"], str) and error["message"]
+    assert needle.lower() in error["message"].lower(), error["message"]
+
+
+# -- every failure path, one shape -----------------------------------------------------------
+
+
+def test_framing_errors(server: Runtime) -> None:
+    c = client(server)
+    c.send(b"\xff\xfe not utf-8\n")
+    assert_error(c.read(), ErrorCode.PARSE_ERROR, "UTF-8")
+    c.send(b'{"jsonrpc": "2.0", "id": 1, "method": \n')
+    assert_error(c.read(), ErrorCode.PARSE_ERROR, "not valid JSON")
+    c.send(b"[" * 30_000 + b"]" * 30_000 + b"\n")
+    assert_error(c.read(), ErrorCode.PARSE_ERROR, "nested too deeply")
+    c.send(b'[{"jsonrpc":"2.0","id":1,"method":"capabilities"}]\n')
+    assert_error(c.read(), ErrorCode.INVALID_REQUEST, "batches are not supported")
+    c.send(b'"a string"\n')
+    assert_error(c.read(), ErrorCode.INVALID_REQUEST, "JSON object")
+    assert_error(c.request("capabilities", jsonrpc="1.0"), ErrorCode.INVALID_REQUEST, "jsonrpc")
+    c.send(b'{"jsonrpc":"2.0","id":true,"method":"capabilities"}\n')
+    assert_error(c.read(), ErrorCode.INVALID_REQUEST, "id must be")
+    c.send(b'{"jsonrpc":"2.0","id":7,"method":"capabilities","params":[1,2]}\n')
+    reply = c.read()
+    assert_error(reply, ErrorCode.INVALID_PARAMS, "params must be an object")
+    assert reply["id"] == 7
+    assert_error(c.request("capabilities", extra=1), ErrorCode.INVALID_REQUEST, "unknown member")
+    # after all that, the connection still serves
+    assert c.request("capabilities")["result"]["protocol_version"] == 1
+    c.close()
+
+
+def test_method_and_parameter_errors(server: Runtime, workspaces: tuple[Path, Path]) -> None:
+    c = client(server, workspace=str(workspaces[0]))
+    assert_error(c.request("memory.teleport"), ErrorCode.METHOD_NOT_FOUND, "capabilities")
+    assert_error(c.request("agent.add", {"name": "x"}), ErrorCode.FORBIDDEN, "humans decide")
+    assert_error(c.request("daemon.shutdown"), ErrorCode.FORBIDDEN, "humans decide")
+    assert_error(c.request("hello", {"protocol_version": 1}), ErrorCode.INVALID_REQUEST, "already")
+    assert_error(c.request("memory.write", {"kind": "fact"}), ErrorCode.INVALID_PARAMS, "'content'")
+    assert_error(
+        c.request(
+            "memory.write",
+            {"content": "x", "kind": "fact", "scope": "project", "author_tier": "human"},
+        ),
+        ErrorCode.INVALID_PARAMS,
+        "set by Cairn",
+    )
+    assert_error(
+        c.request("memory.write", {"content": "x" * 40_000, "kind": "fact", "scope": "project"}),
+        ErrorCode.TOO_LARGE,
+        "limit",
+    )
+    assert_error(c.request("memory.get", {"id": "m_nope"}), ErrorCode.NOT_FOUND)
+    wrote = c.request(
+        "memory.write",
+        {"content": "retry me", "kind": "fact", "scope": "project", "idempotency_key": "k"},
+    )["result"]
+    assert_error(
+        c.request(
+            "memory.write",
+            {"content": "other", "kind": "fact", "scope": "project", "idempotency_key": "k"},
+        ),
+        ErrorCode.IDEMPOTENCY_MISMATCH,
+    )
+    assert_error(
+        c.request("memory.update", {"id": wrote["id"], "if_revision": 9, "content": "y"}),
+        ErrorCode.CONFLICT,
+        "revision",
+    )
+    assert_error(
+        c.request("memory.search", {"query": "x", "horizon": "all"}), ErrorCode.SCOPE_DENIED
+    )
+    assert_error(
+        c.request("memory.search", {"query": "x", "min_commit_seq": 10**9}), ErrorCode.NOT_READY
+    )
+    assert_error(c.request("memory.search", {"query": "x", "limit": 0}), ErrorCode.INVALID_PARAMS)
+    assert_error(
+        c.request("memory.list", {"status": "dreaming"}), ErrorCode.INVALID_PARAMS, "status"
+    )
+    assert_error(c.request("memory.list", {"cursor": "forged"}), ErrorCode.INVALID_PARAMS, "cursor")
+    assert_error(
+        c.request("memory.feedback", {"id": wrote["id"], "verdict": "meh"}),
+        ErrorCode.INVALID_PARAMS,
+        "verdict",
+    )
+    assert_error(
+        c.request("context.build", {"query": "x", "max_bytes": 10}),
+        ErrorCode.INVALID_PARAMS,
+        "too small",
+    )
+    c.close()
+    session_less = client(server, agent="nosession")
+    assert_error(
+        session_less.request("memory.write", {"content": "s", "kind": "fact", "scope": "session"}),
+        ErrorCode.SCOPE_DENIED,
+        "session",
+    )
+    session_less.close()
+
+
+def test_hello_errors(server: Runtime) -> None:
+    path = socket_path(server.paths)
+    c = RawClient(path)
+    assert_error(
+        c.request("capabilities"), ErrorCode.UNAUTHENTICATED, "first request must be hello"
+    )
+    assert c.closed()
+    c.close()
+    for params, code, needle in (
+        ({"protocol_version": 99, "agent": "a"}, ErrorCode.INVALID_PARAMS, "not supported"),
+        ({"agent": "a"}, ErrorCode.INVALID_PARAMS, "protocol_version"),
+        ({"protocol_version": 1, "agent": "Bad Name"}, ErrorCode.INVALID_PARAMS, "agent name"),
+        (
+            {"protocol_version": 1, "agent": "a", "workspace": "/no/such/dir"},
+            ErrorCode.INVALID_PARAMS,
+            "not an existing",
+        ),
+        (
+            {"protocol_version": 1, "agent": "a", "colour": 1},
+            ErrorCode.INVALID_PARAMS,
+            "unknown field",
+        ),
+        ({"protocol_version": 1, "role": "human"}, ErrorCode.FORBIDDEN, "terminal"),
+    ):
+        c = RawClient(path)
+        assert_error(c.request("hello", params), code, needle)
+        assert c.closed()
+        c.close()
+
+
+def test_paused_and_revoked_agents_are_refused_mid_connection(server: Runtime) -> None:
+    cairn = server.cairn
+    assert cairn is not None
+    _, token = cairn.agents.add(Caller.human(), "worker")
+    c = client(server, agent="worker", token=token)
+    assert c.request("capabilities")["result"]
+    cairn.agents.set_status(
+        Caller.human(),
+        "worker",
+        __import__("core.agents", fromlist=["AgentStatus"]).AgentStatus.PAUSED,
+    )
+    assert_error(c.request("memory.list"), ErrorCode.AGENT_PAUSED, "paused")
+    from core.agents import AgentStatus
+
+    cairn.agents.set_status(Caller.human(), "worker", AgentStatus.REVOKED)
+    assert_error(c.request("memory.list"), ErrorCode.AGENT_REVOKED, "revoked")
+    c.close()
+    again = RawClient(socket_path(server.paths))
+    assert_error(again.hello(agent="worker", token=token), ErrorCode.AGENT_REVOKED)
+    again.close()
+
+
+# -- framing limits and hostile input --------------------------------------------------------
+
+
+def test_oversized_frame_gets_an_error_and_a_close(server: Runtime) -> None:
+    c = client(server)
+    c.send(b'{"jsonrpc":"2.0","id":1,"method":"capabilities","params":{"x":"' + b"a" * 70_000)
+    assert_error(c.read(), ErrorCode.TOO_LARGE, "larger than")
+    assert c.closed()
+    c.close()
+    fine = client(server)  # everyone else is still served
+    assert fine.request("capabilities")["result"]
+    fine.close()
+
+
+def test_a_complete_frame_one_byte_over_the_limit_is_refused(server: Runtime) -> None:
+    assert server.cairn is not None
+    limit = int(server.cairn.server_limits()["max_frame_bytes"])
+    head = b'{"jsonrpc":"2.0","id":1,"method":"capabilities","params":{},"x":"'
+    frame = head + b"a" * (limit + 1 - len(head) - 2) + b'"}'
+    assert len(frame) == limit + 1
+    c = client(server)
+    c.send(frame + b"\n")  # arrives whole, newline included, in one read
+    assert_error(c.read(), ErrorCode.TOO_LARGE, "larger than")
+    c.close()
+
+
+def test_notifications_get_no_response_and_every_id_exactly_one(server: Runtime) -> None:
+    c = client(server)
+    c.send(b'{"jsonrpc":"2.0","method":"capabilities"}\n')  # a notification
+    for i in range(3):
+        c.send(
+            json.dumps({"jsonrpc": "2.0", "id": f"r{i}", "method": "capabilities"}).encode() + b"\n"
+        )
+    ids = [c.read()["id"] for _ in range(3)]
+    assert sorted(ids) == ["r0", "r1", "r2"]
+    c.sock.settimeout(0.5)
+    with pytest.raises(TimeoutError):
+        c.file.readline()
+    c.close()
+
+
+def test_requests_in_flight_are_capped(server: Runtime, workspaces: tuple[Path, Path]) -> None:
+    c = client(server, workspace=str(workspaces[0]))
+    frames = b"".join(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": i,
+                "method": "memory.write",
+                "params": {"content": f"burst {i}", "kind": "fact", "scope": "project"},
+            }
+        ).encode()
+        + b"\n"
+        for i in range(40)
+    )
+    c.send(frames)
+    replies = [c.read() for _ in range(40)]
+    assert sorted(r["id"] for r in replies) == list(range(40))  # exactly one answer per id
+    limited = [r for r in replies if "error" in r]
+    assert limited, "40 requests at once should meet the in-flight cap of 4"
+    for r in limited:
+        assert_error(r, ErrorCode.RATE_LIMITED, "in flight")
+    c.close()
+
+
+def test_a_slow_client_is_cut_while_others_are_served(server: Runtime) -> None:
+    slow = client(server)
+    fast = client(server)
+    slow.send(b'{"jsonrpc":"2.0",')
+    started = time.monotonic()
+    answered = 0
+    while time.monotonic() - started < 1.6:  # frame_timeout_s is 1 s in this server
+        slow.send(b" ") if not slow.closed(0.3) else None
+        assert fast.request("capabilities")["result"]
+        answered += 1
+    assert slow.closed(2.0)
+    assert answered >= 3
+    fast.close()
+    slow.close()
+
+
+def test_hello_must_come_in_time(server: Runtime) -> None:
+    c = RawClient(socket_path(server.paths))
+    assert c.closed(timeout=5.0)  # hello_timeout_s is 2 s
+    c.close()
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    junk=st.one_of(
+        st.binary(min_size=1, max_size=300),
+        st.text(max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass")),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+            lambda kids: (
+                st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4)
+            ),
+            max_leaves=20,
+        ).map(lambda v: json.dumps(v).encode()),
+    )
+)
+def test_fuzzed_frames_never_stop_the_server(server: Runtime, junk: bytes) -> None:
+    bad = RawClient(socket_path(server.paths), timeout=5.0)
+    try:
+        bad.hello()
+        bad.send(junk.replace(b"\n", b" ") + b"\n")
+        bad.send(b'{"jsonrpc":"2.0","id":"ping","method":"capabilities"}\n')
+        replies = []
+        while True:
+            reply = bad.read()
+            replies.append(reply)
+            if reply.get("id") == "ping":
+                break
+        for reply in replies[:-1]:
+            assert "error" in reply or "result" in reply
+    except ConnectionError:
+        pass  # a close is an acceptable answer to garbage
+    finally:
+        bad.close()
+    good = client(server)
+    assert good.request("capabilities")["result"]["protocol_version"] == 1
+    good.close()
+
+
+# -- the binding, method by method -----------------------------------------------------------
+
+
+def test_every_method_enforces_the_connections_workspace(
+    server: Runtime, workspaces: tuple[Path, Path]
+) -> None:
+    ws_a, ws_b = workspaces
+    a = client(server, agent="agent-a", workspace=str(ws_a), session="sa")
+    b = client(server, agent="agent-b", workspace=str(ws_b), session="sb")
+    secret = a.request(
+        "memory.write",
+        {"content": "project A uses the heron deploy key", "kind": "fact", "scope": "project"},
+    )["result"]
+    mine = b.request(
+        "memory.write",
+        {"content": "project B notes about heron", "kind": "fact", "scope": "project"},
+    )["result"]
+    scratch = a.request(
+        "memory.write", {"content": "heron scratch", "kind": "fact", "scope": "session"}
+    )["result"]
+    b.request("changes.subscribe")
+    a.request(
+        "memory.update", {"id": secret["id"], "if_revision": 1, "content": "project A heron key v2"}
+    )
+    for target in (secret["id"], scratch["id"]):
+        for method, params in (
+            ("memory.get", {"id": target}),
+            ("memory.update", {"id": target, "if_revision": 1, "content": "hijack"}),
+            ("memory.forget", {"id": target}),
+            ("memory.feedback", {"id": target, "verdict": "wrong"}),
+            ("memory.supersede", {"id": target, "by": mine["id"]}),
+            ("memory.contradict", {"id": target, "other": mine["id"]}),
+        ):
+            assert_error(b.request(method, params), ErrorCode.NOT_FOUND)
+    assert_error(
+        b.request("memory.supersede", {"id": mine["id"], "by": secret["id"]}), ErrorCode.NOT_FOUND
+    )
+    listed = b.request("memory.list")["result"]["items"]
+    assert [m["id"] for m in listed] == [mine["id"]]
+    found = b.request("memory.search", {"query": "heron deploy key"})["result"]["results"]
+    assert secret["id"] not in [h["id"] for h in found]
+    bundle = b.request(
+        "context.build",
+        {"query": "heron deploy key", "tiers": ["derived", "explicit", "human", "llm"]},
+    )["result"]
+    assert "project A" not in bundle["text"]
+    since = b.request("changes.since", {"seq": 0})
+    assert "result" in since, since
+    feed = since["result"]["changes"]
+    assert {c["memory_id"] for c in feed} == {mine["id"]}
+    health = b.request("health.get")["result"]
+    assert health["total"] == 1 and "agents" not in health and "warnings" not in health
+    # b's subscription never carried a's changes: the next push it gets is its own write
+    b.request(
+        "memory.write", {"content": "project B second note", "kind": "fact", "scope": "project"}
+    )
+    while True:
+        message = b.read()
+        if message.get("method") == "changes":
+            ids = {c["memory_id"] for c in message["params"]["changes"]}
+            assert secret["id"] not in ids and scratch["id"] not in ids
+            if ids - {mine["id"]}:
+                break
+    a.close()
+    b.close()
+
+
+def test_pushed_changes_reach_subscribers(server: Runtime, workspaces: tuple[Path, Path]) -> None:
+    listener = client(server, agent="listener", workspace=str(workspaces[0]))
+    writer = client(server, agent="writer", workspace=str(workspaces[0]))
+    assert listener.request("changes.subscribe")["result"]["subscribed"]
+    wrote = writer.request(
+        "memory.write", {"content": "pushed note", "kind": "fact", "scope": "project"}
+    )["result"]
+    message = listener.read()
+    assert message["method"] == "changes" and "id" not in message
+    assert message["params"]["changes"][0]["memory_id"] == wrote["id"]
+    listener.close()
+    writer.close()
+
+
+# -- many clients at once --------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_32_concurrent_clients_500_requests_each(
+    server: Runtime, workspaces: tuple[Path, Path]
+) -> None:
+    errors: list[str] = []
+    done = [0]
+    lock = threading.Lock()
+
+    def work(n: int) -> None:
+        try:
+            c = client(server, agent=f"load-{n}", workspace=str(workspaces[n % 2]))
+            for i in range(500):
+                if i % 5 == 0:
+                    reply = c.request(
+                        "memory.write",
+                        {"content": f"client {n} note {i}", "kind": "fact", "scope": "project"},
+                    )
+                else:
+                    reply = c.request("memory.search", {"query": f"client {n} note", "limit": 5})
+                if "error" in reply:
+                    errors.append(json.dumps(reply["error"]))
+                else:
+                    with lock:
+                        done[0] += 1
+            c.close()
+        except (OSError, ConnectionError, KeyError) as e:
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(32)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert errors == []
+    assert done[0] == 32 * 500
+    cairn = server.cairn
+    assert cairn is not None
+    assert wait_for(lambda: cairn.activity.connections_now == 0)
+    assert cairn.memories.list(Caller.human(), limit=1).items
+
+
+def test_connection_cap(short_tmp: Path) -> None:
+    home = short_tmp / "cap"
+    write_settings(home, "[server]\nmax_connections = 2\n")
+    with served_in_thread(paths_for(home)) as runtime:
+        first, second = client(runtime), client(runtime)
+        third = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        third.settimeout(5)
+        third.connect(str(socket_path(runtime.paths)))
+        line = third.makefile("rb").readline()
+        assert_error(json.loads(line), ErrorCode.RATE_LIMITED, "too many connections")
+        third.close()
+        assert first.request("capabilities")["result"]
+        first.close()
+        second.close()
