@@ -11,22 +11,29 @@ from dataclasses import dataclass
 from core import __version__
 from core.activity import Activity
 from core.agents import AgentService
+from core.allowlist import Allowlist
 from core.changes import ChangeBus
 from core.clock import Clock, SystemClock
 from core.context_bundle import ContextBuilder
 from core.errors import NotRunning
 from core.failures import BackgroundFailures
+from core.governance import Gate, Redactor
 from core.health import HealthService, Warnings
 from core.keychain import open_token_store
 from core.memory_service import MemoryService
 from core.model import Caller
 from core.paths import Paths, ensure_private_dir
+from core.policy import POLICY_FILE
+from core.policy_file import PolicyService
+from core.review import ReviewQueue, ReviewService
 from core.runtime import socket_path
 from core.search import SearchService
 from core.search_index import SearchIndex
 from core.settings import Settings, load_settings
+from core.similarity import NearDuplicates
 from core.store import Store
 from core.usage import UsageRecorder
+from core.validation import Limits
 from core.workspace import WorkspaceRegistry
 
 log = logging.getLogger(__name__)
@@ -51,6 +58,9 @@ class Cairn:
     activity: Activity
     warnings: Warnings
     health: HealthService
+    policy: PolicyService
+    review: ReviewService
+    allowlist: Allowlist
     started_at_ms: int = 0
     shutdown_hook: Callable[[str], None] | None = None
 
@@ -78,14 +88,36 @@ class Cairn:
             paths.database, settings, bus, clock, lock_path=paths.store_lock, failures=failures
         )
         usage = UsageRecorder(store, settings.integer("usage.flush_interval_ms"), failures, clock)
-        memories = MemoryService(store, settings, clock, usage, observers=[SearchIndex()])
+        warnings = Warnings()
+        allowlist = Allowlist(store, clock)
+        try:
+            policy = PolicyService(
+                store, clock, warnings, paths.config / POLICY_FILE, Limits(settings).kinds
+            )
+        except BaseException:
+            store.close()
+            raise
+        gate = Gate(policy.current, allowlist.fingerprints)
+        near = NearDuplicates(store)
+        queue = ReviewQueue(settings, near)
+        memories = MemoryService(
+            store,
+            settings,
+            clock,
+            usage,
+            gate=gate,
+            proposals=queue,
+            redactor=Redactor(allowlist.fingerprints),
+            near=near,
+            observers=[SearchIndex(), queue],
+        )
+        review = ReviewService(store, clock, memories, gate, allowlist)
         workspaces = WorkspaceRegistry(store)
         search = SearchService(
             store, clock, memories, agents_may_broaden=settings.flag("search.agents_may_broaden")
         )
         context = ContextBuilder(search, settings)
         tokens, no_keychain = open_token_store(paths)
-        warnings = Warnings()
         if no_keychain:
             warnings.set("no_keychain", no_keychain)
             log.warning(no_keychain)
@@ -114,6 +146,9 @@ class Cairn:
             activity=activity,
             warnings=warnings,
             health=health,
+            policy=policy,
+            review=review,
+            allowlist=allowlist,
             started_at_ms=clock.now_ms(),
         )
 
@@ -148,9 +183,13 @@ class Cairn:
             "by_scope": counts["memories"].get("scope", {}),
             "connections": counts["connections"]["now"] if caller.is_human else None,
             "token_store": self.agents.tokens.where,
+            "review_pending": counts["review"]["pending"] if caller.is_human else None,
+            "capture_paused": self.policy.current().paused,
+            "warnings": counts["warnings"] if caller.is_human else {},
         }
 
     def close(self) -> None:
         """Flush recall counts, stop the writer and release the store."""
+        self.policy.close()
         self.usage.close()
         self.store.close()

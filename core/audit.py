@@ -176,8 +176,18 @@ def event_from_row(row: Any) -> AuditEvent:
 
 _MEMORY_TOPICS = frozenset({Topic.MEMORIES, Topic.HEALTH})
 _AGENT_TOPICS = frozenset({Topic.AGENTS, Topic.HEALTH})
+_REVIEW_TOPICS = frozenset({Topic.REVIEW, Topic.HEALTH})
 _ACTION_TOPICS: dict[str, frozenset[Topic]] = {
     "audit_rotated": frozenset({Topic.HEALTH}),
+    "propose": _REVIEW_TOPICS,
+    "reobserve": _REVIEW_TOPICS,
+    "reject": _REVIEW_TOPICS,
+    "review_evicted": _REVIEW_TOPICS,
+    "adopt": frozenset({Topic.MEMORIES, Topic.REVIEW, Topic.HEALTH}),
+    "policy_changed": frozenset({Topic.POLICY, Topic.HEALTH}),
+    "scan_allow": frozenset({Topic.MEMORIES, Topic.HEALTH}),
+    "scan_unallow": frozenset({Topic.MEMORIES, Topic.HEALTH}),
+    "read_raw": frozenset({Topic.HEALTH}),
     "agent_add": _AGENT_TOPICS,
     "agent_active": _AGENT_TOPICS,
     "agent_paused": _AGENT_TOPICS,

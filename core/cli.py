@@ -19,14 +19,27 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from core import __version__, search_index
+from core import __version__, cli_governance, search_index
 from core.client import Client
 from core.errors import CairnError, Forbidden, InvalidInput
 from core.paths import resolve_paths
+from core.terminal import (
+    NotConfirmed,
+    at_terminal,
+    connect,
+    connect_as_person,
+    emit,
+    memory_line,
+    plural,
+    short,
+    speaks_for_a_person,
+    when,
+)
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # a confirmation not given, or some lines of a bulk add failed
 EXIT_USAGE = 2
+EXIT_REFUSED = 77  # a write Cairn refused (policy off, capture paused, a secret): nothing stored
 EXIT_INTERRUPTED = 130
 
 log = logging.getLogger("cairn")
@@ -88,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print JSON")
         if action != "list":
             p.add_argument("name")
+    cli_governance.add_parsers(sub)
     return parser
 
 
@@ -178,82 +192,6 @@ def add_memory_commands(command: Callable[[str, str], argparse.ArgumentParser]) 
     )
 
 
-# -- helpers -----------------------------------------------------------------------------------
-
-
-def emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> None:
-    if getattr(args, "json", False):
-        print(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
-        human()
-
-
-def at_terminal() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
-
-
-def speaks_for_a_person(args: argparse.Namespace) -> bool:
-    """`cairn add` and `cairn forget` typed at a terminal, with no agent named, are a person's."""
-    return args.agent is None and not os.environ.get("CAIRN_AGENT") and at_terminal()
-
-
-def connect(args: argparse.Namespace, *, as_person: bool = False) -> Client:
-    workspace = args.workspace if args.workspace is not None else os.getcwd()
-    if as_person:
-        return Client.connect(role="human", workspace=workspace, session=args.session)
-    return Client.connect(agent=args.agent, workspace=workspace, session=args.session)
-
-
-def connect_as_person(prompt: str, expected: str, *, autostart: bool = True) -> Client:
-    """A person's connection: only from an interactive terminal, after a typed confirmation."""
-    if not at_terminal():
-        raise Forbidden(
-            "this command is for a person: run it yourself in an interactive terminal "
-            "(standard input and output must be a terminal)"
-        )
-    answer = input(f"{prompt}\nType {expected!r} to confirm: ").strip()
-    if answer != expected:
-        raise NotConfirmed("not confirmed; nothing was changed")
-    return Client.connect(role="human", workspace=os.getcwd(), autostart=autostart)
-
-
-class NotConfirmed(CairnError):
-    pass
-
-
-def when(ms: int | None) -> str:
-    """A stored time (ms since the epoch) as local date and time; '-' for never."""
-    if ms is None:
-        return "-"
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def short(text: str, width: int = 100) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def memory_line(m: dict[str, Any]) -> str:
-    marks = "".join(
-        mark
-        for flag, mark in (
-            (m.get("pinned"), " [pinned]"),
-            (m.get("status") == "archived" or m.get("archived"), " [archived]"),
-            (m.get("expired"), " [expired]"),
-            (m.get("disputed"), " [disputed]"),
-        )
-        if flag
-    )
-    return (
-        f"{m['id']}@{m['revision']}  {m['scope']}/{m['kind']}  {m.get('author_tier', '')}{marks}\n"
-        f"    {short(m['content'])}"
-    )
-
-
 # -- commands ----------------------------------------------------------------------------------
 
 
@@ -302,6 +240,13 @@ def cmd_status(args: argparse.Namespace) -> int:
             f"socket    {status['socket']}\ndatabase  {status['database']}\n"
             f"memories  {status['memories']} ({by_scope})\n"
             f"agents' tokens in {status['token_store']}"
+            + (
+                f"\nreview    {status['review_pending']} waiting"
+                if status["review_pending"]
+                else ""
+            )
+            + ("\ncapture   PAUSED" if status["capture_paused"] else "")
+            + "".join(f"\nwarning   {w}" for w in status["warnings"].values())
         ),
     )
     return EXIT_OK
@@ -367,16 +312,25 @@ def cmd_add(args: argparse.Namespace) -> int:
     with connect(args, as_person=speaks_for_a_person(args)) as client:
         result = client.call("memory.write", params)
     emit(args, result, lambda: print(describe_write(result)))
-    return EXIT_OK
+    return write_status(result)
+
+
+def write_status(result: dict[str, Any]) -> int:
+    """The exit status for a write: 0 when stored or waiting for review, the refusal's own
+    status (77: not permitted) when Cairn refused it."""
+    return EXIT_REFUSED if result.get("status") == "refused" else EXIT_OK
 
 
 def describe_write(result: dict[str, Any]) -> str:
     status = result["status"]
     if status == "stored":
         extra = " (already stored: nothing new)" if result.get("duplicate") else ""
+        if result.get("similar"):
+            extra += f" (closely resembles {', '.join(result['similar'])})"
         return f"stored {result['id']}@{result['revision']}{extra}"
     if status == "pending":
-        return f"pending review ({result['suggestion_id']}): a person will decide"
+        why = str(result.get("reason") or "a person will decide").split(": ", 1)[-1]
+        return f"pending review ({result['suggestion_id']}): {why}"
     return f"refused ({result.get('reason_code')}): {result.get('reason')}"
 
 
@@ -393,6 +347,8 @@ def add_jsonl(args: argparse.Namespace) -> int:
                 if not isinstance(params, dict):
                     raise InvalidInput("each line must be a JSON object")
                 out: dict[str, Any] = {"line": number} | client.call("memory.write", params)
+                if out.get("status") == "refused":
+                    failures += 1
             except json.JSONDecodeError as e:
                 failures += 1
                 out = {
@@ -482,6 +438,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
         client = connect(args)
     with client:
         result = client.call("memory.forget", params)
+    if result.get("status") in ("pending", "refused"):
+        emit(args, result, lambda: print(describe_write(result)))
+        return write_status(result)
     emit(args, result, lambda: print(f"forgot {result['forgotten']}"))
     return EXIT_OK
 
@@ -577,6 +536,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "forget": cmd_forget,
     "context": cmd_context,
     "agent": cmd_agent,
+    **cli_governance.HANDLERS,
 }
 
 

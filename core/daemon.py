@@ -11,9 +11,10 @@ import contextlib
 import logging
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
-from core import __version__
+from core import __version__, protocol
 from core.app import Cairn
 from core.errors import ConfigInvalid
 from core.janitor import Janitor
@@ -36,8 +37,12 @@ class Runtime:
         *,
         settings: Settings | None = None,
         janitor_interval: float = 3600.0,
+        confirm_human: Callable[[protocol.Session], str | None] | None = None,
     ) -> None:
+        """`confirm_human` decides whether a connection asking to act for a person may (None:
+        yes, else why not) - the tray's confirmation dialog; without it, the terminal check."""
         self.paths = paths
+        self._confirm_human = confirm_human
         self._settings = settings
         self._janitor_interval = janitor_interval
         self.socket = socket_path(paths)  # refuses a path too long for a socket, up front
@@ -76,7 +81,7 @@ class Runtime:
 
         cairn.shutdown_hook = hook
         try:
-            self.server = Server(cairn)
+            self.server = Server(cairn, confirm_human=self._confirm_human)
             await self.server.start_unix(self.socket)
             port = cairn.settings.integer("server.tcp_port")
             if port:
@@ -93,6 +98,7 @@ class Runtime:
             with contextlib.suppress(FileNotFoundError):
                 self.socket.unlink()
             raise
+        cairn.policy.watch()  # an edit of the policy file applies while Cairn runs
         self.pid_file.write_text(str(os.getpid()), encoding="utf-8")
         self._tasks.append(asyncio.create_task(self._keep_house()))
         log.info("Cairn %s serving the store at %s", __version__, self.paths.database)

@@ -6,7 +6,9 @@ what concerns its own workspace and itself.
 
 from __future__ import annotations
 
+import json
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +20,8 @@ from core.model import Caller
 from core.paths import Paths
 from core.store import Store
 
+_WARNINGS_LOCK = threading.Lock()
+
 
 @dataclass
 class Warnings:
@@ -26,10 +30,16 @@ class Warnings:
     items: dict[str, str] = field(default_factory=dict)
 
     def set(self, key: str, message: str) -> None:
-        self.items[key] = message
+        with _WARNINGS_LOCK:
+            self.items[key] = message
 
     def clear(self, key: str) -> None:
-        self.items.pop(key, None)
+        with _WARNINGS_LOCK:
+            self.items.pop(key, None)
+
+    def snapshot(self) -> dict[str, str]:
+        with _WARNINGS_LOCK:
+            return dict(self.items)
 
 
 class HealthService:
@@ -69,6 +79,11 @@ class HealthService:
                 [*params, now],
             ).fetchone()[0]
             audit_events = conn.execute("SELECT count(*) FROM audit").fetchone()[0]
+            pending = conn.execute("SELECT count(*) FROM suggestion").fetchone()[0]
+            evicted = conn.execute(
+                "SELECT coalesce(max(value), 0) FROM counter WHERE name = 'review_evicted'"
+            ).fetchone()[0]
+            saved_policy = conn.execute("SELECT value FROM meta WHERE key = 'policy'").fetchone()
         act = self.activity
         out: dict[str, Any] = {
             "memories": memories,
@@ -88,6 +103,10 @@ class HealthService:
         out.update(
             {
                 "audit_events": int(audit_events),
+                "review": {"pending": int(pending), "evicted": int(evicted)},
+                "capture_paused": bool(
+                    saved_policy and json.loads(saved_policy[0]).get("paused", False)
+                ),
                 "database_bytes": _size(self._paths.database),
                 "wal_bytes": _size(
                     self._paths.database.with_name(self._paths.database.name + "-wal")
@@ -106,7 +125,7 @@ class HealthService:
                     site: {"count": f.count, "last_error": f.last_error, "at": f.last_at_ms}
                     for site, f in self._failures.snapshot().items()
                 },
-                "warnings": dict(self.warnings.items),
+                "warnings": self.warnings.snapshot(),
             }
         )
         return out

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from core import audit, relations, tombstones
 from core.bulk import insert_new, new_memory_id, refused_forgotten
-from core.changes import Change, Topic
+from core.changes import Topic
 from core.clock import Clock
 from core.errors import (
     CairnError,
@@ -28,34 +28,46 @@ from core.errors import (
     NotFound,
     ScopeDenied,
 )
-from core.horizon import horizon_sql, visible
-from core.listing import check_limit, decode_cursor, encode_cursor, filter_digest, list_query
+from core.governance import (
+    Gate,
+    Outcome,
+    Redactor,
+    Verdict,
+    describe_rule,
+    flagged,
+    memory_fields,
+)
+from core.horizon import visible
+from core.memory_reads import ChangeFeed, MemoryReader
 from core.model import (
     Caller,
     ListFilter,
     Memory,
     MemoryDetail,
+    Origin,
     Page,
     Relation,
     RelationKind,
     Scope,
     Status,
     Surface,
-    Tier,
     Tombstone,
     WriteResult,
     WriteStatus,
 )
+from core.ownership import ADOPTED_FLAG, owner_of, owns, refuse_not_own
+from core.policy import WIDE_SCOPES
+from core.proposals import suggestion_for, waiting_because
 from core.records import (
     fetch_memory,
-    fetch_revisions,
     insert_revision,
-    memory_from_row,
     replace_memory,
 )
 from core.requests import UpdateRequest, WriteRequest
 from core.settings import Settings
+from core.similarity import NearDuplicates
 from core.store import Store
+from core.suggestions import Op, Reason, Suggestion, new_suggestion_id
 from core.tiers import Decision, author_tier
 from core.usage import UsageRecorder
 from core.validation import (
@@ -86,13 +98,6 @@ class MemoryObserver(Protocol):
     def memories_removed(
         self, tx: WriteTx, memory_ids: Sequence[str], *, forgotten: bool
     ) -> None: ...
-
-
-@dataclass(frozen=True)
-class ChangeFeed:
-    changes: tuple[Change, ...]
-    last_seq: int
-    gap: bool  # the caller's seq is older than the oldest event still in the database
 
 
 @dataclass(frozen=True)
@@ -133,8 +138,15 @@ def _same_fields(a: Memory, b: Memory) -> bool:
     return all(getattr(a, k) == getattr(b, k) for k in keys)
 
 
+class Proposals(Protocol):
+    """Where a write that waits for a person goes (the review queue)."""
+
+    def propose(self, tx: WriteTx, caller: Caller, suggestion: Suggestion) -> Suggestion: ...
+
+
 class MemoryService:
-    """Write, update, get, list, supersede, forget, pin and archive memories."""
+    """Write, update, get, list, supersede, forget, pin and archive memories - every write
+    through the governance gate, every read as a model may see it."""
 
     def __init__(
         self,
@@ -142,12 +154,22 @@ class MemoryService:
         settings: Settings,
         clock: Clock,
         usage: UsageRecorder,
+        *,
+        gate: Gate,
+        proposals: Proposals,
+        redactor: Redactor,
+        near: NearDuplicates,
         observers: Sequence[MemoryObserver] = (),
     ) -> None:
         self._store = store
         self._clock = clock
         self._usage = usage
         self._limits = Limits(settings)
+        self._gate = gate
+        self._proposals = proposals
+        self.redactor = redactor
+        self.reader = MemoryReader(store, clock, redactor)
+        self._near = near
         self._observers = list(observers)
         self._retention_ms = int(settings.number("lifecycle.expired_retention_days") * 86_400_000)
         self._idem_retention_ms = int(settings.number("idempotency.retention_hours") * 3_600_000)
@@ -227,32 +249,67 @@ class MemoryService:
     # -- writing -----------------------------------------------------------------------------
 
     def write(self, caller: Caller, req: WriteRequest) -> WriteResult:
-        """Store one memory (or return the existing one for a duplicate or a retried key)."""
+        """Store one memory, send it to review, or refuse it: the gate decides
+        (core/governance.py). A duplicate or a retried key returns what is already there;
+        `similar` names memories the write closely resembles.
+
+        Raises:
+            InvalidInput, TooLarge, ScopeDenied: the write is not acceptable as sent.
+        """
         prepared = self.prepare(caller, req)
-        return self._store.writer.run(lambda tx: self.store_prepared(tx, caller, req, prepared))
+        verdict = self._check_new(caller, prepared)
+        if verdict.outcome is Outcome.REFUSE:
+            return verdict.refused()
+        similar = self._near.find(caller, prepared)
+        return self._store.writer.run(
+            lambda tx: self.store_prepared(
+                tx, caller, req, prepared, verdict=verdict, similar=similar
+            )
+        )
+
+    def _check_new(self, caller: Caller, memory: Memory) -> Verdict:
+        return self._gate.check(
+            caller,
+            kind=memory.kind,
+            scope=memory.scope,
+            origin=memory.origin,
+            fields=memory_fields(memory),
+        )
 
     def write_many(
         self, caller: Caller, reqs: Sequence[WriteRequest]
     ) -> list[WriteResult | CairnError]:
         """Store many memories in one transaction; each entry is a result or the error it raised.
 
-        Invalid entries do not stop the others: every valid entry lands, every invalid one is
-        reported in its place. Entries without keys go through one set-based insert.
+        Invalid entries do not stop the others: every valid entry lands (or waits, or is
+        refused) as `write` would decide, and every invalid one is reported in its place. Entries
+        the gate lets through without keys go through one set-based insert. Near-duplicates are
+        not looked for here (a bulk import is one decision).
         """
-        prepared: list[Memory | CairnError] = []
+        prepared: list[tuple[Memory, Verdict] | CairnError | WriteResult] = []
         for req in reqs:
             try:
-                prepared.append(self.prepare(caller, req))
+                memory = self.prepare(caller, req)
             except CairnError as e:  # reported per entry, in order
                 prepared.append(e)
+                continue
+            verdict = self._check_new(caller, memory)
+            prepared.append(
+                verdict.refused() if verdict.outcome is Outcome.REFUSE else (memory, verdict)
+            )
 
         def job(tx: WriteTx) -> list[WriteResult | CairnError]:
             now = self._clock.now_ms()
-            out: list[WriteResult | CairnError | None] = [None] * len(reqs)
-            plain: list[tuple[int, Memory]] = [
-                (i, p)
+            out: list[WriteResult | CairnError | None] = [
+                p if isinstance(p, (CairnError, WriteResult)) else None for p in prepared
+            ]
+            plain = [
+                (i, flagged(p[0], p[1]))
                 for i, (r, p) in enumerate(zip(reqs, prepared, strict=True))
-                if isinstance(p, Memory) and r.idempotency_key is None and r.dedupe_key is None
+                if isinstance(p, tuple)
+                and p[1].outcome is Outcome.STORE
+                and r.idempotency_key is None
+                and r.dedupe_key is None
             ]
             results = insert_new(
                 tx, caller, [m for _, m in plain], now=now, observers=self._observers
@@ -260,14 +317,11 @@ class MemoryService:
             for (i, _), result in zip(plain, results, strict=True):
                 out[i] = result
             for i, (req, prep) in enumerate(zip(reqs, prepared, strict=True)):
-                if out[i] is not None:
-                    continue
-                if isinstance(prep, CairnError):
-                    out[i] = prep
+                if out[i] is not None or not isinstance(prep, tuple):
                     continue
                 try:
                     with tx.db.atomic():
-                        out[i] = self.store_prepared(tx, caller, req, prep)
+                        out[i] = self.store_prepared(tx, caller, req, prep[0], verdict=prep[1])
                 except CairnError as e:
                     out[i] = e
             return [o for o in out if o is not None]
@@ -275,10 +329,18 @@ class MemoryService:
         return self._store.writer.run(job)
 
     def store_prepared(
-        self, tx: WriteTx, caller: Caller, req: WriteRequest, prepared: Memory
+        self,
+        tx: WriteTx,
+        caller: Caller,
+        req: WriteRequest,
+        prepared: Memory,
+        *,
+        verdict: Verdict | None = None,
+        similar: tuple[str, ...] = (),
     ) -> WriteResult:
-        """Inside a write job: store a prepared memory, honouring idempotency, dedupe keys,
-        exact duplicates and tombstones. Used by `write`, by adoption and by import."""
+        """Inside a write job: store a prepared memory (or propose it, when the verdict says to
+        queue), honouring idempotency, dedupe keys, exact duplicates and tombstones. `verdict`
+        None means a person already decided (adoption, import)."""
         conn = tx.conn
         now = self._clock.now_ms()
         request_hash = None
@@ -304,9 +366,10 @@ class MemoryService:
                     reason=first.get("reason"),
                     reason_code=first.get("reason_code"),
                     duplicate=bool(first.get("duplicate")),
+                    similar=tuple(first.get("similar", ())),
                     replayed=True,
                 )
-        result = self._store_new(tx, caller, prepared, now)
+        result = self._land(tx, caller, prepared, verdict=verdict, similar=similar, now=now)
         if req.idempotency_key is not None and request_hash is not None:
             conn.execute(
                 "INSERT INTO idempotency (actor, key, request_hash, response, created_at) "
@@ -320,6 +383,122 @@ class MemoryService:
                 ),
             )
         return result
+
+    def _land(
+        self,
+        tx: WriteTx,
+        caller: Caller,
+        prepared: Memory,
+        *,
+        verdict: Verdict | None,
+        similar: tuple[str, ...],
+        now: int,
+    ) -> WriteResult:
+        if verdict is not None:
+            prepared = flagged(prepared, verdict)
+        if verdict is not None and verdict.outcome is Outcome.QUEUE:
+            return self._propose_new(
+                tx,
+                caller,
+                prepared,
+                reasons=verdict.reasons,
+                verdict=verdict,
+                similar=similar,
+                now=now,
+            )
+        if caller.surface is Surface.AGENT and prepared.dedupe_key is not None:
+            existing = self._dedupe_target(tx, prepared, now)
+            if existing is not None and not owns(caller, existing):
+                reasons = (Reason("not_owner", owner_of(existing)),)
+                return self._propose_new(
+                    tx,
+                    caller,
+                    prepared,
+                    reasons=reasons,
+                    verdict=verdict,
+                    similar=similar,
+                    now=now,
+                )
+        result = self._store_new(tx, caller, prepared, now)
+        if similar:
+            result = replace(result, similar=tuple(i for i in similar if i != result.id))
+        return result
+
+    def _dedupe_target(self, tx: WriteTx, prepared: Memory, now: int) -> Memory | None:
+        assert prepared.dedupe_key is not None
+        mid = dedupe_memory_id(
+            prepared.scope, prepared.workspace_id, prepared.session_id, prepared.dedupe_key
+        )
+        return fetch_memory(tx.conn, mid, now)
+
+    def _propose_new(
+        self,
+        tx: WriteTx,
+        caller: Caller,
+        prepared: Memory,
+        *,
+        reasons: tuple[Reason, ...],
+        verdict: Verdict | None,
+        similar: tuple[str, ...],
+        now: int,
+    ) -> WriteResult:
+        """A new memory that waits for a person - proposed as an update of the memory its dedupe
+        key names, or of the memory it closely resembles in the same scope; as a new memory
+        otherwise. Content already stored, or forgotten, is answered without asking anyone."""
+        conn = tx.conn
+        row = conn.execute(
+            "SELECT id FROM memory WHERE content_hash = ? AND scope = ? "
+            "AND coalesce(workspace_id, '') = ? AND coalesce(session_id, '') = ? "
+            "AND status IN ('active', 'archived')",
+            (
+                content_hash(prepared.content),
+                prepared.scope.value,
+                prepared.workspace_id or "",
+                prepared.session_id or "",
+            ),
+        ).fetchone()
+        if row is not None:
+            existing = fetch_memory(conn, row[0], now)
+            assert existing is not None
+            return WriteResult.stored(existing, duplicate=True)
+        if caller.surface is Surface.AGENT and tombstones.tombstoned_content(
+            conn, prepared, content_hash(prepared.content)
+        ):
+            return refused_forgotten()
+        target: Memory | None = None
+        if prepared.dedupe_key is not None:
+            target = self._dedupe_target(tx, prepared, now)
+        elif similar:
+            first = fetch_memory(conn, similar[0], now)
+            if first is not None and (first.scope, first.workspace_id, first.session_id) == (
+                prepared.scope,
+                prepared.workspace_id,
+                prepared.session_id,
+            ):
+                target = first
+                reasons = (*reasons, Reason("similar", first.id))
+        suggestion = suggestion_for(
+            caller,
+            prepared,
+            op=Op.ADD if target is None else Op.UPDATE,
+            target=target,
+            reasons=reasons,
+            flags=verdict.flags if verdict is not None else (),
+            similar=similar,
+            now=now,
+        )
+        return self._pending(tx, caller, suggestion)
+
+    def _pending(self, tx: WriteTx, caller: Caller, suggestion: Suggestion) -> WriteResult:
+        kept = self._proposals.propose(tx, caller, suggestion)
+        first = kept.reasons[0] if kept.reasons else Reason("policy", "ask")
+        return WriteResult(
+            WriteStatus.PENDING,
+            suggestion_id=kept.id,
+            reason=waiting_because(kept),
+            reason_code=first.code,
+            similar=kept.similar,
+        )
 
     def _store_new(self, tx: WriteTx, caller: Caller, prepared: Memory, now: int) -> WriteResult:
         if prepared.dedupe_key is None:
@@ -398,17 +577,8 @@ class MemoryService:
             at=now,
         )
 
-    def _load_for_change(
-        self, tx: WriteTx, caller: Caller, memory_id: str, now: int, *, changes: bool = True
-    ) -> Memory:
-        """The memory `caller` is about to change. With `changes`, an agent is refused a memory
-        that holds a person's words: agents propose, people decide."""
-        memory = self._load_visible(tx, caller, memory_id, now)
-        if changes:
-            refuse_agent_on_human_words(caller, memory)
-        return memory
-
-    def _load_visible(self, tx: WriteTx, caller: Caller, memory_id: str, now: int) -> Memory:
+    def _load_for_change(self, tx: WriteTx, caller: Caller, memory_id: str, now: int) -> Memory:
+        """The memory `caller` is about to change (it must be in the caller's horizon)."""
         memory = fetch_memory(tx.conn, memory_id, now)
         if memory is None or not visible(caller, memory):
             raise NotFound(f"memory {memory_id} not found", data={"id": memory_id})
@@ -422,13 +592,26 @@ class MemoryService:
         return memory
 
     def update(self, caller: Caller, req: UpdateRequest) -> WriteResult:
-        """Change fields of a memory, creating revision n+1.
+        """Change fields of a memory, creating revision n+1 - or, for an agent changing what is
+        not its own or what its policy holds, a proposal that waits for a person.
 
         Raises:
             NotFound: no such memory in the caller's horizon.
             Conflict: `if_revision` is not the current revision (nothing was written).
             InvalidInput, TooLarge, ScopeDenied: a new value is not acceptable.
         """
+        return self._store.writer.run(lambda tx: self.update_in(tx, caller, req))
+
+    def update_in(
+        self,
+        tx: WriteTx,
+        caller: Caller,
+        req: UpdateRequest,
+        *,
+        adopted: tuple[str, bool, bool] | None = None,
+    ) -> WriteResult:
+        """`update` inside a write job. `adopted` is (agent, verified, edited) when a person
+        adopts an agent's proposed change: the tier then says the person vouched for it."""
         if not req.changes_anything():
             raise InvalidInput("the update changes nothing: give at least one field to change")
         content = check_content(req.content, self._limits) if req.content is not None else None
@@ -438,70 +621,101 @@ class MemoryService:
         summary = check_summary(req.summary, self._limits) if req.summary is not None else None
         keywords = check_keywords(req.keywords, self._limits) if req.keywords is not None else None
         ttl = check_ttl(req.ttl_seconds)
-
-        def job(tx: WriteTx) -> WriteResult:
-            now = self._clock.now_ms()
-            current = self._load_for_change(tx, caller, req.id, now)
-            if current.revision != req.if_revision:
-                raise Conflict(
-                    f"memory {req.id} is at revision {current.revision}, not {req.if_revision}; "
-                    "read it again and retry",
-                    data={"id": req.id, "current_revision": current.revision},
+        now = self._clock.now_ms()
+        current = self._load_for_change(tx, caller, req.id, now)
+        if current.revision != req.if_revision:
+            raise Conflict(
+                f"memory {req.id} is at revision {current.revision}, not {req.if_revision}; "
+                "read it again and retry",
+                data={"id": req.id, "current_revision": current.revision},
+            )
+        scope = req.scope or current.scope
+        workspace_id, session_id = current.workspace_id, current.session_id
+        if scope is not current.scope:
+            if current.dedupe_key is not None:
+                raise InvalidInput(
+                    "the scope of a memory written with a dedupe_key cannot change; write a "
+                    "new memory in the other scope",
+                    data={"field": "scope"},
                 )
-            scope = req.scope or current.scope
-            workspace_id, session_id = current.workspace_id, current.session_id
-            if scope is not current.scope:
-                if current.dedupe_key is not None:
-                    raise InvalidInput(
-                        "the scope of a memory written with a dedupe_key cannot change; write a "
-                        "new memory in the other scope",
-                        data={"field": "scope"},
-                    )
-                workspace_id, session_id = self._binding(caller, scope)
-            expires_at = current.expires_at
-            if req.clear_expiry:
-                expires_at = None
-            elif ttl is not None:
-                expires_at = now + ttl * 1000
-            candidate = replace(
-                current,
-                content=content if content is not None else current.content,
-                summary=summary if req.summary is not None else current.summary,
-                kind=kind or current.kind,
-                scope=scope,
-                workspace_id=workspace_id,
-                session_id=session_id,
-                tags=tags if tags is not None else current.tags,
-                keywords=keywords if req.keywords is not None else current.keywords,
-                importance=importance if importance is not None else current.importance,
-                pinned=req.pinned if req.pinned is not None else current.pinned,
-                expires_at=expires_at,
-            )
-            if _same_fields(candidate, current):
-                return WriteResult.stored(current, duplicate=True)
-            words_changed = (candidate.content, candidate.summary, candidate.keywords) != (
-                current.content,
-                current.summary,
-                current.keywords,
-            )
-            origin = current.origin if caller.surface is Surface.AGENT else None
-            tier = current.tier
-            agent = current.agent
-            if words_changed:  # the tier says whose words these are
-                tier = author_tier(caller.surface, Decision.AUTO, caller.verified, origin)
-                agent = caller.agent if caller.surface is Surface.AGENT else current.agent
-            updated = replace(
+            workspace_id, session_id = self._binding(caller, scope)
+        expires_at = current.expires_at
+        if req.clear_expiry:
+            expires_at = None
+        elif ttl is not None:
+            expires_at = now + ttl * 1000
+        candidate = replace(
+            current,
+            content=content if content is not None else current.content,
+            summary=summary if req.summary is not None else current.summary,
+            kind=kind or current.kind,
+            scope=scope,
+            workspace_id=workspace_id,
+            session_id=session_id,
+            tags=tags if tags is not None else current.tags,
+            keywords=keywords if req.keywords is not None else current.keywords,
+            importance=importance if importance is not None else current.importance,
+            pinned=req.pinned if req.pinned is not None else current.pinned,
+            expires_at=expires_at,
+        )
+        if _same_fields(candidate, current):
+            return WriteResult.stored(current, duplicate=True)
+        verdict = self._gate.check(
+            caller,
+            kind=candidate.kind,
+            scope=candidate.scope,
+            origin=current.origin,
+            fields=memory_fields(candidate),
+            rule_kind=candidate.kind != current.kind,
+            rule_scope=candidate.scope in WIDE_SCOPES and candidate.scope is not current.scope,
+        )
+        if verdict.outcome is Outcome.REFUSE:
+            return verdict.refused()
+        reasons = verdict.reasons if verdict.outcome is Outcome.QUEUE else ()
+        if caller.surface is Surface.AGENT and not owns(caller, current):
+            reasons = (Reason("not_owner", owner_of(current)), *reasons)
+        if reasons:
+            suggestion = suggestion_for(
+                caller,
                 candidate,
-                revision=current.revision + 1,
-                updated_at=now,
-                tier=tier,
-                agent=agent,
-                expired=expires_at is not None and expires_at <= now,
+                op=Op.UPDATE,
+                target=current,
+                reasons=reasons,
+                flags=verdict.flags,
+                now=now,
+                note=req.reason,
             )
-            self._save_revision(tx, caller, updated, "update", req.reason, now=now)
-            return WriteResult.stored(updated)
-
-        return self._store.writer.run(job)
+            return self._pending(tx, caller, suggestion)
+        candidate = flagged(candidate, verdict)
+        words_changed = (candidate.content, candidate.summary, candidate.keywords) != (
+            current.content,
+            current.summary,
+            current.keywords,
+        )
+        origin = current.origin if caller.surface is Surface.AGENT else None
+        tier = current.tier
+        agent = current.agent
+        if adopted is not None:
+            proposer, verified, edited = adopted
+            decision = Decision.ADOPTED_EDITED if edited else Decision.ADOPTED
+            tier = author_tier(Surface.AGENT, decision, verified, current.origin or Origin.EXPLICIT)
+            agent = proposer
+            candidate = replace(
+                candidate, flags=tuple(dict.fromkeys((*candidate.flags, ADOPTED_FLAG)))
+            )
+        elif words_changed:  # the tier says whose words these are
+            tier = author_tier(caller.surface, Decision.AUTO, caller.verified, origin)
+            agent = caller.agent if caller.surface is Surface.AGENT else current.agent
+        updated = replace(
+            candidate,
+            revision=current.revision + 1,
+            updated_at=now,
+            tier=tier,
+            agent=agent,
+            expired=expires_at is not None and expires_at <= now,
+        )
+        self._save_revision(tx, caller, updated, "update", req.reason, now=now)
+        return WriteResult.stored(updated)
 
     def set_pinned(self, caller: Caller, memory_id: str, pinned: bool) -> Memory:
         return self._set_state(caller, memory_id, "pin" if pinned else "unpin", pinned=pinned)
@@ -519,28 +733,43 @@ class MemoryService:
         pinned: bool | None = None,
         archived: bool | None = None,
     ) -> Memory:
-        def job(tx: WriteTx) -> Memory:
-            now = self._clock.now_ms()
-            current = self._load_for_change(tx, caller, memory_id, now)
-            candidate = current
-            if pinned is not None:
-                candidate = replace(current, pinned=pinned)
-            if archived is not None:
-                if current.status not in (Status.ACTIVE, Status.ARCHIVED):
-                    raise Conflict(
-                        f"memory {memory_id} is {current.status.value}; only active or archived "
-                        "memories can be archived or unarchived",
-                        data={"id": memory_id, "status": current.status.value},
-                    )
-                new_status = Status.ARCHIVED if archived else Status.ACTIVE
-                candidate = replace(current, status=new_status)
-            if _same_fields(candidate, current):
-                return current
-            updated = replace(candidate, revision=current.revision + 1, updated_at=now)
-            self._save_revision(tx, caller, updated, action, None, now=now)
-            return updated
+        return self._store.writer.run(
+            lambda tx: self.set_state_in(
+                tx, caller, memory_id, action, pinned=pinned, archived=archived
+            )
+        )
 
-        return self._store.writer.run(job)
+    def set_state_in(
+        self,
+        tx: WriteTx,
+        caller: Caller,
+        memory_id: str,
+        action: str,
+        *,
+        pinned: bool | None = None,
+        archived: bool | None = None,
+    ) -> Memory:
+        """Pin, unpin, archive or unarchive inside a write job (a new revision, same words)."""
+        now = self._clock.now_ms()
+        current = self._load_for_change(tx, caller, memory_id, now)
+        refuse_not_own(caller, current)
+        candidate = current
+        if pinned is not None:
+            candidate = replace(current, pinned=pinned)
+        if archived is not None:
+            if current.status not in (Status.ACTIVE, Status.ARCHIVED):
+                raise Conflict(
+                    f"memory {memory_id} is {current.status.value}; only active or archived "
+                    "memories can be archived or unarchived",
+                    data={"id": memory_id, "status": current.status.value},
+                )
+            new_status = Status.ARCHIVED if archived else Status.ACTIVE
+            candidate = replace(current, status=new_status)
+        if _same_fields(candidate, current):
+            return current
+        updated = replace(candidate, revision=current.revision + 1, updated_at=now)
+        self._save_revision(tx, caller, updated, action, None, now=now)
+        return updated
 
     def supersede(
         self,
@@ -550,71 +779,155 @@ class MemoryService:
         by_id: str | None = None,
         replacement: WriteRequest | None = None,
         reason: str | None = None,
-    ) -> SupersedeResult:
+    ) -> SupersedeResult | WriteResult:
         """Mark `old_id` superseded by an existing memory (`by_id`) or by a new one written now
-        (`replacement`), in one transaction. Both memories are kept and linked both ways."""
+        (`replacement`), in one transaction. Both memories are kept and linked both ways. An
+        agent superseding what is not its own, or with a replacement its policy holds, gets a
+        pending proposal (a WriteResult); a refused replacement, a refusal.
+
+        Raises:
+            InvalidInput: neither or both of `by_id` and `replacement`, or a memory by itself.
+            NotFound: either memory is not in the caller's horizon.
+            Conflict: the old memory is not active or archived; the new one is not active.
+        """
         if (by_id is None) == (replacement is None):
             raise InvalidInput("give exactly one of 'by' (an existing memory id) or a new memory")
         prepared = self.prepare(caller, replacement) if replacement is not None else None
-
-        def job(tx: WriteTx) -> SupersedeResult:
-            now = self._clock.now_ms()
-            old = self._load_for_change(tx, caller, old_id, now)
-            if old.status not in (Status.ACTIVE, Status.ARCHIVED):
-                raise Conflict(
-                    f"memory {old_id} is already {old.status.value}",
-                    data={"id": old_id, "status": old.status.value},
-                )
-            if prepared is not None and replacement is not None:
-                outcome = self.store_prepared(tx, caller, replacement, prepared)
-                if outcome.status is not WriteStatus.STORED or outcome.id is None:
-                    raise Conflict(outcome.reason or "the replacement memory was not stored")
-                new = fetch_memory(tx.conn, outcome.id, now)
-                assert new is not None
-            else:
-                assert by_id is not None
-                new = self._load_for_change(tx, caller, by_id, now, changes=False)
-            if new.id == old.id:
-                raise InvalidInput("a memory cannot supersede itself")
-            if new.status is not Status.ACTIVE:
-                raise Conflict(
-                    f"memory {new.id} is {new.status.value}; only an active memory can supersede",
-                    data={"id": new.id},
-                )
-            updated = replace(
-                old,
-                status=Status.SUPERSEDED,
-                superseded_by=new.id,
-                revision=old.revision + 1,
-                updated_at=now,
+        if prepared is not None:
+            verdict = self._check_new(caller, prepared)
+        else:
+            verdict = self._gate.paused(caller) or Verdict(Outcome.STORE)
+        if verdict.outcome is Outcome.REFUSE:
+            return verdict.refused()
+        return self._store.writer.run(
+            lambda tx: self.supersede_in(
+                tx,
+                caller,
+                old_id,
+                by_id=by_id,
+                replacement=replacement,
+                prepared=prepared,
+                verdict=verdict,
+                reason=reason,
             )
-            self._save_revision(tx, caller, updated, "supersede", reason, now=now)
-            relations.link_supersedes(tx.conn, new.id, old.id, note=reason, at=now, by=caller.actor)
-            return SupersedeResult(old=updated, new=new)
+        )
 
-        return self._store.writer.run(job)
+    def supersede_in(
+        self,
+        tx: WriteTx,
+        caller: Caller,
+        old_id: str,
+        *,
+        by_id: str | None,
+        replacement: WriteRequest | None,
+        prepared: Memory | None,
+        verdict: Verdict | None,
+        reason: str | None,
+    ) -> SupersedeResult | WriteResult:
+        """`supersede` inside a write job; `verdict` None: a person adopted it (no gate)."""
+        now = self._clock.now_ms()
+        old = self._load_for_change(tx, caller, old_id, now)
+        if old.status not in (Status.ACTIVE, Status.ARCHIVED):
+            raise Conflict(
+                f"memory {old_id} is already {old.status.value}",
+                data={"id": old_id, "status": old.status.value},
+            )
+        existing = None
+        if by_id is not None:
+            existing = self._load_for_change(tx, caller, by_id, now)
+            if existing.id == old.id:
+                raise InvalidInput("a memory cannot supersede itself")
+        if verdict is not None:
+            reasons = verdict.reasons if verdict.outcome is Outcome.QUEUE else ()
+            if caller.surface is Surface.AGENT and not owns(caller, old):
+                reasons = (Reason("not_owner", owner_of(old)), *reasons)
+            if reasons:
+                proposed = prepared or existing
+                assert proposed is not None
+                suggestion = suggestion_for(
+                    caller,
+                    proposed,
+                    op=Op.SUPERSEDE,
+                    target=old,
+                    reasons=reasons,
+                    flags=verdict.flags,
+                    now=now,
+                    replacement_id=existing.id if existing is not None else None,
+                    note=reason,
+                )
+                return self._pending(tx, caller, suggestion)
+        if prepared is not None and replacement is not None:
+            outcome = self.store_prepared(
+                tx, caller, replacement, flagged(prepared, verdict) if verdict else prepared
+            )
+            if outcome.status is not WriteStatus.STORED or outcome.id is None:
+                raise Conflict(outcome.reason or "the replacement memory was not stored")
+            new = fetch_memory(tx.conn, outcome.id, now)
+            assert new is not None
+        else:
+            assert existing is not None
+            new = existing
+        if new.id == old.id:
+            raise InvalidInput("a memory cannot supersede itself")
+        if new.status is not Status.ACTIVE:
+            raise Conflict(
+                f"memory {new.id} is {new.status.value}; only an active memory can supersede",
+                data={"id": new.id},
+            )
+        updated = replace(
+            old,
+            status=Status.SUPERSEDED,
+            superseded_by=new.id,
+            revision=old.revision + 1,
+            updated_at=now,
+        )
+        self._save_revision(tx, caller, updated, "supersede", reason, now=now)
+        relations.link_supersedes(tx.conn, new.id, old.id, note=reason, at=now, by=caller.actor)
+        return SupersedeResult(old=updated, new=new)
 
     # -- forgetting --------------------------------------------------------------------------
 
-    def forget(self, caller: Caller, memory_id: str, reason: str | None = None) -> Tombstone:
+    def forget(
+        self, caller: Caller, memory_id: str, reason: str | None = None
+    ) -> Tombstone | WriteResult:
         """Forget a memory for good: its content is scrubbed from every revision, the index, audit
         previews and any queued proposal; a tombstone (id, content hash, who, when, why) stays so
-        neither a dedupe upsert nor an import brings it back. Forgetting twice is a no-op."""
+        neither a dedupe upsert nor an import brings it back. Forgetting twice is a no-op. An
+        agent forgetting what is not its own gets a pending proposal instead (a WriteResult);
+        while capture is paused, a refusal."""
+        paused = self._gate.paused(caller)
+        if paused is not None:
+            return paused.refused()
+        return self._store.writer.run(lambda tx: self.forget_in(tx, caller, memory_id, reason))
 
-        def job(tx: WriteTx) -> Tombstone:
-            now = self._clock.now_ms()
-            conn = tx.conn
-            memory = fetch_memory(conn, memory_id, now)
-            if memory is None or not visible(caller, memory):
-                raise NotFound(f"memory {memory_id} not found", data={"id": memory_id})
-            if memory.status is not Status.FORGOTTEN:
-                refuse_agent_on_human_words(caller, memory)
-                self._scrub(tx, caller, memory, reason, now)
-            tomb = tombstones.fetch(conn, memory_id)
-            assert tomb is not None
-            return tomb
-
-        return self._store.writer.run(job)
+    def forget_in(
+        self, tx: WriteTx, caller: Caller, memory_id: str, reason: str | None
+    ) -> Tombstone | WriteResult:
+        """`forget` inside a write job."""
+        now = self._clock.now_ms()
+        conn = tx.conn
+        memory = fetch_memory(conn, memory_id, now)
+        if memory is None or not visible(caller, memory):
+            raise NotFound(f"memory {memory_id} not found", data={"id": memory_id})
+        if memory.status is not Status.FORGOTTEN:
+            if caller.surface is Surface.AGENT and not owns(caller, memory):
+                suggestion = Suggestion(
+                    id=new_suggestion_id(now),
+                    op=Op.FORGET,
+                    agent=caller.actor,
+                    verified=caller.verified,
+                    target_id=memory.id,
+                    base_revision=memory.revision,
+                    reasons=(Reason("not_owner", owner_of(memory)),),
+                    note=reason,
+                    first_seen=now,
+                    last_seen=now,
+                )
+                return self._pending(tx, caller, suggestion)
+            self._scrub(tx, caller, memory, reason, now)
+        tomb = tombstones.fetch(conn, memory_id)
+        assert tomb is not None
+        return tomb
 
     def _scrub(
         self, tx: WriteTx, caller: Caller, memory: Memory, reason: str | None, now: int
@@ -712,8 +1025,8 @@ class MemoryService:
 
         def job(tx: WriteTx) -> Relation:
             now = self._clock.now_ms()
-            a = self._load_for_change(tx, caller, a_id, now, changes=False)
-            b = self._load_for_change(tx, caller, b_id, now, changes=False)
+            a = self._load_for_change(tx, caller, a_id, now)
+            b = self._load_for_change(tx, caller, b_id, now)
             rel_id = relations.open_contradiction(
                 tx.conn, a.id, b.id, note=note, at=now, by=caller.actor
             )
@@ -780,32 +1093,15 @@ class MemoryService:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def get(self, caller: Caller, memory_id: str, *, history: bool = False) -> MemoryDetail:
-        """One memory (with its revisions and relations when `history`).
+    # -- reading (core/memory_reads.py) ---------------------------------------------------
 
-        Raises:
-            NotFound: no such memory in the caller's horizon (another workspace's memory looks
-                exactly like one that does not exist).
-        """
-        now = self._clock.now_ms()
-        with self._store.read_db.atomic():
-            conn = self._store.read_db.conn()
-            memory = fetch_memory(conn, memory_id, now)
-            if (
-                memory is None
-                or not visible(caller, memory)
-                or (memory.status is Status.FORGOTTEN and not caller.is_human)
-            ):
-                raise NotFound(f"memory {memory_id} not found", data={"id": memory_id})
-            if not history:
-                return MemoryDetail(memory)
-            revisions = tuple(fetch_revisions(conn, memory_id))
-            links = tuple(relations.relations_of(conn, memory_id))
-        return MemoryDetail(memory, revisions, links)
+    def get(
+        self, caller: Caller, memory_id: str, *, history: bool = False, raw: bool = False
+    ) -> MemoryDetail:
+        return self.reader.get(caller, memory_id, history=history, raw=raw)
 
     def relations(self, caller: Caller, memory_id: str) -> tuple[Relation, ...]:
-        self.get(caller, memory_id)
-        return tuple(relations.relations_of(self._store.read_db.conn(), memory_id))
+        return self.reader.relations(caller, memory_id)
 
     def list(
         self,
@@ -815,65 +1111,18 @@ class MemoryService:
         limit: int = 50,
         cursor: str | None = None,
     ) -> Page:
-        """Memories newest first, one page at a time; pages stay stable under concurrent writes.
-
-        Raises:
-            InvalidInput: a bad limit, or a cursor that was not issued for these filters.
-        """
-        flt = flt or ListFilter()
-        check_limit(limit)
-        digest = filter_digest(flt)
-        after = decode_cursor(cursor, digest) if cursor else None
-        now = self._clock.now_ms()
-        sql, args = list_query(caller, flt, now_ms=now, after_seq=after, limit=limit)
-        rows = self._store.read_db.conn().execute(sql, args).fetchall()
-        items = tuple(memory_from_row(r, now) for r in rows[:limit])
-        more = len(rows) > limit
-        return Page(items, encode_cursor(int(rows[limit - 1][1]), digest) if more else None)
+        return self.reader.list(caller, flt, limit=limit, cursor=cursor)
 
     def changes_since(self, caller: Caller, seq: int, *, limit: int = 500) -> ChangeFeed:
-        """Audited changes after `seq`, oldest first - for an agent, only those on memories it
-        can see. `gap` says events after `seq` were already rotated out of the database."""
-        conn = self._store.read_db.conn()
-        oldest = conn.execute("SELECT min(seq) FROM audit").fetchone()[0]
-        gap = oldest is not None and 0 < seq < int(oldest) - 1
-        if caller.is_human:
-            sql = (
-                "SELECT a.seq, a.action, a.memory_id, a.revision, a.actor, m.workspace_id, "
-                "m.scope, m.session_id FROM audit a LEFT JOIN memory m ON m.id = a.memory_id "
-                "WHERE a.seq > ? "
-                "ORDER BY a.seq LIMIT ?"
-            )
-            args: list[Any] = [seq, limit]
-        else:
-            where, params = horizon_sql(caller)
-            sql = (
-                "SELECT a.seq, a.action, a.memory_id, a.revision, a.actor, m.workspace_id, "
-                "m.scope, m.session_id FROM audit a JOIN memory m ON m.id = a.memory_id "
-                "WHERE a.seq > ? AND " + where + " ORDER BY a.seq LIMIT ?"
-            )
-            args = [seq, *params, limit]
-        changes = tuple(
-            Change(
-                seq=int(r[0]),
-                action=r[1],
-                topics=audit.topics_for(r[1]),
-                memory_id=r[2],
-                revision=r[3],
-                workspace_id=r[5],
-                actor=r[4],
-                scope=r[6],
-                session_id=r[7],
-            )
-            for r in conn.execute(sql, args)
-        )
-        return ChangeFeed(changes, changes[-1].seq if changes else max(seq, 0), gap)
+        return self.reader.changes_since(caller, seq, limit=limit)
 
     def feedback(
         self, caller: Caller, memory_id: str, verdict: str, note: str | None = None
-    ) -> int:
-        """Record an agent's (or a person's) verdict on a memory: useful, wrong or stale. It is
-        kept for the human to see; it never changes ranking or status by itself.
+    ) -> tuple[int, str | None]:
+        """Record a verdict on a memory: useful, wrong or stale. It never changes ranking or
+        status by itself: an agent's `wrong` or `stale` puts the memory in the review queue
+        (with the verdict and who gave it), where only a person's decision changes it. Returns
+        the feedback id and the review suggestion's id (None when nothing was queued).
 
         Raises:
             NotFound: no such memory in the caller's horizon.
@@ -886,10 +1135,18 @@ class MemoryService:
             )
         if note is not None:
             note = check_summary(note, self._limits)
+            flags, secret = self._gate.scan({"note": note})
+            if secret is not None:
+                raise InvalidInput(
+                    f"the note {describe_rule(secret.rule)}; secrets are never stored",
+                    data={"field": "note"},
+                )
+            if flags:
+                note = self.redactor.text(note)
 
-        def job(tx: WriteTx) -> int:
+        def job(tx: WriteTx) -> tuple[int, str | None]:
             now = self._clock.now_ms()
-            memory = self._load_for_change(tx, caller, memory_id, now, changes=False)
+            memory = self._load_for_change(tx, caller, memory_id, now)
             cur = tx.conn.execute(
                 "INSERT INTO feedback (memory_id, revision, agent, verified, verdict, note, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -911,7 +1168,27 @@ class MemoryService:
                 detail={"verdict": verdict},
                 at=now,
             )
-            return int(cur.lastrowid or 0)
+            suggestion_id = None
+            if caller.surface is Surface.AGENT and verdict in ("wrong", "stale"):
+                kept = self._proposals.propose(
+                    tx,
+                    caller,
+                    Suggestion(
+                        id=new_suggestion_id(now),
+                        op=Op.FEEDBACK,
+                        agent=caller.actor,
+                        verified=caller.verified,
+                        target_id=memory.id,
+                        base_revision=memory.revision,
+                        reasons=(Reason("feedback", verdict),),
+                        note=note,
+                        verdict=verdict,
+                        first_seen=now,
+                        last_seen=now,
+                    ),
+                )
+                suggestion_id = kept.id
+            return int(cur.lastrowid or 0), suggestion_id
 
         return self._store.writer.run(job)
 
@@ -922,12 +1199,3 @@ class MemoryService:
 
 
 __all__ = ["ChangeFeed", "MemoryObserver", "MemoryService", "SupersedeResult", "Topic"]
-
-
-def refuse_agent_on_human_words(caller: Caller, memory: Memory) -> None:
-    """Raise Forbidden when an agent tries to change or forget a memory in a person's words."""
-    if caller.surface is Surface.AGENT and memory.tier is Tier.HUMAN:
-        raise Forbidden(
-            f"memory {memory.id} holds a person's words; only a person can change or forget it",
-            data={"id": memory.id},
-        )

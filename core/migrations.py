@@ -201,10 +201,78 @@ _V1_2 = _statements(
     "CREATE INDEX feedback_memory ON feedback(memory_id)",
 )
 
+_V1_3 = _statements(
+    """CREATE TABLE suggestion (
+        id TEXT PRIMARY KEY,
+        op TEXT NOT NULL
+            CHECK (op IN ('add', 'update', 'supersede', 'forget', 'feedback', 'identity')),
+        target_id TEXT,
+        base_revision INTEGER,
+        replacement_id TEXT,
+        content TEXT,
+        summary TEXT,
+        kind TEXT,
+        scope TEXT,
+        workspace_id TEXT,
+        session_id TEXT,
+        tags TEXT NOT NULL DEFAULT '[]',
+        keywords TEXT,
+        importance INTEGER,
+        ttl_seconds INTEGER,
+        source TEXT,
+        origin TEXT,
+        dedupe_key TEXT,
+        agent TEXT NOT NULL,
+        verified INTEGER NOT NULL,
+        reasons TEXT NOT NULL DEFAULT '[]',
+        findings TEXT NOT NULL DEFAULT '[]',
+        similar TEXT NOT NULL DEFAULT '[]',
+        note TEXT,
+        verdict TEXT,
+        content_hash TEXT,
+        hits INTEGER NOT NULL DEFAULT 1,
+        first_seen INTEGER NOT NULL,
+        last_seen INTEGER NOT NULL
+    )""",
+    "CREATE INDEX suggestion_target ON suggestion(target_id) WHERE target_id IS NOT NULL",
+    "CREATE INDEX suggestion_rank ON suggestion(hits DESC, last_seen DESC)",
+    """CREATE TABLE review_decision (
+        id INTEGER PRIMARY KEY,
+        suggestion_id TEXT NOT NULL,
+        op TEXT NOT NULL,
+        target_id TEXT,
+        content_hash TEXT,
+        scope TEXT,
+        workspace_id TEXT,
+        agent TEXT NOT NULL,
+        decision TEXT NOT NULL CHECK (decision IN ('adopted', 'rejected', 'evicted')),
+        reason TEXT,
+        decided_by TEXT NOT NULL,
+        decided_at INTEGER NOT NULL,
+        memory_id TEXT,
+        edited TEXT
+    )""",
+    "CREATE INDEX review_decision_hash ON review_decision(content_hash)",
+    """CREATE TABLE scan_allow (
+        fingerprint TEXT PRIMARY KEY,
+        rule TEXT NOT NULL,
+        note TEXT,
+        allowed_by TEXT NOT NULL,
+        allowed_at INTEGER NOT NULL
+    )""",
+    """CREATE TABLE counter (
+        name TEXT PRIMARY KEY,
+        value INTEGER NOT NULL
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(SchemaVersion(1, 0), "memories, revisions, audit, tombstones, relations", _V1_0),
     Migration(SchemaVersion(1, 1), "full-text index (FTS5) of every memory", _v1_1),
     Migration(SchemaVersion(1, 2), "agent identities and agents' feedback on memories", _V1_2),
+    Migration(
+        SchemaVersion(1, 3), "review queue, review decisions, scanner allowlist, counters", _V1_3
+    ),
 )
 
 CURRENT = MIGRATIONS[-1].version

@@ -14,8 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from core import __version__
 from core.agents import AgentStatus, check_name
-from core.errors import Forbidden, InvalidInput, MethodNotFound, NotFound, Unauthenticated
-from core.model import Caller, ListFilter, Scope, Status, Surface, Tier, Workspace
+from core.errors import (
+    CairnError,
+    Forbidden,
+    InvalidInput,
+    MethodNotFound,
+    NotFound,
+    Unauthenticated,
+)
+from core.model import Caller, ListFilter, Scope, Status, Surface, Tier, Workspace, WriteResult
+from core.policy import Mode
 from core.requests import (
     UpdateRequest,
     WriteRequest,
@@ -87,9 +95,11 @@ def _update(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _get(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields(p, frozenset({"id", "history"}), required=("id",))
+    check_fields(p, frozenset({"id", "history", "raw"}), required=("id",))
     history = flag(p, "history", default=False)
-    detail = cairn.memories.get(s.bound(), text(p, "id"), history=history)
+    detail = cairn.memories.get(
+        s.bound(), text(p, "id"), history=history, raw=flag(p, "raw", default=False)
+    )
     out = detail.memory.to_dict()
     if history:
         out["revisions"] = [r.to_dict() for r in detail.revisions]
@@ -176,7 +186,10 @@ def _supersede(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]
         result = cairn.memories.supersede(
             s.bound(), text(p, "id"), replacement=replacement, reason=reason
         )
+    if isinstance(result, WriteResult):  # waiting for a person, or refused
+        return result.to_dict()
     return {
+        "status": "stored",
         "old": {"id": result.old.id, "revision": result.old.revision, "status": result.old.status},
         "new": {"id": result.new.id, "revision": result.new.revision},
     }
@@ -185,13 +198,25 @@ def _supersede(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]
 def _forget(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
     check_fields(p, frozenset({"id", "reason"}), required=("id",))
     tomb = cairn.memories.forget(s.bound(), text(p, "id"), opt_text(p, "reason"))
-    return {"forgotten": tomb.memory_id, "at": tomb.forgotten_at, "by": tomb.forgotten_by}
+    if isinstance(tomb, WriteResult):  # waiting for a person, or refused
+        return tomb.to_dict()
+    return {
+        "status": "forgotten",
+        "forgotten": tomb.memory_id,
+        "at": tomb.forgotten_at,
+        "by": tomb.forgotten_by,
+    }
 
 
 def _feedback(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
     check_fields(p, frozenset({"id", "verdict", "note"}), required=("id", "verdict"))
-    fid = cairn.memories.feedback(s.bound(), text(p, "id"), text(p, "verdict"), opt_text(p, "note"))
-    return {"recorded": True, "feedback_id": fid}
+    fid, suggestion = cairn.memories.feedback(
+        s.bound(), text(p, "id"), text(p, "verdict"), opt_text(p, "note")
+    )
+    out: dict[str, Any] = {"recorded": True, "feedback_id": fid}
+    if suggestion is not None:
+        out["suggestion_id"] = suggestion  # a person will look at the memory
+    return out
 
 
 def _contradict(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
@@ -313,6 +338,121 @@ def _status(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
     return cairn.status(s.bound())
 
 
+# -- governance -------------------------------------------------------------------------------
+
+
+def _policy_get(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    """The policy in effect - for an agent, also what it means for that agent."""
+    check_fields(p, frozenset(), required=())
+    policy = cairn.policy.current()
+    out = policy.to_dict()
+    caller = s.bound()
+    if caller.surface is Surface.AGENT:
+
+        def mode(**what: Any) -> str:
+            return policy.rule(
+                agent=caller.agent, verified=caller.verified, extracted=False, **what
+            ).mode.value
+
+        out["for_this_agent"] = {
+            "verified": caller.verified,
+            "kinds": {k: mode(kind=k, scope=None) for k in cairn.memories.limits.kinds},
+            "scopes": {sc.value: mode(kind=None, scope=sc) for sc in (Scope.GLOBAL, Scope.USER)},
+            "extracted": policy.rule(
+                agent=caller.agent, verified=caller.verified, kind=None, scope=None, extracted=True
+            ).mode.value,
+        }
+    else:
+        out["file"] = str(cairn.policy.path)
+    return out
+
+
+def _policy_set(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"setting", "value"}), required=("setting", "value"))
+    setting = text(p, "setting")
+    raw = p["value"]
+    if setting == "paused":
+        if not isinstance(raw, bool):
+            raise InvalidInput("paused takes true or false", data={"field": "value"})
+        value: Mode | bool = raw
+    else:
+        value = choice(raw, "value", Mode)
+    return cairn.policy.set(s.bound(), setting, value).to_dict()
+
+
+def _review_list(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"limit"}), required=())
+    items = cairn.review.pending(s.bound(), limit=integer(p, "limit", default=200))
+    return {"items": items, "total": cairn.review.count()}
+
+
+def _review_get(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"id"}), required=("id",))
+    return cairn.review.get(s.bound(), text(p, "id"))
+
+
+def _review_adopt(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(
+        p,
+        frozenset({"id", "edits", "if_revision", "allow_flags", "action"}),
+        required=("id",),
+    )
+    edits = p.get("edits") or {}
+    if not isinstance(edits, Mapping):
+        raise InvalidInput("edits must be an object of fields to change", data={"field": "edits"})
+    return cairn.review.adopt(
+        s.bound(),
+        text(p, "id"),
+        edits=edits,
+        if_revision=opt_integer(p, "if_revision"),
+        allow_flags=flag(p, "allow_flags", default=False),
+        action=opt_text(p, "action"),
+    ).to_dict()
+
+
+def _review_reject(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"id", "reason"}), required=("id",))
+    return cairn.review.reject(s.bound(), text(p, "id"), opt_text(p, "reason")).to_dict()
+
+
+def _review_many(adopt: bool) -> Handler:
+    def handler(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+        check_fields(p, frozenset({"ids", "reason"}), required=("ids",))
+        ids = strings(p.get("ids"), "ids")
+        if not 1 <= len(ids) <= 500:
+            raise InvalidInput("give between 1 and 500 ids", data={"field": "ids"})
+        results = cairn.review.decide_many(
+            s.bound(), ids, adopt=adopt, reason=opt_text(p, "reason")
+        )
+        return {
+            "results": [
+                r.to_dict()
+                if not isinstance(r, CairnError)
+                else {"error": {"error": r.code.label, "message": r.message}}
+                for r in results
+            ]
+        }
+
+    return handler
+
+
+def _scanner_allow(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"fingerprint", "rule", "note"}), required=("fingerprint", "rule"))
+    cairn.allowlist.allow(s.bound(), text(p, "fingerprint"), text(p, "rule"), opt_text(p, "note"))
+    return {"allowed": text(p, "fingerprint")}
+
+
+def _scanner_unallow(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset({"fingerprint"}), required=("fingerprint",))
+    cairn.allowlist.remove(s.bound(), text(p, "fingerprint"))
+    return {"removed": text(p, "fingerprint")}
+
+
+def _scanner_allowed(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
+    check_fields(p, frozenset(), required=())
+    return {"items": cairn.allowlist.entries(s.bound())}
+
+
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
@@ -339,6 +479,17 @@ METHODS: dict[str, Method] = {
         Method("agent.resume", _agent_status(AgentStatus.ACTIVE), "resume an agent", human=True),
         Method("agent.revoke", _agent_status(AgentStatus.REVOKED), "revoke an agent", human=True),
         Method("daemon.shutdown", _shutdown, "stop this Cairn cleanly", human=True),
+        Method("policy.get", _policy_get, "the capture policy (agents: what it means for them)"),
+        Method("policy.set", _policy_set, "change one policy setting", human=True, write=True),
+        Method("review.list", _review_list, "proposals waiting for a person", human=True),
+        Method("review.get", _review_get, "one proposal and what it would change", human=True),
+        Method("review.adopt", _review_adopt, "adopt a proposal, maybe edited", human=True),
+        Method("review.reject", _review_reject, "reject a proposal", human=True, write=True),
+        Method("review.adopt_many", _review_many(True), "adopt several proposals", human=True),
+        Method("review.reject_many", _review_many(False), "reject several", human=True),
+        Method("scanner.allow", _scanner_allow, "let one scanner finding pass", human=True),
+        Method("scanner.unallow", _scanner_unallow, "stop letting a finding pass", human=True),
+        Method("scanner.allowed", _scanner_allowed, "the findings let through", human=True),
     )
 }
 

@@ -27,6 +27,10 @@ class Tables:
     Idempotency: Any
     Agent: Any
     Feedback: Any
+    Suggestion: Any
+    ReviewDecision: Any
+    ScanAllow: Any
+    Counter: Any
 
     def all(self) -> tuple[Any, ...]:
         return (
@@ -41,6 +45,10 @@ class Tables:
             self.Idempotency,
             self.Agent,
             self.Feedback,
+            self.Suggestion,
+            self.ReviewDecision,
+            self.ScanAllow,
+            self.Counter,
         )
 
 
@@ -209,6 +217,76 @@ def bind_tables(db: peewee.Database | None) -> Tables:
             table_name = "idempotency"
             primary_key = CompositeKey("actor", "key")
 
+    class Suggestion(Base):
+        id = TextField(primary_key=True)
+        op = TextField()
+        target_id = TextField(null=True)
+        base_revision = IntegerField(null=True)
+        replacement_id = TextField(null=True)
+        content = TextField(null=True)
+        summary = TextField(null=True)
+        kind = TextField(null=True)
+        scope = TextField(null=True)
+        workspace_id = TextField(null=True)
+        session_id = TextField(null=True)
+        tags = TextField()
+        keywords = TextField(null=True)
+        importance = IntegerField(null=True)
+        ttl_seconds = IntegerField(null=True)
+        source = TextField(null=True)
+        origin = TextField(null=True)
+        dedupe_key = TextField(null=True)
+        agent = TextField()
+        verified = IntegerField()
+        reasons = TextField()
+        findings = TextField()
+        similar = TextField()
+        note = TextField(null=True)
+        verdict = TextField(null=True)
+        content_hash = TextField(null=True)
+        hits = IntegerField()
+        first_seen = IntegerField()
+        last_seen = IntegerField()
+
+        class Meta:
+            table_name = "suggestion"
+
+    class ReviewDecision(Base):
+        id = peewee.AutoField()
+        suggestion_id = TextField()
+        op = TextField()
+        target_id = TextField(null=True)
+        content_hash = TextField(null=True)
+        scope = TextField(null=True)
+        workspace_id = TextField(null=True)
+        agent = TextField()
+        decision = TextField()
+        reason = TextField(null=True)
+        decided_by = TextField()
+        decided_at = IntegerField()
+        memory_id = TextField(null=True)
+        edited = TextField(null=True)
+
+        class Meta:
+            table_name = "review_decision"
+
+    class ScanAllow(Base):
+        fingerprint = TextField(primary_key=True)
+        rule = TextField()
+        note = TextField(null=True)
+        allowed_by = TextField()
+        allowed_at = IntegerField()
+
+        class Meta:
+            table_name = "scan_allow"
+
+    class Counter(Base):
+        name = TextField(primary_key=True)
+        value = IntegerField()
+
+        class Meta:
+            table_name = "counter"
+
     return Tables(
         db=db,
         Meta=MetaRow,
@@ -222,4 +300,8 @@ def bind_tables(db: peewee.Database | None) -> Tables:
         Idempotency=Idempotency,
         Agent=Agent,
         Feedback=Feedback,
+        Suggestion=Suggestion,
+        ReviewDecision=ReviewDecision,
+        ScanAllow=ScanAllow,
+        Counter=Counter,
     )

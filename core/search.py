@@ -362,9 +362,10 @@ class SearchService:
                 conn, [memories[s].id for s in top if s in memories]
             )
             partners = self._partners(conn, contradictions, memories, where, now)
+        redact = self._memories.redactor.memory  # what a model may read of each result
         hits = [
             self._hit(
-                memories[s],
+                redact(memories[s]),
                 score=fused.get(s, 0.0),
                 pinned_by=pinned.get(s, ()),
                 doc=docs.get(s),

@@ -285,6 +285,15 @@ KNOBS: tuple[Knob, ...] = (
         "requires one.",
     ),
     Knob(
+        "review.max_items",
+        int,
+        200,
+        "Proposals the review queue holds. Beyond this the least-seen, longest-unseen go; each "
+        "eviction is recorded and counted in health, never silent.",
+        minimum=10,
+        maximum=100_000,
+    ),
+    Knob(
         "audit.max_events",
         int,
         200_000,

@@ -33,9 +33,12 @@ from benchlib import GeneratedMemory, percentile, unique_memories
 from core.app import Cairn
 from core.client import Client
 from core.paths import Paths, resolve_paths
+from core.policy import POLICY_FILE, all_auto
+from core.policy_file import write_policy
 from core.runtime import probe, socket_path
 from core.search import EngineConfig
 from core.settings import load_settings
+from core.validation import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 20_240_611
@@ -444,6 +447,8 @@ def main() -> int:
     queries += [natural_question(rng, rng.choice(source)) for _ in range(QUERIES_PER_KIND)]
     writes = [write_params(rng, m) for m in corpus[PRELOAD:]]
 
+    # Every write is stored (no review): this measures the store and the socket, not the queue.
+    write_policy(paths.config / POLICY_FILE, all_auto(Limits(settings).kinds))
     t0 = time.perf_counter()
     cairn = Cairn.open(paths)
     try:

@@ -47,9 +47,12 @@ from core.app import Cairn
 from core.errors import CairnError
 from core.model import Caller, Scope, Surface, WriteStatus
 from core.paths import Paths
+from core.policy import POLICY_FILE, all_auto
+from core.policy_file import write_policy
 from core.requests import WriteRequest
 from core.search import EngineConfig, Horizon, SearchRequest, SearchResult
 from core.settings import Settings
+from core.validation import Limits
 
 SPLITS = ("dev", "heldout", "all")
 DATASETS = ("locomo", "memoree", "zh")
@@ -117,6 +120,8 @@ def throwaway_store(session: Session) -> Iterator[tuple[Cairn, Path]]:
     root = Path(tempfile.mkdtemp(prefix="ce", dir="/tmp"))
     try:
         paths = Paths(data=root / "d", config=root / "c", state=root / "s", runtime=root / "r")
+        # Every write is stored (no review): the evaluation measures retrieval, not the queue.
+        write_policy(paths.config / POLICY_FILE, all_auto(Limits(SETTINGS).kinds))
         cairn = Cairn.open(paths, settings=SETTINGS)
         if session.overrides:  # --set: an engine experiment, reported under its own hash
             knobs: dict[str, Any] = dict(session.overrides)

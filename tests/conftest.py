@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from core.app import Cairn
-from core.model import Caller, Surface
+from core.model import BUILTIN_KINDS, Caller, Surface
 from core.paths import Paths, resolve_paths
+from core.policy import POLICY_FILE, all_auto
+from core.policy_file import write_policy
 from core.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,8 +74,16 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+# The mechanics tests (memory model, search, the socket) run with every agent write landing; the
+# shipped policy, where some writes wait for a person, is tested in test_governance.py.
+def open_policy(config_dir: Path) -> None:
+    """Write the all-auto capture policy where a Cairn with this config directory reads it."""
+    write_policy(config_dir / POLICY_FILE, all_auto(BUILTIN_KINDS))
+
+
 @pytest.fixture
 def cairn(paths: Paths, clock: FakeClock) -> Iterator[Cairn]:
+    open_policy(paths.config)
     app = Cairn.open(paths, settings=Settings.defaults(), clock=clock)
     try:
         yield app

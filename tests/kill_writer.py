@@ -12,11 +12,14 @@ from core.app import Cairn
 from core.model import Caller, Scope, Surface
 from core.paths import resolve_paths
 from core.requests import WriteRequest
+from tests.conftest import open_policy
 
 
 def main() -> None:
     start = int(sys.argv[1])
-    cairn = Cairn.open(resolve_paths())
+    paths = resolve_paths()
+    open_policy(paths.config)  # every write lands: this test is about durability, not review
+    cairn = Cairn.open(paths)
     agent = Caller(Surface.AGENT, agent="killer", verified=True)
     out = sys.stdout
     out.write("READY\n")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import protocol
 from core.daemon import Runtime
 from core.paths import Paths, resolve_paths
 from core.runtime import probe, socket_path
@@ -105,9 +106,12 @@ def running_daemon(home: Path, **kwargs: Any) -> Iterator[Daemon]:
 
 
 @contextlib.contextmanager
-def served_in_thread(paths: Paths) -> Iterator[Runtime]:
-    """The real Runtime (store, server, socket) on an event loop in a thread of this process."""
-    runtime = Runtime(paths, janitor_interval=3600)
+def served_in_thread(
+    paths: Paths, *, confirm_human: Callable[[protocol.Session], str | None] | None = None
+) -> Iterator[Runtime]:
+    """The real Runtime (store, server, socket) on an event loop in a thread of this process.
+    `confirm_human` stands in for the tray's confirmation of a person's connection."""
+    runtime = Runtime(paths, janitor_interval=3600, confirm_human=confirm_human)
     loop = asyncio.new_event_loop()
     started = threading.Event()
     failure: list[BaseException] = []

@@ -17,7 +17,7 @@ from core.model import Caller, ListFilter, Scope, Status, Surface, WriteStatus
 from core.paths import Paths
 from core.requests import UpdateRequest, WriteRequest
 from core.settings import Settings
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, open_policy
 
 PROPERTY_SETTINGS = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -29,6 +29,7 @@ AGENT = Caller(Surface.AGENT, agent="prop", verified=True)
 def fresh_cairn() -> Iterator[Cairn]:
     root = Path(tempfile.mkdtemp(prefix="cp", dir="/tmp"))
     paths = Paths(data=root / "d", config=root / "c", state=root / "s", runtime=root / "r")
+    open_policy(paths.config)
     app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
     try:
         yield app

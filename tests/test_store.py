@@ -12,7 +12,6 @@ from core.app import Cairn
 from core.changes import ChangeBus
 from core.database import pragmas_for
 from core.errors import AlreadyRunning, IntegrityFailure, SchemaTooNew, StoreUnavailable
-from core.failures import BackgroundFailures
 from core.migrations import CURRENT, MIGRATIONS, SchemaVersion, migrate, read_version
 from core.model import Caller, Scope, Surface
 from core.paths import Paths
@@ -20,7 +19,7 @@ from core.requests import WriteRequest
 from core.schema import bind_tables
 from core.settings import Settings
 from core.store import Store
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, open_policy
 
 
 def open_store(path: Path, settings: Settings | None = None) -> Store:
@@ -184,22 +183,19 @@ def test_newer_minor_of_the_same_major_opens(short_tmp: Path) -> None:
 
 
 def test_damaged_database_is_refused_with_what_to_do(short_tmp: Path) -> None:
-    db = short_tmp / "bad.db"
-    store = open_store(db)
+    from core.paths import resolve_paths
+
+    paths = resolve_paths({"CAIRN_HOME": str(short_tmp / "dmg")})
+    db = paths.database
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
     caller = Caller(Surface.HUMAN)
-
-    from core.memory_service import MemoryService
-    from core.usage import UsageRecorder
-
-    clock = FakeClock()
-    usage = UsageRecorder(store, 60000, BackgroundFailures(), clock)
-    svc = MemoryService(store, Settings.defaults(), clock, usage)
     for i in range(300):
-        svc.write(
+        app.memories.write(
             caller, WriteRequest(content=f"row {i} " + "x" * 200, kind="fact", scope=Scope.GLOBAL)
         )
+    store = app.store
     store.checkpoint()
-    store.close()
+    app.close()
     data = bytearray(db.read_bytes())
     page = 4096
     for offset in range(2 * page, len(data) - page, 3 * page):  # scribble over several pages
@@ -259,6 +255,7 @@ def test_closed_store_refuses_work(short_tmp: Path) -> None:
 def test_concurrent_writers_are_serialized_without_loss(paths: Paths, clock: FakeClock) -> None:
     """Callers run their job in place when the connection is free and queue otherwise; under
     contention every write lands exactly once and the audit sequence has no gaps or repeats."""
+    open_policy(paths.config)
     app = Cairn.open(paths, settings=Settings.defaults(), clock=clock)
     errors: list[BaseException] = []
 

@@ -1,0 +1,235 @@
+"""`cairn review` and `cairn policy`: a person's governance from a terminal.
+
+Looking (`review list`, `review show`, `policy show`) needs an interactive terminal; deciding
+(`review adopt`, `review reject`, `policy set`) also asks the person to type what they decide.
+No flag skips either: an agent with a shell must not be able to adopt its own proposals.
+Agents read the policy that applies to them with `cairn policy show --agent NAME`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from typing import Any
+
+from core.client import Client
+from core.errors import Forbidden
+from core.terminal import at_terminal, connect, connect_as_person, emit, plural, short, when
+
+EDIT_FIELDS = ("content", "summary", "kind", "scope", "importance", "keywords")
+
+
+def add_parsers(sub: Any) -> None:
+    review = sub.add_parser("review", help="look at, adopt or reject what agents proposed")
+    review_sub = review.add_subparsers(dest="review_command", metavar="ACTION", required=True)
+    listing = review_sub.add_parser("list", help="proposals waiting for you, most seen first")
+    listing.add_argument("--limit", type=int, default=50)
+    show = review_sub.add_parser("show", help="one proposal, and the memory it would change")
+    show.add_argument("id")
+    adopt = review_sub.add_parser(
+        "adopt",
+        help="adopt proposals (you type to confirm); --set FIELD=VALUE edits before adopting",
+    )
+    adopt.add_argument("ids", nargs="+", metavar="ID")
+    adopt.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help=f"edit before adopting ({', '.join(EDIT_FIELDS)}, tags=a,b)",
+    )
+    adopt.add_argument("--if-revision", type=int, help="adopt onto the target's current revision")
+    adopt.add_argument(
+        "--allow-flags", action="store_true", help="let the scanner findings it carries pass"
+    )
+    adopt.add_argument(
+        "--action",
+        choices=("archive", "forget", "edit"),
+        help="for feedback: what to do with the memory (default archive)",
+    )
+    reject = review_sub.add_parser("reject", help="reject proposals (you type to confirm)")
+    reject.add_argument("ids", nargs="+", metavar="ID")
+    reject.add_argument("--reason", help="why (kept, and shown if it is proposed again)")
+    for p in (listing, show, adopt, reject):
+        p.add_argument("--json", action="store_true", help="print JSON")
+
+    policy = sub.add_parser("policy", help="show or change the capture policy")
+    policy_sub = policy.add_subparsers(dest="policy_command", metavar="ACTION", required=True)
+    shown = policy_sub.add_parser(
+        "show", help="the policy in effect (as an agent sees it with --agent)"
+    )
+    shown.add_argument("--agent", help="show what the policy means for this agent")
+    setting = policy_sub.add_parser(
+        "set",
+        help="change one setting (you type to confirm): kinds.idea auto, scopes.user ask, "
+        "paused true, agents.NAME.kinds.fact auto ...",
+    )
+    setting.add_argument("setting")
+    setting.add_argument("value")
+    for p in (shown, setting):
+        p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _looking(what: str) -> Client:
+    if not at_terminal():
+        raise Forbidden(
+            f"`cairn {what}` is for a person: run it yourself in an interactive terminal"
+        )
+    return Client.connect(role="human", workspace=os.getcwd())
+
+
+def describe(item: dict[str, Any]) -> str:
+    reasons = ", ".join(f"{r['code']}:{r['detail']}" for r in item["reasons"]) or "-"
+    head = (
+        f"{item['id']}  {item['op']}  by {item['agent']}"
+        f"{'' if item['verified'] else ' (unverified)'}  seen {plural(item['hits'], 'time')}, "
+        f"last {when(item['last_seen'])}"
+    )
+    lines = [head, f"    why: {reasons}"]
+    if item.get("target_id"):
+        lines.append(
+            f"    about: {item['target_id']} (proposed on revision {item['base_revision']})"
+        )
+    if item.get("content") is not None:
+        lines.append(f"    {item.get('scope')}/{item.get('kind')}: {short(item['content'], 90)}")
+    if item.get("verdict"):
+        lines.append(
+            f"    feedback: {item['verdict']}{': ' + item['note'] if item.get('note') else ''}"
+        )
+    if item.get("flags"):
+        rules = ", ".join(sorted({f"{f['family']}:{f['rule']}" for f in item["flags"]}))
+        lines.append(f"    scanner: {rules}")
+    if item.get("rejected_before"):
+        lines.append(f"    rejected before: {item['rejected_before']}")
+    return "\n".join(lines)
+
+
+def _edits(pairs: list[str]) -> dict[str, Any]:
+    edits: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or name not in (*EDIT_FIELDS, "tags"):
+            raise SystemExit(
+                f"cairn: --set takes FIELD=VALUE with FIELD one of {', '.join(EDIT_FIELDS)}, tags"
+            )
+        if name == "importance":
+            edits[name] = int(value)
+        elif name == "tags":
+            edits[name] = [t.strip() for t in value.split(",") if t.strip()]
+        else:
+            edits[name] = value
+    return edits
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    action = args.review_command
+    if action in ("list", "show"):
+        with _looking(f"review {action}") as client:
+            if action == "list":
+                data = client.call("review.list", {"limit": args.limit})
+
+                def listing() -> None:
+                    if not data["items"]:
+                        print("nothing waits for review")
+                    for item in data["items"]:
+                        print(describe(item))
+                    shown = len(data["items"])
+                    if data["total"] > shown:
+                        print(f"... and {data['total'] - shown} more (--limit)")
+
+                emit(args, data, listing)
+                return 0
+            item = client.call("review.get", {"id": args.id})
+
+            def one() -> None:
+                print(describe(item))
+                if item.get("content") is not None:
+                    print(f"\nproposed text:\n{item['content']}")
+                target = item.get("target")
+                if target:
+                    print(f"\ncurrent memory {target['id']}@{target['revision']}:")
+                    print(target["content"])
+
+            emit(args, item, one)
+            return 0
+    ids = args.ids
+    word = "adopt" if action == "adopt" else "reject"
+    expected = f"{word} {ids[0]}" if len(ids) == 1 else f"{word} {len(ids)}"
+    prompt = (
+        f"{word.capitalize()} {plural(len(ids), 'proposal')} ({', '.join(ids)})"
+        f"{' with your edits' if getattr(args, 'set', None) else ''}?"
+    )
+    with connect_as_person(prompt, expected) as client:
+        results: list[dict[str, Any]] = []
+        for sid in ids:
+            if action == "adopt":
+                params: dict[str, Any] = {"id": sid, "allow_flags": args.allow_flags}
+                if args.set:
+                    params["edits"] = _edits(args.set)
+                if args.if_revision is not None:
+                    params["if_revision"] = args.if_revision
+                if args.action:
+                    params["action"] = args.action
+                results.append(client.call("review.adopt", params))
+            else:
+                params = {"id": sid}
+                if args.reason:
+                    params["reason"] = args.reason
+                results.append(client.call("review.reject", params))
+
+    def human() -> None:
+        for r in results:
+            edited = f" (edited: {', '.join(r['edited'])})" if r.get("edited") else ""
+            where = f" -> {r['memory_id']}@{r['revision']}" if r.get("memory_id") else ""
+            print(f"{r['suggestion_id']} {r['decision']}{where}{edited}")
+
+    emit(args, results, human)
+    return 0
+
+
+def cmd_policy(args: argparse.Namespace) -> int:
+    if args.policy_command == "show":
+        if args.agent is not None:
+            with connect(
+                argparse.Namespace(agent=args.agent, workspace=None, session=None)
+            ) as client:
+                data = client.call("policy.get")
+        else:
+            with _looking("policy show") as client:
+                data = client.call("policy.get")
+
+        def human() -> None:
+            print(f"capture {'PAUSED' if data['paused'] else 'on'}")
+            mine = data.get("for_this_agent")
+            kinds = mine["kinds"] if mine else data["kinds"]
+            print("kinds:   " + ", ".join(f"{k} {v}" for k, v in kinds.items()))
+            scopes = mine["scopes"] if mine else data["scopes"]
+            print("scopes:  " + ", ".join(f"{k} {v}" for k, v in scopes.items()))
+            print(f"extracted by a model: {mine['extracted'] if mine else data['extracted']}")
+            if not mine:
+                print(f"kinds not listed: {data['other_kinds']}")
+                for name, rule in data["agents"].items():
+                    print(f"agent {name}: {rule}")
+                print(f"file: {data['file']}")
+
+        emit(args, data, human)
+        return 0
+    value: Any = args.value
+    if args.setting == "paused":
+        if value not in ("true", "false"):
+            raise SystemExit("cairn: paused takes true or false")
+        value = value == "true"
+    with connect_as_person(
+        f"Set {args.setting} to {args.value} in your capture policy?",
+        f"set {args.setting} {args.value}",
+    ) as client:
+        data = client.call("policy.set", {"setting": args.setting, "value": value})
+    emit(args, data, lambda: print(f"{args.setting} is now {args.value}"))
+    return 0
+
+
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "review": cmd_review,
+    "policy": cmd_policy,
+}

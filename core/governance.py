@@ -1,0 +1,249 @@
+"""The gate every write passes: pause and `off` first, then the scanner, then the capture policy.
+
+The order is the written precedence (docs/governance.md):
+
+1. An agent's write while capture is paused is refused (`capture_paused`); so is an agent's write
+   of a kind whose policy is `off` (`policy_refused`). Nothing is stored, not even a proposal.
+2. A secret in any field is refused (`secret`) whoever writes it; the answer names the rule,
+   never the secret.
+3. Suspected prompt injection, exfiltration or hidden control characters: an agent's write waits
+   for review whatever its kind's policy; a person's write is stored, flagged, and redacted on
+   every read that can reach a model.
+4. The capture policy: `ask` sends an agent's write to review; `auto` lets it land.
+
+Ownership (an agent changing what is not its own) and near-duplicates are decided by the memory
+service, which can see the store; this module needs none.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from core import scanner
+from core.model import Caller, Memory, Origin, Scope, Surface, WriteResult, WriteStatus
+from core.policy import Mode, Policy
+from core.suggestions import Flag, Reason
+
+
+class Outcome(StrEnum):
+    STORE = "store"
+    QUEUE = "queue"
+    REFUSE = "refuse"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: Outcome
+    reasons: tuple[Reason, ...] = ()
+    flags: tuple[Flag, ...] = ()
+    code: str | None = None  # why a write was refused: capture_paused, policy_refused, secret
+    message: str | None = None
+
+    def refused(self) -> WriteResult:
+        return WriteResult(WriteStatus.REFUSED, reason_code=self.code, reason=self.message)
+
+
+def memory_fields(memory: Memory) -> dict[str, str | None]:
+    """Every text field of a memory the scanner reads (the agent's name too)."""
+    return {
+        "content": memory.content,
+        "summary": memory.summary,
+        "tags": "\n".join(memory.tags) if memory.tags else None,
+        "keywords": memory.keywords,
+        "source": memory.source,
+        "agent": memory.agent,
+    }
+
+
+class Gate:
+    """Decides what happens to one write. `policy` returns the policy in effect; `allowed`
+    returns the fingerprints a person allowlisted."""
+
+    def __init__(self, policy: Callable[[], Policy], allowed: Callable[[], frozenset[str]]) -> None:
+        self._policy = policy
+        self._allowed = allowed
+
+    def scan(self, fields: Mapping[str, str | None]) -> tuple[tuple[Flag, ...], Flag | None]:
+        """Findings over every field (allowlisted ones left out), and the first secret."""
+        allowed = self._allowed()
+        flags: list[Flag] = []
+        secret: Flag | None = None
+        for name, text in fields.items():
+            if not text:
+                continue
+            for finding in scanner.scan(text):
+                if finding.fingerprint in allowed:
+                    continue
+                flag = Flag(name, finding.family.value, finding.rule, finding.fingerprint)
+                if finding.family is scanner.Family.SECRET and secret is None:
+                    secret = flag
+                flags.append(flag)
+        return tuple(dict.fromkeys(flags)), secret
+
+    def paused(self, caller: Caller) -> Verdict | None:
+        """The refusal for an agent's write while capture is paused; None otherwise."""
+        if caller.surface is Surface.AGENT and self._policy().paused:
+            return Verdict(
+                Outcome.REFUSE,
+                code="capture_paused",
+                message="capture is paused by the person in charge; nothing was changed",
+            )
+        return None
+
+    def check(
+        self,
+        caller: Caller,
+        *,
+        kind: str,
+        scope: Scope,
+        origin: Origin | None,
+        fields: Mapping[str, str | None],
+        rule_kind: bool = True,
+        rule_scope: bool = True,
+    ) -> Verdict:
+        """The verdict for one write (or update) by `caller`. For an update, `rule_kind` and
+        `rule_scope` say whether the kind changed and the scope widened: only then does the
+        policy decide again."""
+        agent = caller.surface is Surface.AGENT
+        policy = self._policy()
+        paused = self.paused(caller)
+        if paused is not None:
+            return paused
+        ruling = None
+        if agent:
+            ruling = policy.rule(
+                agent=caller.agent,
+                verified=caller.verified,
+                kind=kind if rule_kind else None,
+                scope=scope if rule_scope else None,
+                extracted=origin is Origin.EXTRACTED and rule_kind,
+            )
+            if ruling.mode is Mode.OFF:
+                what = ", ".join(ruling.reasons)
+                return Verdict(
+                    Outcome.REFUSE,
+                    code="policy_refused",
+                    message=f"the capture policy turns this off ({what}); nothing was stored",
+                )
+        flags, secret = self.scan(fields)
+        if secret is not None:
+            return Verdict(
+                Outcome.REFUSE,
+                flags=(secret,),
+                code="secret",
+                message=(
+                    f"the {secret.field} {describe_rule(secret.rule)}; secrets are never "
+                    "stored - keep it in your keychain or a secret manager"
+                ),
+            )
+        if flags and agent:
+            return Verdict(
+                Outcome.QUEUE,
+                reasons=tuple(
+                    dict.fromkeys(Reason("scanner", f"{f.family}:{f.rule}") for f in flags)
+                ),
+                flags=flags,
+            )
+        if ruling is not None and ruling.mode is Mode.ASK:
+            return Verdict(
+                Outcome.QUEUE,
+                reasons=tuple(Reason("policy", why) for why in ruling.reasons),
+                flags=flags,
+            )
+        return Verdict(Outcome.STORE, flags=flags)
+
+
+def describe_rule(rule: str) -> str:
+    """`looks like <what> (rule <id>)` for a rule id, never any matched text."""
+    family = scanner.RULES.get(rule)
+    what = (
+        {
+            scanner.Family.SECRET: "a secret",
+            scanner.Family.INJECTION: "an instruction aimed at a model (prompt injection)",
+            scanner.Family.EXFILTRATION: "an instruction to send data away (exfiltration)",
+            scanner.Family.HYGIENE: "hidden or direction-changing characters",
+        }.get(family, "something the scanner blocks")
+        if family
+        else "something the scanner blocks"
+    )
+    return f"looks like {what} (rule {rule})"
+
+
+# -- reads that can reach a model --------------------------------------------------------------
+
+
+class Redactor:
+    """Memories as a model may read them: every span the scanner flags (and a person has not
+    allowlisted) replaced by `[BLOCKED: rule]`, in every text field. Results are cached per
+    memory revision and allowlist generation."""
+
+    def __init__(self, allowed: Callable[[], frozenset[str]], size: int = 20_000) -> None:
+        self._allowed = allowed
+        self._size = size
+        self._cache: OrderedDict[tuple[str, int, str, frozenset[str]], Memory] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def memory(self, memory: Memory) -> Memory:
+        allowed = self._allowed()
+        key = (memory.id, memory.revision, memory.content[:64], allowed)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return replace(
+                    hit,
+                    use_count=memory.use_count,
+                    last_recalled_at=memory.last_recalled_at,
+                    expired=memory.expired,
+                    status=memory.status,
+                    pinned=memory.pinned,
+                )
+        clean = self._redact(memory, allowed)
+        with self._lock:
+            self._cache[key] = clean
+            if len(self._cache) > self._size:
+                self._cache.popitem(last=False)
+        return clean
+
+    def text(self, text: str | None) -> str | None:
+        if not text:
+            return text
+        return scanner.redact(text, allowed=self._allowed())
+
+    @staticmethod
+    def _redact(memory: Memory, allowed: frozenset[str]) -> Memory:
+        def clean(text: str | None) -> str | None:
+            return scanner.redact(text, allowed=allowed) if text else text
+
+        content = clean(memory.content) or ""
+        tags = tuple(clean(t) or "" for t in memory.tags)
+        changed = (
+            content != memory.content
+            or clean(memory.summary) != memory.summary
+            or tags != memory.tags
+            or clean(memory.keywords) != memory.keywords
+            or clean(memory.source) != memory.source
+        )
+        if not changed:
+            return memory
+        return replace(
+            memory,
+            content=content,
+            summary=clean(memory.summary),
+            tags=tags,
+            keywords=clean(memory.keywords),
+            source=clean(memory.source),
+            flags=tuple(dict.fromkeys((*memory.flags, "redacted"))),
+        )
+
+
+def flagged(memory: Memory, verdict: Verdict) -> Memory:
+    """The memory with the scanner's findings noted (`scan:<rule>`), for the windows to show."""
+    if not verdict.flags:
+        return memory
+    marks = tuple(dict.fromkeys(f"scan:{f.rule}" for f in verdict.flags))
+    return replace(memory, flags=tuple(dict.fromkeys((*memory.flags, *marks))))

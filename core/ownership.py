@@ -1,0 +1,39 @@
+"""Whose memory is it: what an agent may change itself, and what must wait for a person."""
+
+from __future__ import annotations
+
+from core.errors import Forbidden
+from core.model import Caller, Memory, Surface, Tier
+
+ADOPTED_FLAG = "adopted"  # a person adopted this memory from a proposal: no agent owns it now
+
+
+def owns(caller: Caller, memory: Memory) -> bool:
+    """Whether an agent may change `memory` itself: it wrote it, no person wrote or adopted it.
+    Anything else an agent wants changed becomes a proposal for a person."""
+    return (
+        caller.surface is Surface.AGENT
+        and memory.agent is not None
+        and memory.agent == caller.agent
+        and memory.tier is not Tier.HUMAN
+        and ADOPTED_FLAG not in memory.flags
+    )
+
+
+def owner_of(memory: Memory) -> str:
+    """Whose memory this is, for a proposal's reason (never the content)."""
+    if memory.tier is Tier.HUMAN:
+        return "a person's memory"
+    if ADOPTED_FLAG in memory.flags:
+        return f"adopted by a person (proposed by {memory.agent or 'an agent'})"
+    return f"written by agent {memory.agent}" if memory.agent else "written by Cairn"
+
+
+def refuse_not_own(caller: Caller, memory: Memory) -> None:
+    """Pinning and archiving are a person's curation: an agent may do them to its own only."""
+    if caller.surface is Surface.AGENT and not owns(caller, memory):
+        raise Forbidden(
+            f"memory {memory.id} is not this agent's ({owner_of(memory)}); only a person can "
+            "pin or archive it",
+            data={"id": memory.id},
+        )

@@ -1,0 +1,393 @@
+"""Capture policy: what agents may remember without a person's say - the model, its rules, and
+reading it from the human-edited TOML file (`core/policy_file.py` keeps file and policy in step).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+
+from core.model import Scope
+
+log = logging.getLogger(__name__)
+
+POLICY_FILE = "policy.toml"
+WIDE_SCOPES = (Scope.GLOBAL, Scope.USER)
+_AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+class Mode(StrEnum):
+    """What happens to an agent's write."""
+
+    AUTO = "auto"  # it lands
+    ASK = "ask"  # it waits in the review queue for a person
+    OFF = "off"  # it is refused; nothing is stored
+
+    @property
+    def severity(self) -> int:
+        return {Mode.AUTO: 0, Mode.ASK: 1, Mode.OFF: 2}[self]
+
+
+class PolicyInvalid(Exception):
+    """The policy file cannot be applied: `line` (1-based, when known) and a reason."""
+
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+
+    def __str__(self) -> str:
+        where = f"line {self.line}: " if self.line else ""
+        return f"{where}{self.reason}"
+
+
+@dataclass(frozen=True)
+class AgentRule:
+    """Per-agent overrides. A looser value than the general rule applies to a verified agent only;
+    a stricter one applies to anyone using the name."""
+
+    kinds: Mapping[str, Mode] = field(default_factory=dict)
+    scopes: Mapping[Scope, Mode] = field(default_factory=dict)
+    extracted: Mode | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.kinds:
+            out["kinds"] = {k: m.value for k, m in self.kinds.items()}
+        if self.scopes:
+            out["scopes"] = {s.value: m.value for s, m in self.scopes.items()}
+        if self.extracted is not None:
+            out["extracted"] = self.extracted.value
+        return out
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """The policy's answer for one write: the mode and why (the rules that set it)."""
+
+    mode: Mode
+    reasons: tuple[str, ...]  # "kind:idea", "scope:user", "extracted", "paused"
+
+
+DEFAULT_KINDS: Mapping[str, Mode] = {
+    "fact": Mode.AUTO,
+    "preference": Mode.AUTO,
+    "convention": Mode.AUTO,
+    "procedure": Mode.AUTO,
+    "pitfall": Mode.AUTO,
+    "correction": Mode.ASK,
+    "insight": Mode.AUTO,
+    "idea": Mode.ASK,
+}
+
+
+@dataclass(frozen=True)
+class Policy:
+    paused: bool = False
+    kinds: Mapping[str, Mode] = field(default_factory=lambda: dict(DEFAULT_KINDS))
+    other_kinds: Mode = Mode.ASK  # kinds the file does not list (added in settings)
+    scopes: Mapping[Scope, Mode] = field(
+        default_factory=lambda: {Scope.GLOBAL: Mode.ASK, Scope.USER: Mode.ASK}
+    )
+    extracted: Mode = Mode.ASK
+    agents: Mapping[str, AgentRule] = field(default_factory=dict)
+
+    def rule(
+        self,
+        *,
+        agent: str | None,
+        verified: bool,
+        kind: str | None,
+        scope: Scope | None,
+        extracted: bool,
+    ) -> Ruling:
+        """The strictest of the kind's, the scope's and the origin's modes for this agent
+        (`None` leaves a rule out: an update that keeps its kind is not decided again by kind).
+        Pause is not part of this: the caller refuses before asking (it wins over everything)."""
+        override = self.agents.get(agent) if agent else None
+
+        def pick(base: Mode, special: Mode | None) -> Mode:
+            if special is None:
+                return base
+            if special.severity >= base.severity or verified:
+                return special
+            return base  # a looser override for an unverified name claims nothing
+
+        candidates: list[tuple[Mode, str]] = []
+        if kind is not None:
+            special = override.kinds.get(kind) if override else None
+            candidates.append(
+                (pick(self.kinds.get(kind, self.other_kinds), special), f"kind:{kind}")
+            )
+        if scope in WIDE_SCOPES:
+            special = override.scopes.get(scope) if override else None
+            candidates.append(
+                (pick(self.scopes.get(scope, Mode.ASK), special), f"scope:{scope.value}")
+            )
+        if extracted:
+            special = override.extracted if override else None
+            candidates.append((pick(self.extracted, special), "extracted"))
+        if not candidates:
+            return Ruling(Mode.AUTO, ())
+        mode = max((m for m, _ in candidates), key=lambda m: m.severity)
+        return Ruling(mode, tuple(why for m, why in candidates if m is mode))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "paused": self.paused,
+            "kinds": {k: m.value for k, m in self.kinds.items()},
+            "other_kinds": self.other_kinds.value,
+            "scopes": {s.value: m.value for s, m in self.scopes.items()},
+            "extracted": self.extracted.value,
+            "agents": {name: rule.to_dict() for name, rule in sorted(self.agents.items())},
+        }
+
+
+# -- reading the file --------------------------------------------------------------------------
+
+
+def _mode(value: object, where: str, *, line: int | None) -> Mode:
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return Mode(value.strip().lower())
+    raise PolicyInvalid(f'{where}: expected "auto", "ask" or "off", got {value!r}', line)
+
+
+def _scope(value: str, where: str, *, line: int | None) -> Scope:
+    try:
+        scope = Scope(value)
+    except ValueError:
+        scope = None
+    if scope not in WIDE_SCOPES:
+        raise PolicyInvalid(
+            f"{where}: only the wide scopes global and user have a rule, not {value!r}", line
+        )
+    assert scope is not None
+    return scope
+
+
+def _line_of(text: str, key: str, section: str | None = None) -> int | None:
+    """The line where `key =` is written (inside `[section]` when given); None if not found."""
+    current: str | None = None
+    header = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*(#.*)?$")
+    assign = re.compile(r"^\s*(\"[^\"]*\"|'[^']*'|[A-Za-z0-9_.-]+)\s*=")
+    for number, line in enumerate(text.splitlines(), 1):
+        m = header.match(line)
+        if m:
+            current = m.group(1).replace('"', "").replace("'", "")
+            if section is not None and current == section and key == "":
+                return number
+            continue
+        a = assign.match(line)
+        if a and a.group(1).strip("\"'") == key and (section is None or current == section):
+            return number
+    return None
+
+
+def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
+    """Read the policy file's text. Raises PolicyInvalid naming the line and what is wrong."""
+    try:
+        doc = tomlkit.parse(text).unwrap()
+    except tomlkit.exceptions.ParseError as e:
+        raise PolicyInvalid(f"not valid TOML: {e}", getattr(e, "line", None)) from e
+    allowed = {"paused", "kinds", "other_kinds", "scopes", "extracted", "agents"}
+    for key in doc:
+        if key not in allowed:
+            raise PolicyInvalid(
+                f"unknown setting {key!r} (allowed: {', '.join(sorted(allowed))})",
+                _line_of(text, key, None) or _line_of(text, "", key),
+            )
+    paused = doc.get("paused", False)
+    if not isinstance(paused, bool):
+        raise PolicyInvalid(
+            f"paused: expected true or false, got {paused!r}", _line_of(text, "paused")
+        )
+    kinds: dict[str, Mode] = dict(DEFAULT_KINDS)
+    raw_kinds = doc.get("kinds", {})
+    if not isinstance(raw_kinds, dict):
+        raise PolicyInvalid("[kinds] must be a table", _line_of(text, "kinds"))
+    for kind, value in raw_kinds.items():
+        line = _line_of(text, kind, "kinds")
+        if kind not in known_kinds:
+            raise PolicyInvalid(
+                f"kinds.{kind}: unknown kind (known: {', '.join(known_kinds)})", line
+            )
+        kinds[kind] = _mode(value, f"kinds.{kind}", line=line)
+    other = _mode(
+        doc.get("other_kinds", Mode.ASK.value), "other_kinds", line=_line_of(text, "other_kinds")
+    )
+    scopes: dict[Scope, Mode] = {Scope.GLOBAL: Mode.ASK, Scope.USER: Mode.ASK}
+    raw_scopes = doc.get("scopes", {})
+    if not isinstance(raw_scopes, dict):
+        raise PolicyInvalid("[scopes] must be a table", _line_of(text, "scopes"))
+    for name, value in raw_scopes.items():
+        line = _line_of(text, name, "scopes")
+        scopes[_scope(name, f"scopes.{name}", line=line)] = _mode(
+            value, f"scopes.{name}", line=line
+        )
+    extracted = _mode(
+        doc.get("extracted", Mode.ASK.value), "extracted", line=_line_of(text, "extracted")
+    )
+    raw_agents = doc.get("agents", {})
+    if not isinstance(raw_agents, dict):
+        raise PolicyInvalid("[agents] must be a table of agents", _line_of(text, "agents"))
+    agents = {name: _parse_agent(text, name, raw, known_kinds) for name, raw in raw_agents.items()}
+    return Policy(paused, kinds, other, scopes, extracted, agents)
+
+
+def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) -> AgentRule:
+    section = f"agents.{name}"
+    line = _line_of(text, "", section)
+    if not _AGENT_NAME.match(name):
+        raise PolicyInvalid(f"agents.{name}: not a valid agent name", line)
+    if not isinstance(raw, dict):
+        raise PolicyInvalid(f"agents.{name} must be a table", line)
+    for key in raw:
+        if key not in ("kinds", "scopes", "extracted"):
+            raise PolicyInvalid(
+                f"agents.{name}.{key}: unknown override (allowed: extracted, kinds, scopes)",
+                _line_of(text, key, section) or line,
+            )
+    kinds: dict[str, Mode] = {}
+    kinds_line = _line_of(text, "kinds", section) or line
+    for kind, value in dict(raw.get("kinds", {})).items():
+        if kind not in known_kinds:
+            raise PolicyInvalid(
+                f"agents.{name}.kinds.{kind}: unknown kind (known: {', '.join(known_kinds)})",
+                kinds_line,
+            )
+        kinds[kind] = _mode(value, f"agents.{name}.kinds.{kind}", line=kinds_line)
+    scopes: dict[Scope, Mode] = {}
+    scopes_line = _line_of(text, "scopes", section) or line
+    for scope_name, value in dict(raw.get("scopes", {})).items():
+        where = f"agents.{name}.scopes.{scope_name}"
+        scopes[_scope(scope_name, where, line=scopes_line)] = _mode(value, where, line=scopes_line)
+    extracted = None
+    if "extracted" in raw:
+        extracted = _mode(
+            raw["extracted"],
+            f"agents.{name}.extracted",
+            line=_line_of(text, "extracted", section) or line,
+        )
+    return AgentRule(kinds, scopes, extracted)
+
+
+def policy_from_dict(data: Mapping[str, Any], known_kinds: Sequence[str]) -> Policy:
+    """A policy from `Policy.to_dict()` output (the copy kept in the database)."""
+    return parse_policy(tomlkit.dumps(dict(data)), known_kinds)
+
+
+DEFAULT_TEXT = """\
+# Cairn capture policy: what agents may remember without asking you.
+#
+# For each kind of memory: "auto" (an agent's write lands), "ask" (it waits in the review queue
+# for you) or "off" (refused; nothing is stored). The strictest rule that applies wins: the
+# kind's, the scope's (for global and user memories) and the origin's (for memories a model
+# extracted on its own). Your own writes - windows, the notes folder, imports - are never held.
+#
+# This file and the Capture policy window are the same thing: Cairn applies a valid edit here
+# within a second, keeps the last valid policy when an edit is not valid (Health says which
+# line), and writes changes made in the window back here, keeping your comments.
+
+# true stops every agent write (answered "capture_paused") until you set it back to false.
+paused = false
+
+# Kinds added in settings (memory.extra_kinds) and not listed below.
+other_kinds = "ask"
+
+# Memories a model extracted on its own (origin "extracted") rather than was asked to keep.
+extracted = "ask"
+
+[kinds]
+fact = "auto"
+preference = "auto"
+convention = "auto"
+procedure = "auto"
+pitfall = "auto"
+insight = "auto"
+# A correction overrides something already known, and an idea is not yet knowledge: both wait.
+correction = "ask"
+idea = "ask"
+
+[scopes]
+# A global or user memory reaches every project you work on, so it waits for you by default.
+global = "ask"
+user = "ask"
+
+# Per-agent overrides. A looser rule than the ones above ("auto" where they say "ask") applies
+# only while the agent presents its token (`cairn agent add`); a stricter one always applies.
+#
+# [agents.code-helper]
+# kinds = { idea = "auto" }
+# scopes = { user = "auto" }
+# extracted = "auto"
+"""
+
+
+def all_auto(known_kinds: Sequence[str]) -> Policy:
+    """Every agent write lands (no review): for benchmarks and for a person who wants it."""
+    return Policy(
+        kinds=dict.fromkeys(known_kinds, Mode.AUTO),
+        other_kinds=Mode.AUTO,
+        scopes={Scope.GLOBAL: Mode.AUTO, Scope.USER: Mode.AUTO},
+        extracted=Mode.AUTO,
+    )
+
+
+def dumps_policy(policy: Policy) -> str:
+    return json.dumps(policy.to_dict(), sort_keys=True)
+
+
+def with_mode(policy: Policy, target: str, mode: Mode | bool) -> Policy:
+    """`policy` with one setting changed. `target` is `paused` (with a bool), `other_kinds`,
+    `extracted`, `kinds.<kind>`, `scopes.<global|user>`, or an agent's override:
+    `agents.<name>.kinds.<kind>`, `agents.<name>.scopes.<scope>`, `agents.<name>.extracted`.
+    Raises PolicyInvalid for an unknown target or a value of the wrong type."""
+    parts = target.split(".")
+    if parts == ["paused"]:
+        if not isinstance(mode, bool):
+            raise PolicyInvalid("paused takes true or false")
+        return replace(policy, paused=mode)
+    if isinstance(mode, bool):
+        raise PolicyInvalid(f"{target} takes auto, ask or off")
+    if parts == ["other_kinds"]:
+        return replace(policy, other_kinds=mode)
+    if parts == ["extracted"]:
+        return replace(policy, extracted=mode)
+    if len(parts) == 2 and parts[0] == "kinds":
+        return replace(policy, kinds={**policy.kinds, parts[1]: mode})
+    if len(parts) == 2 and parts[0] == "scopes":
+        scope = _scope(parts[1], target, line=None)
+        return replace(policy, scopes={**policy.scopes, scope: mode})
+    if len(parts) >= 3 and parts[0] == "agents":
+        return _with_agent_mode(policy, target, parts[1], parts[2:], mode)
+    raise PolicyInvalid(f"unknown policy setting {target!r}")
+
+
+def _with_agent_mode(policy: Policy, target: str, name: str, rest: list[str], mode: Mode) -> Policy:
+    if not _AGENT_NAME.match(name):
+        raise PolicyInvalid(f"{name!r} is not a valid agent name")
+    rule = policy.agents.get(name, AgentRule())
+    if rest == ["extracted"]:
+        rule = replace(rule, extracted=mode)
+    elif len(rest) == 2 and rest[0] == "kinds":
+        rule = replace(rule, kinds={**rule.kinds, rest[1]: mode})
+    elif len(rest) == 2 and rest[0] == "scopes":
+        scope = _scope(rest[1], target, line=None)
+        rule = replace(rule, scopes={**rule.scopes, scope: mode})
+    else:
+        raise PolicyInvalid(f"unknown policy setting {target!r}")
+    return replace(policy, agents={**policy.agents, name: rule})
+
+
+def without_agent(policy: Policy, name: str) -> Policy:
+    return replace(policy, agents={n: r for n, r in policy.agents.items() if n != name})

@@ -1,0 +1,367 @@
+"""The capture-policy file and the policy in effect, kept in step.
+
+The file (`<config>/policy.toml`) is the truth. Cairn applies a valid edit within a second, keeps
+the last valid policy when an edit is invalid (and says which line is wrong in health), and writes
+changes made through Cairn back into the same file - atomically, keeping the person's comments.
+The last policy that applied is also kept in the database, so an invalid file at start-up falls
+back to what the person last had, not to the defaults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+from tomlkit.items import Table
+
+from core import audit
+from core.changes import ChangeSet, Topic
+from core.clock import Clock
+from core.errors import CairnError, Forbidden, InvalidInput
+from core.health import Warnings
+from core.model import Caller
+from core.policy import (
+    DEFAULT_TEXT,
+    Mode,
+    Policy,
+    PolicyInvalid,
+    dumps_policy,
+    parse_policy,
+    policy_from_dict,
+    with_mode,
+    without_agent,
+)
+from core.store import Store
+from core.writer import WriteTx
+
+log = logging.getLogger(__name__)
+
+
+def render_changes(text: str, policy: Policy) -> str:
+    """`text` (the file as the person left it) with `policy`'s values written in, comments and
+    layout kept. Values equal to what the file already says are left untouched."""
+    doc = tomlkit.parse(text)
+
+    def set_key(table: Any, key: str, value: object) -> None:
+        if table.get(key) != value:
+            table[key] = value
+
+    set_key(doc, "paused", policy.paused)
+    set_key(doc, "other_kinds", policy.other_kinds.value)
+    set_key(doc, "extracted", policy.extracted.value)
+    kinds = doc.get("kinds")
+    if not isinstance(kinds, Table):
+        kinds = tomlkit.table()
+        doc["kinds"] = kinds
+    for kind, mode in policy.kinds.items():
+        set_key(kinds, kind, mode.value)
+    scopes = doc.get("scopes")
+    if not isinstance(scopes, Table):
+        scopes = tomlkit.table()
+        doc["scopes"] = scopes
+    for scope, mode in policy.scopes.items():
+        set_key(scopes, scope.value, mode.value)
+    agents = doc.get("agents")
+    if policy.agents or agents is not None:
+        if not isinstance(agents, Table):
+            agents = tomlkit.table(is_super_table=True)
+            doc["agents"] = agents
+        for name in [n for n in agents if n not in policy.agents]:
+            del agents[name]
+        for name, rule in policy.agents.items():
+            wanted = rule.to_dict()
+            current = agents.get(name)
+            if current is None or current.unwrap() != wanted:
+                entry = tomlkit.table()
+                for key, value in wanted.items():
+                    if isinstance(value, dict):
+                        inline = tomlkit.inline_table()
+                        inline.update(value)
+                        entry[key] = inline
+                    else:
+                        entry[key] = value
+                agents[name] = entry
+    return tomlkit.dumps(doc)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace `path` with `text`: a temporary file in the same directory, fsynced, renamed over
+    the old one, and the directory fsynced - a crash leaves the old file or the new, never half."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def write_policy(path: Path, policy: Policy) -> None:
+    """Write `policy` as a fresh policy file (the default file's comments, these values)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    write_atomically(path, render_changes(DEFAULT_TEXT, policy))
+
+
+# -- the live policy ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PolicyChange:
+    """A new policy took effect: from the file (`source="file"`) or through Cairn (`"cairn"`)."""
+
+    policy: Policy
+    source: str
+    actor: str
+
+
+class PolicyHolder:
+    """The policy in effect, the file behind it, and the watcher that keeps them in step.
+
+    `on_change` is called (on the watcher's thread, or the caller's for `update`) after a new
+    policy took effect; `on_invalid` with the reason (or None once the file is valid again).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        known_kinds: Sequence[str],
+        *,
+        last_valid: Policy | None,
+        on_change: Callable[[PolicyChange], None],
+        on_invalid: Callable[[str | None], None],
+    ) -> None:
+        self.path = path
+        self._known = tuple(known_kinds)
+        self._on_change = on_change
+        self._on_invalid = on_invalid
+        self._lock = threading.RLock()
+        self._text: str | None = None
+        self._observer: Any = None
+        self._timer: threading.Timer | None = None
+        if not path.exists():
+            write_atomically(path, DEFAULT_TEXT)
+        self._policy = last_valid or Policy()
+        self._load(announce=False)  # at start-up there is no change to announce
+
+    @property
+    def policy(self) -> Policy:
+        return self._policy
+
+    def _load(self, *, announce: bool = True) -> None:
+        with self._lock:
+            try:
+                text = self.path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                self._on_invalid(f"{self.path} is missing; the last valid policy stays in effect")
+                return
+            except (OSError, UnicodeDecodeError) as e:
+                self._on_invalid(f"{self.path} cannot be read ({e}); the last valid policy stays")
+                return
+            if text == self._text:
+                return
+            self._text = text
+            try:
+                policy = parse_policy(text, self._known)
+            except PolicyInvalid as e:
+                log.warning("policy file %s: %s; keeping the last valid policy", self.path, e)
+                self._on_invalid(f"{self.path.name} {e}; the last valid policy stays in effect")
+                return
+            self._on_invalid(None)
+            changed = policy != self._policy
+            self._policy = policy
+        if changed and announce:
+            self._on_change(PolicyChange(policy, "file", "policy file"))
+
+    def reload(self) -> None:
+        """Read the file again now (the watcher calls this; tests may too)."""
+        self._load()
+
+    def update(self, changes: Callable[[Policy], Policy], *, actor: str) -> Policy:
+        """Apply a change made through Cairn: write it into the file (comments kept) and make it
+        the policy in effect. Raises PolicyInvalid when the result is not a valid policy."""
+        with self._lock:
+            wanted = changes(self._policy)
+            base = self._text if self._text is not None else DEFAULT_TEXT
+            try:
+                text = render_changes(base, wanted)
+                check = parse_policy(text, self._known)
+            except tomlkit.exceptions.TOMLKitError:
+                text = render_changes(DEFAULT_TEXT, wanted)
+                check = parse_policy(text, self._known)
+            write_atomically(self.path, text)
+            self._text = text
+            self._policy = check
+            self._on_invalid(None)
+        self._on_change(PolicyChange(check, "cairn", actor))
+        return check
+
+    # -- watching --------------------------------------------------------------------------
+
+    def watch(self) -> None:
+        """Start watching the file's directory (editors save by writing a temporary file and
+        moving it over the original, so moves count as much as modifications)."""
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        holder = self
+        target = os.path.realpath(self.path)
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                paths = [event.src_path, getattr(event, "dest_path", "")]
+                if any(p and os.path.realpath(os.fsdecode(p)) == target for p in paths):
+                    holder._schedule()
+
+        observer = Observer()
+        observer.schedule(Handler(), str(self.path.parent), recursive=False)
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+
+    def _schedule(self) -> None:
+        # Several events arrive for one save; read once they have settled.
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(0.1, self._load)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(5)
+            self._observer = None
+
+
+class PolicyService:
+    """The capture policy for everyone else: what is in effect, changes made through Cairn
+    (a person's only), and the bookkeeping - an audit event on every change (so windows and
+    agents hear of it on the change channel), the last valid policy kept in the database, and
+    a health warning while the file is invalid."""
+
+    WARNING = "policy_invalid"
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        warnings: Warnings,
+        path: Path,
+        known_kinds: Sequence[str],
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._warnings = warnings
+        self._known = tuple(known_kinds)
+        saved = (
+            store.read_db.conn().execute("SELECT value FROM meta WHERE key = 'policy'").fetchone()
+        )
+        last_valid = None
+        if saved is not None:
+            with contextlib.suppress(PolicyInvalid, ValueError):
+                last_valid = policy_from_dict(json.loads(saved[0]), self._known)
+        self._holder = PolicyHolder(
+            path,
+            self._known,
+            last_valid=last_valid,
+            on_change=self._changed,
+            on_invalid=self._invalid,
+        )
+        if last_valid != self._holder.policy:  # first start, or the file changed while stopped
+            self._save(self._holder.policy, source="file", actor="policy file", audit_it=False)
+
+    @property
+    def path(self) -> Path:
+        return self._holder.path
+
+    def current(self) -> Policy:
+        return self._holder.policy
+
+    def watch(self) -> None:
+        self._holder.watch()
+
+    def reload(self) -> None:
+        self._holder.reload()
+
+    def close(self) -> None:
+        self._holder.close()
+
+    def set(self, caller: Caller, target: str, value: Mode | bool) -> Policy:
+        """Change one setting (see `policy.with_mode` for the targets) as a person.
+
+        Raises:
+            Forbidden: the caller is not a person.
+            InvalidInput: an unknown setting or value.
+        """
+        if not caller.is_human:
+            raise Forbidden(
+                "only a person can change the capture policy: agents propose, humans decide"
+            )
+        try:
+            return self._holder.update(lambda p: with_mode(p, target, value), actor=caller.actor)
+        except PolicyInvalid as e:
+            raise InvalidInput(str(e), data={"field": target}) from e
+
+    def remove_agent(self, caller: Caller, name: str) -> Policy:
+        if not caller.is_human:
+            raise Forbidden("only a person can change the capture policy")
+        return self._holder.update(lambda p: without_agent(p, name), actor=caller.actor)
+
+    def _changed(self, change: PolicyChange) -> None:
+        self._save(change.policy, source=change.source, actor=change.actor, audit_it=True)
+
+    def _save(self, policy: Policy, *, source: str, actor: str, audit_it: bool) -> None:
+        text = dumps_policy(policy)
+
+        def job(tx: WriteTx) -> None:
+            tx.conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('policy', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (text,),
+            )
+            if audit_it:
+                who = Caller.human() if source == "cairn" else Caller.system()
+                audit.record(
+                    tx,
+                    who,
+                    "policy_changed",
+                    detail={"source": source, "by": actor, "paused": policy.paused},
+                    at=self._clock.now_ms(),
+                )
+
+        try:
+            self._store.writer.run(job)
+        except CairnError as e:  # the store is closing: the file still holds the policy
+            log.warning("could not record the policy change: %s", e.message)
+
+    def _invalid(self, message: str | None) -> None:
+        if message is None:
+            if self.WARNING in self._warnings.items:
+                self._warnings.clear(self.WARNING)
+                self._store.bus.publish(ChangeSet((), frozenset({Topic.HEALTH, Topic.POLICY})))
+            return
+        self._warnings.set(self.WARNING, message)
+        self._store.bus.publish(ChangeSet((), frozenset({Topic.HEALTH, Topic.POLICY})))

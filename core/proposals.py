@@ -1,0 +1,71 @@
+"""A write that waits for a person: the suggestion it becomes, and the sentence the agent gets."""
+
+from __future__ import annotations
+
+from core.model import Caller, Memory
+from core.suggestions import Flag, Op, Reason, Suggestion, new_suggestion_id
+
+
+def suggestion_for(
+    caller: Caller,
+    memory: Memory,
+    *,
+    op: Op,
+    target: Memory | None,
+    reasons: tuple[Reason, ...],
+    flags: tuple[Flag, ...],
+    now: int,
+    similar: tuple[str, ...] = (),
+    replacement_id: str | None = None,
+    note: str | None = None,
+) -> Suggestion:
+    """A proposal carrying `memory`'s fields (for a change, the target's new state)."""
+    return Suggestion(
+        id=new_suggestion_id(now),
+        op=op,
+        agent=caller.actor,
+        verified=caller.verified,
+        target_id=target.id if target else None,
+        base_revision=target.revision if target else None,
+        replacement_id=replacement_id,
+        content=memory.content,
+        summary=memory.summary,
+        kind=memory.kind,
+        scope=memory.scope,
+        workspace_id=memory.workspace_id,
+        session_id=memory.session_id,
+        tags=memory.tags,
+        keywords=memory.keywords,
+        importance=memory.importance,
+        ttl_seconds=(
+            max(1, (memory.expires_at - now) // 1000) if memory.expires_at is not None else None
+        ),
+        source=memory.source,
+        origin=memory.origin.value if memory.origin else None,
+        dedupe_key=memory.dedupe_key,
+        reasons=reasons,
+        flags=flags,
+        similar=tuple(i for i in similar if target is None or i != target.id) if similar else (),
+        note=note,
+        first_seen=now,
+        last_seen=now,
+    )
+
+
+def waiting_because(s: Suggestion) -> str:
+    """One sentence for the agent: what it waits for, and why (rules, never content)."""
+    parts = []
+    for r in s.reasons:
+        if r.code == "policy":
+            parts.append(f"the capture policy asks ({r.detail})")
+        elif r.code == "scanner":
+            parts.append(f"the scanner flagged it ({r.detail})")
+        elif r.code == "not_owner":
+            parts.append(f"the memory is not this agent's ({r.detail})")
+        elif r.code == "similar":
+            parts.append(f"it closely resembles {r.detail}, so it is proposed as its update")
+        elif r.code == "feedback":
+            parts.append(f"an agent said it is {r.detail}")
+    why = "; ".join(parts) or "a person decides"
+    seen = f" (seen {s.hits} times)" if s.hits > 1 else ""
+    return f"waiting for a person's review{seen}: {why}"

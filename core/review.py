@@ -1,0 +1,517 @@
+"""The review queue as a service: agents' proposals come in, a person adopts (with edits) or
+rejects them. Only a person's caller can decide; every decision runs the write path as the
+person's own and is audited with what was changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from core import audit, suggestions
+from core.allowlist import Allowlist
+from core.clock import Clock
+from core.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound
+from core.governance import Gate, Outcome, memory_fields
+from core.memory_service import MemoryService, SupersedeResult
+from core.model import Caller, Memory, Origin, Scope, Status, Surface, WriteStatus
+from core.ownership import ADOPTED_FLAG
+from core.records import fetch_memory
+from core.requests import UpdateRequest, WriteRequest
+from core.settings import Settings
+from core.similarity import NearDuplicates
+from core.store import Store
+from core.suggestions import Op, Suggestion
+from core.tiers import Decision, author_tier
+from core.writer import WriteTx
+
+EDITABLE = ("content", "summary", "kind", "scope", "tags", "importance", "keywords")
+FEEDBACK_ACTIONS = ("archive", "forget", "edit")
+
+
+class ReviewQueue:
+    """Puts proposals in the queue: a proposal seen again bumps the one waiting (a strictly more
+    complete text replaces it), and beyond `review.max_items` the least-seen oldest go - each
+    eviction recorded and counted, never silent."""
+
+    def __init__(self, settings: Settings, near: NearDuplicates) -> None:
+        self._cap = settings.integer("review.max_items")
+        self._near = near
+
+    # As a memory observer: a forgotten memory takes its waiting proposals with it.
+    def memories_written(
+        self, tx: WriteTx, memories: Sequence[Memory], *, fresh: bool = False
+    ) -> None:
+        return
+
+    def memories_removed(self, tx: WriteTx, memory_ids: Sequence[str], *, forgotten: bool) -> None:
+        if not forgotten:
+            return
+        tx.conn.executemany(
+            "DELETE FROM suggestion WHERE target_id = ? OR replacement_id = ?",
+            [(mid, mid) for mid in memory_ids],
+        )
+
+    def propose(self, tx: WriteTx, caller: Caller, suggestion: Suggestion) -> Suggestion:
+        conn = tx.conn
+        now = suggestion.last_seen
+        waiting = suggestions.find_same(conn, suggestion, self._near.idf())
+        if waiting is not None:
+            kept = suggestions.bump(conn, waiting, suggestion, now)
+            action = "reobserve"
+        else:
+            suggestions.insert(conn, suggestion)
+            kept = suggestion
+            action = "propose"
+        evicted = suggestions.evict_over(conn, self._cap, keep=kept.id)
+        for gone in evicted:
+            suggestions.record_decision(conn, gone, "evicted", by="cairn", at=now)
+        audit.record(
+            tx,
+            caller,
+            action,
+            detail={"suggestion": kept.id, "op": kept.op.value, "hits": kept.hits},
+            at=now,
+        )
+        if evicted:
+            suggestions.bump_counter(conn, "review_evicted", len(evicted))
+            audit.record(
+                tx,
+                Caller.system(),
+                "review_evicted",
+                detail={"count": len(evicted), "suggestions": [g.id for g in evicted]},
+                at=now,
+            )
+        return suggestions.with_history(conn, kept)
+
+
+@dataclass(frozen=True)
+class Decided:
+    """What adopting or rejecting one suggestion did."""
+
+    suggestion_id: str
+    op: Op
+    decision: str  # adopted or rejected
+    memory_id: str | None = None
+    revision: int | None = None
+    edited: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "suggestion_id": self.suggestion_id,
+            "op": self.op.value,
+            "decision": self.decision,
+            "memory_id": self.memory_id,
+            "revision": self.revision,
+            "edited": list(self.edited),
+        }
+
+
+class ReviewService:
+    """List, adopt and reject proposals - a person's work."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        memories: MemoryService,
+        gate: Gate,
+        allowlist: Allowlist,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._memories = memories
+        self._gate = gate
+        self._allowlist = allowlist
+
+    @staticmethod
+    def _person(caller: Caller) -> None:
+        if not caller.is_human:
+            raise Forbidden(
+                "only a person can look at, adopt or reject proposals: agents propose, humans "
+                "decide"
+            )
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def pending(self, caller: Caller, *, limit: int = 200) -> list[dict[str, Any]]:
+        """Waiting proposals, most seen first, then most recent; each with the memory it would
+        change as it stands now (`target`), so a person sees both."""
+        self._person(caller)
+        if not 1 <= limit <= 1000:
+            raise InvalidInput("limit must be between 1 and 1000", data={"field": "limit"})
+        conn = self._store.read_db.conn()
+        rows = conn.execute(
+            f"{suggestions.SELECT} ORDER BY hits DESC, last_seen DESC, id ASC LIMIT ?", (limit,)
+        ).fetchall()
+        return [self._shown(conn, suggestions.from_row(r)) for r in rows]
+
+    def get(self, caller: Caller, suggestion_id: str) -> dict[str, Any]:
+        self._person(caller)
+        conn = self._store.read_db.conn()
+        found = suggestions.fetch(conn, suggestion_id)
+        if found is None:
+            raise NotFound(f"suggestion {suggestion_id} not found", data={"id": suggestion_id})
+        return self._shown(conn, found)
+
+    def count(self) -> int:
+        return int(
+            self._store.read_db.conn().execute("SELECT count(*) FROM suggestion").fetchone()[0]
+        )
+
+    def _shown(self, conn: Any, s: Suggestion) -> dict[str, Any]:
+        out = suggestions.with_history(conn, s).to_dict()
+        if s.target_id is not None:
+            target = fetch_memory(conn, s.target_id, self._clock.now_ms())
+            out["target"] = target.to_dict() if target is not None else None
+        return out
+
+    # -- deciding --------------------------------------------------------------------------
+
+    def adopt(
+        self,
+        caller: Caller,
+        suggestion_id: str,
+        *,
+        edits: Mapping[str, Any] | None = None,
+        if_revision: int | None = None,
+        allow_flags: bool = False,
+        action: str | None = None,
+    ) -> Decided:
+        """Adopt a proposal, optionally edited first ("edit before adopt"), as the person's
+        decision. `if_revision` rebases a change onto the target's current revision after the
+        person looked at it; without it, a target that moved on since the proposal is a
+        conflict. `allow_flags` allowlists the scanner findings the proposal carries. For
+        feedback, `action` is archive (the default), forget, or edit (with `edits`).
+
+        Raises:
+            Forbidden: the caller is not a person.
+            NotFound: no such suggestion (already decided, or evicted).
+            Conflict: the target changed since the proposal, or is gone.
+            InvalidInput, TooLarge, ScopeDenied: an edit is not acceptable; a secret in an edit.
+        """
+        self._person(caller)
+        edits = dict(edits or {})
+        unknown = sorted(set(edits) - set(EDITABLE))
+        if unknown:
+            raise InvalidInput(
+                f"cannot edit {', '.join(unknown)} (editable: {', '.join(EDITABLE)})",
+                data={"field": unknown[0]},
+            )
+        if action is not None and action not in FEEDBACK_ACTIONS:
+            raise InvalidInput(
+                f"action must be one of {', '.join(FEEDBACK_ACTIONS)}", data={"field": "action"}
+            )
+
+        def job(tx: WriteTx) -> Decided:
+            s = suggestions.fetch(tx.conn, suggestion_id)
+            if s is None:
+                raise NotFound(f"suggestion {suggestion_id} not found", data={"id": suggestion_id})
+            result = self._apply(tx, caller, s, edits=edits, if_revision=if_revision, action=action)
+            now = self._clock.now_ms()
+            if allow_flags:
+                for flag in s.flags:
+                    if flag.family != "secret":
+                        self._allowlist.allow_in(tx, caller, flag.fingerprint, flag.rule, now=now)
+            tx.conn.execute("DELETE FROM suggestion WHERE id = ?", (s.id,))
+            suggestions.record_decision(
+                tx.conn,
+                s,
+                "adopted",
+                by=caller.actor,
+                at=now,
+                memory_id=result.memory_id,
+                edited=result.edited,
+            )
+            audit.record(
+                tx,
+                caller,
+                "adopt",
+                memory_id=result.memory_id,
+                revision=result.revision,
+                detail={
+                    "suggestion": s.id,
+                    "op": s.op.value,
+                    "agent": s.agent,
+                    "edited": list(result.edited),
+                },
+                at=now,
+            )
+            return result
+
+        return self._store.writer.run(job)
+
+    def reject(self, caller: Caller, suggestion_id: str, reason: str | None = None) -> Decided:
+        """Reject a proposal: it is deleted and the decision kept (with `reason`), so the same
+        proposal coming back says it was rejected before.
+
+        Raises:
+            Forbidden: the caller is not a person.
+            NotFound: no such suggestion.
+        """
+        self._person(caller)
+        if reason is not None and len(reason) > 500:
+            raise InvalidInput("reason is longer than 500 characters", data={"field": "reason"})
+
+        def job(tx: WriteTx) -> Decided:
+            s = suggestions.fetch(tx.conn, suggestion_id)
+            if s is None:
+                raise NotFound(f"suggestion {suggestion_id} not found", data={"id": suggestion_id})
+            now = self._clock.now_ms()
+            tx.conn.execute("DELETE FROM suggestion WHERE id = ?", (s.id,))
+            suggestions.record_decision(
+                tx.conn, s, "rejected", by=caller.actor, at=now, reason=reason
+            )
+            audit.record(
+                tx,
+                caller,
+                "reject",
+                detail={"suggestion": s.id, "op": s.op.value, "agent": s.agent},
+                at=now,
+            )
+            return Decided(s.id, s.op, "rejected", s.target_id)
+
+        return self._store.writer.run(job)
+
+    def decide_many(
+        self, caller: Caller, ids: Sequence[str], *, adopt: bool, reason: str | None = None
+    ) -> list[Decided | CairnError]:
+        """Adopt (unedited) or reject several proposals; each succeeds or fails on its own."""
+        self._person(caller)
+        out: list[Decided | CairnError] = []
+        for sid in ids:
+            try:
+                out.append(self.adopt(caller, sid) if adopt else self.reject(caller, sid, reason))
+            except CairnError as e:
+                out.append(e)
+        return out
+
+    # -- applying one adoption -------------------------------------------------------------
+
+    def _apply(
+        self,
+        tx: WriteTx,
+        caller: Caller,
+        s: Suggestion,
+        *,
+        edits: dict[str, Any],
+        if_revision: int | None,
+        action: str | None,
+    ) -> Decided:
+        person = Caller(Surface.HUMAN, workspace_id=s.workspace_id, session_id=s.session_id)
+        now = self._clock.now_ms()
+        if s.op is Op.ADD:
+            return self._adopt_add(tx, caller, person, s, edits)
+        if s.op is Op.IDENTITY:
+            raise InvalidInput("identity documents are not part of this Cairn yet")
+        target = fetch_memory(tx.conn, s.target_id or "", now)
+        if target is None or target.status is Status.FORGOTTEN:
+            raise Conflict(
+                f"the memory this proposal is about ({s.target_id}) no longer exists; reject "
+                "the proposal",
+                data={"id": s.target_id},
+            )
+        if s.op is Op.FORGET:
+            self._memories.forget_in(tx, person, target.id, s.note)
+            return Decided(s.id, s.op, "adopted", target.id, target.revision + 1)
+        if s.op is Op.FEEDBACK:
+            return self._adopt_feedback(tx, person, s, target, edits=edits, action=action)
+        base = if_revision if if_revision is not None else s.base_revision
+        if target.revision != base:
+            raise Conflict(
+                f"memory {target.id} changed since the proposal was made (it is at revision "
+                f"{target.revision}, the proposal at {base}); compare them and adopt again with "
+                f"if_revision={target.revision}, or reject",
+                data={"id": target.id, "current_revision": target.revision, "proposed_on": base},
+            )
+        if s.op is Op.UPDATE:
+            return self._adopt_update(tx, person, s, target, edits)
+        return self._adopt_supersede(tx, person, s, target, edits)
+
+    def _proposed(
+        self, s: Suggestion, edits: dict[str, Any]
+    ) -> tuple[WriteRequest, tuple[str, ...]]:
+        values: dict[str, Any] = {
+            "content": s.content,
+            "summary": s.summary,
+            "kind": s.kind,
+            "scope": s.scope,
+            "tags": s.tags,
+            "importance": s.importance,
+            "keywords": s.keywords,
+        }
+        edited: list[str] = []
+        for name, raw in edits.items():
+            value = _edit_value(name, raw)
+            if value != values[name]:
+                values[name] = value
+                edited.append(name)
+        if values["content"] is None or values["kind"] is None or values["scope"] is None:
+            raise InvalidInput("this proposal carries no memory to adopt")
+        req = WriteRequest(
+            content=values["content"],
+            kind=values["kind"],
+            scope=values["scope"],
+            tags=tuple(values["tags"] or ()),
+            importance=values["importance"] or 3,
+            summary=values["summary"],
+            keywords=values["keywords"],
+            ttl_seconds=s.ttl_seconds,
+            dedupe_key=s.dedupe_key,
+            origin=Origin(s.origin) if s.origin else Origin.EXPLICIT,
+            source=s.source,
+        )
+        return req, tuple(edited)
+
+    def _prepare(self, s: Suggestion, req: WriteRequest) -> Memory:
+        """The proposal as a memory, bound where the proposing agent was."""
+        proposer = Caller(
+            Surface.AGENT,
+            agent=s.agent,
+            verified=s.verified,
+            workspace_id=s.workspace_id,
+            session_id=s.session_id,
+        )
+        return self._memories.prepare(proposer, req)
+
+    def _checked(self, caller: Caller, memory: Memory) -> Memory:
+        """A person's edit passes the scanner like any write: a secret is refused."""
+        verdict = self._gate.check(
+            caller,
+            kind=memory.kind,
+            scope=memory.scope,
+            origin=None,
+            fields=memory_fields(memory),
+        )
+        if verdict.outcome is Outcome.REFUSE:
+            raise InvalidInput(
+                verdict.message or "refused by the scanner", data={"field": "content"}
+            )
+        marks = tuple(f"scan:{f.rule}" for f in verdict.flags)
+        return replace(memory, flags=tuple(dict.fromkeys((*memory.flags, ADOPTED_FLAG, *marks))))
+
+    def _adopted(self, s: Suggestion, memory: Memory, edited: tuple[str, ...]) -> Memory:
+        decision = Decision.ADOPTED_EDITED if edited else Decision.ADOPTED
+        origin = Origin(s.origin) if s.origin else Origin.EXPLICIT
+        return replace(
+            memory,
+            tier=author_tier(Surface.AGENT, decision, s.verified, origin),
+            agent=s.agent,
+            origin=origin,
+        )
+
+    def _adopt_add(
+        self, tx: WriteTx, caller: Caller, person: Caller, s: Suggestion, edits: dict[str, Any]
+    ) -> Decided:
+        req, edited = self._proposed(s, edits)
+        prepared = self._checked(person, self._adopted(s, self._prepare(s, req), edited))
+        result = self._memories.store_prepared(tx, caller, req, prepared, verdict=None)
+        if result.status is not WriteStatus.STORED:
+            raise Conflict(result.reason or "the proposal could not be stored")
+        return Decided(s.id, s.op, "adopted", result.id, result.revision, edited)
+
+    def _adopt_update(
+        self, tx: WriteTx, person: Caller, s: Suggestion, target: Memory, edits: dict[str, Any]
+    ) -> Decided:
+        req, edited = self._proposed(s, edits)
+        change = UpdateRequest(
+            id=target.id,
+            if_revision=target.revision,
+            content=req.content if req.content != target.content else None,
+            summary=req.summary if req.summary != target.summary else None,
+            kind=req.kind if req.kind != target.kind else None,
+            scope=req.scope if req.scope is not target.scope else None,
+            tags=req.tags if req.tags != target.tags else None,
+            keywords=req.keywords if req.keywords != target.keywords else None,
+            importance=req.importance if req.importance != target.importance else None,
+            reason=s.note,
+        )
+        if not change.changes_anything():
+            return Decided(s.id, s.op, "adopted", target.id, target.revision, edited)
+        result = self._memories.update_in(
+            tx, person, change, adopted=(s.agent, s.verified, bool(edited))
+        )
+        if result.status is not WriteStatus.STORED:
+            raise InvalidInput(result.reason or "the change was refused", data={"field": "content"})
+        return Decided(s.id, s.op, "adopted", result.id, result.revision, edited)
+
+    def _adopt_supersede(
+        self, tx: WriteTx, person: Caller, s: Suggestion, target: Memory, edits: dict[str, Any]
+    ) -> Decided:
+        edited: tuple[str, ...] = ()
+        if s.replacement_id is not None and not edits:
+            out = self._memories.supersede_in(
+                tx,
+                person,
+                target.id,
+                by_id=s.replacement_id,
+                replacement=None,
+                prepared=None,
+                verdict=None,
+                reason=s.note,
+            )
+        else:
+            req, edited = self._proposed(s, edits)
+            prepared = self._checked(person, self._adopted(s, self._prepare(s, req), edited))
+            out = self._memories.supersede_in(
+                tx,
+                person,
+                target.id,
+                by_id=None,
+                replacement=req,
+                prepared=prepared,
+                verdict=None,
+                reason=s.note,
+            )
+        assert isinstance(out, SupersedeResult)  # a person's supersede is never a proposal
+        return Decided(s.id, s.op, "adopted", out.new.id, out.new.revision, edited)
+
+    def _adopt_feedback(
+        self,
+        tx: WriteTx,
+        person: Caller,
+        s: Suggestion,
+        target: Memory,
+        *,
+        edits: dict[str, Any],
+        action: str | None,
+    ) -> Decided:
+        chosen = action or ("edit" if edits else "archive")
+        if chosen == "forget":
+            self._memories.forget_in(tx, person, target.id, f"feedback: {s.verdict}")
+            return Decided(s.id, s.op, "adopted", target.id, target.revision + 1)
+        if chosen == "archive":
+            archived = self._memories.set_state_in(tx, person, target.id, "archive", archived=True)
+            return Decided(s.id, s.op, "adopted", archived.id, archived.revision)
+        if not edits:
+            raise InvalidInput("action 'edit' needs the edits to make", data={"field": "edits"})
+        values = {k: _edit_value(k, v) for k, v in edits.items()}
+        change = UpdateRequest(
+            id=target.id,
+            if_revision=target.revision,
+            content=values.get("content"),
+            summary=values.get("summary"),
+            kind=values.get("kind"),
+            scope=values.get("scope"),
+            tags=values.get("tags"),
+            keywords=values.get("keywords"),
+            importance=values.get("importance"),
+            reason=f"feedback: {s.verdict}",
+        )
+        result = self._memories.update_in(tx, person, change)
+        if result.status is not WriteStatus.STORED:
+            raise InvalidInput(result.reason or "the edit was refused", data={"field": "edits"})
+        return Decided(s.id, s.op, "adopted", result.id, result.revision, tuple(sorted(edits)))
+
+
+def _edit_value(name: str, raw: Any) -> Any:
+    """A person's edit in the shape the memory keeps (a Scope, a tuple of tags)."""
+    if name == "scope" and raw is not None and not isinstance(raw, Scope):
+        try:
+            return Scope(raw)
+        except ValueError as e:
+            raise InvalidInput(f"unknown scope {raw!r}", data={"field": "scope"}) from e
+    if name == "tags" and raw is not None:
+        return tuple(raw)
+    return raw

@@ -1,0 +1,331 @@
+"""The write and read scanner: finds secrets, prompt injection, exfiltration and hidden characters.
+
+This module holds the API (`scan`, `redact`, `describe`, `RULES`) and the engine that runs the
+patterns; `text.py` folds text for matching, `secrets.py` and `instructions.py` judge candidates
+in context, `patterns.py` is the table of every rule's regex, trigger words and check.
+
+A pure module (standard library only) shared by every write path and every read that can reach a
+model. `scan` reports findings with spans in the caller's text; `redact` replaces them with
+`[BLOCKED: rule]`; `describe` names a finding without ever repeating what it matched.
+
+How matching works, and why:
+
+* Text is folded before matching: NFKC per character (full-width letters and digits, ligatures and
+  mathematical letters become ASCII), a few Cyrillic/Greek look-alikes become Latin, invisible and
+  direction characters are dropped and Unicode tag characters are decoded to the ASCII they hide.
+  Full-width and CJK punctuation (，：（ and the like) is left as it is - the patterns accept it -
+  because folding it would cost more than all the matching on Chinese text. An index map built
+  while folding turns every span back into one over the original text.
+* Every English or code pattern starts with a literal, so the regex engine skips through text at
+  memchr-like speed, and most run only when their trigger words occur in the text (one split of
+  the text into words decides that for all of them). Chinese patterns are not searched at all:
+  one finder pass reports where their trigger words are and each pattern is matched only there.
+* Every gap is bounded and possessive quantifiers stop backtracking into runs. Context (an
+  imperative position, a credential word, a documentary framing) is judged in Python on the few
+  candidates, never by open-ended regexes.
+* Texts longer than MAX_SCAN_CHARS are matched window by window, each window overlapping the next
+  by WINDOW_OVERLAP_CHARS, longer than any pattern can match: scan time grows linearly with length
+  and no match is lost at a window edge.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+
+from core.scanner.patterns import _PATTERNS, _zh_finder
+from core.scanner.secrets import Hit
+from core.scanner.text import SAFE_RANGES, _fold, _fold_char, _hygiene, _Text
+
+# The regex engine sees at most MAX_SCAN_CHARS at a time; longer texts are scanned in windows
+# overlapping by WINDOW_OVERLAP_CHARS, more than any pattern can match (a test checks that).
+MAX_SCAN_CHARS = 65_536
+WINDOW_OVERLAP_CHARS = 8_192
+
+
+class Family(StrEnum):
+    """What kind of harm a finding stands for."""
+
+    SECRET = "secret"  # noqa: S105 - a family's name, not a password
+    INJECTION = "injection"
+    EXFILTRATION = "exfiltration"
+    HYGIENE = "hygiene"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing the scanner flags. `start`/`end` index the text given to `scan`; `fingerprint`
+    identifies this rule on this matched text (for an allowlist) without storing the text."""
+
+    family: Family
+    rule: str
+    start: int
+    end: int
+    fingerprint: str
+
+
+_S, _I, _X, _H = Family.SECRET, Family.INJECTION, Family.EXFILTRATION, Family.HYGIENE
+# Each rule, its family and how `describe` names it.
+_RULE_TABLE: dict[str, tuple[Family, str]] = {
+    "openai-key": (_S, "looks like an OpenAI API key"),
+    "anthropic-key": (_S, "looks like an Anthropic API key"),
+    "deepseek-key": (_S, "looks like a DeepSeek API key"),
+    "openrouter-key": (_S, "looks like an OpenRouter API key"),
+    "github-token": (_S, "looks like a GitHub token"),
+    "gitlab-token": (_S, "looks like a GitLab token"),
+    "slack-token": (_S, "looks like a Slack token"),
+    "slack-webhook": (_S, "looks like a Slack incoming-webhook URL"),
+    "stripe-key": (_S, "looks like a Stripe secret, restricted or webhook key"),
+    "google-api-key": (_S, "looks like a Google API key"),
+    "google-oauth-secret": (_S, "looks like a Google OAuth client secret"),
+    "aws-access-key": (_S, "looks like an AWS access key id"),
+    "aws-secret-key": (_S, "looks like an AWS secret access key"),
+    "huggingface-token": (_S, "looks like a Hugging Face token"),
+    "twilio-api-key": (_S, "looks like a Twilio API key"),
+    "npm-token": (_S, "looks like an npm access token"),
+    "cairn-token": (_S, "looks like a Cairn agent token"),
+    "sendgrid-key": (_S, "looks like a SendGrid API key"),
+    "pypi-token": (_S, "looks like a PyPI upload token"),
+    "azure-storage-key": (_S, "looks like an Azure storage account key"),
+    "alibaba-access-key": (_S, "looks like an Alibaba Cloud AccessKey id"),
+    "groq-key": (_S, "looks like a Groq API key"),
+    "private-key-block": (_S, "contains a private key block"),
+    "jwt": (_S, "contains a signed JSON Web Token"),
+    "url-password": (_S, "contains a password inside a URL"),
+    "connection-string-password": (_S, "contains a password in a connection string"),
+    "auth-header": (_S, "contains an HTTP Authorization credential"),
+    "password-assignment": (_S, "assigns a literal password"),
+    "credential-assignment": (_S, "assigns a high-entropy value to a credential"),
+    "ignore-previous-en": (_I, "tells a model to ignore its previous instructions"),
+    "ignore-previous-zh": (_I, "tells a model (in Chinese) to ignore its instructions"),
+    "fake-system-marker": (_I, "imitates a system or chat-template marker"),
+    "role-takeover-en": (_I, "tries to give a model a new role or persona"),
+    "role-takeover-zh": (_I, "tries (in Chinese) to give a model a new role"),
+    "tool-call-coercion": (_I, "tells a model to call a tool or run commands"),
+    "tool-call-coercion-zh": (_I, "tells a model (in Chinese) to call a tool or run commands"),
+    "destructive-command": (_I, "tells a model to run a destructive shell command"),
+    "new-system-prompt": (_I, "announces a new system prompt or new instructions"),
+    "prompt-extraction-en": (_I, "asks a model to reveal its system prompt"),
+    "prompt-extraction-zh": (_I, "asks a model (in Chinese) to reveal its prompt"),
+    "send-data-to-url": (_X, "tells a model to send sensitive data somewhere"),
+    "send-data-zh": (_X, "tells a model (in Chinese) to send sensitive data somewhere"),
+    "markdown-image-beacon": (_X, "has an image URL that can carry data out when fetched"),
+    "shell-exfiltration": (_X, "has a shell command that ships secrets or credential files out"),
+    "bidi-control": (_H, "contains bidirectional control characters"),
+    "invisible-char": (_H, "contains invisible (zero-width) characters"),
+    "tag-char": (_H, "contains Unicode tag characters (invisible text)"),
+}
+RULES: Mapping[str, Family] = MappingProxyType({k: v[0] for k, v in _RULE_TABLE.items()})
+# Rules that only guess from context: dropped where a specific rule matched the same value.
+_GENERIC = frozenset({"credential-assignment", "password-assignment", "auth-header"})
+_FAMILY_WORDS = {
+    _S: "Possible secret",
+    _I: "Possible prompt injection",
+    _X: "Possible data exfiltration",
+    _H: "Hidden characters",
+}
+
+
+_ZH_FINDER, _ZH_DISPATCH = _zh_finder(_PATTERNS)
+_SEARCHED = tuple(p for p in _PATTERNS if not p.zh)
+_LETTERS_ONLY = bytes(c if 97 <= c <= 122 else 32 for c in range(256))
+
+
+# -- the API -------------------------------------------------------------------------------------
+
+
+def _windows(n: int) -> Iterator[tuple[int, int]]:
+    if n <= MAX_SCAN_CHARS:
+        yield 0, n
+        return
+    step = MAX_SCAN_CHARS - WINDOW_OVERLAP_CHARS
+    start = 0
+    while True:
+        end = min(n, start + MAX_SCAN_CHARS)
+        yield start, end
+        if end == n:
+            return
+        start += step
+
+
+def _words(low: str) -> frozenset[bytes]:
+    """The text's words (runs of ASCII letters): which gated patterns can match at all."""
+    data = low.encode("ascii", "replace") if not low.isascii() else low.encode("ascii")
+    return frozenset(data.translate(_LETTERS_ONLY).split())
+
+
+def _hits(t: _Text) -> set[Hit]:
+    """Every pattern's hits (empty spans included; `_prune` drops them)."""
+    hits: set[Hit] = set()
+    windows = list(_windows(len(t.norm)))
+    words = _words(t.low)
+    for pattern in _SEARCHED:
+        if pattern.words and not (pattern.words & words):
+            continue
+        if pattern.also and not (pattern.also & words):
+            continue
+        subject = t.low if pattern.low else t.norm
+        for ws, we in windows:
+            for m in pattern.regex.finditer(subject, ws, we):
+                found = pattern.check(t, m)
+                if found:
+                    hits.update(found)
+    if not t.low.isascii():
+        for ws, we in windows:
+            _zh_hits(t, ws, we, hits)
+    return hits
+
+
+def _zh_hits(t: _Text, ws: int, we: int, hits: set[Hit]) -> None:
+    """The Chinese patterns, tried only where the finder saw one of their anchors."""
+    low = t.low
+    search = _ZH_FINDER.search
+    found = search(low, ws, we)
+    while found is not None:
+        pos = found.start()
+        for pattern in _ZH_DISPATCH[found.group()]:
+            at = pattern.regex.match(low, pos, we)
+            if at is not None:
+                result = pattern.check(t, at)
+                if result:
+                    hits.update(result)
+        # On from the next character, not the match's end: anchors can nest (你的新系统).
+        found = search(low, pos + 1, we)
+
+
+_MERGE_GAP = 16  # instructions of one rule this close together are one finding
+
+
+def _prune(hits: set[Hit]) -> list[Hit]:
+    """Merge overlapping hits of one rule (window edges, triggers found twice) into one - and for
+    instructions, hits of one rule at most _MERGE_GAP apart, so that repeating a short trigger
+    yields one finding, not thousands; each secret stays its own finding (its own fingerprint).
+    Then drop a generic secret guess where a specific secret rule matched the same value."""
+    merged: list[Hit] = []
+    last: dict[str, int] = {}  # rule -> index in merged of its latest hit
+    for rule, s, e in sorted((h for h in hits if h[2] > h[1]), key=lambda h: (h[1], -h[2], h[0])):
+        i = last.get(rule)
+        gap = -1 if RULES[rule] is _S else _MERGE_GAP
+        if i is not None and s <= merged[i][2] + gap:
+            merged[i] = (rule, merged[i][1], max(e, merged[i][2]))
+            continue
+        last[rule] = len(merged)
+        merged.append((rule, s, e))
+    specific = sorted((s, e) for r, s, e in merged if RULES[r] is _S and r not in _GENERIC)
+    starts = [s for s, _ in specific]
+    reach: list[int] = []  # reach[i]: the furthest end among specific[0..i]
+    for _, e in specific:
+        reach.append(max(e, reach[-1]) if reach else e)
+
+    def covered(s: int, e: int) -> bool:
+        i = bisect.bisect_left(starts, e)  # specific hits starting before e
+        return i > 0 and reach[i - 1] > s
+
+    return [(r, s, e) for r, s, e in merged if r not in _GENERIC or not covered(s, e)]
+
+
+def _fingerprint(rule: str, matched: str) -> str:
+    data = (rule + "\0" + matched).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def scan(text: str) -> tuple[Finding, ...]:
+    """Every finding in `text`, sorted by start (then longest first).
+
+    Args:
+        text: any string; lone surrogates, control characters and huge inputs are all fine.
+
+    Returns:
+        Findings whose spans index `text` itself, however folding changed lengths.
+    """
+    if not text:
+        return ()
+    t = _fold(text)
+    hits = _prune(_hits(t))
+    identity = len(t.starts) == 1  # nothing folded to another length: spans are the same
+    spans = hits if identity else [(rule, *t.span(s, e)) for rule, s, e in hits]
+    spans.extend(_hygiene(text, t.hidden))
+    found = {(rule, s, e) for rule, s, e in spans if 0 <= s < e <= len(text)}
+    return tuple(
+        Finding(RULES[rule], rule, s, e, _fingerprint(rule, text[s:e]))
+        for rule, s, e in sorted(found, key=lambda h: (h[1], -h[2], h[0]))
+    )
+
+
+def _replace(text: str, findings: Sequence[Finding], allowed: Collection[str]) -> str:
+    spans = sorted(
+        (
+            (max(0, f.start), min(len(text), f.end), f.rule)
+            for f in findings
+            if f.fingerprint not in allowed and min(len(text), f.end) > max(0, f.start)
+        ),
+        key=lambda s: (s[0], -s[1], s[2]),
+    )
+    out: list[str] = []
+    pos = i = 0
+    while i < len(spans):
+        start, end, rule = spans[i]
+        i += 1
+        while i < len(spans) and spans[i][0] < end:  # overlapping: one marker, the first rule
+            end = max(end, spans[i][1])
+            i += 1
+        out.append(text[pos:start])
+        out.append(f"[BLOCKED: {rule}]")
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def redact(
+    text: str, findings: Sequence[Finding] | None = None, *, allowed: Collection[str] = ()
+) -> str:
+    """`text` with each finding's span replaced by `[BLOCKED: <rule>]`.
+
+    Args:
+        text: the text the findings were made on.
+        findings: what to replace; None scans `text` first, and scans the result again until
+            nothing (but allowlisted findings) is left, so a redaction never exposes a new match.
+        allowed: fingerprints a person allowlisted; those findings stay as they are.
+
+    Returns:
+        The redacted text. Overlapping spans merge into one marker naming the first rule.
+    """
+    if findings is not None:
+        return _replace(text, findings, allowed)
+    for _ in range(8):
+        current = [f for f in scan(text) if f.fingerprint not in allowed]
+        if not current:
+            break
+        text = _replace(text, current, allowed)
+    return text
+
+
+def describe(finding: Finding) -> str:
+    """One sentence naming the finding's family and rule, never the text it matched."""
+    _, what = _RULE_TABLE.get(finding.rule, (finding.family, "matched a scanner rule"))
+    family = _FAMILY_WORDS.get(finding.family, "Finding")
+    return f"{family}: {what} (rule {finding.rule})."
+
+
+# The public API, and the internals the scanner's own tests look inside.
+__all__ = [
+    "MAX_SCAN_CHARS",
+    "RULES",
+    "SAFE_RANGES",
+    "WINDOW_OVERLAP_CHARS",
+    "_PATTERNS",
+    "_SEARCHED",
+    "Family",
+    "Finding",
+    "Hit",
+    "_fold",
+    "_fold_char",
+    "_hits",
+    "describe",
+    "redact",
+    "scan",
+]

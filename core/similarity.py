@@ -1,0 +1,186 @@
+"""Near-duplicates without a model: term overlap weighted by rarity.
+
+Two texts are compared as sets of index terms (the search tokenizer's, stopwords out), each term
+weighted by its IDF in the store: `sum(idf(shared)) / sum(idf(either))`. Common words weigh
+almost nothing, so two phrasings of one fact that share its rare words score high. The threshold
+(`SIMILAR_THRESHOLD`) was set on real text by `scripts/eval_similarity.py` (figures in
+docs/governance.md).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+
+from core.horizon import horizon_sql
+from core.model import Caller, Memory
+from core.ranking import FIELDS, decode_averages
+from core.ranking import idf as rsj_idf
+from core.store import Store
+from core.tokenizer import analyze, is_stop
+
+# Measured by scripts/eval_similarity.py: see docs/governance.md for the curve it was read from.
+SIMILAR_THRESHOLD = 0.40
+# Re-observing a queued proposal: the same fact proposed again, worded a little differently.
+REOBSERVE_THRESHOLD = 0.40
+
+
+@lru_cache(maxsize=4096)
+def terms_of(text: str) -> frozenset[str]:
+    """The distinct index terms of `text` (stopwords left out)."""
+    return frozenset(t.text for t in analyze(text) if not is_stop(t))
+
+
+def weighted_overlap(a: frozenset[str], b: frozenset[str], idf: Callable[[str], float]) -> float:
+    """IDF-weighted Jaccard of two term sets: 0 (nothing shared) to 1 (the same terms)."""
+    union = a | b
+    if not union:
+        return 0.0
+    whole = sum(idf(t) for t in union)
+    if whole <= 0:
+        return 0.0
+    return sum(idf(t) for t in a & b) / whole
+
+
+def is_superset(new: frozenset[str], old: frozenset[str]) -> bool:
+    """`new` says everything `old` says and more: a strictly more complete proposal."""
+    return old < new
+
+
+def best_matches(
+    text: str,
+    others: Iterable[tuple[str, str]],
+    idf: Callable[[str], float],
+    *,
+    threshold: float,
+) -> list[tuple[str, float]]:
+    """The (id, score) of each of `others` (id, text) at or above `threshold`, best first."""
+    mine = terms_of(text)
+    scored = [(oid, weighted_overlap(mine, terms_of(other), idf)) for oid, other in others]
+    return sorted(((oid, s) for oid, s in scored if s >= threshold), key=lambda x: (-x[1], x[0]))
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+class StoreIdf:
+    """IDF over the store's full-text index as of one committed sequence: document counts are
+    looked up in batches and kept until the next committed write."""
+
+    def __init__(self, conn: sqlite3.Connection, df: dict[str, int], total: int) -> None:
+        self._conn = conn
+        self._df = df
+        self._total = total
+        self._idf: dict[str, float] = {}
+
+    def lookup(self, terms: Iterable[str]) -> None:
+        missing = [t for t in dict.fromkeys(terms) if t not in self._df]
+        for start in range(0, len(missing), 400):
+            chunk = missing[start : start + 400]
+            marks = ", ".join("?" for _ in chunk)
+            found = dict(
+                self._conn.execute(
+                    f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks})", chunk
+                )
+            )
+            self._df.update({t: int(found.get(t, 0)) for t in chunk})
+
+    def df(self, term: str) -> int:
+        if term not in self._df:
+            self.lookup([term])
+        return self._df.get(term, 0)
+
+    def __call__(self, term: str) -> float:
+        value = self._idf.get(term)
+        if value is None:
+            value = self._idf[term] = rsj_idf(self.df(term), self._total)
+        return value
+
+
+class NearDuplicates:
+    """Finds the memories a new text closely resembles, among those a caller can see: FTS5
+    picks candidates by the text's rarest terms, weighted overlap decides."""
+
+    _PICK_TERMS = 5
+    _CANDIDATES = 20
+
+    # Document counts move by one per write; near-duplicate scores do not notice a few hundred
+    # writes in a large store, so counts are kept that long (at most 5% of the store, or a
+    # minute) instead of one commit.
+    _STALE_WRITES = 500
+    _STALE_SECONDS = 60.0
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._seq = -self._STALE_WRITES - 1
+        self._at = 0.0
+        self._total = 0
+        self._df: dict[str, int] = {}
+
+    def idf(self) -> StoreIdf:
+        """IDF over the index (counts shared for a few hundred writes: see above)."""
+        conn = self._store.read_db.conn()
+        with self._lock:
+            seq, now = self._store.committed_seq, time.monotonic()
+            # At most 5% of the store written since the counts were taken (small stores: none).
+            allowed = min(self._STALE_WRITES, self._total // 20)
+            if (
+                seq - self._seq > allowed
+                or now - self._at > self._STALE_SECONDS
+                or len(self._df) > 100_000
+            ):
+                self._seq, self._at = seq, now
+                block = conn.execute("SELECT block FROM memory_fts_data WHERE id = 1").fetchone()
+                averages = decode_averages(block[0] if block else None, len(FIELDS))
+                self._total = (
+                    averages[0]
+                    if averages is not None
+                    else int(conn.execute("SELECT count(*) FROM memory_fts_docsize").fetchone()[0])
+                )
+                self._df = {}
+            return StoreIdf(conn, self._df, self._total)
+
+    def find(self, caller: Caller, memory: Memory) -> tuple[str, ...]:
+        """Ids of the active memories in `caller`'s horizon that `memory` closely resembles
+        (exact copies left out: they are duplicates, not near ones), best first."""
+        mine = terms_of(memory.content)
+        if not mine:
+            return ()
+        idf = self.idf()
+        idf.lookup(mine)
+        known = [t for t in mine if idf.df(t) > 0]
+        chosen = sorted(known, key=lambda t: (idf.df(t), t))[: self._PICK_TERMS]
+        if not chosen:
+            return ()
+        conn = self._store.read_db.conn()
+        # The best matches of the whole index first, then the caller's horizon on just those:
+        # ranking every match joined to the memory table costs far more (as in search).
+        seqs = [
+            int(r[0])
+            for r in conn.execute(
+                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?",
+                [" OR ".join(_quote(t) for t in chosen), self._CANDIDATES * 3],
+            )
+        ]
+        if not seqs:
+            return ()
+        where, params = horizon_sql(caller)
+        marks = ", ".join("?" for _ in seqs)
+        found = {
+            int(seq): (mid, text)
+            for seq, mid, text in conn.execute(
+                f"SELECT m.seq, m.id, m.content FROM memory m WHERE m.seq IN ({marks}) "
+                f"AND {where} AND m.status = 'active'",
+                [*seqs, *params],
+            )
+        }
+        rows = [found[s] for s in seqs if s in found][: self._CANDIDATES]
+        candidates = [(mid, text) for mid, text in rows if text != memory.content]
+        idf.lookup(frozenset().union(*(terms_of(text) for _, text in candidates)))
+        matches = best_matches(memory.content, candidates, idf, threshold=SIMILAR_THRESHOLD)
+        return tuple(mid for mid, _ in matches)

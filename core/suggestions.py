@@ -1,0 +1,404 @@
+"""The review queue's rows: proposals waiting for a person, how a proposal seen again is merged
+into the one already waiting, the bound on the queue, and the record of past decisions.
+
+A suggestion is not a memory: it is never searched and never reaches a model; it waits until a
+person adopts it (through the write path, as the person's decision) or rejects it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from core.model import Scope
+from core.similarity import REOBSERVE_THRESHOLD, is_superset, terms_of, weighted_overlap
+from core.validation import content_hash
+
+
+class Op(StrEnum):
+    """What a suggestion would do if a person adopted it."""
+
+    ADD = "add"  # a new memory
+    UPDATE = "update"  # change an existing memory (target_id at base_revision)
+    SUPERSEDE = "supersede"  # replace target_id with the proposed memory, keeping both
+    FORGET = "forget"  # forget target_id
+    FEEDBACK = "feedback"  # an agent said target_id is wrong or stale
+    IDENTITY = "identity"  # change an identity document (target_id names it)
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a suggestion waits: `code` is policy, scanner, not_owner, similar, feedback or
+    identity; `detail` names the rule (kind:idea, scope:user, a scanner rule, the owner...)."""
+
+    code: str
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A scanner finding on one field of the proposal (never the matched text itself)."""
+
+    field: str
+    family: str
+    rule: str
+    fingerprint: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "field": self.field,
+            "family": self.family,
+            "rule": self.rule,
+            "fingerprint": self.fingerprint,
+        }
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    id: str
+    op: Op
+    agent: str
+    verified: bool
+    target_id: str | None = None
+    base_revision: int | None = None
+    replacement_id: str | None = None  # supersede by an existing memory: that memory's id
+    content: str | None = None
+    summary: str | None = None
+    kind: str | None = None
+    scope: Scope | None = None
+    workspace_id: str | None = None
+    session_id: str | None = None
+    tags: tuple[str, ...] = ()
+    keywords: str | None = None
+    importance: int | None = None
+    ttl_seconds: int | None = None
+    source: str | None = None
+    origin: str | None = None
+    dedupe_key: str | None = None
+    reasons: tuple[Reason, ...] = ()
+    flags: tuple[Flag, ...] = ()
+    similar: tuple[str, ...] = ()
+    note: str | None = None  # the agent's reason, or its feedback note
+    verdict: str | None = None  # for feedback: wrong or stale
+    hits: int = 1
+    first_seen: int = 0
+    last_seen: int = 0
+    rejected_before: str | None = None  # the reason a person gave when they rejected it before
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "op": self.op.value,
+            "agent": self.agent,
+            "verified": self.verified,
+            "target_id": self.target_id,
+            "base_revision": self.base_revision,
+            "replacement_id": self.replacement_id,
+            "content": self.content,
+            "summary": self.summary,
+            "kind": self.kind,
+            "scope": self.scope.value if self.scope else None,
+            "workspace_id": self.workspace_id,
+            "session_id": self.session_id,
+            "tags": list(self.tags),
+            "keywords": self.keywords,
+            "importance": self.importance,
+            "ttl_seconds": self.ttl_seconds,
+            "source": self.source,
+            "origin": self.origin,
+            "dedupe_key": self.dedupe_key,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "flags": [f.to_dict() for f in self.flags],
+            "similar": list(self.similar),
+            "note": self.note,
+            "verdict": self.verdict,
+            "hits": self.hits,
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+            "rejected_before": self.rejected_before,
+        }
+
+    @property
+    def digest(self) -> str | None:
+        """What a past decision is matched on: the content (or, without content, the target)."""
+        if self.content is not None:
+            return content_hash(self.content)
+        return None
+
+
+def new_suggestion_id(now_ms: int) -> str:
+    return f"s_{now_ms:012x}{secrets.token_hex(6)}"
+
+
+_COLUMNS = (
+    "id",
+    "op",
+    "target_id",
+    "base_revision",
+    "replacement_id",
+    "content",
+    "summary",
+    "kind",
+    "scope",
+    "workspace_id",
+    "session_id",
+    "tags",
+    "keywords",
+    "importance",
+    "ttl_seconds",
+    "source",
+    "origin",
+    "dedupe_key",
+    "agent",
+    "verified",
+    "reasons",
+    "findings",
+    "similar",
+    "note",
+    "verdict",
+    "content_hash",
+    "hits",
+    "first_seen",
+    "last_seen",
+)
+SELECT = f"SELECT {', '.join(_COLUMNS)} FROM suggestion"
+
+
+def _values(s: Suggestion) -> tuple[Any, ...]:
+    return (
+        s.id,
+        s.op.value,
+        s.target_id,
+        s.base_revision,
+        s.replacement_id,
+        s.content,
+        s.summary,
+        s.kind,
+        s.scope.value if s.scope else None,
+        s.workspace_id,
+        s.session_id,
+        json.dumps(list(s.tags), ensure_ascii=False),
+        s.keywords,
+        s.importance,
+        s.ttl_seconds,
+        s.source,
+        s.origin,
+        s.dedupe_key,
+        s.agent,
+        int(s.verified),
+        json.dumps([r.to_dict() for r in s.reasons]),
+        json.dumps([f.to_dict() for f in s.flags]),
+        json.dumps(list(s.similar)),
+        s.note,
+        s.verdict,
+        s.digest,
+        s.hits,
+        s.first_seen,
+        s.last_seen,
+    )
+
+
+def from_row(row: Sequence[Any]) -> Suggestion:
+    r = dict(zip(_COLUMNS, row, strict=True))
+    return Suggestion(
+        id=r["id"],
+        op=Op(r["op"]),
+        agent=r["agent"],
+        verified=bool(r["verified"]),
+        target_id=r["target_id"],
+        base_revision=r["base_revision"],
+        replacement_id=r["replacement_id"],
+        content=r["content"],
+        summary=r["summary"],
+        kind=r["kind"],
+        scope=Scope(r["scope"]) if r["scope"] else None,
+        workspace_id=r["workspace_id"],
+        session_id=r["session_id"],
+        tags=tuple(json.loads(r["tags"])),
+        keywords=r["keywords"],
+        importance=r["importance"],
+        ttl_seconds=r["ttl_seconds"],
+        source=r["source"],
+        origin=r["origin"],
+        dedupe_key=r["dedupe_key"],
+        reasons=tuple(Reason(x["code"], x["detail"]) for x in json.loads(r["reasons"])),
+        flags=tuple(Flag(**x) for x in json.loads(r["findings"])),
+        similar=tuple(json.loads(r["similar"])),
+        note=r["note"],
+        verdict=r["verdict"],
+        hits=int(r["hits"]),
+        first_seen=int(r["first_seen"]),
+        last_seen=int(r["last_seen"]),
+    )
+
+
+def fetch(conn: sqlite3.Connection, suggestion_id: str) -> Suggestion | None:
+    row = conn.execute(f"{SELECT} WHERE id = ?", (suggestion_id,)).fetchone()
+    return with_history(conn, from_row(row)) if row else None
+
+
+def with_history(conn: sqlite3.Connection, s: Suggestion) -> Suggestion:
+    """`s` with `rejected_before` filled from past decisions on the same proposal."""
+    digest = s.digest
+    if digest is not None:
+        row = conn.execute(
+            "SELECT coalesce(reason, '') FROM review_decision WHERE decision = 'rejected' AND "
+            "content_hash = ? AND op = ? AND coalesce(target_id, '') = ? "
+            "ORDER BY decided_at DESC LIMIT 1",
+            (digest, s.op.value, s.target_id or ""),
+        ).fetchone()
+    elif s.target_id is not None:
+        row = conn.execute(
+            "SELECT coalesce(reason, '') FROM review_decision WHERE decision = 'rejected' AND "
+            "op = ? AND target_id = ? AND content_hash IS NULL ORDER BY decided_at DESC LIMIT 1",
+            (s.op.value, s.target_id),
+        ).fetchone()
+    else:
+        row = None
+    if row is None:
+        return s
+    return replace(s, rejected_before=row[0] or "rejected without a reason")
+
+
+def _merge_key(s: Suggestion) -> tuple[str, str, str, str]:
+    return (s.op.value, s.scope.value if s.scope else "", s.workspace_id or "", s.session_id or "")
+
+
+def find_same(
+    conn: sqlite3.Connection, s: Suggestion, idf: Callable[[str], float]
+) -> Suggestion | None:
+    """The waiting suggestion that `s` is a re-observation of: the same target (for changes of
+    an existing memory or document), or for a new memory the same scope and workspace with
+    content at least REOBSERVE_THRESHOLD alike."""
+    if s.target_id is not None:
+        row = conn.execute(
+            f"{SELECT} WHERE op = ? AND target_id = ? ORDER BY last_seen DESC LIMIT 1",
+            (s.op.value, s.target_id),
+        ).fetchone()
+        return from_row(row) if row else None
+    if s.content is None:
+        return None
+    op, scope, ws, sid = _merge_key(s)
+    rows = conn.execute(
+        f"{SELECT} WHERE op = ? AND target_id IS NULL AND coalesce(scope, '') = ? "
+        "AND coalesce(workspace_id, '') = ? AND coalesce(session_id, '') = ?",
+        (op, scope, ws, sid),
+    ).fetchall()
+    mine = terms_of(s.content)
+    best: tuple[float, Suggestion] | None = None
+    for row in rows:
+        other = from_row(row)
+        if other.content is None:
+            continue
+        if other.digest == s.digest:
+            return other
+        score = weighted_overlap(mine, terms_of(other.content), idf)
+        if score >= REOBSERVE_THRESHOLD and (best is None or score > best[0]):
+            best = (score, other)
+    return best[1] if best else None
+
+
+def insert(conn: sqlite3.Connection, s: Suggestion) -> None:
+    marks = ", ".join("?" for _ in _COLUMNS)
+    conn.execute(f"INSERT INTO suggestion ({', '.join(_COLUMNS)}) VALUES ({marks})", _values(s))
+
+
+def bump(conn: sqlite3.Connection, waiting: Suggestion, seen: Suggestion, now: int) -> Suggestion:
+    """Count a re-observation; a strictly more complete text replaces the waiting one."""
+    merged = replace(
+        waiting,
+        hits=waiting.hits + 1,
+        last_seen=now,
+        reasons=tuple(dict.fromkeys((*waiting.reasons, *seen.reasons))),
+        flags=tuple(dict.fromkeys((*waiting.flags, *seen.flags))),
+        similar=tuple(dict.fromkeys((*waiting.similar, *seen.similar))),
+    )
+    if (
+        seen.content is not None
+        and waiting.content is not None
+        and seen.content != waiting.content
+        and is_superset(terms_of(seen.content), terms_of(waiting.content))
+    ):
+        merged = replace(
+            merged,
+            content=seen.content,
+            summary=seen.summary or waiting.summary,
+            tags=tuple(dict.fromkeys((*waiting.tags, *seen.tags))),
+            keywords=seen.keywords or waiting.keywords,
+            base_revision=seen.base_revision or waiting.base_revision,
+        )
+    if seen.op is Op.FEEDBACK:
+        merged = replace(merged, verdict=seen.verdict, note=seen.note or waiting.note)
+    conn.execute("DELETE FROM suggestion WHERE id = ?", (waiting.id,))
+    insert(conn, merged)
+    return merged
+
+
+def evict_over(conn: sqlite3.Connection, cap: int, *, keep: str) -> list[Suggestion]:
+    """Remove the suggestions beyond `cap`: fewest hits first, then the longest unseen - never
+    `keep` (the one just proposed, whose id the agent is being told)."""
+    total = int(conn.execute("SELECT count(*) FROM suggestion").fetchone()[0])
+    if total <= cap:
+        return []
+    rows = conn.execute(
+        f"{SELECT} WHERE id != ? ORDER BY hits ASC, last_seen ASC, id ASC LIMIT ?",
+        (keep, total - cap),
+    ).fetchall()
+    gone = [from_row(r) for r in rows]
+    conn.executemany("DELETE FROM suggestion WHERE id = ?", [(g.id,) for g in gone])
+    return gone
+
+
+def record_decision(
+    conn: sqlite3.Connection,
+    s: Suggestion,
+    decision: str,
+    *,
+    by: str,
+    at: int,
+    reason: str | None = None,
+    memory_id: str | None = None,
+    edited: Sequence[str] = (),
+) -> None:
+    """Keep what was decided (never the content: a hash to recognise the proposal again)."""
+    conn.execute(
+        "INSERT INTO review_decision (suggestion_id, op, target_id, content_hash, scope, "
+        "workspace_id, agent, decision, reason, decided_by, decided_at, memory_id, edited) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            s.id,
+            s.op.value,
+            s.target_id,
+            s.digest,
+            s.scope.value if s.scope else None,
+            s.workspace_id,
+            s.agent,
+            decision,
+            reason,
+            by,
+            at,
+            memory_id,
+            json.dumps(list(edited)) if edited else None,
+        ),
+    )
+
+
+def bump_counter(conn: sqlite3.Connection, name: str, by: int = 1) -> None:
+    conn.execute(
+        "INSERT INTO counter (name, value) VALUES (?, ?) "
+        "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+        (name, by),
+    )
+
+
+def counter(conn: sqlite3.Connection, name: str) -> int:
+    row = conn.execute("SELECT value FROM counter WHERE name = ?", (name,)).fetchone()
+    return int(row[0]) if row else 0

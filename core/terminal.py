@@ -1,0 +1,88 @@
+"""Talking to a person at a terminal: output (human or `--json`), the typed confirmation that
+people's commands ask for, and connecting to Cairn as an agent or as a person."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from core.client import Client
+from core.errors import CairnError, Forbidden
+
+
+def emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        human()
+
+
+def at_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def speaks_for_a_person(args: argparse.Namespace) -> bool:
+    """`cairn add` and `cairn forget` typed at a terminal, with no agent named, are a person's."""
+    return args.agent is None and not os.environ.get("CAIRN_AGENT") and at_terminal()
+
+
+def connect(args: argparse.Namespace, *, as_person: bool = False) -> Client:
+    workspace = args.workspace if args.workspace is not None else os.getcwd()
+    if as_person:
+        return Client.connect(role="human", workspace=workspace, session=args.session)
+    return Client.connect(agent=args.agent, workspace=workspace, session=args.session)
+
+
+def connect_as_person(prompt: str, expected: str, *, autostart: bool = True) -> Client:
+    """A person's connection: only from an interactive terminal, after a typed confirmation."""
+    if not at_terminal():
+        raise Forbidden(
+            "this command is for a person: run it yourself in an interactive terminal "
+            "(standard input and output must be a terminal)"
+        )
+    answer = input(f"{prompt}\nType {expected!r} to confirm: ").strip()
+    if answer != expected:
+        raise NotConfirmed("not confirmed; nothing was changed")
+    return Client.connect(role="human", workspace=os.getcwd(), autostart=autostart)
+
+
+class NotConfirmed(CairnError):
+    pass
+
+
+def when(ms: int | None) -> str:
+    """A stored time (ms since the epoch) as local date and time; '-' for never."""
+    if ms is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def short(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def memory_line(m: dict[str, Any]) -> str:
+    marks = "".join(
+        mark
+        for flag, mark in (
+            (m.get("pinned"), " [pinned]"),
+            (m.get("status") == "archived" or m.get("archived"), " [archived]"),
+            (m.get("expired"), " [expired]"),
+            (m.get("disputed"), " [disputed]"),
+        )
+        if flag
+    )
+    return (
+        f"{m['id']}@{m['revision']}  {m['scope']}/{m['kind']}  {m.get('author_tier', '')}{marks}\n"
+        f"    {short(m['content'])}"
+    )

@@ -1,0 +1,121 @@
+"""Governance over the real socket: an agent's writes come back stored, pending or refused; a
+person's connection (confirmed as the tray will) lists, adopts and rejects; every failure of the
+governance methods has the one error shape."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.daemon import Runtime
+from core.errors import ErrorCode
+from core.runtime import socket_path
+from tests.serving import RawClient, paths_for, served_in_thread
+from tests.test_protocol import assert_error
+
+
+@pytest.fixture
+def server(short_tmp: Path) -> Iterator[Runtime]:
+    with served_in_thread(paths_for(short_tmp / "g"), confirm_human=lambda _s: None) as runtime:
+        yield runtime
+
+
+def connect(runtime: Runtime, **hello: Any) -> RawClient:
+    c = RawClient(socket_path(runtime.paths))
+    answer = c.hello(**hello)
+    assert "result" in answer, answer
+    return c
+
+
+def test_an_agent_proposes_and_a_person_decides_over_the_socket(
+    server: Runtime, workspace_dir: Path
+) -> None:
+    agent = connect(server, agent="helper", workspace=str(workspace_dir))
+    person = connect(server, role="human")
+    stored = agent.request(
+        "memory.write",
+        {"content": "the queue is called ledger", "kind": "fact", "scope": "project"},
+    )["result"]
+    assert stored["status"] == "stored"
+    idea = agent.request(
+        "memory.write", {"content": "idea: shard the ledger", "kind": "idea", "scope": "project"}
+    )["result"]
+    assert idea["status"] == "pending" and idea["reason_code"] == "policy"
+    secret = agent.request(
+        "memory.write",
+        {"content": "key AKIAZ7QK3MWN5PXR2TLY", "kind": "fact", "scope": "project"},
+    )["result"]
+    assert (
+        secret
+        == {
+            "status": "refused",
+            "reason_code": "secret",
+            "reason": secret["reason"],
+        }
+        and "AKIAZ7QK3MWN5PXR2TLY" not in secret["reason"]
+    )
+    mine = agent.request("policy.get")["result"]["for_this_agent"]
+    assert mine["kinds"]["idea"] == "ask" and mine["verified"] is False
+
+    listed = person.request("review.list")["result"]
+    assert [i["id"] for i in listed["items"]] == [idea["suggestion_id"]] and listed["total"] == 1
+    adopted = person.request(
+        "review.adopt", {"id": idea["suggestion_id"], "edits": {"kind": "procedure"}}
+    )["result"]
+    assert adopted["decision"] == "adopted" and adopted["edited"] == ["kind"]
+    got = agent.request("memory.get", {"id": adopted["memory_id"]})["result"]
+    assert got["kind"] == "procedure" and got["author_tier"] == "human"
+    # the adopted memory is no longer the agent's alone: its change waits
+    change = agent.request(
+        "memory.update",
+        {"id": adopted["memory_id"], "if_revision": 1, "content": "idea: shard it twice"},
+    )["result"]
+    assert change["status"] == "pending" and change["reason_code"] == "not_owner"
+    agent.close()
+    person.close()
+
+
+def test_every_governance_failure_has_the_one_shape(server: Runtime, workspace_dir: Path) -> None:
+    agent = connect(server, agent="helper", workspace=str(workspace_dir))
+    person = connect(server, role="human")
+    mid = agent.request(
+        "memory.write", {"content": "the port is 8080", "kind": "fact", "scope": "project"}
+    )["result"]["id"]
+    other = connect(server, agent="other", workspace=str(workspace_dir))
+    sid = other.request(
+        "memory.update", {"id": mid, "if_revision": 1, "content": "the port is 9090"}
+    )["result"]["suggestion_id"]
+    agent.request("memory.update", {"id": mid, "if_revision": 1, "content": "the port is 8081"})
+    for method, params in (
+        ("review.list", {}),
+        ("review.adopt", {"id": sid}),
+        ("policy.set", {"setting": "paused", "value": True}),
+        ("scanner.allowed", {}),
+    ):
+        assert_error(agent.request(method, params), ErrorCode.FORBIDDEN, "humans decide")
+    assert_error(agent.request("memory.get", {"id": mid, "raw": True}), ErrorCode.FORBIDDEN, "raw")
+    cases: list[tuple[str, dict[str, Any], ErrorCode, str]] = [
+        ("review.adopt", {"id": "s_nope"}, ErrorCode.NOT_FOUND, "not found"),
+        ("review.adopt", {"id": sid}, ErrorCode.CONFLICT, "changed since the proposal"),
+        ("review.adopt", {"id": sid, "edits": "x"}, ErrorCode.INVALID_PARAMS, "edits"),
+        ("review.adopt", {"id": sid, "edits": {"agent": "me"}}, ErrorCode.INVALID_PARAMS, "agent"),
+        ("review.adopt", {"id": sid, "action": "burn"}, ErrorCode.INVALID_PARAMS, "action"),
+        ("review.reject", {}, ErrorCode.INVALID_PARAMS, "'id'"),
+        ("review.reject_many", {"ids": []}, ErrorCode.INVALID_PARAMS, "between 1 and 500"),
+        ("policy.set", {"setting": "kinds.idea", "value": "maybe"}, ErrorCode.INVALID_PARAMS, ""),
+        ("policy.set", {"setting": "paused", "value": "yes"}, ErrorCode.INVALID_PARAMS, "true"),
+        ("policy.set", {"setting": "kinds.rumour", "value": "auto"}, ErrorCode.INVALID_PARAMS, ""),
+        ("scanner.allow", {"fingerprint": "zz", "rule": "jwt"}, ErrorCode.INVALID_PARAMS, ""),
+        ("scanner.unallow", {"fingerprint": "0" * 16}, ErrorCode.NOT_FOUND, ""),
+    ]
+    for method, params, code, needle in cases:
+        assert_error(person.request(method, params), code, needle)
+    conflict = person.request("review.adopt", {"id": sid})["error"]
+    assert conflict["data"]["current_revision"] == 2
+    done = person.request("review.adopt", {"id": sid, "if_revision": 2})["result"]
+    assert done["revision"] == 3
+    for c in (agent, other, person):
+        c.close()

@@ -1,0 +1,201 @@
+"""The capture policy: its rules, the human-edited file (valid edits apply live, invalid ones keep
+the last valid policy and say which line), and changes made through Cairn written back with the
+person's comments kept."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.app import Cairn
+from core.changes import ChangeSet, Topic
+from core.errors import Forbidden, InvalidInput
+from core.model import BUILTIN_KINDS, Caller, Scope, Surface
+from core.paths import Paths
+from core.policy import DEFAULT_TEXT, Mode, Policy, PolicyInvalid, parse_policy
+from core.policy_file import render_changes
+from tests.conftest import FakeClock
+
+
+def test_the_default_file_is_the_default_policy() -> None:
+    assert parse_policy(DEFAULT_TEXT, BUILTIN_KINDS) == Policy()
+
+
+def test_the_strictest_rule_wins_and_says_why() -> None:
+    policy = Policy()
+    ruling = policy.rule(agent="a", verified=True, kind="fact", scope=Scope.USER, extracted=False)
+    assert ruling.mode is Mode.ASK and ruling.reasons == ("scope:user",)
+    ruling = policy.rule(agent="a", verified=True, kind="idea", scope=Scope.USER, extracted=True)
+    assert ruling.mode is Mode.ASK and ruling.reasons == ("kind:idea", "scope:user", "extracted")
+    assert (
+        policy.rule(
+            agent="a", verified=False, kind="fact", scope=Scope.PROJECT, extracted=False
+        ).mode
+        is Mode.AUTO
+    )
+
+
+def test_a_looser_agent_override_needs_a_token_a_stricter_one_does_not() -> None:
+    text = DEFAULT_TEXT + (
+        '\n[agents.helper]\nkinds = { idea = "auto", fact = "off" }\nscopes = { user = "auto" }\n'
+    )
+    policy = parse_policy(text, BUILTIN_KINDS)
+
+    def mode(verified: bool, kind: str, scope: Scope = Scope.PROJECT) -> Mode:
+        return policy.rule(
+            agent="helper", verified=verified, kind=kind, scope=scope, extracted=False
+        ).mode
+
+    assert mode(True, "idea") is Mode.AUTO
+    assert mode(False, "idea") is Mode.ASK  # a declared name alone claims nothing
+    assert mode(False, "fact") is Mode.OFF  # tightening applies to anyone using the name
+    assert mode(True, "preference", Scope.USER) is Mode.AUTO
+    assert mode(False, "preference", Scope.USER) is Mode.ASK
+
+
+@pytest.mark.parametrize(
+    ("edit", "line", "needle"),
+    [
+        (('idea = "ask"', 'idea = "maybe"'), 30, 'kinds.idea: expected "auto", "ask" or "off"'),
+        (("fact = ", "facts = "), 22, "kinds.facts: unknown kind"),
+        (("paused = false", "paused = fals"), 13, "not valid TOML"),
+        (("paused = false", 'paused = "no"'), 13, "paused: expected true or false"),
+        (('global = "ask"', 'project = "ask"'), 34, "only the wide scopes"),
+    ],
+)
+def test_an_invalid_file_names_the_line(edit: tuple[str, str], line: int, needle: str) -> None:
+    text = DEFAULT_TEXT.replace(*edit)
+    with pytest.raises(PolicyInvalid) as caught:
+        parse_policy(text, BUILTIN_KINDS)
+    assert caught.value.line == line, str(caught.value)
+    assert needle in caught.value.reason
+
+
+def test_writing_back_keeps_the_persons_comments_and_layout() -> None:
+    text = DEFAULT_TEXT.replace("[kinds]", "# my own note about kinds\n[kinds]")
+    changed = Policy(kinds={**Policy().kinds, "idea": Mode.AUTO}, paused=True)
+    out = render_changes(text, changed)
+    assert "# my own note about kinds" in out
+    assert 'idea = "auto"' in out and "paused = true" in out
+    assert parse_policy(out, BUILTIN_KINDS) == changed
+    untouched = [line for line in text.splitlines() if "idea" not in line and "paused" not in line]
+    assert all(line in out.splitlines() for line in untouched)
+
+
+# -- the live file -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cairn(paths: Paths, clock: FakeClock) -> Iterator[Cairn]:
+    """A Cairn starting with no policy file (the shipped defaults)."""
+    app = Cairn.open(paths, clock=clock)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+def _policy_changes(cairn: Cairn) -> tuple[threading.Event, list[ChangeSet]]:
+    seen: list[ChangeSet] = []
+    event = threading.Event()
+
+    def listen(change: ChangeSet) -> None:
+        if Topic.POLICY in change.topics:
+            seen.append(change)
+            event.set()
+
+    cairn.bus.subscribe(listen)
+    return event, seen
+
+
+def test_cairn_writes_the_default_file_on_first_start(cairn: Cairn, paths: Paths) -> None:
+    path = paths.config / "policy.toml"
+    assert path.read_text(encoding="utf-8") == DEFAULT_TEXT
+    assert os.stat(path).st_mode & 0o077 == 0
+    assert cairn.policy.current() == Policy()
+
+
+def test_an_editor_save_applies_within_a_second(cairn: Cairn, paths: Paths) -> None:
+    cairn.policy.watch()
+    event, _ = _policy_changes(cairn)
+    path = paths.config / "policy.toml"
+    # An editor writes a temporary file and moves it over the original (no modify event).
+    tmp = path.with_name(".policy.toml.swp")
+    tmp.write_text(DEFAULT_TEXT.replace("paused = false", "paused = true"), encoding="utf-8")
+    os.replace(tmp, path)
+    assert event.wait(5), "the edit never applied"
+    assert cairn.policy.current().paused
+    assert "policy_invalid" not in cairn.warnings.snapshot()
+
+
+def test_an_invalid_edit_keeps_the_last_valid_policy_and_warns(cairn: Cairn, paths: Paths) -> None:
+    cairn.policy.watch()
+    path = paths.config / "policy.toml"
+    path.write_text(DEFAULT_TEXT.replace('idea = "ask"', 'idea = "auto"'), encoding="utf-8")
+    deadline = threading.Event()
+    for _ in range(50):
+        if cairn.policy.current().kinds["idea"] is Mode.AUTO:
+            break
+        deadline.wait(0.1)
+    assert cairn.policy.current().kinds["idea"] is Mode.AUTO
+    path.write_text(DEFAULT_TEXT.replace('idea = "ask"', 'idea = "sometimes"'), encoding="utf-8")
+    for _ in range(50):
+        if "policy_invalid" in cairn.warnings.snapshot():
+            break
+        deadline.wait(0.1)
+    warning = cairn.warnings.snapshot()["policy_invalid"]
+    assert "line 30" in warning and "kinds.idea" in warning
+    assert cairn.policy.current().kinds["idea"] is Mode.AUTO  # the last valid one stays
+    assert cairn.health.snapshot(Caller.human())["warnings"]["policy_invalid"] == warning
+    path.write_text(DEFAULT_TEXT, encoding="utf-8")  # fixed: the warning goes
+    for _ in range(50):
+        if "policy_invalid" not in cairn.warnings.snapshot():
+            break
+        deadline.wait(0.1)
+    assert "policy_invalid" not in cairn.warnings.snapshot()
+    assert cairn.policy.current().kinds["idea"] is Mode.ASK
+
+
+def test_an_invalid_file_at_start_falls_back_to_the_last_valid_policy(
+    paths: Paths, clock: FakeClock
+) -> None:
+    first = Cairn.open(paths, clock=clock)
+    first.policy.set(Caller.human(), "kinds.fact", Mode.OFF)  # stricter than the default
+    first.close()
+    path = paths.config / "policy.toml"
+    path.write_text(path.read_text(encoding="utf-8") + "\n[[broken", encoding="utf-8")
+    again = Cairn.open(paths, clock=clock)
+    try:
+        assert again.policy.current().kinds["fact"] is Mode.OFF  # not the looser default
+        assert "not valid TOML" in again.warnings.snapshot()["policy_invalid"]
+    finally:
+        again.close()
+
+
+def test_changes_through_cairn_are_a_persons_and_reach_the_file(cairn: Cairn, paths: Paths) -> None:
+    event, seen = _policy_changes(cairn)
+    with pytest.raises(Forbidden):
+        cairn.policy.set(Caller(Surface.AGENT, agent="a"), "paused", True)
+    with pytest.raises(InvalidInput, match="unknown policy setting"):
+        cairn.policy.set(Caller.human(), "kinds", Mode.AUTO)
+    with pytest.raises(InvalidInput, match="unknown kind"):
+        cairn.policy.set(Caller.human(), "kinds.facts", Mode.AUTO)
+    cairn.policy.set(Caller.human(), "agents.helper.kinds.idea", Mode.AUTO)
+    assert event.wait(5) and seen
+    text = (paths.config / "policy.toml").read_text(encoding="utf-8")
+    assert "[agents.helper]" in text and "# Cairn capture policy" in text
+    assert parse_policy(text, BUILTIN_KINDS) == cairn.policy.current()
+    feed = cairn.memories.changes_since(Caller.human(), 0).changes
+    assert [c.action for c in feed if c.action == "policy_changed"] == ["policy_changed"]
+
+
+def test_the_file_left_by_a_crash_is_never_half_written(cairn: Cairn, paths: Paths) -> None:
+    path = paths.config / "policy.toml"
+    before = path.stat().st_ino
+    cairn.policy.set(Caller.human(), "paused", True)
+    assert path.stat().st_ino != before  # replaced by rename, not rewritten in place
+    assert not list(Path(paths.config).glob(".policy.toml.*.tmp"))

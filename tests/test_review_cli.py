@@ -1,0 +1,130 @@
+"""Governance end to end: agents propose over the real socket, a person decides from a terminal
+with `cairn review` and `cairn policy`, and the policy file is edited while Cairn runs."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.errors import ErrorCode
+from core.policy import DEFAULT_TEXT
+from core.runtime import socket_path
+from tests.serving import Daemon, RawClient, running_daemon, wait_for
+from tests.test_cli_serving import at_terminal, cairn
+
+
+@pytest.fixture
+def daemon(short_tmp: Path) -> Iterator[Daemon]:
+    with running_daemon(short_tmp / "gov") as d:
+        yield d
+
+
+def test_an_agents_idea_waits_and_a_person_adopts_it_edited(daemon: Daemon) -> None:
+    home = daemon.home
+    out = cairn(home, "add", "maybe cache the wheels", "--kind", "idea", "--json")
+    proposal = json.loads(out.stdout)
+    assert proposal["status"] == "pending" and proposal["reason_code"] == "policy"
+    sid = proposal["suggestion_id"]
+    assert json.loads(cairn(home, "list", "--json").stdout)["items"] == []
+
+    # an agent's connection cannot see or decide the queue, by any method
+    agent = RawClient(socket_path(daemon.paths))
+    assert "result" in agent.hello(agent="sneaky")
+    for method, params in (
+        ("review.list", {}),
+        ("review.adopt", {"id": sid}),
+        ("review.adopt_many", {"ids": [sid]}),
+        ("review.reject", {"id": sid}),
+        ("policy.set", {"setting": "kinds.idea", "value": "auto"}),
+        ("scanner.allow", {"fingerprint": "0" * 16, "rule": "ignore-previous-en"}),
+    ):
+        error = agent.request(method, params)["error"]
+        assert error["data"]["error"] == "forbidden", (method, error)
+    agent.close()
+    refused = cairn(home, "review", "adopt", sid)  # no terminal: not a person
+    assert refused.returncode == ErrorCode.FORBIDDEN.exit_status
+
+    status, shown = at_terminal(home, "review", "list", typed="")
+    assert status == 0 and sid in shown and "policy:kind:idea" in shown, shown
+    status, shown = at_terminal(
+        home,
+        "review",
+        "adopt",
+        sid,
+        "--set",
+        "content=Cache wheels in CI, keyed by the lockfile hash",
+        "--set",
+        "kind=procedure",
+        typed=f"adopt {sid}",
+    )
+    assert status == 0 and "adopted" in shown and "edited: content, kind" in shown, shown
+    [memory] = json.loads(cairn(home, "list", "--json").stdout)["items"]
+    assert memory["content"] == "Cache wheels in CI, keyed by the lockfile hash"
+    assert memory["author_tier"] == "human" and memory["kind"] == "procedure"
+    status, shown = at_terminal(home, "review", "list", typed="")
+    assert "nothing waits for review" in shown
+
+
+def test_reject_from_a_terminal_needs_the_typed_words(daemon: Daemon) -> None:
+    home = daemon.home
+    sid = json.loads(cairn(home, "add", "rewrite it in rust", "--kind", "idea", "--json").stdout)[
+        "suggestion_id"
+    ]
+    status, shown = at_terminal(home, "review", "reject", sid, "--reason", "no", typed="yes")
+    assert status == 1 and "nothing was changed" in shown
+    status, shown = at_terminal(
+        home, "review", "reject", sid, "--reason", "no", typed=f"reject {sid}"
+    )
+    assert status == 0 and f"{sid} rejected" in shown, shown
+    again = json.loads(cairn(home, "add", "rewrite it in rust", "--kind", "idea", "--json").stdout)
+    status, shown = at_terminal(home, "review", "show", again["suggestion_id"], typed="")
+    assert "rejected before: no" in shown, shown
+
+
+def test_policy_from_the_terminal_and_from_the_file_while_running(daemon: Daemon) -> None:
+    home = daemon.home
+    agent_view = json.loads(cairn(home, "policy", "show", "--agent", "helper", "--json").stdout)
+    assert agent_view["for_this_agent"]["kinds"]["idea"] == "ask"
+    status, shown = at_terminal(
+        home, "policy", "set", "kinds.idea", "auto", typed="set kinds.idea auto"
+    )
+    assert status == 0 and "kinds.idea is now auto" in shown, shown
+    stored = json.loads(
+        cairn(home, "add", "idea: shard the queue", "--kind", "idea", "--json").stdout
+    )
+    assert stored["status"] == "stored"
+    policy_file = daemon.paths.config / "policy.toml"
+    text = policy_file.read_text(encoding="utf-8")
+    assert 'idea = "auto"' in text and "# Cairn capture policy" in text  # comments kept
+
+    # a person edits the file with an editor while Cairn runs: pause everything
+    tmp = policy_file.with_name("policy.toml~")
+    tmp.write_text(text.replace("paused = false", "paused = true"), encoding="utf-8")
+    tmp.replace(policy_file)
+    started = time.monotonic()
+
+    def paused() -> bool:
+        view = json.loads(cairn(home, "policy", "show", "--agent", "helper", "--json").stdout)
+        return bool(view["paused"])
+
+    assert wait_for(paused, 10)
+    assert time.monotonic() - started < 5
+    refused = cairn(home, "add", "one more fact", "--json")
+    assert refused.returncode == ErrorCode.POLICY_REFUSED.exit_status
+    assert json.loads(refused.stdout)["reason_code"] == "capture_paused"
+
+    # an invalid edit keeps the pause and shows up in health with the line
+    policy_file.write_text(
+        DEFAULT_TEXT.replace("paused = false", "paused = maybe"), encoding="utf-8"
+    )
+
+    def warned() -> bool:
+        _, shown = at_terminal(home, "status", "--json", typed="")
+        return "policy_invalid" in shown
+
+    assert wait_for(warned, 10)
+    assert paused()
