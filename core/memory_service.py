@@ -55,7 +55,13 @@ from core.model import (
     WriteResult,
     WriteStatus,
 )
-from core.ownership import ADOPTED_FLAG, owner_of, owns, refuse_not_own
+from core.ownership import (
+    ADOPTED_FLAG,
+    owner_of,
+    owns,
+    refuse_not_own,
+    refuse_notes_edit,
+)
 from core.policy import WIDE_SCOPES
 from core.proposals import suggestion_for, waiting_because
 from core.records import (
@@ -623,6 +629,7 @@ class MemoryService:
         ttl = check_ttl(req.ttl_seconds)
         now = self._clock.now_ms()
         current = self._load_for_change(tx, caller, req.id, now)
+        refuse_notes_edit(caller, current)
         if current.revision != req.if_revision:
             raise Conflict(
                 f"memory {req.id} is at revision {current.revision}, not {req.if_revision}; "
@@ -660,33 +667,10 @@ class MemoryService:
         )
         if _same_fields(candidate, current):
             return WriteResult.stored(current, duplicate=True)
-        verdict = self._gate.check(
-            caller,
-            kind=candidate.kind,
-            scope=candidate.scope,
-            origin=current.origin,
-            fields=memory_fields(candidate),
-            rule_kind=candidate.kind != current.kind,
-            rule_scope=candidate.scope in WIDE_SCOPES and candidate.scope is not current.scope,
-        )
-        if verdict.outcome is Outcome.REFUSE:
-            return verdict.refused()
-        reasons = verdict.reasons if verdict.outcome is Outcome.QUEUE else ()
-        if caller.surface is Surface.AGENT and not owns(caller, current):
-            reasons = (Reason("not_owner", owner_of(current)), *reasons)
-        if reasons:
-            suggestion = suggestion_for(
-                caller,
-                candidate,
-                op=Op.UPDATE,
-                target=current,
-                reasons=reasons,
-                flags=verdict.flags,
-                now=now,
-                note=req.reason,
-            )
-            return self._pending(tx, caller, suggestion)
-        candidate = flagged(candidate, verdict)
+        gated = self._gate_update(tx, caller, current, candidate, reason=req.reason, now=now)
+        if isinstance(gated, WriteResult):
+            return gated
+        candidate = gated
         words_changed = (candidate.content, candidate.summary, candidate.keywords) != (
             current.content,
             current.summary,
@@ -716,6 +700,46 @@ class MemoryService:
         )
         self._save_revision(tx, caller, updated, "update", req.reason, now=now)
         return WriteResult.stored(updated)
+
+    def _gate_update(
+        self,
+        tx: WriteTx,
+        caller: Caller,
+        current: Memory,
+        candidate: Memory,
+        *,
+        reason: str | None,
+        now: int,
+    ) -> Memory | WriteResult:
+        """The gate on an update: the candidate (flagged) when it may land, else the refusal
+        or the pending proposal. The kind and scope are decided again only when they change."""
+        verdict = self._gate.check(
+            caller,
+            kind=candidate.kind,
+            scope=candidate.scope,
+            origin=current.origin,
+            fields=memory_fields(candidate),
+            rule_kind=candidate.kind != current.kind,
+            rule_scope=candidate.scope in WIDE_SCOPES and candidate.scope is not current.scope,
+        )
+        if verdict.outcome is Outcome.REFUSE:
+            return verdict.refused()
+        reasons = verdict.reasons if verdict.outcome is Outcome.QUEUE else ()
+        if caller.surface is Surface.AGENT and not owns(caller, current):
+            reasons = (Reason("not_owner", owner_of(current)), *reasons)
+        if reasons:
+            suggestion = suggestion_for(
+                caller,
+                candidate,
+                op=Op.UPDATE,
+                target=current,
+                reasons=reasons,
+                flags=verdict.flags,
+                now=now,
+                note=reason,
+            )
+            return self._pending(tx, caller, suggestion)
+        return flagged(candidate, verdict)
 
     def set_pinned(self, caller: Caller, memory_id: str, pinned: bool) -> Memory:
         return self._set_state(caller, memory_id, "pin" if pinned else "unpin", pinned=pinned)
@@ -752,6 +776,7 @@ class MemoryService:
         """Pin, unpin, archive or unarchive inside a write job (a new revision, same words)."""
         now = self._clock.now_ms()
         current = self._load_for_change(tx, caller, memory_id, now)
+        refuse_notes_edit(caller, current)
         refuse_not_own(caller, current)
         candidate = current
         if pinned is not None:
@@ -827,6 +852,7 @@ class MemoryService:
         """`supersede` inside a write job; `verdict` None: a person adopted it (no gate)."""
         now = self._clock.now_ms()
         old = self._load_for_change(tx, caller, old_id, now)
+        refuse_notes_edit(caller, old)
         if old.status not in (Status.ACTIVE, Status.ARCHIVED):
             raise Conflict(
                 f"memory {old_id} is already {old.status.value}",
@@ -910,6 +936,7 @@ class MemoryService:
         if memory is None or not visible(caller, memory):
             raise NotFound(f"memory {memory_id} not found", data={"id": memory_id})
         if memory.status is not Status.FORGOTTEN:
+            refuse_notes_edit(caller, memory)
             if caller.surface is Surface.AGENT and not owns(caller, memory):
                 suggestion = Suggestion(
                     id=new_suggestion_id(now),

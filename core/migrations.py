@@ -266,12 +266,46 @@ _V1_3 = _statements(
     )""",
 )
 
+_V1_4 = _statements(
+    """CREATE TABLE identity_version (
+        doc TEXT NOT NULL,
+        version INTEGER NOT NULL CHECK (version >= 1),
+        content TEXT NOT NULL,
+        author_kind TEXT NOT NULL
+            CHECK (author_kind IN ('human', 'agent', 'system', 'import')),
+        author TEXT NOT NULL,
+        reason TEXT,
+        parent INTEGER,
+        created_at INTEGER NOT NULL,
+        content_hash TEXT NOT NULL,
+        PRIMARY KEY (doc, version)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE session (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT,
+        first_seen INTEGER NOT NULL,
+        last_seen INTEGER NOT NULL
+    )""",
+    """CREATE TABLE notes_file (
+        path TEXT PRIMARY KEY,
+        memory_id TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        error TEXT
+    )""",
+    "CREATE INDEX notes_file_memory ON notes_file(memory_id)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(SchemaVersion(1, 0), "memories, revisions, audit, tombstones, relations", _V1_0),
     Migration(SchemaVersion(1, 1), "full-text index (FTS5) of every memory", _v1_1),
     Migration(SchemaVersion(1, 2), "agent identities and agents' feedback on memories", _V1_2),
     Migration(
         SchemaVersion(1, 3), "review queue, review decisions, scanner allowlist, counters", _V1_3
+    ),
+    Migration(
+        SchemaVersion(1, 4), "identity document versions, sessions, the notes folder's files", _V1_4
     ),
 )
 

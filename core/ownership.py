@@ -37,3 +37,24 @@ def refuse_not_own(caller: Caller, memory: Memory) -> None:
             "pin or archive it",
             data={"id": memory.id},
         )
+
+
+NOTES_SOURCE = "notes:"  # `source` of a memory that mirrors a file in the watched notes folder
+
+
+def notes_file_of(memory: Memory) -> str | None:
+    """The notes-folder file a memory mirrors (relative path), or None."""
+    if memory.source and memory.source.startswith(NOTES_SOURCE):
+        return memory.source[len(NOTES_SOURCE) :]
+    return None
+
+
+def refuse_notes_edit(caller: Caller, memory: Memory) -> None:
+    """A memory that mirrors a notes file changes only with the file: the file is the truth."""
+    path = notes_file_of(memory)
+    if path is not None and caller.surface is not Surface.NOTES:
+        raise Forbidden(
+            f"memory {memory.id} comes from your notes folder ({path}); edit or delete that "
+            "file instead - Cairn follows it",
+            data={"id": memory.id, "file": path},
+        )

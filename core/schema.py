@@ -31,6 +31,9 @@ class Tables:
     ReviewDecision: Any
     ScanAllow: Any
     Counter: Any
+    IdentityVersion: Any
+    Session: Any
+    NotesFile: Any
 
     def all(self) -> tuple[Any, ...]:
         return (
@@ -49,6 +52,9 @@ class Tables:
             self.ReviewDecision,
             self.ScanAllow,
             self.Counter,
+            self.IdentityVersion,
+            self.Session,
+            self.NotesFile,
         )
 
 
@@ -287,6 +293,41 @@ def bind_tables(db: peewee.Database | None) -> Tables:
         class Meta:
             table_name = "counter"
 
+    class IdentityVersion(Base):
+        doc = TextField()
+        version = IntegerField()
+        content = TextField()
+        author_kind = TextField()
+        author = TextField()
+        reason = TextField(null=True)
+        parent = IntegerField(null=True)
+        created_at = IntegerField()
+        content_hash = TextField()
+
+        class Meta:
+            table_name = "identity_version"
+            primary_key = CompositeKey("doc", "version")
+
+    class Session(Base):
+        id = TextField(primary_key=True)
+        workspace_id = TextField(null=True)
+        first_seen = IntegerField()
+        last_seen = IntegerField()
+
+        class Meta:
+            table_name = "session"
+
+    class NotesFile(Base):
+        path = TextField(primary_key=True)
+        memory_id = TextField()
+        content_hash = TextField()
+        mtime_ns = IntegerField()
+        size = IntegerField()
+        error = TextField(null=True)
+
+        class Meta:
+            table_name = "notes_file"
+
     return Tables(
         db=db,
         Meta=MetaRow,
@@ -304,4 +345,7 @@ def bind_tables(db: peewee.Database | None) -> Tables:
         ReviewDecision=ReviewDecision,
         ScanAllow=ScanAllow,
         Counter=Counter,
+        IdentityVersion=IdentityVersion,
+        Session=Session,
+        NotesFile=NotesFile,
     )

@@ -311,6 +311,80 @@ KNOBS: tuple[Knob, ...] = (
         maximum=3650,
     ),
     Knob(
+        "lifecycle.archive_unused_days",
+        float,
+        180.0,
+        "Days a project memory may go unused (not recalled, not changed) before the janitor "
+        "archives it; 0 turns this off. Pinned memories are never archived, and importance 4 "
+        "and 5 get twice as long. Archived memories stay searchable on request; nothing is "
+        "deleted.",
+        minimum=0,
+        maximum=36_500,
+    ),
+    Knob(
+        "lifecycle.session_retention_days",
+        float,
+        7.0,
+        "Days after a session was last seen before its session-scope memories expire (and, "
+        "after lifecycle.expired_retention_days, are purged); 0 turns this off.",
+        minimum=0,
+        maximum=3_650,
+    ),
+    Knob(
+        "backup.interval_hours",
+        float,
+        24.0,
+        "Hours between automatic online backups while Cairn runs; 0 turns them off. A backup is "
+        "also taken before any schema migration.",
+        minimum=0,
+        maximum=8_760,
+    ),
+    Knob(
+        "backup.keep_daily",
+        int,
+        7,
+        "Daily backups kept (the newest of each day).",
+        minimum=1,
+        maximum=366,
+    ),
+    Knob(
+        "backup.keep_weekly",
+        int,
+        4,
+        "Weekly backups kept beyond the daily ones (the newest of each ISO week).",
+        minimum=0,
+        maximum=520,
+    ),
+    Knob(
+        "identity.max_bytes",
+        int,
+        8_192,
+        "Largest identity document version accepted, in UTF-8 bytes (each document is injected "
+        "into agents' prompts, so it stays small).",
+        minimum=256,
+        maximum=65_536,
+    ),
+    Knob(
+        "notes.folder",
+        str,
+        "",
+        "A folder of your markdown notes to keep as memories (each file one human memory, "
+        "updated when the file changes, archived when it is deleted); empty turns it off.",
+    ),
+    Knob(
+        "notes.kind",
+        str,
+        "fact",
+        "Kind of a note's memory when its front matter names none.",
+    ),
+    Knob(
+        "notes.scope",
+        str,
+        "user",
+        "Scope of a note's memory when its front matter names none (global or user).",
+        choices=("global", "user"),
+    ),
+    Knob(
         "usage.flush_interval_ms",
         int,
         2000,
