@@ -37,6 +37,7 @@ class Activity:
     last_write_ms: int | None = None
     last_search_ms: int | None = None
     refusals: Counter[str] = field(default_factory=Counter)
+    held: Counter[str] = field(default_factory=Counter)  # writes sent to review, by reason
     agents: dict[str, AgentActivity] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -69,6 +70,11 @@ class Activity:
             entry.writes += write
             entry.last_seen_ms = at_ms
             entry.verified = verified
+
+    def hold(self, reason: str) -> None:
+        """A write that now waits for review (policy, scanner, not_owner, similar, identity)."""
+        with self._lock:
+            self.held[reason] += 1
 
     def refusal(self, agent: str | None, reason: str) -> None:
         with self._lock:

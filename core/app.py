@@ -12,6 +12,8 @@ from core import __version__
 from core.activity import Activity
 from core.agents import AgentService
 from core.allowlist import Allowlist
+from core.archive import ArchiveService
+from core.backup import BackupService, backup_before_migration
 from core.changes import ChangeBus
 from core.clock import Clock, SystemClock
 from core.context_bundle import ContextBuilder
@@ -19,9 +21,12 @@ from core.errors import NotRunning
 from core.failures import BackgroundFailures
 from core.governance import Gate, Redactor
 from core.health import HealthService, Warnings
+from core.identity import IdentityService
 from core.keychain import open_token_store
+from core.lifecycle import Lifecycle
 from core.memory_service import MemoryService
 from core.model import Caller
+from core.notes import NotesFolder
 from core.paths import Paths, ensure_private_dir
 from core.policy import POLICY_FILE
 from core.policy_file import PolicyService
@@ -61,6 +66,11 @@ class Cairn:
     policy: PolicyService
     review: ReviewService
     allowlist: Allowlist
+    identity: IdentityService
+    lifecycle: Lifecycle
+    notes: NotesFolder
+    backups: BackupService
+    archive: ArchiveService
     started_at_ms: int = 0
     shutdown_hook: Callable[[str], None] | None = None
 
@@ -84,8 +94,18 @@ class Cairn:
         clock = clock or SystemClock()
         bus = ChangeBus()
         failures = BackgroundFailures()
+
+        def back_up_first(from_version: int, to_version: int) -> None:
+            backup_before_migration(paths.database, paths.backups, from_version, to_version, clock)
+
         store = Store.open(
-            paths.database, settings, bus, clock, lock_path=paths.store_lock, failures=failures
+            paths.database,
+            settings,
+            bus,
+            clock,
+            lock_path=paths.store_lock,
+            failures=failures,
+            before_migrate=back_up_first,
         )
         usage = UsageRecorder(store, settings.integer("usage.flush_interval_ms"), failures, clock)
         warnings = Warnings()
@@ -111,8 +131,25 @@ class Cairn:
             near=near,
             observers=[SearchIndex(), queue],
         )
-        review = ReviewService(store, clock, memories, gate, allowlist)
+        identity = IdentityService(
+            store,
+            clock,
+            settings,
+            gate=gate,
+            redactor=memories.redactor,
+            proposals=queue,
+        )
+        identity.seed()
+        review = ReviewService(
+            store, clock, memories, gate=gate, allowlist=allowlist, identity=identity
+        )
         workspaces = WorkspaceRegistry(store)
+        lifecycle = Lifecycle(
+            store, memories, workspaces, settings=settings, clock=clock, warnings=warnings
+        )
+        notes = NotesFolder(
+            memories, store, settings, clock, failures, warnings, workspaces=workspaces
+        )
         search = SearchService(
             store, clock, memories, agents_may_broaden=settings.flag("search.agents_may_broaden")
         )
@@ -129,6 +166,7 @@ class Cairn:
             activity=activity,
             failures=failures,
             warnings=warnings,
+            notes_errors=notes.errors,
         )
         return cls(
             paths=paths,
@@ -149,6 +187,19 @@ class Cairn:
             policy=policy,
             review=review,
             allowlist=allowlist,
+            identity=identity,
+            lifecycle=lifecycle,
+            notes=notes,
+            backups=BackupService(store, paths, settings, clock, failures),
+            archive=ArchiveService(
+                store,
+                clock,
+                paths=paths,
+                memories=memories,
+                workspaces=workspaces,
+                gate=gate,
+                observers=(SearchIndex(),),
+            ),
             started_at_ms=clock.now_ms(),
         )
 
@@ -191,5 +242,6 @@ class Cairn:
     def close(self) -> None:
         """Flush recall counts, stop the writer and release the store."""
         self.policy.close()
+        self.notes.close()
         self.usage.close()
         self.store.close()

@@ -19,7 +19,15 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from core import __version__, cli_governance, search_index
+from core import (
+    __version__,
+    cli_archive,
+    cli_backup,
+    cli_governance,
+    cli_identity,
+    cli_workspace,
+    search_index,
+)
 from core.client import Client
 from core.errors import CairnError, Forbidden, InvalidInput
 from core.paths import resolve_paths
@@ -78,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="how often housekeeping runs (default: hourly)",
     )
     command("status", "is Cairn running, where, and what it holds", connects=False)
+    health = command("health", "the health snapshot (at a terminal: yours; --agent: an agent's)")
+    health.set_defaults(health=True)
     command("paths", "print where Cairn keeps its files", connects=False)
     command(
         "reindex",
@@ -102,6 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
         if action != "list":
             p.add_argument("name")
     cli_governance.add_parsers(sub)
+    cli_backup.add_parsers(sub)
+    cli_archive.add_parsers(sub)
+    cli_identity.add_parsers(sub)
+    cli_workspace.add_parsers(sub)
     return parser
 
 
@@ -211,6 +225,28 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     configure_logging()
     serve_forever(resolve_paths(), janitor_interval=args.janitor_interval)
+    return EXIT_OK
+
+
+def cmd_health(args: argparse.Namespace) -> int:
+    if args.agent is None and at_terminal():
+        client = Client.connect(role="human", workspace=os.getcwd())
+    else:
+        client = connect(args)
+    with client:
+        snapshot = client.call("health.get")
+
+    def lines(value: Any, indent: str = "") -> None:
+        for key, item in value.items():
+            if isinstance(item, dict) and item:
+                print(f"{indent}{key}:")
+                lines(item, indent + "  ")
+            elif key in ("last_write", "last_search", "last_seen", "at") and item:
+                print(f"{indent}{key}: {when(int(item))}")
+            else:
+                print(f"{indent}{key}: {'-' if item in (None, {}) else item}")
+
+    emit(args, snapshot, lambda: lines(snapshot))
     return EXIT_OK
 
 
@@ -526,6 +562,7 @@ def configure_logging(verbose: bool = False) -> None:
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "serve": cmd_serve,
     "status": cmd_status,
+    "health": cmd_health,
     "paths": cmd_paths,
     "reindex": cmd_reindex,
     "stop": cmd_stop,
@@ -537,6 +574,10 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "context": cmd_context,
     "agent": cmd_agent,
     **cli_governance.HANDLERS,
+    **cli_backup.HANDLERS,
+    **cli_archive.HANDLERS,
+    **cli_identity.HANDLERS,
+    **cli_workspace.HANDLERS,
 }
 
 

@@ -9,13 +9,18 @@ Agents read the policy that applies to them with `cairn policy show --agent NAME
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 from typing import Any
 
-from core.client import Client
-from core.errors import Forbidden
-from core.terminal import at_terminal, connect, connect_as_person, emit, plural, short, when
+from core.terminal import (
+    connect,
+    connect_as_person,
+    emit,
+    looking_as_person,
+    plural,
+    short,
+    when,
+)
 
 EDIT_FIELDS = ("content", "summary", "kind", "scope", "importance", "keywords")
 
@@ -71,14 +76,6 @@ def add_parsers(sub: Any) -> None:
         p.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _looking(what: str) -> Client:
-    if not at_terminal():
-        raise Forbidden(
-            f"`cairn {what}` is for a person: run it yourself in an interactive terminal"
-        )
-    return Client.connect(role="human", workspace=os.getcwd())
-
-
 def describe(item: dict[str, Any]) -> str:
     reasons = ", ".join(f"{r['code']}:{r['detail']}" for r in item["reasons"]) or "-"
     head = (
@@ -92,7 +89,12 @@ def describe(item: dict[str, Any]) -> str:
             f"    about: {item['target_id']} (proposed on revision {item['base_revision']})"
         )
     if item.get("content") is not None:
-        lines.append(f"    {item.get('scope')}/{item.get('kind')}: {short(item['content'], 90)}")
+        where = (
+            f"{item['scope']}/{item['kind']}"
+            if item.get("scope")
+            else f"new text of {item['target_id']}"
+        )
+        lines.append(f"    {where}: {short(item['content'], 90)}")
     if item.get("verdict"):
         lines.append(
             f"    feedback: {item['verdict']}{': ' + item['note'] if item.get('note') else ''}"
@@ -125,7 +127,7 @@ def _edits(pairs: list[str]) -> dict[str, Any]:
 def cmd_review(args: argparse.Namespace) -> int:
     action = args.review_command
     if action in ("list", "show"):
-        with _looking(f"review {action}") as client:
+        with looking_as_person(f"review {action}") as client:
             if action == "list":
                 data = client.call("review.list", {"limit": args.limit})
 
@@ -196,7 +198,7 @@ def cmd_policy(args: argparse.Namespace) -> int:
             ) as client:
                 data = client.call("policy.get")
         else:
-            with _looking("policy show") as client:
+            with looking_as_person("policy show") as client:
                 data = client.call("policy.get")
 
         def human() -> None:

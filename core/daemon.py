@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -99,6 +100,8 @@ class Runtime:
                 self.socket.unlink()
             raise
         cairn.policy.watch()  # an edit of the policy file applies while Cairn runs
+        if cairn.notes.folder is not None:
+            cairn.notes.start()  # the first pass runs on its own thread
         self.pid_file.write_text(str(os.getpid()), encoding="utf-8")
         self._tasks.append(asyncio.create_task(self._keep_house()))
         log.info("Cairn %s serving the store at %s", __version__, self.paths.database)
@@ -140,14 +143,28 @@ class Runtime:
     async def _keep_house(self) -> None:
         assert self.cairn is not None
         cairn = self.cairn
-        janitor = Janitor(cairn.store, cairn.memories, cairn.settings, cairn.paths)
+        janitor = Janitor(
+            cairn.store, cairn.memories, cairn.settings, cairn.paths, lifecycle=cairn.lifecycle
+        )
         loop = asyncio.get_running_loop()
         while True:
+            live = self.server.live_sessions() if self.server is not None else frozenset()
             try:
-                await loop.run_in_executor(None, janitor.run)
+                await loop.run_in_executor(None, functools.partial(janitor.run, live_sessions=live))
             except Exception as e:  # noqa: BLE001 - counted in health, retried next round
                 cairn.failures.record("janitor", e, cairn.clock.now_ms())
+            await loop.run_in_executor(None, self._back_up_when_due, cairn)
             await asyncio.sleep(self._janitor_interval)
+
+    @staticmethod
+    def _back_up_when_due(cairn: Cairn) -> None:
+        """The scheduled backup (`backup.interval_hours`), checked at every housekeeping round."""
+        try:
+            if cairn.backups.due():
+                info = cairn.backups.backup("scheduled")
+                log.info("scheduled backup: %s", info.path)
+        except Exception as e:  # noqa: BLE001 - counted in health, retried next round
+            cairn.failures.record("backup", e, cairn.clock.now_ms())
 
 
 def serve_forever(paths: Paths, *, janitor_interval: float = 3600.0) -> None:

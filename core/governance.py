@@ -94,6 +94,25 @@ class Gate:
             )
         return None
 
+    def check_text(self, caller: Caller, fields: Mapping[str, str | None]) -> Verdict:
+        """The gate for text that is not a memory (identity documents, notes): pause for an
+        agent, secrets refused, findings flagged - no capture policy."""
+        paused = self.paused(caller)
+        if paused is not None:
+            return paused
+        flags, secret = self.scan(fields)
+        if secret is not None:
+            return Verdict(
+                Outcome.REFUSE,
+                flags=(secret,),
+                code="secret",
+                message=(
+                    f"the {secret.field} {describe_rule(secret.rule)}; secrets are never "
+                    "stored - keep it in your keychain or a secret manager"
+                ),
+            )
+        return Verdict(Outcome.QUEUE if flags else Outcome.STORE, flags=flags)
+
     def check(
         self,
         caller: Caller,

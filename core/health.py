@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +53,9 @@ class HealthService:
         activity: Activity,
         failures: BackgroundFailures,
         warnings: Warnings,
+        notes_errors: Callable[[], list[dict[str, str]]] = list,
     ) -> None:
+        self.notes_errors = notes_errors
         self._store = store
         self._paths = paths
         self._clock = clock
@@ -79,7 +82,9 @@ class HealthService:
                 [*params, now],
             ).fetchone()[0]
             audit_events = conn.execute("SELECT count(*) FROM audit").fetchone()[0]
-            pending = conn.execute("SELECT count(*) FROM suggestion").fetchone()[0]
+            pending, oldest = conn.execute(
+                "SELECT count(*), min(first_seen) FROM suggestion"
+            ).fetchone()
             evicted = conn.execute(
                 "SELECT coalesce(max(value), 0) FROM counter WHERE name = 'review_evicted'"
             ).fetchone()[0]
@@ -103,7 +108,11 @@ class HealthService:
         out.update(
             {
                 "audit_events": int(audit_events),
-                "review": {"pending": int(pending), "evicted": int(evicted)},
+                "review": {
+                    "pending": int(pending),
+                    "evicted": int(evicted),
+                    "oldest_age_s": (now - int(oldest)) // 1000 if oldest is not None else None,
+                },
                 "capture_paused": bool(
                     saved_policy and json.loads(saved_policy[0]).get("paused", False)
                 ),
@@ -121,11 +130,13 @@ class HealthService:
                 },
                 "agents": {name: a.to_dict() for name, a in sorted(act.agents.items())},
                 "refusals": dict(act.refusals),
+                "held_for_review": dict(act.held),
                 "background_failures": {
                     site: {"count": f.count, "last_error": f.last_error, "at": f.last_at_ms}
                     for site, f in self._failures.snapshot().items()
                 },
                 "warnings": self.warnings.snapshot(),
+                "notes_errors": self.notes_errors()[:50],
             }
         )
         return out

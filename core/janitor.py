@@ -1,4 +1,5 @@
-"""Housekeeping that runs on start and periodically: purge expired memories, rotate the audit log.
+"""Housekeeping that runs on start and periodically: purge expired memories, rotate the audit log,
+and the lifecycle pass (archive unused project memories, end stale sessions, check workspaces).
 
 Each run reports what it did; nothing here deletes a memory that has not expired.
 """
@@ -9,6 +10,7 @@ import logging
 from dataclasses import dataclass
 
 from core import audit
+from core.lifecycle import Lifecycle, LifecycleReport
 from core.memory_service import MemoryService
 from core.model import Caller
 from core.paths import Paths
@@ -23,28 +25,38 @@ log = logging.getLogger(__name__)
 class JanitorReport:
     purged: int
     audit_rotated: int
+    lifecycle: LifecycleReport | None = None
 
-    def to_dict(self) -> dict[str, int]:
-        return {"purged": self.purged, "audit_rotated": self.audit_rotated}
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"purged": self.purged, "audit_rotated": self.audit_rotated}
+        if self.lifecycle is not None:
+            out.update(self.lifecycle.to_dict())
+        return out
 
 
 class Janitor:
     def __init__(
-        self, store: Store, memories: MemoryService, settings: Settings, paths: Paths
+        self,
+        store: Store,
+        memories: MemoryService,
+        settings: Settings,
+        paths: Paths,
+        *,
+        lifecycle: Lifecycle | None = None,
     ) -> None:
+        self._lifecycle = lifecycle
         self._store = store
         self._memories = memories
         self._max_audit = settings.integer("audit.max_events")
         self._archive = paths.audit_archive
 
-    def run(self) -> JanitorReport:
+    def run(self, *, live_sessions: frozenset[str] = frozenset()) -> JanitorReport:
         purged = self._memories.purge_expired()
         rotated = self.rotate_audit()
-        report = JanitorReport(purged, rotated)
-        if purged or rotated:
-            log.info(
-                "janitor: purged %d expired memories, rotated %d audit events", purged, rotated
-            )
+        cycle = self._lifecycle.run(live_sessions=live_sessions) if self._lifecycle else None
+        report = JanitorReport(purged, rotated, cycle)
+        if purged or rotated or (cycle and (cycle.archived or cycle.session_memories_expiring)):
+            log.info("janitor: %s", report.to_dict())
         return report
 
     def rotate_audit(self) -> int:

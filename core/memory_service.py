@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -61,6 +62,7 @@ from core.ownership import (
     owns,
     refuse_not_own,
     refuse_notes_edit,
+    refuse_notes_source,
 )
 from core.policy import WIDE_SCOPES
 from core.proposals import suggestion_for, waiting_because
@@ -140,6 +142,7 @@ def _same_fields(a: Memory, b: Memory) -> bool:
         "status",
         "expires_at",
         "superseded_by",
+        "source",
     )
     return all(getattr(a, k) == getattr(b, k) for k in keys)
 
@@ -204,6 +207,7 @@ class MemoryService:
         summary = check_summary(req.summary, self._limits)
         keywords = check_keywords(req.keywords, self._limits)
         source = check_source(req.source, self._limits)
+        refuse_notes_source(caller, source)
         ttl = check_ttl(req.ttl_seconds)
         workspace_id, session_id = self._binding(caller, req.scope)
         now = self._clock.now_ms()
@@ -626,6 +630,8 @@ class MemoryService:
         tags = check_tags(req.tags, self._limits) if req.tags is not None else None
         summary = check_summary(req.summary, self._limits) if req.summary is not None else None
         keywords = check_keywords(req.keywords, self._limits) if req.keywords is not None else None
+        source = check_source(req.source, self._limits) if req.source is not None else None
+        refuse_notes_source(caller, source)
         ttl = check_ttl(req.ttl_seconds)
         now = self._clock.now_ms()
         current = self._load_for_change(tx, caller, req.id, now)
@@ -664,6 +670,7 @@ class MemoryService:
             importance=importance if importance is not None else current.importance,
             pinned=req.pinned if req.pinned is not None else current.pinned,
             expires_at=expires_at,
+            source=source if source is not None else current.source,
         )
         if _same_fields(candidate, current):
             return WriteResult.stored(current, duplicate=True)
@@ -740,6 +747,34 @@ class MemoryService:
             )
             return self._pending(tx, caller, suggestion)
         return flagged(candidate, verdict)
+
+    def save_revision_in(
+        self,
+        tx: WriteTx,
+        caller: Caller,
+        memory: Memory,
+        action: str,
+        reason: str | None,
+        *,
+        now: int,
+    ) -> None:
+        """Inside a write job: store `memory` as its next revision (lifecycle changes that are
+        not an update's: an expiry set by the janitor)."""
+        self._save_revision(tx, caller, memory, action, reason, now=now)
+
+    def rebind_in(
+        self, tx: WriteTx, caller: Caller, memory: Memory, workspace_id: str, reason: str
+    ) -> Memory:
+        """Inside a write job: move a memory to another workspace as a new revision (a
+        workspace merge; reversible through the revisions)."""
+        updated = replace(
+            memory,
+            workspace_id=workspace_id,
+            revision=memory.revision + 1,
+            updated_at=self._clock.now_ms(),
+        )
+        self._save_revision(tx, caller, updated, "rebind", reason, now=updated.updated_at)
+        return updated
 
     def set_pinned(self, caller: Caller, memory_id: str, pinned: bool) -> Memory:
         return self._set_state(caller, memory_id, "pin" if pinned else "unpin", pinned=pinned)
@@ -936,8 +971,15 @@ class MemoryService:
         if memory is None or not visible(caller, memory):
             raise NotFound(f"memory {memory_id} not found", data={"id": memory_id})
         if memory.status is not Status.FORGOTTEN:
-            refuse_notes_edit(caller, memory)
-            if caller.surface is Surface.AGENT and not owns(caller, memory):
+            if not caller.is_human:  # a person may forget a note's memory (the file stays)
+                refuse_notes_edit(caller, memory)
+            reasons: tuple[Reason, ...] = ()
+            if caller.surface is Surface.AGENT:
+                if not owns(caller, memory):
+                    reasons = (Reason("not_owner", owner_of(memory)),)
+                elif mass := mass_forget(conn, caller, memory, now):
+                    reasons = (Reason("mass_forget", mass),)
+            if reasons:
                 suggestion = Suggestion(
                     id=new_suggestion_id(now),
                     op=Op.FORGET,
@@ -945,7 +987,7 @@ class MemoryService:
                     verified=caller.verified,
                     target_id=memory.id,
                     base_revision=memory.revision,
-                    reasons=(Reason("not_owner", owner_of(memory)),),
+                    reasons=reasons,
                     note=reason,
                     first_seen=now,
                     last_seen=now,
@@ -1226,3 +1268,31 @@ class MemoryService:
 
 
 __all__ = ["ChangeFeed", "MemoryObserver", "MemoryService", "SupersedeResult", "Topic"]
+
+
+MASS_FORGET_WINDOW_MS = 3_600_000
+MASS_FORGET_MIN = 5
+
+
+def mass_forget(conn: sqlite3.Connection, caller: Caller, memory: Memory, now: int) -> str | None:
+    """Why an agent's forget of its own memory is a mass deletion, or None. It is when this
+    forget would make the agent's forgets in the memory's scope (and workspace) over the last
+    hour number at least `MASS_FORGET_MIN` and more than half of what that scope held an hour
+    ago: then it waits for a person like any other proposal."""
+    since = now - MASS_FORGET_WINDOW_MS
+    where = "scope = ? AND workspace_id IS ?"
+    args = (memory.scope.value, memory.workspace_id)
+    (live,) = conn.execute(
+        f"SELECT count(*) FROM memory WHERE {where} AND status IN ('active', 'archived')", args
+    ).fetchone()
+    (gone_since,) = conn.execute(
+        f"SELECT count(*) FROM tombstone WHERE {where} AND forgotten_at >= ?", (*args, since)
+    ).fetchone()
+    (mine,) = conn.execute(
+        f"SELECT count(*) FROM tombstone WHERE {where} AND forgotten_at >= ? AND forgotten_by = ?",
+        (*args, since, caller.actor),
+    ).fetchone()
+    held = live + gone_since  # what the scope held an hour ago, near enough
+    if mine + 1 >= MASS_FORGET_MIN and 2 * (mine + 1) > held:
+        return f"{mine + 1} of the {held} {memory.scope.value} memories within an hour"
+    return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.errors import Forbidden
+from core.errors import Forbidden, InvalidInput
 from core.model import Caller, Memory, Surface, Tier
 
 ADOPTED_FLAG = "adopted"  # a person adopted this memory from a proposal: no agent owns it now
@@ -57,4 +57,17 @@ def refuse_notes_edit(caller: Caller, memory: Memory) -> None:
             f"memory {memory.id} comes from your notes folder ({path}); edit or delete that "
             "file instead - Cairn follows it",
             data={"id": memory.id, "file": path},
+        )
+
+
+def refuse_notes_source(caller: Caller, source: str | None) -> None:
+    """Only the notes folder writes a `notes:` source: nothing else may pose as a note."""
+    if (
+        source is not None
+        and source.startswith(NOTES_SOURCE)
+        and caller.surface is not Surface.NOTES
+    ):
+        raise InvalidInput(
+            "a source starting with 'notes:' is kept for the notes folder's own memories",
+            data={"field": "source"},
         )

@@ -62,6 +62,8 @@ def waiting_because(s: Suggestion) -> str:
             parts.append(f"the scanner flagged it ({r.detail})")
         elif r.code == "not_owner":
             parts.append(f"the memory is not this agent's ({r.detail})")
+        elif r.code == "mass_forget":
+            parts.append(f"forgetting this many is a mass deletion ({r.detail})")
         elif r.code == "similar":
             parts.append(f"it closely resembles {r.detail}, so it is proposed as its update")
         elif r.code == "feedback":

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from core import __version__
 from core.agents import AgentStatus, check_name
 from core.errors import (
-    CairnError,
     Forbidden,
     InvalidInput,
     MethodNotFound,
@@ -23,7 +22,31 @@ from core.errors import (
     Unauthenticated,
 )
 from core.model import Caller, ListFilter, Scope, Status, Surface, Tier, Workspace, WriteResult
-from core.policy import Mode
+from core.protocol_governance import (
+    archive_export,
+    archive_import,
+    backup_create,
+    identity_edit,
+    identity_get,
+    identity_history,
+    identity_list,
+    identity_propose,
+    identity_revert_apply,
+    identity_revert_preview,
+    policy_get,
+    policy_set,
+    review_adopt,
+    review_get,
+    review_list,
+    review_many,
+    review_reject,
+    scanner_allow,
+    scanner_allowed,
+    scanner_unallow,
+    workspace_list,
+    workspace_merge,
+    workspace_move,
+)
 from core.requests import (
     UpdateRequest,
     WriteRequest,
@@ -338,121 +361,6 @@ def _status(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
     return cairn.status(s.bound())
 
 
-# -- governance -------------------------------------------------------------------------------
-
-
-def _policy_get(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    """The policy in effect - for an agent, also what it means for that agent."""
-    check_fields(p, frozenset(), required=())
-    policy = cairn.policy.current()
-    out = policy.to_dict()
-    caller = s.bound()
-    if caller.surface is Surface.AGENT:
-
-        def mode(**what: Any) -> str:
-            return policy.rule(
-                agent=caller.agent, verified=caller.verified, extracted=False, **what
-            ).mode.value
-
-        out["for_this_agent"] = {
-            "verified": caller.verified,
-            "kinds": {k: mode(kind=k, scope=None) for k in cairn.memories.limits.kinds},
-            "scopes": {sc.value: mode(kind=None, scope=sc) for sc in (Scope.GLOBAL, Scope.USER)},
-            "extracted": policy.rule(
-                agent=caller.agent, verified=caller.verified, kind=None, scope=None, extracted=True
-            ).mode.value,
-        }
-    else:
-        out["file"] = str(cairn.policy.path)
-    return out
-
-
-def _policy_set(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields(p, frozenset({"setting", "value"}), required=("setting", "value"))
-    setting = text(p, "setting")
-    raw = p["value"]
-    if setting == "paused":
-        if not isinstance(raw, bool):
-            raise InvalidInput("paused takes true or false", data={"field": "value"})
-        value: Mode | bool = raw
-    else:
-        value = choice(raw, "value", Mode)
-    return cairn.policy.set(s.bound(), setting, value).to_dict()
-
-
-def _review_list(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields(p, frozenset({"limit"}), required=())
-    items = cairn.review.pending(s.bound(), limit=integer(p, "limit", default=200))
-    return {"items": items, "total": cairn.review.count()}
-
-
-def _review_get(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields(p, frozenset({"id"}), required=("id",))
-    return cairn.review.get(s.bound(), text(p, "id"))
-
-
-def _review_adopt(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields(
-        p,
-        frozenset({"id", "edits", "if_revision", "allow_flags", "action"}),
-        required=("id",),
-    )
-    edits = p.get("edits") or {}
-    if not isinstance(edits, Mapping):
-        raise InvalidInput("edits must be an object of fields to change", data={"field": "edits"})
-    return cairn.review.adopt(
-        s.bound(),
-        text(p, "id"),
-        edits=edits,
-        if_revision=opt_integer(p, "if_revision"),
-        allow_flags=flag(p, "allow_flags", default=False),
-        action=opt_text(p, "action"),
-    ).to_dict()
-
-
-def _review_reject(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields(p, frozenset({"id", "reason"}), required=("id",))
-    return cairn.review.reject(s.bound(), text(p, "id"), opt_text(p, "reason")).to_dict()
-
-
-def _review_many(adopt: bool) -> Handler:
-    def handler(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-        check_fields(p, frozenset({"ids", "reason"}), required=("ids",))
-        ids = strings(p.get("ids"), "ids")
-        if not 1 <= len(ids) <= 500:
-            raise InvalidInput("give between 1 and 500 ids", data={"field": "ids"})
-        results = cairn.review.decide_many(
-            s.bound(), ids, adopt=adopt, reason=opt_text(p, "reason")
-        )
-        return {
-            "results": [
-                r.to_dict()
-                if not isinstance(r, CairnError)
-                else {"error": {"error": r.code.label, "message": r.message}}
-                for r in results
-            ]
-        }
-
-    return handler
-
-
-def _scanner_allow(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields(p, frozenset({"fingerprint", "rule", "note"}), required=("fingerprint", "rule"))
-    cairn.allowlist.allow(s.bound(), text(p, "fingerprint"), text(p, "rule"), opt_text(p, "note"))
-    return {"allowed": text(p, "fingerprint")}
-
-
-def _scanner_unallow(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields(p, frozenset({"fingerprint"}), required=("fingerprint",))
-    cairn.allowlist.remove(s.bound(), text(p, "fingerprint"))
-    return {"removed": text(p, "fingerprint")}
-
-
-def _scanner_allowed(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields(p, frozenset(), required=())
-    return {"items": cairn.allowlist.entries(s.bound())}
-
-
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
@@ -479,17 +387,53 @@ METHODS: dict[str, Method] = {
         Method("agent.resume", _agent_status(AgentStatus.ACTIVE), "resume an agent", human=True),
         Method("agent.revoke", _agent_status(AgentStatus.REVOKED), "revoke an agent", human=True),
         Method("daemon.shutdown", _shutdown, "stop this Cairn cleanly", human=True),
-        Method("policy.get", _policy_get, "the capture policy (agents: what it means for them)"),
-        Method("policy.set", _policy_set, "change one policy setting", human=True, write=True),
-        Method("review.list", _review_list, "proposals waiting for a person", human=True),
-        Method("review.get", _review_get, "one proposal and what it would change", human=True),
-        Method("review.adopt", _review_adopt, "adopt a proposal, maybe edited", human=True),
-        Method("review.reject", _review_reject, "reject a proposal", human=True, write=True),
-        Method("review.adopt_many", _review_many(True), "adopt several proposals", human=True),
-        Method("review.reject_many", _review_many(False), "reject several", human=True),
-        Method("scanner.allow", _scanner_allow, "let one scanner finding pass", human=True),
-        Method("scanner.unallow", _scanner_unallow, "stop letting a finding pass", human=True),
-        Method("scanner.allowed", _scanner_allowed, "the findings let through", human=True),
+        Method("policy.get", policy_get, "the capture policy (agents: what it means for them)"),
+        Method("policy.set", policy_set, "change one policy setting", human=True, write=True),
+        Method("review.list", review_list, "proposals waiting for a person", human=True),
+        Method("review.get", review_get, "one proposal and what it would change", human=True),
+        Method("review.adopt", review_adopt, "adopt a proposal, maybe edited", human=True),
+        Method("review.reject", review_reject, "reject a proposal", human=True, write=True),
+        Method("review.adopt_many", review_many(True), "adopt several proposals", human=True),
+        Method("review.reject_many", review_many(False), "reject several", human=True),
+        Method("scanner.allow", scanner_allow, "let one scanner finding pass", human=True),
+        Method("scanner.unallow", scanner_unallow, "stop letting a finding pass", human=True),
+        Method("scanner.allowed", scanner_allowed, "the findings let through", human=True),
+        Method("workspace.list", workspace_list, "workspaces and their folders", human=True),
+        Method("workspace.move", workspace_move, "a project moved", human=True, write=True),
+        Method(
+            "workspace.merge",
+            workspace_merge,
+            "fold a workspace into another",
+            human=True,
+            write=True,
+        ),
+        Method("backup.create", backup_create, "back up the store now", human=True),
+        Method("archive.export", archive_export, "write an archive of everything", human=True),
+        Method(
+            "archive.import",
+            archive_import,
+            "bring an archive or JSON lines in",
+            human=True,
+            write=True,
+        ),
+        Method("identity.get", identity_get, "an identity document (soul or user)"),
+        Method("identity.propose", identity_propose, "propose a new identity version", write=True),
+        Method("identity.list", identity_list, "every identity document", human=True),
+        Method("identity.history", identity_history, "every version of one", human=True),
+        Method("identity.edit", identity_edit, "write a new version", human=True, write=True),
+        Method(
+            "identity.revert_preview",
+            identity_revert_preview,
+            "the diff and token of a revert",
+            human=True,
+        ),
+        Method(
+            "identity.revert_apply",
+            identity_revert_apply,
+            "apply a previewed revert",
+            human=True,
+            write=True,
+        ),
     )
 }
 
@@ -578,6 +522,8 @@ def hello(
     session.caller = caller
     session.workspace = workspace
     session.hello_done = True
+    if session_id is not None:  # the session is alive: its scratch memories do not expire
+        cairn.lifecycle.session_seen(session_id, workspace.id if workspace else None)
     return {
         "protocol_version": PROTOCOL_VERSION,
         "server_version": __version__,

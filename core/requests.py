@@ -133,6 +133,9 @@ class UpdateRequest:
     ttl_seconds: int | None = None
     clear_expiry: bool = False
     reason: str | None = None
+    # Set by Cairn's own adapters only (the notes folder follows a renamed file); never read
+    # from the wire, so it is not in FIELDS.
+    source: str | None = None
 
     FIELDS = frozenset(
         {
@@ -186,6 +189,7 @@ class UpdateRequest:
                     self.keywords,
                     self.importance,
                     self.pinned,
+                    self.source,
                     self.ttl_seconds,
                 )
             )

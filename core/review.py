@@ -14,6 +14,7 @@ from core.allowlist import Allowlist
 from core.clock import Clock
 from core.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound
 from core.governance import Gate, Outcome, memory_fields
+from core.identity import IdentityService, current_in
 from core.memory_service import MemoryService, SupersedeResult
 from core.model import Caller, Memory, Origin, Scope, Status, Surface, WriteStatus
 from core.ownership import ADOPTED_FLAG
@@ -116,9 +117,12 @@ class ReviewService:
         store: Store,
         clock: Clock,
         memories: MemoryService,
+        *,
         gate: Gate,
         allowlist: Allowlist,
+        identity: IdentityService,
     ) -> None:
+        self._identity = identity
         self._store = store
         self._clock = clock
         self._memories = memories
@@ -162,7 +166,10 @@ class ReviewService:
 
     def _shown(self, conn: Any, s: Suggestion) -> dict[str, Any]:
         out = suggestions.with_history(conn, s).to_dict()
-        if s.target_id is not None:
+        if s.op is Op.IDENTITY and s.target_id is not None:
+            current = current_in(conn, s.target_id)
+            out["target"] = current.to_dict() if current is not None else None
+        elif s.target_id is not None:
             target = fetch_memory(conn, s.target_id, self._clock.now_ms())
             out["target"] = target.to_dict() if target is not None else None
         return out
@@ -304,7 +311,16 @@ class ReviewService:
         if s.op is Op.ADD:
             return self._adopt_add(tx, caller, person, s, edits)
         if s.op is Op.IDENTITY:
-            raise InvalidInput("identity documents are not part of this Cairn yet")
+            unknown = sorted(set(edits) - {"content"})
+            if unknown:
+                raise InvalidInput(
+                    "an identity proposal's content is the only thing to edit",
+                    data={"field": unknown[0]},
+                )
+            content = edits.get("content", s.content)
+            version = self._identity.adopt_in(tx, caller, s, str(content), if_version=if_revision)
+            edited = ("content",) if version.content != s.content else ()
+            return Decided(s.id, s.op, "adopted", s.target_id, version.version, edited)
         target = fetch_memory(tx.conn, s.target_id or "", now)
         if target is None or target.status is Status.FORGOTTEN:
             raise Conflict(

@@ -284,6 +284,16 @@ class Server:
         finally:
             self._connections.discard(conn)
             self.cairn.activity.disconnected()
+            caller = conn.session.caller
+            if caller is not None and caller.session_id is not None:
+                with contextlib.suppress(CairnError):  # closing: the store may be closing too
+                    await self.run_in_pool(
+                        functools.partial(
+                            self.cairn.lifecycle.session_seen,
+                            caller.session_id,
+                            caller.workspace_id,
+                        )
+                    )
 
     def human_allowed(self, session: protocol.Session) -> str | None:
         """None when this connection may act for a person, else why not. A person's
@@ -304,6 +314,14 @@ class Server:
                 "must be a terminal); run the command yourself in a terminal"
             )
         return None
+
+    def live_sessions(self) -> frozenset[str]:
+        """Sessions with an open connection: never ended, whatever their last-seen time."""
+        return frozenset(
+            c.session.caller.session_id
+            for c in list(self._connections)
+            if c.session.caller is not None and c.session.caller.session_id is not None
+        )
 
     def run_in_pool(self, fn: Callable[[], Any], *, search: bool = False) -> asyncio.Future[Any]:
         """Run a service call off the event loop: searches on their own small pool, so they
@@ -589,6 +607,8 @@ class Connection:
         )
         if result.get("status") == "refused":
             self.cairn.activity.refusal(caller.agent, str(result.get("reason_code", "refused")))
+        elif result.get("status") == "pending":
+            self.cairn.activity.hold(str(result.get("reason_code", "policy")))
         return result
 
     def _count_refusal(self, error: CairnError) -> None:

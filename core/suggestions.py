@@ -33,8 +33,9 @@ class Op(StrEnum):
 
 @dataclass(frozen=True)
 class Reason:
-    """Why a suggestion waits: `code` is policy, scanner, not_owner, similar, feedback or
-    identity; `detail` names the rule (kind:idea, scope:user, a scanner rule, the owner...)."""
+    """Why a suggestion waits: `code` is policy, scanner, not_owner, mass_forget, similar,
+    feedback or identity; `detail` names the rule (kind:idea, scope:user, a scanner rule, the
+    owner...)."""
 
     code: str
     detail: str

@@ -9,10 +9,15 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.client import Client
-from core.errors import CairnError, Forbidden
+from core.errors import AlreadyRunning, CairnError, Forbidden
+from core.paths import Paths
+from core.runtime import probe, socket_path
+
+if TYPE_CHECKING:
+    from core.app import Cairn
 
 
 def emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> None:
@@ -38,17 +43,68 @@ def connect(args: argparse.Namespace, *, as_person: bool = False) -> Client:
     return Client.connect(agent=args.agent, workspace=workspace, session=args.session)
 
 
-def connect_as_person(prompt: str, expected: str, *, autostart: bool = True) -> Client:
-    """A person's connection: only from an interactive terminal, after a typed confirmation."""
+def for_a_person(what: str | None = None) -> None:
+    """People's commands run only from an interactive terminal: an agent with a shell has none."""
     if not at_terminal():
+        command = f"`cairn {what}`" if what else "this command"
         raise Forbidden(
-            "this command is for a person: run it yourself in an interactive terminal "
+            f"{command} is for a person: run it yourself in an interactive terminal "
             "(standard input and output must be a terminal)"
         )
+
+
+def confirm(prompt: str, expected: str) -> None:
+    """The typed confirmation people's commands ask for; no flag skips it."""
     answer = input(f"{prompt}\nType {expected!r} to confirm: ").strip()
     if answer != expected:
         raise NotConfirmed("not confirmed; nothing was changed")
+
+
+def connect_as_person(prompt: str, expected: str, *, autostart: bool = True) -> Client:
+    """A person's connection: only from an interactive terminal, after a typed confirmation."""
+    for_a_person()
+    confirm(prompt, expected)
     return Client.connect(role="human", workspace=os.getcwd(), autostart=autostart)
+
+
+def looking_as_person(what: str) -> Client:
+    """A person's connection for a command that only looks: an interactive terminal, no typed
+    confirmation."""
+    for_a_person(what)
+    return Client.connect(role="human", workspace=os.getcwd())
+
+
+def served_or_here(
+    paths: Paths,
+    method: str,
+    params: dict[str, Any],
+    here: Callable[[Cairn], dict[str, Any]],
+    *,
+    timeout: float = 30.0,
+) -> dict[str, Any]:
+    """A person's request: the running Cairn holds the store, so ask it; when none runs, open
+    the store here and call the same service (`here`)."""
+
+    def ask() -> dict[str, Any]:
+        with Client.connect(
+            paths, role="human", workspace=os.getcwd(), autostart=False, timeout=timeout
+        ) as client:
+            return client.call(method, params)
+
+    if probe(socket_path(paths)):
+        return ask()
+    from core.app import Cairn
+
+    try:
+        cairn = Cairn.open(paths)
+    except AlreadyRunning:
+        if not probe(socket_path(paths)):
+            raise
+        return ask()  # it started between the probe and the open: it holds the store
+    try:
+        return here(cairn)
+    finally:
+        cairn.close()
 
 
 class NotConfirmed(CairnError):

@@ -353,7 +353,9 @@ def test_the_queue_is_bounded_and_says_what_it_dropped(paths: Paths, clock: Fake
         items = queue(app)
         assert len(items) == 10
         assert popular in [i["id"] for i in items]
-        assert app.health.snapshot(Caller.human())["review"] == {"pending": 10, "evicted": 2}
+        review = app.health.snapshot(Caller.human())["review"]
+        assert (review["pending"], review["evicted"]) == (10, 2)
+        assert review["oldest_age_s"] >= 1
         assert any(
             c.action == "review_evicted"
             for c in app.memories.changes_since(Caller.human(), 0).changes
@@ -475,3 +477,36 @@ def test_a_person_can_let_one_finding_pass(governed: Cairn, ws: str) -> None:
     [secret] = scanner.scan(GITHUB_TOKEN)
     with pytest.raises(InvalidInput, match="cannot be allowlisted"):
         governed.allowlist.allow(Caller.human(), secret.fingerprint, secret.rule)
+
+
+def test_an_agent_forgetting_most_of_a_scope_is_held_for_a_person(
+    governed: Cairn, ws: str, clock: FakeClock
+) -> None:
+    a = agent_caller(ws)
+    facts = (
+        "the staging database is called otter",
+        "deploys happen on tuesdays after lunch",
+        "the linter runs with ruff in strict mode",
+        "release notes live in the changelog folder",
+        "integration tests need docker compose up",
+        "the api gateway listens on port 8443",
+        "translations are kept in gettext catalogs",
+        "the nightly job rotates the audit log",
+    )
+    ids = [stored(write(governed, a, fact)) for fact in facts]
+    kept = stored(write(governed, Caller(Surface.HUMAN, workspace_id=ws), "a person's own note"))
+    results = [governed.memories.forget(a, i, "cleaning up") for i in ids]
+    # 9 memories in the scope: the first four forgets are the agent's own business; the fifth
+    # would be more than half of what the scope held within the hour, so it and the rest wait.
+    assert [isinstance(r, WriteResult) for r in results] == [False] * 4 + [True] * 4
+    held = queue(governed)
+    assert len(held) == 4
+    assert all(h["op"] == "forget" for h in held)
+    assert str(held[0]["reasons"]).count("mass_forget") == 1
+    last = results[-1]
+    assert isinstance(last, WriteResult) and "mass deletion" in str(last.to_dict())
+    assert governed.memories.get(Caller.human(), ids[-1]).memory.status is Status.ACTIVE
+    assert governed.memories.get(Caller.human(), kept).memory.status is Status.ACTIVE
+    # an hour later the window has moved on: forgetting its own memory is the agent's again
+    clock.advance(3601)
+    assert not isinstance(governed.memories.forget(a, ids[4]), WriteResult)

@@ -283,8 +283,9 @@ def test_every_mutation_is_audited_in_order_and_published_after_commit(
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert [c.action for s in seen for c in s.changes] == ["write", "update", "pin", "forget"]
     assert cairn.store.committed_seq == feed.last_seq
-    # changes since the second event only
-    later = cairn.memories.changes_since(Caller.human(), seqs[1])
+    # changes since the memory's second event only
+    mine = [c.seq for c in feed.changes if c.memory_id == mid]
+    later = cairn.memories.changes_since(Caller.human(), mine[1])
     assert [c.action for c in later.changes] == ["pin", "forget"]
 
 
@@ -292,6 +293,7 @@ def test_the_live_push_and_changes_since_describe_each_change_alike(
     cairn: Cairn, agent: Caller
 ) -> None:
     """A listener that missed the push and reads `changes.since` learns the same thing."""
+    start = cairn.store.committed_seq
     seen: list[ChangeSet] = []
     unsubscribe = cairn.bus.subscribe(seen.append)
     a = write(cairn, agent, "the API port is 8080", scope="project")
@@ -311,7 +313,7 @@ def test_the_live_push_and_changes_since_describe_each_change_alike(
         return (c.seq, c.action, c.topics, c.memory_id, c.workspace_id, c.scope, c.session_id)
 
     pushed = [shape(c) for s in seen for c in s.changes]
-    rebuilt = [shape(c) for c in cairn.memories.changes_since(Caller.human(), 0).changes]
+    rebuilt = [shape(c) for c in cairn.memories.changes_since(Caller.human(), start).changes]
     assert pushed == rebuilt
     assert {"resolve", "agent_add", "agent_paused", "forget"} <= {p[1] for p in pushed}
     # what the agent may see: the same events, live or read back

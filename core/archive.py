@@ -1,0 +1,408 @@
+"""The archive service: a person exports their memories into one archive file, and imports an
+archive - or a plain JSON-lines file of memories - back into a store.
+
+The archive format and writing it live in `core/archive_export.py`; reading, verifying and
+bringing an archive into the store in `core/archive_import.py`; docs/export-format.md describes
+the files. Everything here is a person's action: an agent's connection is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core import audit, tombstones
+from core.archive_export import ArchivedMemory, Exporter, Filters, Manifest
+from core.archive_import import (
+    CHUNK,
+    ImportReport,
+    Placement,
+    Tally,
+    is_archive,
+    read_archive,
+    read_lines,
+)
+from core.clock import Clock
+from core.errors import (
+    CairnError,
+    Forbidden,
+    InvalidInput,
+    IOFault,
+    NotFound,
+    ParseError,
+    TooLarge,
+)
+from core.governance import Gate, Outcome, memory_fields
+from core.memory_service import MemoryObserver, MemoryService, dedupe_memory_id
+from core.model import Caller, Memory, Scope, Surface, WriteResult, WriteStatus
+from core.paths import Paths
+from core.records import fetch_memory
+from core.requests import WriteRequest
+from core.store import Store
+from core.validation import content_hash
+from core.workspace import WorkspaceRegistry, canonical_path
+from core.writer import WriteTx
+
+if TYPE_CHECKING:
+    pass
+
+# A workspace a dry run would register (it does not exist yet, so it has no id yet).
+_NEW_WORKSPACE = "ws_(new)"
+_TOMBSTONED_TEXTS = (
+    "SELECT DISTINCT t.content_hash FROM tombstone t "
+    "JOIN json_each(?) j ON j.value = t.content_hash"
+)
+_SAME_TEXT = (
+    "SELECT 1 FROM memory WHERE content_hash = ? AND scope = ? AND coalesce(workspace_id, '') = ? "
+    "AND coalesce(session_id, '') = ? AND status IN ('active', 'archived') LIMIT 1"
+)
+
+
+def _person(caller: Caller, what: str) -> None:
+    if not caller.is_human:
+        raise Forbidden(f"only a person can {what}: agents propose, humans decide")
+
+
+class ArchiveService:
+    """Export and import, for a person."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        *,
+        paths: Paths,
+        memories: MemoryService,
+        workspaces: WorkspaceRegistry,
+        gate: Gate,
+        observers: Sequence[MemoryObserver],
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._memories = memories
+        self._workspaces = workspaces
+        self._gate = gate
+        self._observers = tuple(observers)
+        self._exporter = Exporter(store, clock, paths)
+
+    # -- export ------------------------------------------------------------------------------
+
+    def workspace_ids(self, directories: Sequence[str]) -> frozenset[str]:
+        """The ids of workspaces named by directory (which need not exist any more).
+
+        Raises:
+            InvalidInput: a path that is not absolute.
+            NotFound: a directory Cairn has no workspace for.
+        """
+        out: set[str] = set()
+        conn = self._store.read_db.conn()
+        for raw in directories:
+            expanded = os.path.expanduser(raw.strip())
+            if not os.path.isabs(expanded):
+                raise InvalidInput(
+                    f"workspace path {raw!r} is relative; give an absolute path",
+                    data={"field": "workspaces"},
+                )
+            path = os.path.normcase(os.path.realpath(expanded))
+            row = conn.execute("SELECT id FROM workspace WHERE path = ?", (path,)).fetchone()
+            if row is None:
+                raise NotFound(
+                    f"Cairn has no workspace at {path} (no memory was ever bound to it)",
+                    data={"field": "workspaces", "path": path},
+                )
+            out.add(str(row[0]))
+        return frozenset(out)
+
+    def export(
+        self,
+        caller: Caller,
+        out: Path,
+        *,
+        scopes: frozenset[Scope] = frozenset(),
+        workspace_ids: frozenset[str] = frozenset(),
+    ) -> Manifest:
+        """Write every memory (with all its revisions and relations), identity history, the
+        review queue, the audit log, the capture policy, workspaces and tombstones into one zip
+        archive at `out` (owner-only), from one consistent snapshot. `scopes` and
+        `workspace_ids` narrow the memories (and what hangs on them); the manifest says what
+        was left out.
+
+        Raises:
+            Forbidden: the caller is not a person.
+            NotFound: an unknown workspace id.
+            InvalidInput: `out` is a folder, or its folder does not exist.
+            IOFault: the archive could not be written.
+        """
+        _person(caller, "export memories")
+        conn = self._store.read_db.conn()
+        for wid in sorted(workspace_ids):
+            if conn.execute("SELECT 1 FROM workspace WHERE id = ?", (wid,)).fetchone() is None:
+                raise NotFound(f"workspace {wid} not found", data={"id": wid})
+        return self._exporter.export(out, Filters(scopes, workspace_ids))
+
+    # -- import ------------------------------------------------------------------------------
+
+    def import_(self, caller: Caller, path: Path, *, dry_run: bool = False) -> ImportReport:
+        """Bring an archive from `export` - or a JSON-lines file of memories - into this store,
+        as the person's decision (no review). `dry_run` reports the same and writes nothing.
+
+        An archive is verified completely first (format, every file's sha256, nothing missing
+        or extra) and refused whole otherwise. It never changes what the store holds: a memory
+        already here with the same history is unchanged, with fewer revisions it gains the
+        missing ones, with another history it is a conflict (this store's copy kept); a
+        forgotten memory is never brought back. The review queue, the audit log and the
+        capture policy of the archive are not imported.
+
+        Each line of a JSON-lines file is a `memory.write` (plus an optional `workspace`
+        directory for project memories); the gate still refuses secrets and flags injections,
+        and each line's outcome is reported.
+
+        Raises:
+            Forbidden: the caller is not a person.
+            NotFound: no such file.
+            InvalidInput: an archive that is not valid, naming the file at fault.
+        """
+        _person(caller, "import memories")
+        path = Path(os.path.abspath(os.path.expanduser(path)))
+        if not path.is_file():
+            raise NotFound(f"there is no file at {path}", data={"file": str(path)})
+        try:
+            archive = is_archive(path)
+        except OSError as e:
+            raise IOFault(f"{path} could not be read: {e.strerror or e}") from e
+        if archive:
+            return self._import_archive(path, dry_run)
+        return self._import_jsonl(caller, path, dry_run)
+
+    def _import_archive(self, path: Path, dry_run: bool) -> ImportReport:
+        archive = read_archive(path)
+        tally = Tally("archive", str(path), dry_run)
+        placement = Placement(archive, tally, self._observers)
+        if dry_run:
+            with self._store.read_db.atomic():
+                conn = self._store.read_db.conn()
+                placement.workspaces(conn, None)
+                for chunk in placement.chunks():
+                    placement.memories(conn, chunk, None)
+                placement.relations(conn, None)
+                placement.identity(conn, None)
+                placement.tombstones(conn, None)
+        else:
+            run = self._store.writer.run
+            run(lambda tx: placement.workspaces(tx.conn, tx))
+            # One job per chunk: the writer is never held for the whole import, and each
+            # memory lands with all its revisions.
+            for chunk in placement.chunks():
+
+                def job(tx: WriteTx, part: Sequence[ArchivedMemory] = chunk) -> None:
+                    placement.memories(tx.conn, part, tx)
+
+                run(job)
+            run(lambda tx: placement.relations(tx.conn, tx))
+
+            def finish(tx: WriteTx) -> None:
+                placement.identity(tx.conn, tx)
+                placement.tombstones(tx.conn, tx)
+                self._audit(tx, tally)
+
+            run(finish)
+        manifest = archive.manifest
+        about = {
+            k: manifest.get(k)
+            for k in ("format_version", "created_at", "cairn_version", "schema_version", "filters")
+        }
+        return tally.report(archive=about)
+
+    def _audit(self, tx: WriteTx, tally: Tally) -> None:
+        detail: dict[str, Any] = {"source": tally.source, **dict(sorted(tally.counts.items()))}
+        for name in ("conflicts", "identity_conflicts"):
+            detail[name] = len(tally.details.get(name, ()))
+        audit.record(tx, Caller(Surface.IMPORT), "import", detail=detail, at=self._clock.now_ms())
+
+    # -- JSON lines --------------------------------------------------------------------------
+
+    def _import_jsonl(self, caller: Caller, path: Path, dry_run: bool) -> ImportReport:
+        tally = Tally("jsonl", str(path), dry_run)
+        outcomes: dict[int, dict[str, Any]] = {}
+        groups: dict[str | None, list[tuple[int, WriteRequest]]] = {}
+        try:
+            with open(path, "rb") as fh:
+                for number, raw in read_lines(fh):
+                    try:
+                        parsed = _parse_line(raw, first=number == 1)
+                    except CairnError as e:
+                        outcomes[number] = _failed(number, e)
+                        continue
+                    if parsed is not None:
+                        groups.setdefault(parsed[0], []).append((number, parsed[1]))
+        except OSError as e:
+            raise IOFault(f"{path} could not be read: {e.strerror or e}") from e
+        seen: set[tuple[str, str, str, str]] = set()
+        for where, items in groups.items():
+            try:
+                workspace_id = self._workspace(caller, where, dry_run)
+            except CairnError as e:
+                outcomes.update((n, _failed(n, e)) for n, _ in items)
+                continue
+            # The person's import: their decision, stamped as an import (author tier human).
+            importer = Caller(
+                Surface.IMPORT, workspace_id=workspace_id, session_id=caller.session_id
+            )
+            for start in range(0, len(items), CHUNK):
+                outcomes.update(self._land(importer, items[start : start + CHUNK], dry_run, seen))
+        lines = [outcomes[n] for n in sorted(outcomes)]
+        for line in lines:
+            tally.count(_counted_as(line))
+        if not dry_run:
+            self._store.writer.run(lambda tx: self._audit(tx, tally))
+        return tally.report(lines=lines)
+
+    def _workspace(self, caller: Caller, raw: str | None, dry_run: bool) -> str | None:
+        if raw is None:
+            return caller.workspace_id
+        if not dry_run:
+            return self._workspaces.resolve(raw).id
+        path = canonical_path(raw)
+        row = (
+            self._store.read_db.conn()
+            .execute("SELECT id FROM workspace WHERE path = ?", (path,))
+            .fetchone()
+        )
+        return str(row[0]) if row is not None else _NEW_WORKSPACE
+
+    def _land(
+        self,
+        importer: Caller,
+        items: Sequence[tuple[int, WriteRequest]],
+        dry_run: bool,
+        seen: set[tuple[str, str, str, str]],
+    ) -> dict[int, dict[str, Any]]:
+        """One chunk of lines: forgotten text refused, the rest written (or, for a dry run,
+        judged the way the write would judge it)."""
+        texts = json.dumps(sorted({content_hash(r.content) for _, r in items}))
+        buried = {
+            str(row[0]) for row in self._store.read_db.conn().execute(_TOMBSTONED_TEXTS, (texts,))
+        }
+        out: dict[int, dict[str, Any]] = {}
+        live: list[tuple[int, WriteRequest]] = []
+        for number, req in items:
+            if content_hash(req.content) in buried:
+                out[number] = {
+                    "line": number,
+                    "status": WriteStatus.REFUSED.value,
+                    "reason_code": "forgotten",
+                    "reason": "a person forgot this text; an import does not bring it back",
+                }
+            else:
+                live.append((number, req))
+        reqs = [r for _, r in live]
+        if dry_run:
+            results = [self._judge(importer, r, seen) for r in reqs]
+        else:
+            results = self._memories.write_many(importer, reqs)
+        for (number, _), result in zip(live, results, strict=True):
+            out[number] = _outcome(number, result)
+        return out
+
+    def _judge(
+        self, importer: Caller, req: WriteRequest, seen: set[tuple[str, str, str, str]]
+    ) -> WriteResult | CairnError:
+        """What `write_many` would answer for one line, without writing: its validation, the
+        gate, exact duplicates (here or earlier in the file) and dedupe keys."""
+        try:
+            memory = self._memories.prepare(importer, req)
+        except CairnError as e:
+            return e
+        verdict = self._gate.check(
+            importer,
+            kind=memory.kind,
+            scope=memory.scope,
+            origin=memory.origin,
+            fields=memory_fields(memory),
+        )
+        if verdict.outcome is Outcome.REFUSE:
+            return verdict.refused()
+        conn = self._store.read_db.conn()
+        if memory.dedupe_key is not None:
+            return self._judge_keyed(conn, memory, memory.dedupe_key)
+        key = (
+            content_hash(memory.content),
+            memory.scope.value,
+            memory.workspace_id or "",
+            memory.session_id or "",
+        )
+        if key in seen or conn.execute(_SAME_TEXT, key).fetchone() is not None:
+            return WriteResult(WriteStatus.STORED, duplicate=True)
+        seen.add(key)
+        return WriteResult(WriteStatus.STORED, revision=1)
+
+    def _judge_keyed(self, conn: sqlite3.Connection, memory: Memory, key: str) -> WriteResult:
+        """A dedupe-key write: a new memory, an upsert of the one with that key (approximately:
+        a change of content or kind counts as an update), or refused when it was forgotten."""
+        mid = dedupe_memory_id(memory.scope, memory.workspace_id, memory.session_id, key)
+        if tombstones.tombstoned_id(conn, mid):
+            return WriteResult(WriteStatus.REFUSED, reason_code="forgotten")
+        existing = fetch_memory(conn, mid, self._clock.now_ms())
+        if existing is None:
+            return WriteResult(WriteStatus.STORED, revision=1)
+        same = existing.content == memory.content and existing.kind == memory.kind
+        revision = existing.revision + (0 if same else 1)
+        return WriteResult(WriteStatus.STORED, existing.id, revision, duplicate=same)
+
+
+def _parse_line(raw: bytes | None, *, first: bool) -> tuple[str | None, WriteRequest] | None:
+    """(workspace directory or None, the write) for one line; None for a blank line."""
+    if raw is None:
+        raise TooLarge("the line is too long")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ParseError("the line is not UTF-8 text") from e
+    if first:
+        text = text.removeprefix("\ufeff")
+    if not text.strip():
+        return None
+    try:
+        obj = json.loads(text)
+    # Deep nesting makes the parser raise RecursionError, not a decode error (FACTS.md).
+    except (ValueError, RecursionError) as e:
+        raise ParseError("the line is not valid JSON") from e
+    if not isinstance(obj, dict):
+        raise InvalidInput("each line must be a JSON object (the fields of memory.write)")
+    workspace = obj.pop("workspace", None)
+    if workspace is not None and not isinstance(workspace, str):
+        raise InvalidInput("workspace must be a directory path", data={"field": "workspace"})
+    return workspace, WriteRequest.from_params(obj)
+
+
+def _failed(number: int, e: CairnError) -> dict[str, Any]:
+    return {"line": number, "status": "error", "error": e.code.label, "message": e.message}
+
+
+def _outcome(number: int, result: WriteResult | CairnError) -> dict[str, Any]:
+    if isinstance(result, CairnError):
+        return _failed(number, result)
+    out: dict[str, Any] = {"line": number, **result.to_dict()}
+    if result.status is WriteStatus.STORED:
+        if result.duplicate:
+            out["result"] = "unchanged"
+        else:
+            out["result"] = "added" if (result.revision or 1) == 1 else "updated"
+    return out
+
+
+def _counted_as(line: dict[str, Any]) -> str:
+    if line["status"] == WriteStatus.STORED.value:
+        return str(line["result"])
+    if line["status"] == "error":
+        return "errors"
+    if line.get("reason_code") == "forgotten":
+        return "skipped_forgotten"
+    return "refused"
+
+
+__all__ = ["ArchiveService", "ImportReport", "Manifest"]

@@ -1,0 +1,841 @@
+"""The archive format - its files, its record shapes (written and checked when read back),
+canonical JSON - and writing an archive: one zip with every memory and its history, identity
+history, the review queue, the audit log, the capture policy, workspaces and tombstones, all read
+in one read transaction.
+
+The layout is documented in docs/export-format.md. Record files are canonical (sorted keys, a
+fixed order, no time of the export inside them), so the same memories always give the same bytes;
+the time of the export lives in the manifest only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from core import __version__, audit, suggestions
+from core.clock import Clock
+from core.errors import InvalidInput, IOFault
+from core.migrations import read_version
+from core.model import Memory, Origin, Relation, RelationKind, Revision, Scope, Status, Tier
+from core.paths import Paths
+from core.policy import POLICY_FILE
+from core.records import SELECT_MEMORY, memory_from_row, revision_from_row
+from core.store import Store
+
+FORMAT = "cairn-archive"
+FORMAT_VERSION = 1
+SUPPORTED_FORMAT_VERSIONS = (1,)
+
+MANIFEST = "manifest.json"
+MEMORIES = "memories.jsonl"
+MEMORIES_MD = "memories.md"
+SUGGESTIONS = "suggestions.jsonl"
+AUDIT = "audit.jsonl"
+POLICY = "policy.toml"
+WORKSPACES = "workspaces.jsonl"
+TOMBSTONES = "tombstones.jsonl"
+IDENTITY_DIR = "identity/"
+HISTORY_SUFFIX = ".history.jsonl"
+REQUIRED_FILES = (MEMORIES, MEMORIES_MD, SUGGESTIONS, AUDIT, WORKSPACES, TOMBSTONES)
+
+_DateTime = tuple[int, int, int, int, int, int]
+_SCOPE_ORDER = (Scope.GLOBAL, Scope.USER, Scope.PROJECT, Scope.SESSION)
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+# The memory filter as constant SQL: an empty JSON list means "every scope / every workspace";
+# a memory without a workspace is never left out by the workspace filter.
+_FILTER = (
+    " WHERE m.status != 'forgotten'"
+    " AND (json_array_length(?1) = 0 OR m.scope IN (SELECT value FROM json_each(?1)))"
+    " AND (json_array_length(?2) = 0 OR m.workspace_id IS NULL"
+    " OR m.workspace_id IN (SELECT value FROM json_each(?2)))"
+)
+_EXPORT_MEMORIES = SELECT_MEMORY + _FILTER + " ORDER BY m.created_at, m.id"
+_REVISIONS_OF_MEMORIES = (
+    "SELECT r.memory_id, r.revision, r.content, r.summary, r.kind, r.scope, r.workspace_id, "
+    "r.session_id, r.tags, r.keywords, r.importance, r.pinned, r.status, r.tier, r.expires_at, "
+    "r.actor, r.action, r.reason, r.created_at FROM revision r JOIN memory m ON m.id = r.memory_id"
+)
+_EXPORT_REVISIONS = _REVISIONS_OF_MEMORIES + _FILTER + " ORDER BY m.created_at, m.id, r.revision"
+_EXPORT_MARKDOWN = (
+    SELECT_MEMORY
+    + " LEFT JOIN workspace w ON w.id = m.workspace_id"
+    + _FILTER
+    + " ORDER BY CASE m.scope WHEN 'global' THEN 0 WHEN 'user' THEN 1 WHEN 'project' THEN 2"
+    " ELSE 3 END, coalesce(w.path, ''), coalesce(m.session_id, ''), m.kind, m.created_at, m.id"
+)
+_RELATIONS = (
+    "SELECT r.kind, r.from_id, r.to_id, r.open, r.created_at, r.created_by, r.note, "
+    "r.resolved_at, r.resolved_by, r.resolution, f.scope, f.workspace_id, f.status, t.scope, "
+    "t.workspace_id, t.status FROM relation r JOIN memory f ON f.id = r.from_id "
+    "JOIN memory t ON t.id = r.to_id ORDER BY r.from_id, r.kind, r.to_id"
+)
+_TOMBSTONES = (
+    "SELECT memory_id, content_hash, scope, workspace_id, session_id, forgotten_by, "
+    "forgotten_at, reason FROM tombstone ORDER BY forgotten_at, memory_id"
+)
+_AUDIT = (
+    "SELECT seq, at, actor_kind, actor, verified, action, memory_id, revision, preview, detail "
+    "FROM audit ORDER BY seq"
+)
+_IDENTITY = (
+    "SELECT doc, version, content, author_kind, author, reason, parent, created_at, content_hash "
+    "FROM identity_version ORDER BY doc, version"
+)
+
+
+def canonical(obj: Any) -> bytes:
+    """One record as a line of canonical JSON: sorted keys, no spaces, UTF-8, newline-ended."""
+    text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return (text + "\n").encode("utf-8")
+
+
+def identity_stem(doc: str) -> str:
+    """A file-name-safe, reversible spelling of an identity document's name: letters, digits, '_'
+    and '-' as they are, every other UTF-8 byte as %XX (`soul:default` -> `soul%3Adefault`)."""
+    return "".join(
+        ch if ch in _SAFE else "".join(f"%{b:02X}" for b in ch.encode("utf-8")) for ch in doc
+    )
+
+
+def revision_record(r: Revision) -> dict[str, Any]:
+    out = r.to_dict()
+    del out["memory_id"]  # the memory it belongs to holds it
+    return out
+
+
+def relation_record(r: Relation) -> dict[str, Any]:
+    out = r.to_dict()
+    del out["id"], out["from_id"]  # ids of relations are local to a store; `from` is the holder
+    return out
+
+
+def memory_record(m: Memory, revisions: list[Revision], links: list[Relation]) -> dict[str, Any]:
+    out = m.to_dict()
+    del out["expired"]  # depends on when it is read, not on the memory
+    out["revisions"] = [revision_record(r) for r in revisions]
+    out["relations"] = [relation_record(r) for r in links]
+    return out
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which memories an export holds: scopes (all when empty) and, for memories that belong to
+    a workspace, which workspaces (all when empty)."""
+
+    scopes: frozenset[Scope] = frozenset()
+    workspace_ids: frozenset[str] = frozenset()
+
+    @property
+    def active(self) -> bool:
+        return bool(self.scopes or self.workspace_ids)
+
+    def admits(self, scope: str | None, workspace_id: str | None) -> bool:
+        if self.scopes and scope not in {s.value for s in self.scopes}:
+            return False
+        return not (
+            self.workspace_ids
+            and workspace_id is not None
+            and workspace_id not in self.workspace_ids
+        )
+
+    def params(self) -> tuple[str, str]:
+        return (
+            json.dumps(sorted(s.value for s in self.scopes)),
+            json.dumps(sorted(self.workspace_ids)),
+        )
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What `manifest.json` says about an archive; `to_dict` is exactly that file's content."""
+
+    format_version: int
+    created_at: int
+    cairn_version: str
+    schema_version: str
+    filters: dict[str, Any]
+    left_out: dict[str, int]
+    counts: dict[str, Any]
+    files: dict[str, dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "format_version": self.format_version,
+            "created_at": self.created_at,
+            "cairn_version": self.cairn_version,
+            "schema_version": self.schema_version,
+            "filters": self.filters,
+            "left_out": self.left_out,
+            "counts": self.counts,
+            "files": self.files,
+        }
+
+
+class _Member:
+    """One file being written into the zip; hashes, measures and counts what passes through."""
+
+    def __init__(self, zf: zipfile.ZipFile, name: str, when: _DateTime) -> None:
+        info = zipfile.ZipInfo(name, date_time=when)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        info.external_attr = 0o600 << 16
+        self.name = name
+        self._fh: IO[bytes] = zf.open(info, "w", force_zip64=True)
+        self._sha = hashlib.sha256()
+        self._buffer = bytearray()  # many small records, compressed and hashed in large pieces
+        self.size = 0
+        self.records = 0
+
+    def write(self, data: bytes) -> None:
+        self._buffer += data
+        self.size += len(data)
+        if len(self._buffer) >= 1 << 20:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._fh.write(self._buffer)
+        self._sha.update(self._buffer)
+        self._buffer.clear()
+
+    def record(self, obj: Any) -> None:
+        self.write(canonical(obj))
+        self.records += 1
+
+    def close(self) -> dict[str, Any]:
+        self._flush()
+        self._fh.close()
+        return {"sha256": self._sha.hexdigest(), "bytes": self.size}
+
+
+@dataclass
+class _Tally:
+    """What an export has written so far, for the manifest and for the files that follow."""
+
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)
+    records: dict[str, int] = field(default_factory=dict)
+    left_out: dict[str, int] = field(
+        default_factory=lambda: {
+            "memories": 0,
+            "forgotten_memories": 0,
+            "relations": 0,
+            "suggestions": 0,
+            "audit_events": 0,
+            "tombstones": 0,
+            "workspaces": 0,
+        }
+    )
+    by_scope: dict[str, int] = field(default_factory=dict)
+    revisions: int = 0
+    relations: int = 0
+    identity_documents: int = 0
+    identity_versions: int = 0
+    memory_ids: set[str] = field(default_factory=set)
+    tombstone_ids: set[str] = field(default_factory=set)
+    workspaces: set[str] = field(default_factory=set)
+
+
+class Exporter:
+    """Writes archives of one store."""
+
+    def __init__(self, store: Store, clock: Clock, paths: Paths) -> None:
+        self._store = store
+        self._clock = clock
+        self._paths = paths
+
+    def export(self, out: Path, filters: Filters) -> Manifest:
+        """Write the archive to a temporary file next to `out`, owner-only, then rename it.
+
+        Raises:
+            InvalidInput: `out` is a directory, or its folder does not exist.
+            IOFault: the file could not be written.
+        """
+        out = Path(os.path.abspath(os.path.expanduser(out)))
+        if out.is_dir():
+            raise InvalidInput(f"{out} is a folder; give a file name for the archive")
+        if not out.parent.is_dir():
+            raise InvalidInput(f"the folder {out.parent} does not exist")
+        created_at = self._clock.now_ms()
+        tmp: str | None = None
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "wb") as raw:
+                with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+                    manifest = self._write(zf, filters, created_at)
+                raw.flush()
+                os.fsync(raw.fileno())
+            os.replace(tmp, out)
+            tmp = None
+            _fsync_dir(out.parent)
+        except OSError as e:
+            raise IOFault(f"the archive could not be written to {out}: {e.strerror or e}") from e
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        return manifest
+
+    def _write(self, zf: zipfile.ZipFile, filters: Filters, created_at: int) -> Manifest:
+        t = time.localtime(created_at / 1000)
+        when = (t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec)
+        tally = _Tally()
+
+        def member(name: str) -> _Member:
+            return _Member(zf, name, when)
+
+        with self._store.read_db.atomic():  # one snapshot for every file
+            conn = self._store.read_db.conn()
+            schema = str(read_version(conn))
+            paths = {str(r[0]): str(r[1]) for r in conn.execute("SELECT id, path FROM workspace")}
+            self._memories(member(MEMORIES), conn, filters, tally)
+            self._markdown(member(MEMORIES_MD), conn, filters, paths, tally)
+            self._identity(member, conn, tally)
+            self._suggestions(member(SUGGESTIONS), conn, filters, tally)
+            self._tombstones(member(TOMBSTONES), conn, filters, tally)
+            self._audit(member(AUDIT), conn, filters, tally)
+            self._workspaces(member(WORKSPACES), conn, filters, tally)
+        policy = self._paths.config / POLICY_FILE
+        if policy.is_file():
+            m = member(POLICY)
+            m.write(policy.read_bytes())
+            tally.files[POLICY] = m.close()
+        manifest = Manifest(
+            format_version=FORMAT_VERSION,
+            created_at=created_at,
+            cairn_version=__version__,
+            schema_version=schema,
+            filters={
+                "scopes": sorted(s.value for s in filters.scopes),
+                "workspaces": [
+                    {"id": w, "path": paths.get(w)} for w in sorted(filters.workspace_ids)
+                ],
+            },
+            left_out=dict(tally.left_out),
+            counts={
+                "files": dict(sorted(tally.records.items())),
+                "memories": sum(tally.by_scope.values()),
+                "memories_by_scope": {
+                    s.value: tally.by_scope.get(s.value, 0) for s in _SCOPE_ORDER
+                },
+                "revisions": tally.revisions,
+                "relations": tally.relations,
+                "identity_documents": tally.identity_documents,
+                "identity_versions": tally.identity_versions,
+            },
+            files=dict(sorted(tally.files.items())),
+        )
+        info = zipfile.ZipInfo(MANIFEST, date_time=when)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        info.external_attr = 0o600 << 16
+        text = json.dumps(manifest.to_dict(), ensure_ascii=False, sort_keys=True, indent=2)
+        zf.writestr(info, text + "\n")
+        return manifest
+
+    # -- the files ---------------------------------------------------------------------------
+
+    def _memories(
+        self, out: _Member, conn: sqlite3.Connection, filters: Filters, tally: _Tally
+    ) -> None:
+        params = filters.params()
+        now = self._clock.now_ms()
+        links: dict[str, list[Relation]] = {}
+        for row in conn.execute(_RELATIONS):
+            from_ok = row[12] != "forgotten" and filters.admits(row[10], row[11])
+            to_ok = row[15] != "forgotten" and filters.admits(row[13], row[14])
+            if not from_ok:
+                continue  # not this archive's memory: its relations are not counted here
+            if not to_ok:
+                tally.left_out["relations"] += 1
+                continue
+            links.setdefault(row[1], []).append(
+                Relation(
+                    id=0,
+                    kind=RelationKind(row[0]),
+                    from_id=row[1],
+                    to_id=row[2],
+                    open=bool(row[3]),
+                    created_at=int(row[4]),
+                    created_by=row[5],
+                    note=row[6],
+                    resolved_at=row[7],
+                    resolved_by=row[8],
+                    resolution=row[9],
+                )
+            )
+        revisions = _Revisions(
+            revision_from_row(r) for r in conn.execute(_EXPORT_REVISIONS, params)
+        )
+        for row in conn.execute(_EXPORT_MEMORIES, params):
+            memory = memory_from_row(row, now)
+            history = revisions.take(memory.id)
+            own_links = links.get(memory.id, [])
+            out.record(memory_record(memory, history, own_links))
+            tally.by_scope[memory.scope.value] = tally.by_scope.get(memory.scope.value, 0) + 1
+            tally.revisions += len(history)
+            tally.relations += len(own_links)
+            tally.memory_ids.add(memory.id)
+            tally.workspaces.update(
+                w for w in (memory.workspace_id, *(r.workspace_id for r in history)) if w
+            )
+        total, forgotten = conn.execute(
+            "SELECT count(*), coalesce(sum(status = 'forgotten'), 0) FROM memory"
+        ).fetchone()
+        tally.left_out["forgotten_memories"] = int(forgotten)
+        tally.left_out["memories"] = int(total) - int(forgotten) - len(tally.memory_ids)
+        tally.records[MEMORIES] = out.records
+        tally.files[MEMORIES] = out.close()
+
+    def _markdown(
+        self,
+        out: _Member,
+        conn: sqlite3.Connection,
+        filters: Filters,
+        paths: Mapping[str, str],
+        tally: _Tally,
+    ) -> None:
+        now = self._clock.now_ms()
+        out.write(
+            b"# Cairn memories\n\nEvery memory in this archive as it stands now, by scope, "
+            b"workspace and kind. The full history of each is in memories.jsonl.\n"
+        )
+        section: tuple[str, str | None, str | None] | None = None
+        kind: str | None = None
+        for row in conn.execute(_EXPORT_MARKDOWN, filters.params()):
+            m = memory_from_row(row, now)
+            here = (m.scope.value, m.workspace_id, m.session_id)
+            if here != section:
+                section, kind = here, None
+                out.write(f"\n## {_heading(m, paths)}\n".encode())
+            if m.kind != kind:
+                kind = m.kind
+                out.write(f"\n### {kind}\n".encode())
+            out.write(_render(m).encode("utf-8"))
+            out.records += 1
+        if section is None:
+            out.write(b"\nNo memories.\n")
+        tally.files[MEMORIES_MD] = out.close()
+
+    def _identity(
+        self, member: Callable[[str], _Member], conn: sqlite3.Connection, tally: _Tally
+    ) -> None:
+        docs: dict[str, list[dict[str, Any]]] = {}
+        for row in conn.execute(_IDENTITY):
+            docs.setdefault(row[0], []).append(dict(zip(IDENTITY_FIELDS, row, strict=True)))
+        for doc, versions in docs.items():
+            stem = IDENTITY_DIR + identity_stem(doc)
+            history = member(stem + HISTORY_SUFFIX)
+            for v in versions:
+                history.record(v)
+            tally.records[history.name] = history.records
+            tally.files[history.name] = history.close()
+            current = member(stem + ".md")
+            current.write(str(versions[-1]["content"]).encode("utf-8"))
+            tally.files[current.name] = current.close()
+            tally.identity_documents += 1
+            tally.identity_versions += len(versions)
+
+    def _suggestions(
+        self, out: _Member, conn: sqlite3.Connection, filters: Filters, tally: _Tally
+    ) -> None:
+        for row in conn.execute(suggestions.SELECT + " ORDER BY first_seen, id"):
+            s = suggestions.from_row(row)
+            if filters.active and not (
+                filters.admits(s.scope.value, s.workspace_id)
+                if s.scope is not None
+                else s.target_id in tally.memory_ids
+            ):
+                tally.left_out["suggestions"] += 1
+                continue
+            record = s.to_dict()
+            del record["rejected_before"]  # read from this store's decisions, not the proposal
+            out.record(record)
+            if s.workspace_id:
+                tally.workspaces.add(s.workspace_id)
+        tally.records[SUGGESTIONS] = out.records
+        tally.files[SUGGESTIONS] = out.close()
+
+    def _tombstones(
+        self, out: _Member, conn: sqlite3.Connection, filters: Filters, tally: _Tally
+    ) -> None:
+        for row in conn.execute(_TOMBSTONES):
+            record = dict(zip(TOMBSTONE_FIELDS, row, strict=True))
+            if not filters.admits(record["scope"], record["workspace_id"]):
+                tally.left_out["tombstones"] += 1
+                continue
+            out.record(record)
+            tally.tombstone_ids.add(record["memory_id"])
+            if record["workspace_id"]:
+                tally.workspaces.add(record["workspace_id"])
+        tally.records[TOMBSTONES] = out.records
+        tally.files[TOMBSTONES] = out.close()
+
+    def _audit(
+        self, out: _Member, conn: sqlite3.Connection, filters: Filters, tally: _Tally
+    ) -> None:
+        """The rotated files first (older), then the table; an event both in a file and still in
+        the table (a rotation committing while this runs) is written once."""
+        first = conn.execute("SELECT min(seq) FROM audit").fetchone()[0]
+        rotated: dict[int, dict[str, Any]] = {}
+        for path in audit.rotated_files(self._paths.audit_archive):
+            for event in _rotated_events(path):
+                if first is None or int(event["seq"]) < int(first):
+                    rotated[int(event["seq"])] = event
+
+        def keep(event: Mapping[str, Any]) -> bool:
+            mid = event.get("memory_id")
+            return (
+                not filters.active
+                or mid is None
+                or mid in tally.memory_ids
+                or mid in tally.tombstone_ids
+            )
+
+        for _, event in sorted(rotated.items()):
+            if keep(event):
+                out.record(event)
+            else:
+                tally.left_out["audit_events"] += 1
+        for row in conn.execute(_AUDIT):
+            event = {
+                "seq": int(row[0]),
+                "at": int(row[1]),
+                "actor_kind": row[2],
+                "actor": row[3],
+                "verified": bool(row[4]),
+                "action": row[5],
+                "memory_id": row[6],
+                "revision": row[7],
+                "preview": row[8],
+                "detail": json.loads(row[9] or "{}"),
+            }
+            if keep(event):
+                out.record(event)
+            else:
+                tally.left_out["audit_events"] += 1
+        tally.records[AUDIT] = out.records
+        tally.files[AUDIT] = out.close()
+
+    def _workspaces(
+        self, out: _Member, conn: sqlite3.Connection, filters: Filters, tally: _Tally
+    ) -> None:
+        for wid, path, created_at in conn.execute(
+            "SELECT id, path, created_at FROM workspace ORDER BY path"
+        ):
+            if filters.active and wid not in tally.workspaces:
+                tally.left_out["workspaces"] += 1
+                continue
+            out.record({"id": wid, "path": path, "created_at": int(created_at)})
+        tally.records[WORKSPACES] = out.records
+        tally.files[WORKSPACES] = out.close()
+
+
+def _heading(m: Memory, paths: Mapping[str, str]) -> str:
+    where = paths.get(m.workspace_id or "", m.workspace_id or "")
+    if m.scope is Scope.PROJECT:
+        return f"Project {where}"
+    if m.scope is Scope.SESSION:
+        return f"Session {m.session_id}" + (f" ({where})" if where else "")
+    return m.scope.value.capitalize()
+
+
+def _render(m: Memory) -> str:
+    facts = [f"r{m.revision}", m.status.value, m.tier.value, f"importance {m.importance}"]
+    if m.pinned:
+        facts.append("pinned")
+    if m.tags:
+        facts.append("tags: " + ", ".join(m.tags))
+    if m.agent:
+        facts.append(f"by {m.agent}")
+    if m.superseded_by:
+        facts.append(f"superseded by {m.superseded_by}")
+    lines = [f"\n- `{m.id}` - {' · '.join(facts)}\n"]
+    if m.summary:
+        lines.append(f"  *{' '.join(m.summary.split())}*\n")
+    lines.append("\n")
+    lines.extend(f"  > {line}".rstrip() + "\n" for line in m.content.splitlines() or [""])
+    return "".join(lines)
+
+
+def _rotated_events(path: Path) -> Iterator[dict[str, Any]]:
+    """Events of one rotated audit file (Cairn's own file; a damaged line is skipped)."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            with contextlib.suppress(ValueError, RecursionError):
+                event = json.loads(line)
+                if isinstance(event, dict) and isinstance(event.get("seq"), int):
+                    yield event
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class _Revisions:
+    """Revisions in the same order as the memories they belong to, taken one memory at a time."""
+
+    def __init__(self, items: Iterator[Revision]) -> None:
+        self._items = items
+        self._next: Revision | None = next(items, None)
+
+    def take(self, memory_id: str) -> list[Revision]:
+        out: list[Revision] = []
+        while self._next is not None and self._next.memory_id == memory_id:
+            out.append(self._next)
+            self._next = next(self._items, None)
+        return out
+
+
+# -- reading records back: their exact shapes ---------------------------------------------------
+
+_Check = Callable[[Any], bool]
+_MEMORY_ID = re.compile(r"m_[0-9a-f]{28}")
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_text(v: Any) -> bool:
+    return isinstance(v, str) and bool(v)
+
+
+def _is_id(v: Any) -> bool:
+    return isinstance(v, str) and _MEMORY_ID.fullmatch(v) is not None
+
+
+def _is_strings(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _optional(check: _Check) -> _Check:
+    return lambda v: v is None or check(v)
+
+
+def _one_of(*values: str) -> _Check:
+    return lambda v: isinstance(v, str) and v in values
+
+
+def _between(low: int, high: int) -> _Check:
+    return lambda v: is_int(v) and low <= v <= high
+
+
+_POSITIVE = _between(1, 2**62)
+_TIME = is_int
+_SCOPES = _one_of(*(s.value for s in Scope))
+# Both a memory and each of its revisions hold these; the last revision repeats the memory's.
+_SHARED: dict[str, _Check] = {
+    "revision": _POSITIVE,
+    "content": _is_text,
+    "summary": _optional(_is_str),
+    "kind": _is_text,
+    "scope": _SCOPES,
+    "workspace_id": _optional(_is_text),
+    "session_id": _optional(_is_text),
+    "tags": _is_strings,
+    "keywords": _optional(_is_str),
+    "importance": _between(1, 5),
+    "pinned": lambda v: isinstance(v, bool),
+    # Forgotten memories are never in an archive: only their tombstones are.
+    "status": _one_of(Status.ACTIVE, Status.SUPERSEDED, Status.ARCHIVED),
+    "author_tier": _one_of(*(t.value for t in Tier)),
+    "expires_at": _optional(_TIME),
+    "created_at": _TIME,
+}
+MEMORY_SPEC: dict[str, _Check] = _SHARED | {
+    "id": _is_id,
+    "agent": _optional(_is_str),
+    "source": _optional(_is_str),
+    "origin": _optional(_one_of(*(o.value for o in Origin))),
+    "updated_at": _TIME,
+    "dedupe_key": _optional(_is_str),
+    "superseded_by": _optional(_is_id),
+    "flags": _is_strings,
+    "use_count": _between(0, 2**62),
+    "last_recalled_at": _optional(_TIME),
+    "revisions": lambda v: isinstance(v, list) and bool(v),
+    "relations": lambda v: isinstance(v, list),
+}
+REVISION_SPEC: dict[str, _Check] = _SHARED | {
+    "actor": _is_text,
+    "action": _is_text,
+    "reason": _optional(_is_str),
+}
+RELATION_SPEC: dict[str, _Check] = {
+    "kind": _one_of(*(k.value for k in RelationKind)),
+    "to_id": _is_id,
+    "open": lambda v: isinstance(v, bool),
+    "note": _optional(_is_str),
+    "created_at": _TIME,
+    "created_by": _is_text,
+    "resolved_at": _optional(_TIME),
+    "resolved_by": _optional(_is_str),
+    "resolution": _optional(_is_str),
+}
+WORKSPACE_SPEC: dict[str, _Check] = {"id": _is_text, "path": _is_text, "created_at": _TIME}
+TOMBSTONE_SPEC: dict[str, _Check] = {
+    "memory_id": _is_id,
+    "content_hash": lambda v: isinstance(v, str) and SHA256.fullmatch(v) is not None,
+    "scope": _SCOPES,
+    "workspace_id": _optional(_is_text),
+    "session_id": _optional(_is_text),
+    "forgotten_by": _is_text,
+    "forgotten_at": _TIME,
+    "reason": _optional(_is_str),
+}
+IDENTITY_SPEC: dict[str, _Check] = {
+    "doc": _is_text,
+    "version": _POSITIVE,
+    "content": _is_str,
+    "author_kind": _one_of("human", "agent", "system", "import"),
+    "author": _is_text,
+    "reason": _optional(_is_str),
+    "parent": _optional(is_int),
+    "created_at": _TIME,
+    "content_hash": _is_text,
+}
+# Also the column order of `_TOMBSTONES` and `_IDENTITY`.
+TOMBSTONE_FIELDS = tuple(TOMBSTONE_SPEC)
+IDENTITY_FIELDS = tuple(IDENTITY_SPEC)
+
+
+def invalid(where: str, what: str) -> InvalidInput:
+    """The refusal of an archive, naming the file (and line) at fault."""
+    return InvalidInput(
+        f"the archive is not valid: {where} {what}; nothing was imported",
+        data={"file": where.split(" ", maxsplit=1)[0]},
+    )
+
+
+def checked(obj: Any, spec: Mapping[str, _Check], where: str) -> dict[str, Any]:
+    """`obj` when it is a JSON object with exactly the fields of `spec`, each of the right type."""
+    if not isinstance(obj, dict):
+        raise invalid(where, "is not a JSON object")
+    missing, extra = sorted(set(spec) - set(obj)), sorted(set(obj) - set(spec))
+    if missing:
+        raise invalid(where, f"lacks the field(s) {', '.join(missing)}")
+    if extra:
+        raise invalid(where, f"has unknown field(s) {', '.join(extra)}")
+    for name, check in spec.items():
+        if not check(obj[name]):
+            raise invalid(where, f"has a wrong value in field {name!r}")
+    return obj
+
+
+@dataclass(frozen=True)
+class ArchivedMemory:
+    memory: Memory
+    revisions: tuple[Revision, ...]
+    relations: tuple[Relation, ...]  # from this memory; `id` 0 (relation ids are a store's own)
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    memory_id: str
+    content_hash: str
+    scope: str
+    workspace_id: str | None
+    session_id: str | None
+    forgotten_by: str
+    forgotten_at: int
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class IdentityVersion:
+    doc: str
+    version: int
+    content: str
+    author_kind: str
+    author: str
+    reason: str | None
+    parent: int | None
+    created_at: int
+    content_hash: str
+
+
+def _common(r: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a memory and a revision share, as the model's values."""
+    return {
+        "revision": r["revision"],
+        "content": r["content"],
+        "summary": r["summary"],
+        "kind": r["kind"],
+        "scope": Scope(r["scope"]),
+        "workspace_id": r["workspace_id"],
+        "session_id": r["session_id"],
+        "tags": tuple(r["tags"]),
+        "keywords": r["keywords"],
+        "importance": r["importance"],
+        "pinned": r["pinned"],
+        "status": Status(r["status"]),
+        "tier": Tier(r["author_tier"]),
+        "expires_at": r["expires_at"],
+    }
+
+
+def parse_memory(obj: Any, where: str) -> ArchivedMemory:
+    """One line of memories.jsonl, checked field by field and against itself."""
+    m = checked(obj, MEMORY_SPEC, where)
+    raw = [
+        checked(r, REVISION_SPEC, f"{where} revision {i}") for i, r in enumerate(m["revisions"], 1)
+    ]
+    if [r["revision"] for r in raw] != list(range(1, m["revision"] + 1)):
+        raise invalid(where, f"does not hold revisions 1 to {m['revision']} in order")
+    if any(raw[-1][k] != m[k] for k in _SHARED if k != "created_at"):
+        raise invalid(where, "has a current state that differs from its last revision")
+    if m["scope"] == Scope.PROJECT and m["workspace_id"] is None:
+        raise invalid(where, "is a project memory without a workspace")
+    if m["scope"] == Scope.SESSION and m["session_id"] is None:
+        raise invalid(where, "is a session memory without a session")
+    memory = Memory(
+        id=m["id"],
+        **_common(m),
+        agent=m["agent"],
+        source=m["source"],
+        origin=Origin(m["origin"]) if m["origin"] else None,
+        created_at=m["created_at"],
+        updated_at=m["updated_at"],
+        dedupe_key=m["dedupe_key"],
+        superseded_by=m["superseded_by"],
+        use_count=m["use_count"],
+        last_recalled_at=m["last_recalled_at"],
+        flags=tuple(m["flags"]),
+    )
+    revisions = tuple(
+        Revision(
+            memory_id=memory.id,
+            **_common(r),
+            actor=r["actor"],
+            action=r["action"],
+            reason=r["reason"],
+            created_at=r["created_at"],
+        )
+        for r in raw
+    )
+    links = []
+    for i, link in enumerate(m["relations"], 1):
+        r = checked(link, RELATION_SPEC, f"{where} relation {i}")
+        links.append(Relation(id=0, from_id=memory.id, **(r | {"kind": RelationKind(r["kind"])})))
+    return ArchivedMemory(memory, revisions, tuple(links))

@@ -1,0 +1,838 @@
+"""Reading an archive back: verify the manifest and every file's sha256, parse and check every
+record, then bring into the store what is not there yet - memories with their revisions, relations,
+identity versions, workspaces and tombstones - without ever touching what the store already holds.
+
+The same planning code runs for a dry run (on a read transaction, writing nothing) and for the real
+import (inside writer jobs, a chunk of memories per job, each memory with all its revisions in one
+transaction), so a dry run reports exactly what the import would do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import sqlite3
+import zipfile
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import astuple, dataclass, field, replace
+from pathlib import Path
+from typing import IO, Any
+
+from core.archive_export import (
+    FORMAT,
+    FORMAT_VERSION,
+    HISTORY_SUFFIX,
+    IDENTITY_DIR,
+    IDENTITY_SPEC,
+    MANIFEST,
+    MEMORIES,
+    POLICY,
+    REQUIRED_FILES,
+    SHA256,
+    SUPPORTED_FORMAT_VERSIONS,
+    TOMBSTONE_SPEC,
+    TOMBSTONES,
+    WORKSPACE_SPEC,
+    WORKSPACES,
+    ArchivedMemory,
+    IdentityVersion,
+    Tombstone,
+    checked,
+    identity_stem,
+    invalid,
+    is_int,
+    parse_memory,
+)
+from core.errors import InvalidInput
+from core.memory_service import MemoryObserver, dedupe_memory_id
+from core.model import RelationKind, Revision, Status, Workspace
+from core.records import (
+    insert_memories,
+    insert_revisions,
+    memory_values,
+    next_memory_seq,
+    replace_memory,
+    revision_from_row,
+)
+from core.validation import content_hash
+from core.writer import WriteTx
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+_MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+
+
+@dataclass(frozen=True)
+class Archive:
+    """Everything an archive brings that an import uses (the review queue, the audit log and the
+    policy stay in the archive: they are the other store's, not this one's)."""
+
+    manifest: dict[str, Any]
+    memories: tuple[ArchivedMemory, ...]
+    workspaces: tuple[Workspace, ...]
+    tombstones: tuple[Tombstone, ...]
+    identity: tuple[IdentityVersion, ...]
+
+
+def is_archive(path: Path) -> bool:
+    """A zip file (by its first bytes): an archive, whole or damaged - never a JSON-lines file."""
+    with open(path, "rb") as fh:
+        return fh.read(4) in _ZIP_MAGIC
+
+
+# -- reading the zip ----------------------------------------------------------------------------
+
+
+def read_lines(fh: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes) for each line; None for a line longer than MAX_LINE_BYTES (skipped
+    without holding it in memory)."""
+    number = 0
+    while True:
+        raw = fh.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while True:
+                rest = fh.readline(1 << 20)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield number, None
+            continue
+        yield number, raw
+
+
+def parse_json(raw: bytes, where: str) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    # Deep nesting makes the parser raise RecursionError, not a decode error (FACTS.md).
+    except (ValueError, RecursionError) as e:
+        raise invalid(where, "is not valid JSON") from e
+
+
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, RuntimeError)
+
+
+class _Zip:
+    """An archive opened for reading; a failure of the zip itself names the member."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._zf = zipfile.ZipFile(path)
+        except _ZIP_ERRORS as e:
+            raise InvalidInput(
+                f"{path} is not a readable Cairn archive ({e}); nothing was imported",
+                data={"file": str(path)},
+            ) from e
+
+    def close(self) -> None:
+        self._zf.close()
+
+    def names(self) -> list[str]:
+        return self._zf.namelist()
+
+    def size(self, name: str) -> int:
+        return self._zf.getinfo(name).file_size
+
+    def read(self, name: str) -> bytes:
+        try:
+            return self._zf.read(name)
+        except _ZIP_ERRORS as e:
+            raise invalid(name, f"cannot be read ({e})") from e
+
+    def digest(self, name: str) -> tuple[str, int]:
+        sha, size = hashlib.sha256(), 0
+        try:
+            with self._zf.open(name) as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    sha.update(chunk)
+                    size += len(chunk)
+        except _ZIP_ERRORS as e:
+            raise invalid(name, f"cannot be read ({e})") from e
+        return sha.hexdigest(), size
+
+    def records(self, name: str) -> Iterator[tuple[str, Any]]:
+        """(where, JSON value) for each line of a JSON-lines member."""
+        try:
+            with self._zf.open(name) as fh:
+                for number, raw in read_lines(fh):
+                    where = f"{name} line {number}"
+                    if raw is None:
+                        raise invalid(where, f"is longer than {MAX_LINE_BYTES} bytes")
+                    yield where, parse_json(raw, where)
+        except _ZIP_ERRORS as e:
+            raise invalid(name, f"cannot be read ({e})") from e
+
+
+def _known_member(name: str) -> bool:
+    if name in (*REQUIRED_FILES, POLICY):
+        return True
+    if not name.startswith(IDENTITY_DIR):
+        return False
+    stem = name[len(IDENTITY_DIR) :]
+    for suffix in (HISTORY_SUFFIX, ".md"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            return bool(re.fullmatch(r"[A-Za-z0-9_%-]+", stem))
+    return False
+
+
+def _check_manifest(path: Path, raw: bytes) -> dict[str, Any]:
+    manifest = parse_json(raw, MANIFEST)
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise InvalidInput(
+            f"{path} is not a Cairn archive ({MANIFEST} does not name the format {FORMAT!r}); "
+            "nothing was imported",
+            data={"file": MANIFEST},
+        )
+    version: Any = manifest.get("format_version")
+    if not is_int(version) or version < 1:
+        raise invalid(MANIFEST, "has no valid format_version")
+    if version not in SUPPORTED_FORMAT_VERSIONS:
+        raise InvalidInput(
+            f"the archive is in format version {version}, written by a newer Cairn "
+            f"({manifest.get('cairn_version')}); this Cairn reads format version "
+            f"{FORMAT_VERSION}: upgrade Cairn to import it. Nothing was imported",
+            data={"file": MANIFEST, "format_version": version},
+        )
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not all(
+        isinstance(v, dict)
+        and isinstance(v.get("sha256"), str)
+        and SHA256.fullmatch(v["sha256"])
+        and is_int(v.get("bytes"))
+        for v in files.values()
+    ):
+        raise invalid(MANIFEST, "has no valid list of files with their sha256")
+    if not is_int(manifest.get("created_at")):
+        raise invalid(MANIFEST, "has no valid created_at")
+    return manifest
+
+
+def read_archive(path: Path) -> Archive:
+    """Verify an archive completely, then parse it; nothing in the store is touched.
+
+    Raises:
+        InvalidInput: naming the file (and line) at fault - not a Cairn archive, a newer format,
+            a file missing, extra, changed or damaged, or a record that is not valid.
+    """
+    z = _Zip(path)
+    try:
+        return _read(z)
+    finally:
+        z.close()
+
+
+def _read(z: _Zip) -> Archive:
+    names = z.names()
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise invalid(name, "appears twice in the archive")
+        seen.add(name)
+    if MANIFEST not in seen:
+        raise InvalidInput(
+            f"{z.path} is not a Cairn archive: it has no {MANIFEST}; nothing was imported",
+            data={"file": MANIFEST},
+        )
+    if z.size(MANIFEST) > _MAX_MANIFEST_BYTES:
+        raise invalid(MANIFEST, "is too large")
+    manifest = _check_manifest(z.path, z.read(MANIFEST))
+    files: dict[str, Any] = manifest["files"]
+    listed = set(files)
+    _check_listing(listed, seen - {MANIFEST})
+    for name in sorted(listed):
+        digest, size = z.digest(name)
+        if digest != files[name]["sha256"] or size != files[name]["bytes"]:
+            raise invalid(name, f"does not match its sha256 in {MANIFEST} (changed or damaged)")
+    workspaces = _workspaces(z)
+    known = {w.id for w in workspaces}
+    memories = _memories(z, known)
+    tombstones = _tombstones(z, known)
+    identity = _identity(z, sorted(n for n in listed if n.endswith(HISTORY_SUFFIX)))
+    return Archive(manifest, memories, workspaces, tombstones, identity)
+
+
+def _check_listing(listed: set[str], present: set[str]) -> None:
+    """Nothing missing, nothing extra, nothing this format does not know."""
+    for name in sorted(listed - present):
+        raise invalid(name, f"is listed in {MANIFEST} but missing from the archive")
+    for name in sorted(present - listed):
+        raise invalid(name, f"is in the archive but not listed in {MANIFEST}")
+    for name in REQUIRED_FILES:
+        if name not in listed:
+            raise invalid(name, "is missing")
+    for name in sorted(listed):
+        if not _known_member(name):
+            raise invalid(name, f"is not part of archive format version {FORMAT_VERSION}")
+        if name.startswith(IDENTITY_DIR):
+            stem = name.removesuffix(HISTORY_SUFFIX).removesuffix(".md")
+            if {stem + HISTORY_SUFFIX, stem + ".md"} - listed:
+                raise invalid(name, "comes without its pair (a document's .md and its history)")
+
+
+def _workspaces(z: _Zip) -> tuple[Workspace, ...]:
+    out: list[Workspace] = []
+    ids: set[str] = set()
+    paths: set[str] = set()
+    for where, obj in z.records(WORKSPACES):
+        w = checked(obj, WORKSPACE_SPEC, where)
+        if w["id"] in ids or w["path"] in paths:
+            raise invalid(where, "repeats a workspace")
+        ids.add(w["id"])
+        paths.add(w["path"])
+        out.append(Workspace(w["id"], w["path"], w["created_at"]))
+    return tuple(out)
+
+
+def _memories(z: _Zip, workspaces: set[str]) -> tuple[ArchivedMemory, ...]:
+    out: list[ArchivedMemory] = []
+    ids: set[str] = set()
+    keys: set[tuple[str, str, str, str]] = set()
+    for where, obj in z.records(MEMORIES):
+        am = parse_memory(obj, where)
+        m = am.memory
+        if m.id in ids:
+            raise invalid(where, f"repeats memory {m.id}")
+        ids.add(m.id)
+        for w in (m.workspace_id, *(r.workspace_id for r in am.revisions)):
+            if w is not None and w not in workspaces:
+                raise invalid(where, f"names workspace {w}, which is not in {WORKSPACES}")
+        if m.dedupe_key is not None:
+            key = (m.scope.value, m.workspace_id or "", m.session_id or "", m.dedupe_key)
+            if key in keys:
+                raise invalid(where, "repeats another memory's dedupe key")
+            keys.add(key)
+        out.append(am)
+    return tuple(out)
+
+
+def _tombstones(z: _Zip, workspaces: set[str]) -> tuple[Tombstone, ...]:
+    out: list[Tombstone] = []
+    for where, obj in z.records(TOMBSTONES):
+        t = Tombstone(**checked(obj, TOMBSTONE_SPEC, where))
+        if t.workspace_id is not None and t.workspace_id not in workspaces:
+            raise invalid(where, f"names workspace {t.workspace_id}, which is not in {WORKSPACES}")
+        out.append(t)
+    return tuple(out)
+
+
+def _identity(z: _Zip, histories: list[str]) -> tuple[IdentityVersion, ...]:
+    out: list[IdentityVersion] = []
+    for name in histories:
+        stem = name[len(IDENTITY_DIR) : -len(HISTORY_SUFFIX)]
+        last = 0
+        for where, obj in z.records(name):
+            v = IdentityVersion(**checked(obj, IDENTITY_SPEC, where))
+            if identity_stem(v.doc) != stem:
+                raise invalid(where, f"belongs to document {v.doc!r}, not to this file")
+            if v.version <= last:
+                raise invalid(where, "is not in version order")
+            last = v.version
+            out.append(v)
+    return tuple(out)
+
+
+# -- the report ---------------------------------------------------------------------------------
+
+NOT_IMPORTED = (
+    "suggestions.jsonl: the other store's review queue stays in the archive",
+    "audit.jsonl: the other store's history stays in the archive (this import is one event)",
+    "policy.toml: your capture policy stays as it is (copy the file over yours to adopt it)",
+)
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an import did - or, for a dry run, would do. Counts are memories unless named."""
+
+    source: str  # "archive" or "jsonl"
+    path: str
+    dry_run: bool
+    added: int = 0
+    updated: int = 0
+    updated_revisions: int = 0  # revisions appended to memories this store already had
+    unchanged: int = 0
+    skipped_forgotten: int = 0
+    refused: int = 0  # jsonl: refused by the gate (a secret)
+    errors: int = 0  # jsonl: lines that are not a valid write
+    skipped: tuple[dict[str, str], ...] = ()  # {id, reason}: forgotten, never brought back
+    conflicts: tuple[dict[str, str], ...] = ()  # {id, reason}: this store's copy was kept
+    renamed: tuple[dict[str, str], ...] = ()  # {archive_id, id}: dedupe-key ids of a moved path
+    relations_added: int = 0
+    relations_unchanged: int = 0
+    relations_skipped: int = 0  # an end is not in this store (forgotten, or left out)
+    identity_added: int = 0
+    identity_unchanged: int = 0
+    identity_conflicts: tuple[dict[str, Any], ...] = ()  # {doc, version, reason}
+    tombstones_added: int = 0
+    tombstones_unchanged: int = 0
+    workspaces_added: int = 0
+    workspaces_remapped: tuple[dict[str, str], ...] = ()  # {path, archive_id, id}
+    lines: tuple[dict[str, Any], ...] = ()  # jsonl: each line's outcome, in order
+    archive: dict[str, Any] | None = None  # the archive's format, time, versions and filters
+    not_imported: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            out[name] = (
+                [v if isinstance(v, str) else dict(v) for v in value]
+                if isinstance(value, tuple)
+                else value
+            )
+        return out
+
+
+@dataclass
+class Tally:
+    """An ImportReport being filled in."""
+
+    source: str
+    path: str
+    dry_run: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    details: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    added_ids: set[str] = field(default_factory=set)
+
+    def count(self, name: str, by: int = 1) -> None:
+        self.counts[name] = self.counts.get(name, 0) + by
+
+    def note(self, name: str, item: dict[str, Any]) -> None:
+        self.details.setdefault(name, []).append(item)
+
+    def report(
+        self, *, archive: dict[str, Any] | None = None, lines: Sequence[dict[str, Any]] = ()
+    ) -> ImportReport:
+        return ImportReport(
+            source=self.source,
+            path=self.path,
+            dry_run=self.dry_run,
+            **self.counts,  # type: ignore[arg-type]
+            **{k: tuple(v) for k, v in self.details.items()},  # type: ignore[arg-type]
+            lines=tuple(lines),
+            archive=archive,
+            not_imported=NOT_IMPORTED if self.source == "archive" else (),
+        )
+
+
+# -- bringing an archive into the store ---------------------------------------------------------
+
+CHUNK = 500
+
+_STATUS_OF = "SELECT m.id, m.status FROM memory m JOIN json_each(?) j ON j.value = m.id"
+_LIVE_IDS = (
+    "SELECT m.id FROM memory m JOIN json_each(?) j ON j.value = m.id WHERE m.status != 'forgotten'"
+)
+_TOMBSTONED_IDS = "SELECT t.memory_id FROM tombstone t JOIN json_each(?) j ON j.value = t.memory_id"
+_TOMBSTONED_HASHES = (
+    "SELECT DISTINCT t.content_hash FROM tombstone t "
+    "JOIN json_each(?) j ON j.value = t.content_hash"
+)
+_SAME_CONTENT = (
+    "SELECT m.id, m.content_hash, m.scope, coalesce(m.workspace_id, ''), "
+    "coalesce(m.session_id, '') FROM memory m JOIN json_each(?) j ON j.value = m.content_hash "
+    "WHERE m.status IN ('active', 'archived')"
+)
+_SAME_KEY = (
+    "SELECT id FROM memory WHERE scope = ? AND coalesce(workspace_id, '') = ? "
+    "AND coalesce(session_id, '') = ? AND dedupe_key = ?"
+)
+_REVISIONS_OF = (
+    "SELECT r.memory_id, r.revision, r.content, r.summary, r.kind, r.scope, r.workspace_id, "
+    "r.session_id, r.tags, r.keywords, r.importance, r.pinned, r.status, r.tier, r.expires_at, "
+    "r.actor, r.action, r.reason, r.created_at FROM revision r "
+    "JOIN json_each(?) j ON j.value = r.memory_id ORDER BY r.memory_id, r.revision"
+)
+_RELATION = (
+    "SELECT open, note, created_at, created_by, resolved_at, resolved_by, resolution "
+    "FROM relation WHERE kind = ? AND from_id = ? AND to_id = ?"
+)
+_INSERT_RELATION = (
+    "INSERT INTO relation (kind, from_id, to_id, open, note, created_at, created_by, "
+    "resolved_at, resolved_by, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_IDENTITY = (
+    "INSERT INTO identity_version (doc, version, content, author_kind, author, reason, parent, "
+    "created_at, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_TOMBSTONE = (
+    "INSERT OR IGNORE INTO tombstone (memory_id, content_hash, scope, workspace_id, session_id, "
+    "forgotten_by, forgotten_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_REVISION = (
+    "INSERT INTO revision (memory_id, revision, content, summary, kind, scope, workspace_id, "
+    "session_id, tags, keywords, importance, pinned, status, tier, expires_at, actor, action, "
+    "reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _ids(values: Sequence[str] | set[str]) -> str:
+    return json.dumps(sorted(set(values)))
+
+
+def revision_row(r: Revision) -> tuple[Any, ...]:
+    """A revision as its row, in the column order of `_INSERT_REVISION` and `_REVISIONS_OF`."""
+    return (
+        r.memory_id,
+        r.revision,
+        r.content,
+        r.summary,
+        r.kind,
+        r.scope.value,
+        r.workspace_id,
+        r.session_id,
+        json.dumps(list(r.tags), ensure_ascii=False),
+        r.keywords,
+        r.importance,
+        1 if r.pinned else 0,
+        r.status.value,
+        r.tier.value,
+        r.expires_at,
+        r.actor,
+        r.action,
+        r.reason,
+        r.created_at,
+    )
+
+
+class Placement:
+    """One import - or dry run - of one archive into one store. Each step decides against `conn`
+    (a read transaction for a dry run, the write transaction otherwise) and, given the write
+    job's `tx`, does what it decided; the decisions never depend on which."""
+
+    def __init__(self, archive: Archive, tally: Tally, observers: Sequence[MemoryObserver]) -> None:
+        self.archive = archive
+        self._tally = tally
+        self._observers = observers
+        self._ids = frozenset(am.memory.id for am in archive.memories)
+        self._forgotten_there = frozenset(t.memory_id for t in archive.tombstones)
+
+    def chunks(self, size: int = CHUNK) -> Iterator[Sequence[ArchivedMemory]]:
+        items = self.archive.memories
+        for start in range(0, len(items), size):
+            yield items[start : start + size]
+
+    def workspaces(self, conn: sqlite3.Connection, tx: WriteTx | None) -> None:
+        """Workspaces by path: the store's id for a path it knows, the archive's id for a new
+        path (a fresh one if that id is taken here); then the archive speaks in this store's."""
+        tally, mapping = self._tally, {}
+        for ws in self.archive.workspaces:
+            row = conn.execute("SELECT id FROM workspace WHERE path = ?", (ws.path,)).fetchone()
+            if row is not None:
+                target = str(row[0])
+            else:
+                taken = conn.execute("SELECT 1 FROM workspace WHERE id = ?", (ws.id,)).fetchone()
+                target = ws.id if taken is None else "ws_" + secrets.token_hex(8)
+                tally.count("workspaces_added")
+                if tx is not None:
+                    conn.execute(
+                        "INSERT INTO workspace (id, path, created_at) VALUES (?, ?, ?)",
+                        (target, ws.path, ws.created_at),
+                    )
+            mapping[ws.id] = target
+            if target != ws.id:
+                tally.note(
+                    "workspaces_remapped", {"path": ws.path, "archive_id": ws.id, "id": target}
+                )
+        self.archive = remap(self.archive, mapping, tally)
+        self._ids = frozenset(am.memory.id for am in self.archive.memories)
+
+    def memories(
+        self, conn: sqlite3.Connection, chunk: Sequence[ArchivedMemory], tx: WriteTx | None
+    ) -> None:
+        """Decide each memory of one chunk - add, append revisions, unchanged, skip, conflict -
+        and, inside a write job, do it (each memory with all its revisions)."""
+        facts = self._facts(conn, chunk)
+        adds: list[ArchivedMemory] = []
+        appends: list[tuple[ArchivedMemory, int]] = []
+        for am in chunk:
+            outcome, detail = self._decide(conn, am, facts)
+            if outcome == "add":
+                adds.append(am)
+                self._tally.count("added")
+                self._tally.added_ids.add(am.memory.id)
+            elif outcome == "append":
+                have = int(detail)
+                appends.append((am, have))
+                self._tally.count("updated")
+                self._tally.count("updated_revisions", len(am.revisions) - have)
+            elif outcome == "unchanged":
+                self._tally.count("unchanged")
+            elif outcome == "skip":
+                self._tally.count("skipped_forgotten")
+                self._tally.note("skipped", {"id": am.memory.id, "reason": detail})
+            else:
+                self._tally.note("conflicts", {"id": am.memory.id, "reason": detail})
+        if tx is not None:
+            self._write(tx, adds, appends)
+
+    def _facts(self, conn: sqlite3.Connection, chunk: Sequence[ArchivedMemory]) -> _Facts:
+        ids = [am.memory.id for am in chunk]
+        status = {str(r[0]): str(r[1]) for r in conn.execute(_STATUS_OF, (_ids(ids),))}
+        hashes = {am.memory.id: [content_hash(r.content) for r in am.revisions] for am in chunk}
+        texts = {h for each in hashes.values() for h in each}
+        history: dict[str, list[Revision]] = {}
+        held = [i for i in ids if status.get(i, "forgotten") != "forgotten"]
+        for row in conn.execute(_REVISIONS_OF, (_ids(held),)):
+            history.setdefault(row[0], []).append(revision_from_row(row))
+        # An exact duplicate is one memory in Cairn: text this chunk would add that the store
+        # already holds (in a memory that is not the archive's) keeps the store's copy.
+        new = {
+            hashes[am.memory.id][-1]
+            for am in chunk
+            if am.memory.id not in status and am.memory.status in (Status.ACTIVE, Status.ARCHIVED)
+        }
+        same: dict[tuple[str, str, str, str], str] = {}
+        for mid, h, scope, ws, sid in conn.execute(_SAME_CONTENT, (_ids(new),)):
+            if mid not in self._ids:
+                same.setdefault((h, scope, ws, sid), mid)
+        return _Facts(
+            status=status,
+            buried={str(r[0]) for r in conn.execute(_TOMBSTONED_IDS, (_ids(ids),))},
+            buried_texts={str(r[0]) for r in conn.execute(_TOMBSTONED_HASHES, (_ids(texts),))},
+            history=history,
+            same=same,
+            hashes=hashes,
+        )
+
+    def _decide(
+        self, conn: sqlite3.Connection, am: ArchivedMemory, facts: _Facts
+    ) -> tuple[str, str]:
+        """(outcome, detail): add, append (detail: revisions already here), unchanged, skip or
+        conflict (detail: why)."""
+        m = am.memory
+        if m.id in self._forgotten_there:
+            return "skip", "forgotten in the store the archive came from"
+        if m.id in facts.buried or facts.status.get(m.id) == "forgotten":
+            return "skip", "forgotten here"
+        if m.id in facts.status:
+            return self._decide_held(am, facts)
+        return self._decide_new(conn, am, facts)
+
+    @staticmethod
+    def _decide_held(am: ArchivedMemory, facts: _Facts) -> tuple[str, str]:
+        """A memory this store holds too: the same history, a longer one, or another one."""
+        mine = facts.history.get(am.memory.id, [])
+        common = min(len(mine), len(am.revisions))
+        split = next((i + 1 for i in range(common) if mine[i] != am.revisions[i]), None)
+        if split is not None:
+            return "conflict", f"history differs from revision {split} on; this store's copy kept"
+        if len(am.revisions) <= len(mine):
+            return "unchanged", ""
+        if any(h in facts.buried_texts for h in facts.hashes[am.memory.id][common:]):
+            return "skip", "a later revision holds text that was forgotten here"
+        return "append", str(common)
+
+    @staticmethod
+    def _decide_new(conn: sqlite3.Connection, am: ArchivedMemory, facts: _Facts) -> tuple[str, str]:
+        m = am.memory
+        hashes = facts.hashes[m.id]
+        if any(h in facts.buried_texts for h in hashes):
+            return "skip", "holds text that was forgotten here"
+        if m.dedupe_key is not None:
+            row = conn.execute(
+                _SAME_KEY, (m.scope.value, m.workspace_id or "", m.session_id or "", m.dedupe_key)
+            ).fetchone()
+            if row is not None:
+                return "conflict", f"{row[0]} here has the same dedupe key; kept it"
+        key = (hashes[-1], m.scope.value, m.workspace_id or "", m.session_id or "")
+        if m.status in (Status.ACTIVE, Status.ARCHIVED) and key in facts.same:
+            return "conflict", f"the same text is already here as {facts.same[key]}; kept that one"
+        return "add", ""
+
+    def _write(
+        self,
+        tx: WriteTx,
+        adds: Sequence[ArchivedMemory],
+        appends: Sequence[tuple[ArchivedMemory, int]],
+    ) -> None:
+        conn = tx.conn
+        if adds:
+            first = next_memory_seq(conn, len(adds))
+            fresh = [replace(am.memory, seq=first + i) for i, am in enumerate(adds)]
+            insert_memories(
+                conn,
+                [memory_values(m, seq=m.seq, content_hash=content_hash(m.content)) for m in fresh],
+            )
+            insert_revisions(conn, [revision_row(r) for am in adds for r in am.revisions])
+            conn.executemany(
+                "INSERT INTO usage (memory_id, use_count, last_recalled_at) VALUES (?, ?, ?)",
+                [
+                    (m.id, m.use_count, m.last_recalled_at)
+                    for m in fresh
+                    if m.use_count or m.last_recalled_at is not None
+                ],
+            )
+            for observer in self._observers:  # the search index, in the same transaction
+                observer.memories_written(tx, fresh, fresh=True)
+        if appends:
+            for am, have in appends:
+                insert_revisions(conn, [revision_row(r) for r in am.revisions[have:]])
+                replace_memory(conn, am.memory, content_hash=content_hash(am.memory.content))
+            for observer in self._observers:
+                observer.memories_written(tx, [am.memory for am, _ in appends])
+
+    def relations(self, conn: sqlite3.Connection, tx: WriteTx | None) -> None:
+        """A relation lands when both its ends are here (and not forgotten)."""
+        tally = self._tally
+        links = [link for am in self.archive.memories for link in am.relations]
+        ends = {link.from_id for link in links} | {link.to_id for link in links}
+        live = {str(r[0]) for r in conn.execute(_LIVE_IDS, (_ids(ends),))} | tally.added_ids
+        for link in links:
+            if link.from_id not in live or link.to_id not in live:
+                tally.count("relations_skipped")
+                continue
+            kind = link.kind.value
+            row = conn.execute(_RELATION, (kind, link.from_id, link.to_id)).fetchone()
+            if (
+                row is None
+                and link.kind is RelationKind.CONTRADICTS
+                and conn.execute(_RELATION, (kind, link.to_id, link.from_id)).fetchone()
+            ):
+                tally.count("relations_unchanged")  # the same disagreement, named the other way
+                continue
+            ours = (
+                int(link.open),
+                link.note,
+                link.created_at,
+                link.created_by,
+                link.resolved_at,
+                link.resolved_by,
+                link.resolution,
+            )
+            if row is None:
+                tally.count("relations_added")
+                if tx is not None:
+                    conn.execute(_INSERT_RELATION, (kind, link.from_id, link.to_id, *ours))
+            elif tuple(row) == ours:
+                tally.count("relations_unchanged")
+            else:
+                tally.note(
+                    "conflicts",
+                    {
+                        "id": f"{link.from_id} {kind} {link.to_id}",
+                        "reason": "this store has the relation in another state; kept it",
+                    },
+                )
+
+    def identity(self, conn: sqlite3.Connection, tx: WriteTx | None) -> None:
+        """Versions this store lacks are added; a version that differs here is a conflict, and so
+        is every later version of that document (it would continue the other history)."""
+        docs: dict[str, list[IdentityVersion]] = {}
+        for v in self.archive.identity:
+            docs.setdefault(v.doc, []).append(v)
+        for doc, items in docs.items():
+            have = {
+                int(r[0]): str(r[1])
+                for r in conn.execute(
+                    "SELECT version, content_hash FROM identity_version WHERE doc = ?", (doc,)
+                )
+            }
+            split: int | None = None
+            for v in items:
+                if split is None and v.version not in have:
+                    self._tally.count("identity_added")
+                    if tx is not None:
+                        conn.execute(_INSERT_IDENTITY, astuple(v))
+                    continue
+                if split is None and have[v.version] == v.content_hash:
+                    self._tally.count("identity_unchanged")
+                    continue
+                if split is None:
+                    split = v.version
+                    reason = "differs from this store's version; kept it"
+                else:
+                    reason = f"follows version {split}, which differs here"
+                self._tally.note(
+                    "identity_conflicts", {"doc": doc, "version": v.version, "reason": reason}
+                )
+
+    def tombstones(self, conn: sqlite3.Connection, tx: WriteTx | None) -> None:
+        """Tombstones are added (never touching content); one naming a memory this store still
+        holds is reported instead - only a person here can forget it."""
+        tally = self._tally
+        ids = {t.memory_id for t in self.archive.tombstones}
+        have = {str(r[0]) for r in conn.execute(_TOMBSTONED_IDS, (_ids(ids),))}
+        live = {str(r[0]) for r in conn.execute(_LIVE_IDS, (_ids(ids),))} | tally.added_ids
+        for t in self.archive.tombstones:
+            if t.memory_id in have:
+                tally.count("tombstones_unchanged")
+            elif t.memory_id in live:
+                tally.note(
+                    "conflicts",
+                    {
+                        "id": t.memory_id,
+                        "reason": "forgotten in the store the archive came from, but held here: "
+                        "kept it (forget it here if you meant to)",
+                    },
+                )
+            else:
+                have.add(t.memory_id)
+                tally.count("tombstones_added")
+                if tx is not None:
+                    conn.execute(_INSERT_TOMBSTONE, astuple(t))
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What the store holds about one chunk's memories."""
+
+    status: dict[str, str]
+    buried: set[str]  # ids with a tombstone here
+    buried_texts: set[str]  # content hashes with a tombstone here
+    history: dict[str, list[Revision]]
+    same: dict[tuple[str, str, str, str], str]  # (hash, scope, workspace, session) -> id
+    hashes: dict[str, list[str]]  # memory id -> the content hash of each archived revision
+
+
+def remap(archive: Archive, mapping: Mapping[str, str], tally: Tally) -> Archive:
+    """The archive with this store's workspace ids. A dedupe-key memory's id is derived from its
+    workspace id, so one whose workspace has another id here takes the id this store would give
+    it - or a later write with the same key could not find it."""
+    if all(k == v for k, v in mapping.items()):
+        return archive
+
+    def ws(w: str | None) -> str | None:
+        return mapping.get(w, w) if w is not None else None
+
+    renamed: dict[str, str] = {}
+    for am in archive.memories:
+        m = am.memory
+        if m.dedupe_key is not None and ws(m.workspace_id) != m.workspace_id:
+            old = dedupe_memory_id(m.scope, m.workspace_id, m.session_id, m.dedupe_key)
+            if m.id == old:
+                renamed[m.id] = dedupe_memory_id(
+                    m.scope, ws(m.workspace_id), m.session_id, m.dedupe_key
+                )
+                tally.note("renamed", {"archive_id": m.id, "id": renamed[m.id]})
+
+    def mid(i: str) -> str:
+        return renamed.get(i, i)
+
+    memories = tuple(
+        ArchivedMemory(
+            replace(
+                am.memory,
+                id=mid(am.memory.id),
+                workspace_id=ws(am.memory.workspace_id),
+                superseded_by=mid(am.memory.superseded_by) if am.memory.superseded_by else None,
+            ),
+            tuple(
+                replace(r, memory_id=mid(r.memory_id), workspace_id=ws(r.workspace_id))
+                for r in am.revisions
+            ),
+            tuple(
+                replace(link, from_id=mid(link.from_id), to_id=mid(link.to_id))
+                for link in am.relations
+            ),
+        )
+        for am in archive.memories
+    )
+    tombstones = tuple(replace(t, workspace_id=ws(t.workspace_id)) for t in archive.tombstones)
+    return replace(archive, memories=memories, tombstones=tombstones)

@@ -1,0 +1,562 @@
+"""Backups of the memory database: online copies (scheduled, on request, before a migration),
+their rotation and listing, and restoring one while Cairn is stopped.
+
+A backup is one self-contained SQLite file in `<data>/backups/`, named so that names sort by time
+and say why: `cairn-20261130T021500Z-scheduled.db`, `-manual`, `-pre-migration-1.3-to-1.4`. It is
+copied with SQLite's backup API from a separate read-only connection inside one read transaction,
+so it holds exactly the state committed when that transaction began, whatever the writer does
+meanwhile; it is checked (`integrity_check`), fsynced, and only then renamed into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import sqlite3
+import sys
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from core.clock import Clock, SystemClock
+from core.database import StoreLock
+from core.errors import (
+    AlreadyRunning,
+    CairnError,
+    IntegrityFailure,
+    InvalidInput,
+    IOFault,
+    NotFound,
+    RuntimeUnsafe,
+    SchemaTooNew,
+    StoreBusy,
+)
+from core.failures import BackgroundFailures
+from core.migrations import CURRENT, SchemaVersion, read_version
+from core.paths import Paths, ensure_private_dir
+from core.runtime import check_private_dir, probe, socket_path
+from core.settings import Settings
+from core.store import Store
+
+log = logging.getLogger(__name__)
+
+PRE_MIGRATION = "pre-migration"
+KEEP_PRE_MIGRATION = 3
+_STAMP = "%Y%m%dT%H%M%SZ"
+_NAME = re.compile(r"^cairn-(\d{8}T\d{6}Z)-([a-z0-9][a-z0-9.-]*)\.db$")
+_REASON = re.compile(r"^[a-z0-9][a-z0-9.-]{0,63}$")
+_TEMP_PREFIX = ".cairn-backup-"
+_SIDECARS = ("-wal", "-shm", "-journal")
+# A backup stamped this far ahead of the clock is treated as written under a wrong clock.
+_FUTURE_SLACK_MS = 60_000
+
+
+@dataclass(frozen=True)
+class BackupInfo:
+    """One backup file. `created_at_ms` is the time in its name (UTC, whole seconds)."""
+
+    path: Path
+    reason: str
+    created_at_ms: int
+    size: int
+
+    @property
+    def pre_migration(self) -> bool:
+        return self.reason.startswith(PRE_MIGRATION)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "name": self.path.name,
+            "reason": self.reason,
+            "created_at": self.created_at_ms,
+            "size": self.size,
+        }
+
+
+@dataclass(frozen=True)
+class RestoreReport:
+    """What `restore` did: which backup, from when, and where the replaced database went."""
+
+    database: Path
+    restored_from: Path
+    backup_created_at_ms: int
+    schema: str
+    memories: int
+    replaced: Path | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "database": str(self.database),
+            "restored_from": str(self.restored_from),
+            "backup_created_at": self.backup_created_at_ms,
+            "schema": self.schema,
+            "memories": self.memories,
+            "replaced": None if self.replaced is None else str(self.replaced),
+        }
+
+
+class BackupService:
+    """Takes, rotates and lists the backups of one open store."""
+
+    def __init__(
+        self,
+        store: Store,
+        paths: Paths,
+        settings: Settings,
+        clock: Clock,
+        failures: BackgroundFailures,
+    ) -> None:
+        self._store = store
+        self._paths = paths
+        self._settings = settings
+        self._clock = clock
+        self._failures = failures
+        self._lock = threading.Lock()  # one backup (and rotation) at a time
+
+    def backup(self, reason: str = "manual") -> BackupInfo:
+        """Copy the database now, then rotate; the backup just taken is never rotated away.
+
+        Args:
+            reason: why, as it appears in the file name (`manual`, `scheduled`).
+
+        Raises:
+            IOFault: the copy could not be written (disk full, permissions); names the path.
+            IntegrityFailure: the copy failed SQLite's integrity check (the database is damaged).
+            RuntimeUnsafe: the backup directory is a symlink, foreign, or open to others.
+        """
+        if not _REASON.match(reason) or reason.startswith(PRE_MIGRATION):
+            raise InvalidInput(f"{reason!r} is not a backup reason", data={"reason": reason})
+        timeout_s = self._settings.integer("store.busy_timeout_ms") / 1000
+        with self._lock:
+            info = _take(self._store.path, self._paths.backups, reason, self._clock, timeout_s)
+            try:
+                _delete(_rotated_away(self.list(), info, self._settings))
+            except OSError as e:
+                # The backup itself is good; a file left over is counted, not fatal.
+                self._failures.record("backup.rotation", e, self._clock.now_ms())
+        return info
+
+    def list(self) -> list[BackupInfo]:
+        """Every backup in the backup directory, newest first."""
+        return list_backups(self._paths.backups)
+
+    def due(self) -> bool:
+        """True when `backup.interval_hours` (0: never) have passed since the newest scheduled or
+        manual backup, or there is none. Backups stamped in the future (the clock was set back)
+        do not count, so a wrong clock cannot stop the schedule."""
+        hours = self._settings.number("backup.interval_hours")
+        if hours <= 0:
+            return False
+        now = self._clock.now_ms()
+        for info in self.list():
+            if not info.pre_migration and info.created_at_ms <= now + _FUTURE_SLACK_MS:
+                return now - info.created_at_ms >= hours * 3_600_000
+        return True
+
+
+def backup_before_migration(
+    db_path: Path,
+    backups_dir: Path,
+    from_version: int,
+    to_version: int,
+    clock: Clock | None = None,
+) -> Path:
+    """Back up a database that is about to be migrated (Store.open's `before_migrate` hook), and
+    keep the newest `KEEP_PRE_MIGRATION` such backups; scheduled rotation never touches them.
+
+    Args:
+        from_version, to_version: encoded schema versions (`major * 1000 + minor`).
+
+    Raises:
+        IOFault, IntegrityFailure, RuntimeUnsafe: as `BackupService.backup`; the message says the
+            database was not migrated (the hook's failure stops the migration).
+    """
+    reason = (
+        f"{PRE_MIGRATION}-{SchemaVersion.decode(from_version)}-to-"
+        f"{SchemaVersion.decode(to_version)}"
+    )
+    try:
+        info = _take(db_path, backups_dir, reason, clock or SystemClock(), timeout_s=5.0)
+    except CairnError as e:
+        raise type(e)(
+            f"{e.message}. Cairn did not migrate {db_path} without a backup; fix that and start "
+            "Cairn again",
+            data=e.data,
+        ) from e
+    older = [b for b in list_backups(backups_dir) if b.pre_migration and b.path != info.path]
+    try:
+        _delete(b.path for b in older[KEEP_PRE_MIGRATION - 1 :])
+    except OSError as e:
+        log.warning("could not remove an old pre-migration backup: %s", e)
+    return info.path
+
+
+def list_backups(directory: Path) -> list[BackupInfo]:
+    """The backups in `directory`, newest first; other files there are ignored."""
+    found: list[BackupInfo] = []
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return []
+    for entry in entries:
+        match = _NAME.match(entry.name)
+        if match is None or not entry.is_file(follow_symlinks=False):
+            continue
+        with contextlib.suppress(FileNotFoundError):  # rotated away meanwhile
+            found.append(
+                BackupInfo(Path(entry.path), match[2], _parse_stamp(match[1]), entry.stat().st_size)
+            )
+    found.sort(key=lambda b: (b.created_at_ms, b.path.name), reverse=True)
+    return found
+
+
+def retained(backups: Sequence[BackupInfo], *, keep_daily: int, keep_weekly: int) -> set[Path]:
+    """The scheduled and manual backups rotation keeps (pre-migration ones are not considered).
+
+    Going back from the newest: the newest backup of each of the `keep_daily` most recent days
+    that have one; then, among older backups, the newest of each of the `keep_weekly` most recent
+    ISO weeks that have one. Days and weeks are UTC, like the names.
+    """
+    keep: set[Path] = set()
+    days: set[date] = set()
+    weeks: set[tuple[int, int]] = set()
+    for info in sorted(backups, key=lambda b: (b.created_at_ms, b.path.name), reverse=True):
+        if info.pre_migration:
+            continue
+        day = datetime.fromtimestamp(info.created_at_ms / 1000, tz=UTC).date()
+        if day in days:
+            continue
+        if len(days) < keep_daily:
+            days.add(day)
+            keep.add(info.path)
+            continue
+        iso = day.isocalendar()
+        week = (iso.year, iso.week)
+        if week not in weeks and len(weeks) < keep_weekly:
+            weeks.add(week)
+            keep.add(info.path)
+    return keep
+
+
+def refuse_while_running(paths: Paths) -> None:
+    """Raise AlreadyRunning when a Cairn answers on the socket."""
+    try:
+        path = socket_path(paths)
+    except RuntimeUnsafe:
+        return  # no Cairn can serve a path that long; the store lock still guards the restore
+    if probe(path):
+        raise AlreadyRunning(
+            f"Cairn is running (it answers on {path}); stop it first with `cairn stop`, then "
+            "restore",
+            data={"socket": str(path)},
+        )
+
+
+def restore(paths: Paths, source: Path) -> RestoreReport:
+    """Replace the memory database with the backup `source`, keeping the database it replaces.
+
+    Cairn must not be running: the socket is probed and the store's lock is held throughout, so
+    no Cairn can start halfway. The backup is copied next to the database and checked there (a
+    SQLite file, `integrity_check` ok, a Cairn schema no newer than this one) before anything is
+    moved; then the current database and its -wal/-shm become `cairn.db.replaced-<time>` and the
+    copy is renamed into place.
+
+    Raises:
+        AlreadyRunning: Cairn is running (the message says to stop it with `cairn stop`).
+        NotFound: `source` is not a file.
+        InvalidInput: `source` is not a SQLite database, not Cairn's, or is the live database.
+        IntegrityFailure: the backup is damaged.
+        SchemaTooNew: the backup was written by a newer Cairn.
+        IOFault: the files could not be copied or moved.
+    """
+    source = Path(os.path.abspath(os.path.expanduser(source)))
+    if not source.is_file():
+        raise NotFound(
+            f"there is no backup file {source}; `cairn backup --list` shows the backups",
+            data={"path": str(source)},
+        )
+    database = paths.database
+    if database.exists() and source.samefile(database):
+        raise InvalidInput(f"{source} is the live database itself; choose a backup")
+    if Path(f"{source}-wal").exists() and Path(f"{source}-wal").stat().st_size > 0:
+        raise InvalidInput(
+            f"{source} has a write-ahead log next to it ({source.name}-wal), so the file alone "
+            "is not the whole database; choose a backup made by Cairn",
+            data={"path": str(source)},
+        )
+    refuse_while_running(paths)
+    lock = _hold_store_lock(paths)
+    try:
+        ensure_private_dir(paths.data)
+        for leftover in paths.data.glob(".cairn.db.restore-*.tmp"):  # from a crashed restore
+            _remove_with_sidecars(leftover)
+        fd, name = tempfile.mkstemp(prefix=".cairn.db.restore-", suffix=".tmp", dir=paths.data)
+        temp = Path(name)
+        try:
+            try:
+                with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
+                    while chunk := src.read(1 << 20):
+                        out.write(chunk)
+                    out.flush()
+                    os.fsync(out.fileno())
+            except OSError as e:
+                raise IOFault(f"cannot copy {source} into {paths.data}: {e}") from e
+            version, memories = _verify(temp, source)
+            stamp = datetime.now(UTC).strftime(_STAMP)
+            try:
+                replaced = _move_aside(database, stamp)
+                os.replace(temp, database)
+                _fsync_dir(paths.data)
+            except OSError as e:
+                raise IOFault(f"cannot put {source} in place of {database}: {e}") from e
+        finally:
+            _remove_with_sidecars(temp)
+    finally:
+        lock.release()
+    info = _info_for(source)
+    created = info.created_at_ms if info else int(source.stat().st_mtime * 1000)
+    return RestoreReport(database, source, created, str(version), memories, replaced)
+
+
+# -- taking a copy ------------------------------------------------------------------------------
+
+
+def _take(source: Path, directory: Path, reason: str, clock: Clock, timeout_s: float) -> BackupInfo:
+    """Copy `source` into a new backup in `directory` and return it."""
+    try:
+        ensure_private_dir(directory)
+    except OSError as e:
+        raise IOFault(f"cannot create the backup directory {directory}: {e}") from e
+    check_private_dir(directory, "backup directory")
+    for leftover in directory.glob(f"{_TEMP_PREFIX}*.tmp"):
+        # Only the holder of the store's lock writes here, so these are from a crashed backup.
+        _remove_with_sidecars(leftover)
+    taken = {b.created_at_ms // 1000 for b in list_backups(directory)}
+    second = clock.now_ms() // 1000
+    while second in taken:  # one backup per second, so names sort in the order they were taken
+        second += 1
+    target = directory / f"cairn-{_format_stamp(second * 1000)}-{reason}.db"
+    temp = directory / f"{_TEMP_PREFIX}{os.getpid()}-{threading.get_ident()}.tmp"
+    try:
+        fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        _copy(source, temp, timeout_s)
+        _fsync_file(temp)
+        os.replace(temp, target)
+        _fsync_dir(directory)
+        size = target.stat().st_size
+    except sqlite3.Error as e:
+        raise _translated(e, source, target) from e
+    except OSError as e:
+        raise IOFault(
+            f"cannot write the backup {target}: {e.strerror or e}", data={"path": str(target)}
+        ) from e
+    finally:
+        _remove_with_sidecars(temp)
+    log.info("backed up %s to %s", source, target)
+    return BackupInfo(target, reason, second * 1000, size)
+
+
+def _copy(source: Path, temp: Path, timeout_s: float) -> None:
+    src = sqlite3.connect(
+        f"{source.absolute().as_uri()}?mode=ro", uri=True, timeout=timeout_s, isolation_level=None
+    )
+    try:
+        # The read transaction pins one snapshot: every page copied comes from the state committed
+        # when it began, however many commits the writer makes during the copy.
+        src.execute("BEGIN")
+        src.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        dst = sqlite3.connect(temp, isolation_level=None)
+        try:
+            src.backup(dst)
+            src.execute("COMMIT")
+            # The copy carries the source's WAL flag; make it one self-contained file.
+            dst.execute("PRAGMA journal_mode=DELETE").fetchone()
+            problems = [r[0] for r in dst.execute("PRAGMA integrity_check").fetchall()]
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    if problems != ["ok"]:
+        raise IntegrityFailure(
+            f"the copy of {source} failed SQLite's integrity check ({'; '.join(problems[:3])}), "
+            "so it was not kept: the database itself may be damaged - see "
+            "docs/backup-and-export.md",
+            data={"path": str(source), "problems": problems[:20]},
+        )
+
+
+def _translated(e: sqlite3.Error, source: Path, target: Path) -> CairnError:
+    code = getattr(e, "sqlite_errorcode", 0) & 0xFF
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return IntegrityFailure(
+            f"cannot back up {source}: {e}; the database may be damaged - see "
+            "docs/backup-and-export.md",
+            data={"path": str(source)},
+        )
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return StoreBusy(
+            f"cannot back up {source} now ({e}); try again", data={"path": str(source)}
+        )
+    return IOFault(f"cannot back up {source} to {target}: {e}", data={"path": str(target)})
+
+
+def _rotated_away(
+    backups: Sequence[BackupInfo], just_taken: BackupInfo, settings: Settings
+) -> list[Path]:
+    keep = retained(
+        backups,
+        keep_daily=settings.integer("backup.keep_daily"),
+        keep_weekly=settings.integer("backup.keep_weekly"),
+    )
+    keep.add(just_taken.path)
+    return [b.path for b in backups if not b.pre_migration and b.path not in keep]
+
+
+def _delete(paths: Iterable[Path]) -> None:
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            log.info("removed the old backup %s", path.name)
+
+
+# -- restoring ----------------------------------------------------------------------------------
+
+
+def _hold_store_lock(paths: Paths) -> StoreLock:
+    try:
+        return StoreLock(paths.store_lock).acquire()
+    except AlreadyRunning as e:
+        raise AlreadyRunning(
+            f"Cairn is running (pid {e.data.get('pid', '?')}) and holds the memory store; stop "
+            "it first with `cairn stop`, then restore",
+            data=e.data,
+        ) from e
+
+
+def _verify(copy: Path, source: Path) -> tuple[SchemaVersion, int]:
+    """Check the copy of a backup; return its schema version and how many memories it holds."""
+    try:
+        conn = sqlite3.connect(copy, isolation_level=None)
+        try:
+            version = read_version(conn)
+            problems = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+            if problems != ["ok"]:
+                raise IntegrityFailure(
+                    f"the backup {source} is damaged (SQLite's integrity check: "
+                    f"{'; '.join(problems[:3])}); nothing was restored - choose another backup "
+                    "(`cairn backup --list`)",
+                    data={"path": str(source), "problems": problems[:20]},
+                )
+            if version > CURRENT:
+                raise SchemaTooNew(
+                    f"the backup {source} was written by a newer Cairn (schema {version}; this "
+                    f"Cairn writes {CURRENT}); nothing was restored - upgrade Cairn first",
+                    data={"found": str(version), "current": str(CURRENT)},
+                )
+            has_memories = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memory'"
+            ).fetchone()
+            if version.encoded == 0 or has_memories is None:
+                raise InvalidInput(
+                    f"{source} is a SQLite database but not Cairn's (it has no memory table); "
+                    "nothing was restored",
+                    data={"path": str(source)},
+                )
+            memories = int(
+                conn.execute("SELECT count(*) FROM memory WHERE status != 'forgotten'").fetchone()[
+                    0
+                ]
+            )
+            conn.execute("PRAGMA journal_mode=DELETE").fetchone()  # no -wal to carry along
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as e:
+        code = getattr(e, "sqlite_errorcode", 0) & 0xFF
+        if code == sqlite3.SQLITE_NOTADB:
+            raise InvalidInput(
+                f"{source} is not a SQLite database; nothing was restored - choose a backup "
+                "(`cairn backup --list`)",
+                data={"path": str(source)},
+            ) from e
+        raise IntegrityFailure(
+            f"the backup {source} is damaged ({e}); nothing was restored - choose another "
+            "backup (`cairn backup --list`)",
+            data={"path": str(source)},
+        ) from e
+    return version, memories
+
+
+def _move_aside(database: Path, stamp: str) -> Path | None:
+    """Keep the current database and its -wal/-shm as `<name>.replaced-<stamp>` (+ -wal, -shm).
+
+    The database gets a second name first (a hard link), so there is a `cairn.db` at every
+    instant; its -wal moves away before the new file arrives, so it can never be applied to it.
+    """
+    present = [s for s in ("", "-wal", "-shm") if Path(f"{database}{s}").exists()]
+    if not present:
+        return None
+    aside = database.with_name(f"{database.name}.replaced-{stamp}")
+    n = 1
+    while any(Path(f"{aside}{s}").exists() for s in ("", "-wal", "-shm")):
+        n += 1
+        aside = database.with_name(f"{database.name}.replaced-{stamp}-{n}")
+    if "" in present:
+        try:
+            os.link(database, aside)
+        except OSError:  # a file system without hard links: a moment with no cairn.db
+            os.rename(database, aside)
+    for suffix in ("-wal", "-shm"):
+        if suffix in present:
+            os.rename(f"{database}{suffix}", f"{aside}{suffix}")
+    return aside
+
+
+def _info_for(path: Path) -> BackupInfo | None:
+    match = _NAME.match(path.name)
+    if match is None:
+        return None
+    return BackupInfo(path, match[2], _parse_stamp(match[1]), path.stat().st_size)
+
+
+# -- files --------------------------------------------------------------------------------------
+
+
+def _format_stamp(ms: int) -> str:
+    return datetime.fromtimestamp(ms // 1000, tz=UTC).strftime(_STAMP)
+
+
+def _parse_stamp(stamp: str) -> int:
+    return int(datetime.strptime(stamp, _STAMP).replace(tzinfo=UTC).timestamp()) * 1000
+
+
+def _remove_with_sidecars(path: Path) -> None:
+    for suffix in ("", *_SIDECARS):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}{suffix}")
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename in `path` durable (not possible, nor needed, on Windows)."""
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,232 @@
+"""`cairn export` and `cairn import`: a person's archive of their memories, from a terminal.
+
+Both need an interactive terminal; `import` also asks the person to type `import` (`--dry-run`
+only reads, so it does not ask). No flag skips either: an agent with a shell must not be able to
+pour memories in as the person's own. When Cairn runs, only it holds the store, so both ask it
+(`archive.export`, `archive.import` on a person's connection); otherwise they open the store here
+and call the same service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core.archive import ArchiveService
+from core.model import Caller, Scope, Surface
+from core.paths import resolve_paths
+from core.terminal import confirm, emit, for_a_person, plural, served_or_here, when
+
+if TYPE_CHECKING:
+    from core.app import Cairn
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # some lines of a JSON-lines import were refused or not valid
+# An export or import of a large store takes a while; the default client timeout is 30 s.
+TIMEOUT_S = 3600.0
+
+_Local = Callable[[ArchiveService, Caller], dict[str, Any]]
+
+
+def add_parsers(sub: Any) -> None:
+    export = sub.add_parser(
+        "export",
+        help="write your memories, their history, identity and more into one archive file",
+        description="Write every memory with all its revisions and relations, the identity "
+        "documents' history, the review queue, the audit log, the capture policy, workspaces "
+        "and tombstones into one zip archive (owner-only). Forgotten memories appear only as "
+        "tombstones. Needs an interactive terminal.",
+    )
+    export.add_argument("--out", required=True, metavar="FILE", help="the archive to write")
+    export.add_argument(
+        "--scope",
+        action="append",
+        default=[],
+        dest="scopes",
+        choices=[s.value for s in Scope],
+        help="only memories of this scope (repeatable)",
+    )
+    export.add_argument(
+        "--workspace",
+        action="append",
+        default=[],
+        dest="workspaces",
+        metavar="DIR",
+        help="of the memories that belong to a workspace, only this one's (repeatable)",
+    )
+    imp = sub.add_parser(
+        "import",
+        help="bring an archive (or a JSON-lines file of memories) into your memories "
+        "(you type to confirm)",
+        description="Bring an archive from `cairn export` - or a file with one memory.write "
+        "object per line - into your memories, as your own decision. Nothing already here is "
+        "changed or removed, and nothing you forgot comes back. Needs an interactive terminal "
+        "and, unless --dry-run, a typed confirmation.",
+    )
+    imp.add_argument("file", help="the archive (.zip) or JSON-lines file")
+    imp.add_argument(
+        "--dry-run", action="store_true", help="report what would happen; change nothing"
+    )
+    for p in (export, imp):
+        p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _run(method: str, params: dict[str, Any], here: _Local) -> dict[str, Any]:
+    def local(cairn: Cairn) -> dict[str, Any]:
+        person = Caller(Surface.HUMAN, workspace_id=cairn.workspaces.resolve(os.getcwd()).id)
+        return here(cairn.archive, person)
+
+    return served_or_here(resolve_paths(), method, params, local, timeout=TIMEOUT_S)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    for_a_person("export")
+    out = Path(os.path.abspath(os.path.expanduser(args.out)))
+    directories = [os.path.abspath(os.path.expanduser(d)) for d in args.workspaces]
+    params: dict[str, Any] = {"out": str(out)}
+    if args.scopes:
+        params["scopes"] = args.scopes
+    if directories:
+        params["workspaces"] = directories
+
+    def here(service: ArchiveService, person: Caller) -> dict[str, Any]:
+        return service.export(
+            person,
+            out,
+            scopes=frozenset(Scope(s) for s in args.scopes),
+            workspace_ids=service.workspace_ids(directories),
+        ).to_dict()
+
+    manifest = _run("archive.export", params, here)
+    emit(args, manifest, lambda: print(describe_export(out, manifest)))
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    path = Path(os.path.abspath(os.path.expanduser(args.file)))
+    if args.dry_run:
+        for_a_person("import --dry-run")
+    else:
+        for_a_person("import")
+        confirm(
+            f"Import {path} into your memories, as your own decision?\n"
+            "Nothing already here is changed or removed, and nothing you forgot comes back.",
+            "import",
+        )
+    params: dict[str, Any] = {"path": str(path)}
+    if args.dry_run:
+        params["dry_run"] = True
+
+    def here(service: ArchiveService, person: Caller) -> dict[str, Any]:
+        return service.import_(person, path, dry_run=args.dry_run).to_dict()
+
+    report = _run("archive.import", params, here)
+    emit(args, report, lambda: print(describe_import(report)))
+    return EXIT_FAILED if report["errors"] or report["refused"] else EXIT_OK
+
+
+# -- what a person reads -------------------------------------------------------------------------
+
+
+_LEFT_OUT = {
+    "memories": ("memory", "memories", " outside the filters"),
+    "forgotten_memories": ("forgotten memory", "forgotten memories", " (tombstones only)"),
+    "relations": ("relation", "relations", " to memories not in the archive"),
+    "suggestions": ("proposal", "proposals", ""),
+    "audit_events": ("audit event", "audit events", ""),
+    "tombstones": ("tombstone", "tombstones", ""),
+    "workspaces": ("workspace", "workspaces", ""),
+}
+
+
+def describe_export(out: Path, m: dict[str, Any]) -> str:
+    counts, left = m["counts"], m["left_out"]
+    files = counts["files"]
+    scopes = ", ".join(f"{k} {v}" for k, v in counts["memories_by_scope"].items() if v) or "none"
+    lines = [
+        f"exported {counts['memories']} {'memory' if counts['memories'] == 1 else 'memories'} "
+        f"({scopes}) with {plural(counts['revisions'], 'revision')} and "
+        f"{plural(counts['relations'], 'relation')}",
+        f"  identity: {plural(counts['identity_documents'], 'document')} "
+        f"({plural(counts['identity_versions'], 'version')}); review queue: "
+        f"{plural(files.get('suggestions.jsonl', 0), 'proposal')}; audit: "
+        f"{plural(files.get('audit.jsonl', 0), 'event')}; "
+        f"{plural(files.get('tombstones.jsonl', 0), 'tombstone')}; "
+        f"{plural(files.get('workspaces.jsonl', 0), 'workspace')}",
+        f"  to {out} (owner-only)",
+    ]
+    if m["filters"]["scopes"] or m["filters"]["workspaces"]:
+        where = [
+            *m["filters"]["scopes"],
+            *(w["path"] or w["id"] for w in m["filters"]["workspaces"]),
+        ]
+        lines.append(f"  filtered: {', '.join(where)}")
+    gone = [
+        f"{left[key]} {one if left[key] == 1 else many}{why}"
+        for key, (one, many, why) in _LEFT_OUT.items()
+        if left.get(key)
+    ]
+    if gone:
+        lines.append(f"  left out: {', '.join(gone)}")
+    return "\n".join(lines)
+
+
+def describe_import(r: dict[str, Any]) -> str:
+    lines: list[str] = []
+    if r["source"] == "archive":
+        a = r["archive"] or {}
+        lines.append(
+            f"import of {r['path']} (archive format {a.get('format_version')}, made "
+            f"{when(a.get('created_at'))} by Cairn {a.get('cairn_version')})"
+        )
+    else:
+        lines.append(f"import of {r['path']} (JSON lines)")
+        lines.extend(f"  line {line['line']}: {_line(line)}" for line in r["lines"])
+    lines.append(
+        f"memories: {r['added']} added, {r['updated']} updated "
+        f"({plural(r['updated_revisions'], 'revision')} appended), {r['unchanged']} unchanged, "
+        f"{r['skipped_forgotten']} forgotten (not brought back), "
+        f"{plural(len(r['conflicts']), 'conflict')}"
+        + (f", {r['refused']} refused, {r['errors']} not valid" if r["source"] == "jsonl" else "")
+    )
+    if r["source"] == "archive":
+        lines.append(
+            f"relations: {r['relations_added']} added, {r['relations_unchanged']} unchanged, "
+            f"{r['relations_skipped']} skipped; identity: {r['identity_added']} versions added, "
+            f"{r['identity_unchanged']} unchanged, {len(r['identity_conflicts'])} conflicting; "
+            f"tombstones: {r['tombstones_added']} added; workspaces: {r['workspaces_added']} added"
+        )
+    lines.extend(f"  forgotten {i['id']}: {i['reason']}" for i in r["skipped"])
+    lines.extend(f"  conflict {i['id']}: {i['reason']}" for i in r["conflicts"])
+    lines.extend(
+        f"  conflict {i['doc']} version {i['version']}: {i['reason']}"
+        for i in r["identity_conflicts"]
+    )
+    lines.extend(
+        f"  workspace {i['path']} is {i['id']} here ({i['archive_id']} in the archive)"
+        for i in r["workspaces_remapped"]
+    )
+    lines.extend(f"  not imported: {i}" for i in r["not_imported"])
+    if r["dry_run"]:
+        lines.append("dry run: nothing was changed")
+    return "\n".join(lines)
+
+
+def _line(line: dict[str, Any]) -> str:
+    status = line["status"]
+    if status == "stored":
+        where = f" {line['id']}@{line['revision']}" if line.get("id") else ""
+        return f"{line['result']}{where}"
+    if status == "error":
+        return f"not valid ({line['error']}): {line['message']}"
+    reason = line.get("reason") or ""
+    return f"{status} ({line.get('reason_code')})" + (f": {reason}" if reason else "")
+
+
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "export": cmd_export,
+    "import": cmd_import,
+}

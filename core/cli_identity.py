@@ -1,0 +1,147 @@
+"""`cairn identity`: read the identity documents, and - for a person at a terminal - their
+history, a new version, or a revert (shown as a diff first, applied after the typed word).
+
+`identity show` works for an agent too (`--agent NAME`, what that agent reads, with flagged
+spans blocked); `identity propose` is how an agent asks for a change, which waits for review.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from core.errors import InvalidInput
+from core.terminal import connect, connect_as_person, emit, looking_as_person, when
+
+
+def add_parsers(sub: Any) -> None:
+    identity = sub.add_parser("identity", help="the identity documents: soul and user profile")
+    actions = identity.add_subparsers(dest="identity_command", metavar="ACTION", required=True)
+    show = actions.add_parser("show", help="a document as it stands (soul, user, soul:NAME)")
+    show.add_argument("doc", nargs="?", default="soul")
+    show.add_argument("--agent", help="read it as this agent would (flagged text blocked)")
+    listing = actions.add_parser("list", help="every document and its current version")
+    history = actions.add_parser("history", help="every version of one document")
+    history.add_argument("doc")
+    edit = actions.add_parser("edit", help="write a new version (you type to confirm)")
+    edit.add_argument("doc")
+    edit.add_argument("--file", help="the new text (default: standard input, ended by EOF)")
+    edit.add_argument("--reason", help="why (kept with the version)")
+    revert = actions.add_parser(
+        "revert", help="go back to an older version: shows the diff, then you type to confirm"
+    )
+    revert.add_argument("doc")
+    revert.add_argument("version", type=int)
+    propose = actions.add_parser("propose", help="as an agent, propose a new version")
+    propose.add_argument("doc")
+    propose.add_argument("--agent", help="agent name (default: $CAIRN_AGENT or cli)")
+    propose.add_argument("--file", help="the proposed text (default: standard input)")
+    propose.add_argument("--reason", help="why")
+    for p in (show, listing, history, edit, revert, propose):
+        p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def author(version: dict[str, Any]) -> str:
+    """Who wrote a version: `the person`, `agent code-helper`, `Cairn`."""
+    kind, name = version["author_kind"], version["author"]
+    if kind == "human":
+        return "the person"
+    if kind == "system":
+        return "Cairn"
+    return f"{kind} {name}"
+
+
+def _read(file: str | None) -> str:
+    if file:
+        return Path(file).read_text(encoding="utf-8")
+    if sys.stdin.isatty():
+        raise InvalidInput("give the text with --file, or pipe it in on standard input")
+    return sys.stdin.read()
+
+
+def _agent(name: str | None) -> argparse.Namespace:
+    return argparse.Namespace(agent=name, workspace=None, session=None)
+
+
+def cmd_identity(args: argparse.Namespace) -> int:
+    action = args.identity_command
+    if action == "show":
+        if args.agent is not None:
+            with connect(_agent(args.agent)) as client:
+                doc = client.call("identity.get", {"doc": args.doc})
+        else:
+            with looking_as_person("identity show") as client:
+                doc = client.call("identity.get", {"doc": args.doc})
+
+        def shown() -> None:
+            print(f"{doc['doc']} v{doc['version']} - {author(doc)}, {when(doc['created_at'])}")
+            print(doc["content"], end="" if doc["content"].endswith("\n") else "\n")
+
+        emit(args, doc, shown)
+        return 0
+    if action == "propose":
+        with connect(_agent(args.agent)) as client:
+            result = client.call(
+                "identity.propose",
+                {"doc": args.doc, "content": _read(args.file), "reason": args.reason},
+            )
+        emit(args, result, lambda: print(f"pending review ({result['suggestion_id']})"))
+        return 0
+    if action in ("list", "history"):
+        with looking_as_person(f"identity {action}") as client:
+            if action == "list":
+                data: Any = client.call("identity.list")["documents"]
+            else:
+                data = client.call("identity.history", {"doc": args.doc})["versions"]
+
+        def lines() -> None:
+            for v in data:
+                reason = f" - {v['reason']}" if v.get("reason") else ""
+                print(f"{v['doc']} v{v['version']}  {when(v['created_at'])}  {author(v)}{reason}")
+
+        emit(args, data, lines)
+        return 0
+    if action == "edit":
+        content = _read(args.file)
+        with connect_as_person(
+            f"Write a new version of {args.doc} ({len(content.encode())} bytes)?",
+            f"edit {args.doc}",
+        ) as client:
+            current = client.call("identity.get", {"doc": args.doc})
+            new = client.call(
+                "identity.edit",
+                {
+                    "doc": args.doc,
+                    "content": content,
+                    "if_version": current["version"],
+                    "reason": args.reason,
+                },
+            )
+        emit(args, new, lambda: print(f"{new['doc']} is now at version {new['version']}"))
+        return 0
+    return _revert(args)
+
+
+def _revert(args: argparse.Namespace) -> int:
+    with looking_as_person("identity revert") as client:
+        preview = client.call("identity.revert_preview", {"doc": args.doc, "version": args.version})
+    if not args.json:
+        print(preview["diff"] or "(no difference in text)")
+    with connect_as_person(
+        f"Revert {preview['doc']} from version {preview['current_version']} to the text of "
+        f"version {preview['target_version']} (a new version; history is kept)?",
+        f"revert {preview['doc']}",
+    ) as client:
+        new = client.call("identity.revert_apply", {"token": preview["token"]})
+    emit(
+        args,
+        {"preview": preview, "version": new},
+        lambda: print(f"{new['doc']} is now at version {new['version']} ({new['reason']})"),
+    )
+    return 0
+
+
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {"identity": cmd_identity}

@@ -1,0 +1,328 @@
+"""Memories over time: unused project memories archived, sessions that ended letting their
+scratch notes expire, workspaces that moved or were merged, and paths that disappeared.
+
+Nothing here deletes: archiving is a revision (searchable on request, reversible), an ended
+session's memories get an expiry (the janitor purges them only after the expired-retention
+window), and a merge re-binds memories with a revision each.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from typing import Any
+
+from core import audit
+from core.clock import Clock
+from core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from core.health import Warnings
+from core.memory_service import MemoryService
+from core.model import Caller, Memory
+from core.ownership import NOTES_SOURCE
+from core.records import fetch_memory
+from core.settings import Settings
+from core.store import Store
+from core.workspace import WorkspaceRegistry, canonical_path
+from core.writer import WriteTx
+
+_BATCH = 500
+_DAY_MS = 86_400_000
+
+
+@dataclass(frozen=True)
+class LifecycleReport:
+    archived: int
+    sessions_ended: int
+    session_memories_expiring: int
+    missing_workspaces: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "archived": self.archived,
+            "sessions_ended": self.sessions_ended,
+            "session_memories_expiring": self.session_memories_expiring,
+            "missing_workspaces": self.missing_workspaces,
+        }
+
+
+class Lifecycle:
+    def __init__(
+        self,
+        store: Store,
+        memories: MemoryService,
+        workspaces: WorkspaceRegistry,
+        *,
+        settings: Settings,
+        clock: Clock,
+        warnings: Warnings,
+    ) -> None:
+        self._store = store
+        self._memories = memories
+        self._workspaces = workspaces
+        self._clock = clock
+        self._warnings = warnings
+        self._archive_days = settings.number("lifecycle.archive_unused_days")
+        self._session_days = settings.number("lifecycle.session_retention_days")
+        self._checked_at: int | None = None
+
+    def run(self, *, live_sessions: frozenset[str] = frozenset()) -> LifecycleReport:
+        """One pass; `live_sessions` are sessions with an open connection (never ended)."""
+        archived = self.archive_unused()
+        ended, expiring = self.end_sessions(live_sessions)
+        missing = self.check_workspaces()
+        self.check_integrity()
+        return LifecycleReport(archived, ended, expiring, missing)
+
+    def check_integrity(self, *, every_ms: int = _DAY_MS) -> bool:
+        """SQLite's quick_check, at most once a day while running (start-up checks on open);
+        a problem becomes the `integrity` health warning. True when the file is sound."""
+        now = self._clock.now_ms()
+        if self._checked_at is not None and now - self._checked_at < every_ms:
+            return "integrity" not in self._warnings.snapshot()
+        self._checked_at = now
+        rows = [r[0] for r in self._store.read_db.conn().execute("PRAGMA quick_check(5)")]
+        if rows == ["ok"]:
+            self._warnings.clear("integrity")
+            return True
+        self._warnings.set(
+            "integrity",
+            f"the database reports damage ({'; '.join(rows)}); stop Cairn and restore the "
+            "latest backup (`cairn restore --latest`)",
+        )
+        return False
+
+    # -- archiving ---------------------------------------------------------------------------
+
+    def archive_unused(self) -> int:
+        """Archive active project memories not used (recalled or changed) for
+        `lifecycle.archive_unused_days` - twice that for importance 4 and 5; never pinned ones,
+        never the notes folder's (the file decides)."""
+        if self._archive_days <= 0:
+            return 0
+        total = 0
+        system = Caller.system()
+        while True:
+            now = self._clock.now_ms()
+            cutoff = now - int(self._archive_days * _DAY_MS)
+            long_cutoff = now - int(2 * self._archive_days * _DAY_MS)
+            ids = [
+                r[0]
+                for r in self._store.read_db.conn().execute(
+                    "SELECT m.id FROM memory m LEFT JOIN usage u ON u.memory_id = m.id "
+                    "WHERE m.scope = 'project' AND m.status = 'active' AND m.pinned = 0 "
+                    "AND (m.source IS NULL OR m.source NOT LIKE ?) "
+                    "AND max(m.updated_at, coalesce(u.last_recalled_at, 0)) < "
+                    "CASE WHEN m.importance >= 4 THEN ? ELSE ? END "
+                    "ORDER BY m.seq LIMIT ?",
+                    (NOTES_SOURCE + "%", long_cutoff, cutoff, _BATCH),
+                )
+            ]
+            if not ids:
+                return total
+
+            def job(tx: WriteTx, batch: list[str] = ids) -> int:
+                for mid in batch:
+                    self._memories.set_state_in(tx, system, mid, "archive", archived=True)
+                return len(batch)
+
+            total += self._store.writer.run(job)
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    def session_seen(self, session_id: str, workspace_id: str | None) -> None:
+        """A connection bound to `session_id` said hello, or closed: the session is alive now."""
+        now = self._clock.now_ms()
+
+        def job(tx: WriteTx) -> None:
+            tx.conn.execute(
+                "INSERT INTO session (id, workspace_id, first_seen, last_seen) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET last_seen = excluded.last_seen",
+                (session_id, workspace_id, now, now),
+            )
+
+        self._store.writer.run(job)
+
+    def end_sessions(self, live: frozenset[str]) -> tuple[int, int]:
+        """Sessions last seen more than `lifecycle.session_retention_days` ago (and with no open
+        connection) have ended: their session-scope memories get an expiry of now, so they hide
+        and are purged after the expired-retention window. Returns (sessions, memories)."""
+        if self._session_days <= 0:
+            return 0, 0
+        now = self._clock.now_ms()
+        cutoff = now - int(self._session_days * _DAY_MS)
+        conn = self._store.read_db.conn()
+        ended = [
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT m.session_id FROM memory m LEFT JOIN session s "
+                "ON s.id = m.session_id WHERE m.scope = 'session' AND m.expires_at IS NULL "
+                "AND m.status IN ('active', 'archived') "
+                "AND coalesce(s.last_seen, m.updated_at) < ?",
+                (cutoff,),
+            )
+            if r[0] not in live
+        ]
+        expiring = 0
+        system = Caller.system()
+        for session in ended:
+
+            def job(tx: WriteTx, sid: str = session) -> int:
+                rows = tx.conn.execute(
+                    "SELECT id FROM memory WHERE scope = 'session' AND session_id = ? "
+                    "AND expires_at IS NULL AND status IN ('active', 'archived')",
+                    (sid,),
+                ).fetchall()
+                for (mid,) in rows:
+                    memory = fetch_memory(tx.conn, mid, now)
+                    assert memory is not None
+                    self._expire(tx, system, memory, now)
+                return len(rows)
+
+            expiring += self._store.writer.run(job)
+        return len(ended), expiring
+
+    def _expire(self, tx: WriteTx, caller: Caller, memory: Memory, now: int) -> None:
+        updated = replace(
+            memory, expires_at=now, revision=memory.revision + 1, updated_at=now, expired=True
+        )
+        self._memories.save_revision_in(tx, caller, updated, "expire", "its session ended", now=now)
+
+    # -- workspaces --------------------------------------------------------------------------
+
+    def check_workspaces(self) -> int:
+        """Warn (in health) about workspaces whose directory no longer exists."""
+        missing = [w for w in self._workspaces.list() if not w.path_exists]
+        if missing:
+            paths = ", ".join(w.path for w in missing[:5]) + (" ..." if len(missing) > 5 else "")
+            self._warnings.set(
+                "missing_workspaces",
+                f"{len(missing)} workspace folder(s) no longer exist ({paths}); if a project "
+                "moved, run `cairn workspace move OLD NEW`",
+            )
+        else:
+            self._warnings.clear("missing_workspaces")
+        return len(missing)
+
+    def move_workspace(self, caller: Caller, old: str, new_path: str) -> dict[str, Any]:
+        """A project moved: the workspace keeps its id (and its memories) under the new path."""
+        _person(caller)
+        ws = self._find(old)
+        path = canonical_path(new_path)
+        if any(w.path == path for w in self._workspaces.list()):
+            raise Conflict(
+                f"{path} is already a workspace; use `cairn workspace merge` to fold them",
+                data={"path": path},
+            )
+        now = self._clock.now_ms()
+
+        def job(tx: WriteTx) -> None:
+            tx.conn.execute("UPDATE workspace SET path = ? WHERE id = ?", (path, ws.id))
+            audit.record(
+                tx,
+                caller,
+                "workspace_moved",
+                workspace_id=ws.id,
+                detail={"from": ws.path, "to": path},
+                at=now,
+            )
+
+        self._store.writer.run(job)
+        self._workspaces.forget_cache()
+        self.check_workspaces()
+        return {"id": ws.id, "from": ws.path, "to": path}
+
+    def merge_workspaces(self, caller: Caller, source: str, into: str) -> dict[str, Any]:
+        """Fold `source` into `into`: each memory is re-bound with a revision (reversible);
+        a memory whose dedupe key already exists in `into` stays behind and is reported."""
+        _person(caller)
+        src, dst = self._find(source), self._find(into)
+        if src.id == dst.id:
+            raise InvalidInput("a workspace cannot be merged into itself")
+        now = self._clock.now_ms()
+
+        def job(tx: WriteTx) -> dict[str, Any]:
+            moved, kept = 0, []
+            rows = tx.conn.execute(
+                "SELECT id FROM memory WHERE workspace_id = ? AND status != 'forgotten'", (src.id,)
+            ).fetchall()
+            for (mid,) in rows:
+                memory = fetch_memory(tx.conn, mid, now)
+                assert memory is not None
+                if (
+                    memory.dedupe_key is not None
+                    and tx.conn.execute(
+                        "SELECT 1 FROM memory WHERE workspace_id = ? AND scope = ? "
+                        "AND coalesce(session_id, '') = ? AND dedupe_key = ?",
+                        (dst.id, memory.scope.value, memory.session_id or "", memory.dedupe_key),
+                    ).fetchone()
+                ):
+                    kept.append({"id": mid, "reason": "the same dedupe key exists there"})
+                    continue
+                self._memories.rebind_in(tx, caller, memory, dst.id, f"merged into {dst.path}")
+                moved += 1
+            tx.conn.execute(
+                "UPDATE memory SET workspace_id = ? WHERE workspace_id = ? AND status = "
+                "'forgotten'",
+                (dst.id, src.id),
+            )
+            left = tx.conn.execute(
+                "SELECT count(*) FROM memory WHERE workspace_id = ?", (src.id,)
+            ).fetchone()[0]
+            if not left:
+                tx.conn.execute(
+                    "UPDATE session SET workspace_id = ? WHERE workspace_id = ?", (dst.id, src.id)
+                )
+                tx.conn.execute("DELETE FROM workspace WHERE id = ?", (src.id,))
+            audit.record(
+                tx,
+                caller,
+                "workspace_merged",
+                workspace_id=dst.id,
+                detail={"from": src.path, "into": dst.path, "moved": moved, "kept": len(kept)},
+                at=now,
+            )
+            return {"from": src.path, "into": dst.path, "moved": moved, "kept": kept}
+
+        result = self._store.writer.run(job)
+        self._workspaces.forget_cache()
+        self.check_workspaces()
+        return result
+
+    def _find(self, ref: str) -> Any:
+        """A workspace by id, by its (possibly vanished) path, or by a path that resolves."""
+        for ws in self._workspaces.list():
+            if ref in (ws.id, ws.path) or os.path.normcase(os.path.abspath(ref)) == ws.path:
+                return ws
+        try:
+            path = canonical_path(ref)
+        except InvalidInput:
+            path = None
+        for ws in self._workspaces.list():
+            if ws.path == path:
+                return ws
+        raise NotFound(f"no workspace {ref!r} (see `cairn workspace list`)", data={"ref": ref})
+
+    def workspaces(self, caller: Caller) -> list[dict[str, Any]]:
+        """Every workspace with its memory count and whether its folder still exists."""
+        _person(caller)
+        counts = dict(
+            self._store.read_db.conn().execute(
+                "SELECT workspace_id, count(*) FROM memory WHERE workspace_id IS NOT NULL "
+                "AND status IN ('active', 'archived') GROUP BY workspace_id"
+            )
+        )
+        return [
+            {
+                "id": w.id,
+                "path": w.path,
+                "exists": w.path_exists,
+                "memories": int(counts.get(w.id, 0)),
+                "created_at": w.created_at,
+            }
+            for w in self._workspaces.list()
+        ]
+
+
+def _person(caller: Caller) -> None:
+    if not caller.is_human:
+        raise Forbidden("only a person can move or merge workspaces")

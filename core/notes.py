@@ -1,0 +1,849 @@
+"""The watched notes folder: each markdown file in it is one human memory, kept in step with it.
+
+The file is the truth. A memory that mirrors a note carries `source = "notes:<relative path>"`,
+and the memory service refuses every change to it from any surface but the notes folder
+(`core/ownership.py`). What Cairn knows about each file lives in the `notes_file` table:
+
+    path           the file's path relative to the folder, POSIX separators (the key)
+    memory_id      the memory that mirrors the file; "" while the file never could be taken in
+    content_hash   sha256 of the file's bytes when Cairn last read them ("" when it did not)
+    mtime_ns, size the file's stat when Cairn last read it; size -1: the file is gone and its
+                   memory archived; size -2: the file could not be opened (retried every pass)
+    error          why the file's current version could not be taken in, or NULL; the memory,
+                   if there is one, keeps the last version that could
+
+A pass compares each file's stat with its row and reads only the files whose stat changed, so a
+folder where nothing changed costs one directory walk and one query. Memories change only through
+the memory service, as `Surface.NOTES` - the scanner, the index and the audit log all apply. A
+row is written in the same transaction as the memory change where the service offers one
+(update, archive: `update_in`, `set_state_in`); a new memory is written by `write_many` and its
+rows right after. A crash between the two is repaired by the next pass: the file's text comes
+back as an exact duplicate of a memory with this file's source, which the pass adopts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from core import scanner
+from core.changes import ChangeSet, Topic
+from core.clock import Clock
+from core.errors import CairnError, CallerError, TooLarge
+from core.failures import BackgroundFailures
+from core.health import Warnings
+from core.memory_service import MemoryService
+from core.model import Caller, Memory, Scope, Status, Surface, Tier, WriteResult, WriteStatus
+from core.note_file import (
+    Note,
+    eligible,
+    folder_identity,
+    parse_note,
+    relative_path,
+    stat_paths,
+    walk_notes,
+)
+from core.ownership import NOTES_SOURCE
+from core.records import fetch_memory
+from core.requests import UpdateRequest, WriteRequest
+from core.settings import Settings
+from core.store import Store
+from core.workspace import WorkspaceRegistry
+from core.writer import WriteTx
+
+log = logging.getLogger(__name__)
+
+SITE = "notes"  # where unexpected failures are counted (BackgroundFailures)
+WARNING = "notes_folder"  # the health warning while files cannot be taken in
+DEBOUNCE_S = 0.2  # events settle this long before a pass...
+MAX_DELAY_S = 1.0  # ...but a steady stream of events waits no longer than this
+POLL_S = 30.0  # how often an idle worker checks that its watch still holds (else: a full pass)
+FRONT_MATTER_ALLOWANCE = 16 * 1024  # bytes a file may hold beyond the content limit
+_GONE = -1
+_UNREADABLE = -2
+_BATCH = 200
+
+# WORKAROUND: `UpdateRequest` has no `source` yet, so a moved note keeps its memory (same id)
+# but the memory's `source` still names the old path; `notes_file` knows the new one. Once the
+# service can change a note's source, moves and adoptions pass it (no change needed here).
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What one pass did. `errors` counts files this pass tried and could not take in; a file
+    that failed before and has not changed since counts as `unchanged` (see `errors()`)."""
+
+    added: int = 0
+    updated: int = 0
+    moved: int = 0
+    archived: int = 0
+    unchanged: int = 0
+    errors: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class _Row:
+    path: str
+    memory_id: str
+    content_hash: str
+    mtime_ns: int
+    size: int
+    error: str | None
+
+    @property
+    def gone(self) -> bool:
+        return self.size == _GONE
+
+
+@dataclass(frozen=True)
+class _File:
+    """A file this pass read, or tried to: `problem` says why it cannot be taken in as it is."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    data: bytes | None
+    content_hash: str
+    problem: str | None = None
+    unreadable: bool = False  # could not be opened: retried on every pass, whatever its stat
+
+    def row(self, memory_id: str, error: str | None = None) -> _Row:
+        if self.unreadable:
+            return _Row(self.path, memory_id, "", 0, _UNREADABLE, error)
+        return _Row(self.path, memory_id, self.content_hash, self.mtime_ns, self.size, error)
+
+
+@dataclass
+class _Tally:
+    added: int = 0
+    updated: int = 0
+    moved: int = 0
+    archived: int = 0
+    unchanged: int = 0
+    errors: int = 0
+
+    def report(self) -> SyncReport:
+        return SyncReport(**dataclasses.asdict(self))
+
+
+@dataclass(frozen=True)
+class _Change:
+    """A file whose memory already exists (or is adopted): update it to the file."""
+
+    file: _File
+    note: Note
+    caller: Caller
+    memory_id: str
+    old_path: str | None = None  # the row this file takes over (a move)
+    counts_as: str = "updated"
+
+
+class NotesFolder:
+    """The watched folder of markdown notes (`notes.folder`; off when empty).
+
+    `sync` runs one pass; `start` runs one and then follows the folder's events (debounced,
+    coalesced) on one worker thread; `close` stops it. `errors` lists the files that could not
+    be taken in, with why. Passes never overlap.
+    """
+
+    def __init__(  # noqa: PLR0917 - the signature core/app.py wires, as agreed
+        self,
+        memories: MemoryService,
+        store: Store,
+        settings: Settings,
+        clock: Clock,
+        failures: BackgroundFailures,
+        warnings: Warnings,
+        *,
+        workspaces: WorkspaceRegistry | None = None,
+    ) -> None:
+        self._memories = memories
+        self._store = store
+        self._clock = clock
+        self._failures = failures
+        self._warnings = warnings
+        self._workspaces = workspaces or WorkspaceRegistry(store)
+        self._default_kind = settings.text("notes.kind")
+        self._default_scope = Scope(settings.text("notes.scope"))
+        self._max_bytes = memories.limits.max_content_bytes + FRONT_MATTER_ALLOWANCE
+        raw = settings.text("notes.folder").strip()
+        expanded = os.path.expanduser(raw) if raw else ""
+        self._folder: Path | None = None
+        if expanded:
+            absolute = os.path.isabs(expanded)
+            self._folder = Path(os.path.realpath(expanded) if absolute else expanded)
+        self._misconfigured = (
+            f"notes.folder {raw!r} is not an absolute path (start it with / or ~); the notes "
+            "folder is not watched"
+            if expanded and not os.path.isabs(expanded)
+            else None
+        )
+        self._pass_lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._pending: set[str] = set()
+        self._pending_full = False
+        self._first_event = 0.0
+        self._last_event = 0.0
+        self._closed = False
+        self._observer: Any = None
+        self._worker: threading.Thread | None = None
+        self._watched: tuple[int, int] | None = None  # (device, inode) of the watched folder
+        self._watch_failed = False
+        self._rewatch = False  # the folder itself was moved or deleted: its watch is stale
+        self.passes = 0  # completed passes, for tests and health
+
+    @property
+    def folder(self) -> Path | None:
+        """The watched folder (symlinks resolved), or None when the notes folder is off."""
+        return self._folder
+
+    # -- one pass ----------------------------------------------------------------------------
+
+    def sync(self) -> SyncReport:
+        """One full pass: take in new files, update changed ones, follow moves, archive the
+        memories of deleted files, and record what could not be taken in.
+
+        Raises:
+            EnvironmentFault: the store could not be written (the pass stops; the next retries).
+        """
+        return self._run_pass(None)
+
+    def _run_pass(self, only: set[str] | None) -> SyncReport:
+        folder = self._folder
+        if folder is None:
+            return SyncReport()
+        with self._pass_lock:
+            if self._closed:
+                return SyncReport()
+            if self._misconfigured is not None:
+                self._set_warning(self._misconfigured)
+                return SyncReport()
+            present = folder.is_dir()
+            if self._worker is not None:
+                self._keep_watch(folder, present=present)
+            if not present:
+                # An unmounted drive looks like this: keep every memory as it is.
+                self._set_warning(
+                    f"the notes folder {folder} does not exist or is not a folder; its notes' "
+                    "memories are left as they are"
+                )
+                return SyncReport()
+            started = time.perf_counter()
+            report = self._pass(folder, only)
+            self._refresh_warning()
+            self.passes += 1
+        log.info(
+            "notes pass (%s) in %.0f ms: %s",
+            "full" if only is None else f"{len(only)} paths",
+            (time.perf_counter() - started) * 1000,
+            report.to_dict(),
+        )
+        return report
+
+    def _pass(self, folder: Path, only: set[str] | None) -> SyncReport:
+        rows = self._rows(only)
+        found = dict(walk_notes(folder)) if only is None else stat_paths(folder, only)
+        tally = _Tally()
+        changed, touched = self._changed(folder, rows, found, tally, trust_stat=only is None)
+        vanished = {p: r for p, r in rows.items() if not r.gone and p not in found}
+        moves, rest = _pair_moves(changed, rows, vanished)
+        workspaces: dict[str, str] = {}
+        updates: list[_Change] = []
+        for origin, f in moves:
+            prepared = self._prepare(f, workspaces)
+            if isinstance(prepared, str):
+                self._write_rows([f.row(origin.memory_id, prepared)], drop=[origin.path])
+                tally.errors += 1
+            else:
+                updates.append(_Change(f, *prepared, origin.memory_id, origin.path, "moved"))
+        # Archive before writing: a new file holding the text of one just deleted then meets
+        # an archived memory, which it takes over, rather than an active one it would clash with.
+        self._archive(list(vanished.values()), tally)
+        new: list[tuple[_File, Note, Caller]] = []
+        failed: list[_Row] = []
+        for f in rest:
+            row = rows.get(f.path)
+            memory_id = row.memory_id if row is not None else ""
+            prepared = self._prepare(f, workspaces)
+            if isinstance(prepared, str):
+                failed.append(f.row(memory_id, prepared))
+            elif memory_id:
+                updates.append(_Change(f, *prepared, memory_id))
+            else:
+                new.append((f, *prepared))
+        tally.errors += len(failed)
+        self._write_rows(touched + [r for r in failed if r != rows.get(r.path)])
+        rebound = self._update(updates, tally)
+        self._add(new + rebound, tally)
+        return tally.report()
+
+    def _changed(
+        self,
+        folder: Path,
+        rows: dict[str, _Row],
+        found: dict[str, tuple[int, int]],
+        tally: _Tally,
+        *,
+        trust_stat: bool,
+    ) -> tuple[list[_File], list[_Row]]:
+        """The files to take in (read), and the rows of files whose stat changed but whose
+        bytes did not (bookkeeping only). In a full pass a file whose stat matches its row is
+        not opened; a pass for events reads the files named (an edit within one mtime tick
+        that keeps the size would otherwise go unseen), and still writes only what differs."""
+        changed: list[_File] = []
+        touched: list[_Row] = []
+        for path, (mtime_ns, size) in found.items():
+            row = rows.get(path)
+            current = row is not None and not row.gone
+            same_stat = current and row is not None and (row.mtime_ns, row.size) == (mtime_ns, size)
+            if same_stat and trust_stat:
+                tally.unchanged += 1
+                continue
+            file = self._read(folder, path, mtime_ns, size)
+            if (
+                current
+                and row is not None
+                and row.error is None
+                and file.problem is None
+                and file.content_hash == row.content_hash
+            ):
+                if not same_stat:
+                    touched.append(replace(row, mtime_ns=mtime_ns, size=size))
+                tally.unchanged += 1
+            elif same_stat and row is not None and file.content_hash == row.content_hash:
+                tally.unchanged += 1  # the same failing version: not retried until it changes
+            else:
+                changed.append(file)
+        return changed, touched
+
+    # -- reading files -----------------------------------------------------------------------
+
+    def _rows(self, only: set[str] | None) -> dict[str, _Row]:
+        conn = self._store.read_db.conn()
+        sql = "SELECT path, memory_id, content_hash, mtime_ns, size, error FROM notes_file"
+        if only is None:
+            return {r[0]: _Row(*r) for r in conn.execute(sql)}
+        out: dict[str, _Row] = {}
+        paths = sorted(only)
+        for start in range(0, len(paths), 400):
+            chunk = paths[start : start + 400]
+            marks = ", ".join("?" for _ in chunk)
+            query = sql + " WHERE path IN (" + marks + ")"
+            out.update((r[0], _Row(*r)) for r in conn.execute(query, chunk))
+        return out
+
+    def _read(self, folder: Path, path: str, mtime_ns: int, size: int) -> _File:
+        if size > self._max_bytes:
+            return _File(
+                path,
+                mtime_ns,
+                size,
+                None,
+                "",
+                f"the file is {size} bytes, more than a note can be (a memory's text is at "
+                f"most {self._memories.limits.max_content_bytes} bytes, "
+                "limits.max_content_bytes); split it into smaller notes",
+            )
+        try:
+            with open(folder / path, "rb") as fh:
+                data = fh.read(self._max_bytes + 1)
+        except OSError as e:
+            return _File(
+                path, mtime_ns, size, None, "", f"the file cannot be read ({e.strerror})", True
+            )
+        return _File(path, mtime_ns, size, data, hashlib.sha256(data).hexdigest())
+
+    def _prepare(self, f: _File, workspaces: dict[str, str]) -> tuple[Note, Caller] | str:
+        """The note in a file and the caller that writes it, or why it cannot be taken in."""
+        if f.problem is not None or f.data is None:
+            return f.problem or "the file cannot be read"
+        try:
+            text = f.data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return (
+                f"the file is not UTF-8 text (byte {e.start} cannot be decoded); save it as UTF-8"
+            )
+        try:
+            note = parse_note(text, default_kind=self._default_kind, scope=self._default_scope)
+            workspace_id = None
+            if note.workspace is not None:
+                workspace_id = workspaces.get(note.workspace)
+                if workspace_id is None:
+                    workspace_id = self._workspaces.resolve(note.workspace).id
+                    workspaces[note.workspace] = workspace_id
+        except CallerError as e:
+            return e.message
+        return note, Caller(Surface.NOTES, workspace_id=workspace_id)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def _archive(self, vanished: list[_Row], tally: _Tally) -> None:
+        """Files that are gone: archive their memories (never forget), keep their rows."""
+        drop = [r.path for r in vanished if not r.memory_id]
+        keep = [r for r in vanished if r.memory_id]
+        if drop:
+            self._write_rows([], drop=drop)
+        caller = Caller(Surface.NOTES)
+        for chunk in _chunks(keep, _BATCH):
+
+            def job(tx: WriteTx, chunk: list[_Row] = chunk) -> int:
+                archived = 0
+                for row in chunk:
+                    try:
+                        with tx.db.atomic():
+                            before = fetch_memory(tx.conn, row.memory_id, self._clock.now_ms())
+                            self._memories.set_state_in(
+                                tx, caller, row.memory_id, "archive", archived=True
+                            )
+                            archived += before is not None and before.status is Status.ACTIVE
+                    except CallerError as e:  # superseded, forgotten, purged: nothing to archive
+                        log.info("notes: %s: memory not archived: %s", row.path, e.message)
+                    _put(tx, replace(row, mtime_ns=_GONE, size=_GONE, error=None))
+                return archived
+
+            tally.archived += self._store.writer.run(job)
+
+    def _update(self, changes: list[_Change], tally: _Tally) -> list[tuple[_File, Note, Caller]]:
+        """Bring existing memories in line with their files (moves included). Returns the files
+        whose project note moved to another workspace: their old memory is archived, and they
+        are written as new memories."""
+        rebound: list[tuple[_File, Note, Caller]] = []
+        for chunk in _chunks(changes, _BATCH):
+
+            def job(tx: WriteTx, chunk: list[_Change] = chunk) -> list[str]:
+                return [self._update_one(tx, c) for c in chunk]
+
+            outcomes = self._store.writer.run(job)
+            for change, outcome in zip(chunk, outcomes, strict=True):
+                if outcome == "error":
+                    tally.errors += 1
+                elif outcome == "rebind":
+                    rebound.append((change.file, change.note, change.caller))
+                elif outcome == "unchanged" and change.counts_as == "updated":
+                    tally.unchanged += 1
+                else:
+                    setattr(tally, change.counts_as, getattr(tally, change.counts_as) + 1)
+        return rebound
+
+    def _update_one(self, tx: WriteTx, change: _Change) -> str:
+        """Inside a write job: one file's memory updated (and unarchived), its row written.
+        Returns "updated", "unchanged", "rebind" (write the file as a new memory) or "error"."""
+        f, note = change.file, change.note
+        current = fetch_memory(tx.conn, change.memory_id, self._clock.now_ms())
+        if current is None:
+            return "rebind"  # the memory was purged
+        moved_from = change.old_path if change.old_path != f.path else None
+        try:
+            with tx.db.atomic():
+                if (
+                    current.scope is Scope.PROJECT
+                    and note.scope is Scope.PROJECT
+                    and current.workspace_id != change.caller.workspace_id
+                ):  # another project's memory now: archive this one, write a new one
+                    self._memories.set_state_in(
+                        tx, change.caller, current.id, "archive", archived=True
+                    )
+                    return "rebind"
+                result = self._memories.update_in(
+                    tx, change.caller, _update_request(current, note, NOTES_SOURCE + f.path)
+                )
+                stored = result.status is WriteStatus.STORED
+                revived = stored and current.status is Status.ARCHIVED
+                if revived:
+                    self._memories.set_state_in(
+                        tx, change.caller, current.id, "unarchive", archived=False
+                    )
+                error = None if stored else result.reason or "the note was not taken in"
+        except CallerError as e:
+            error = _describe(e)
+        _put(tx, f.row(current.id, error))
+        if moved_from is not None:
+            _drop(tx, moved_from)
+        if error is not None:
+            return "error"
+        return "updated" if revived or not result.duplicate else "unchanged"
+
+    def _add(self, items: list[tuple[_File, Note, Caller]], tally: _Tally) -> None:
+        """New files: new memories through `write_many`, in batches per caller."""
+        groups: dict[Caller, list[tuple[_File, Note]]] = {}
+        for f, note, caller in items:
+            groups.setdefault(caller, []).append((f, note))
+        adopt: list[_Change] = []
+        for caller, group in groups.items():
+            for chunk in _chunks(group, _BATCH):
+                requests = [
+                    WriteRequest(
+                        content=note.content,
+                        kind=note.kind,
+                        scope=note.scope,
+                        tags=note.tags,
+                        importance=note.importance,
+                        summary=note.summary,
+                        source=NOTES_SOURCE + f.path,
+                    )
+                    for f, note in chunk
+                ]
+                results = self._memories.write_many(caller, requests)
+                rows: list[_Row] = []
+                claimed: dict[str, str] = {}  # memory id -> path, in this batch
+                for (f, note), result in zip(chunk, results, strict=True):
+                    row, change = self._landed(f, note, caller, result, claimed)
+                    if change is not None:
+                        adopt.append(change)
+                        continue
+                    assert row is not None
+                    rows.append(row)
+                    if row.error is None:
+                        tally.added += 1
+                    else:
+                        tally.errors += 1
+                self._write_rows(rows)
+        rebound = self._update(adopt, tally) if adopt else []
+        if rebound:  # an adopted memory that was purged meanwhile: write it afresh
+            self._add(rebound, tally)
+
+    def _landed(
+        self,
+        f: _File,
+        note: Note,
+        caller: Caller,
+        result: WriteResult | CairnError,
+        claimed: dict[str, str],
+    ) -> tuple[_Row | None, _Change | None]:
+        """The row for a file after its write, or the memory it should adopt instead."""
+        if isinstance(result, CairnError):
+            return f.row("", _describe(result)), None
+        if result.status is not WriteStatus.STORED or result.id is None:
+            return f.row("", result.reason or "the note was not taken in"), None
+        if not result.duplicate:
+            claimed[result.id] = f.path
+            return f.row(result.id), None
+        # The same text is stored already (exact duplicates are one memory).
+        mid = result.id
+        holder = claimed.get(mid)
+        owner = self._owner(mid) if holder is None else None
+        if holder is None and owner is not None and not owner.gone and owner.path != f.path:
+            holder = owner.path
+        if holder is not None:
+            return f.row(
+                "",
+                f"the same text is already in Cairn from {holder} (memory {mid}); Cairn keeps "
+                "one memory per text - change one of the two notes",
+            ), None
+        memory = result.memory
+        ours = owner is not None or (
+            memory is not None
+            and memory.source == NOTES_SOURCE + f.path
+            and memory.tier is Tier.HUMAN
+            and memory.agent is None
+        )
+        if not ours:
+            return f.row(
+                "",
+                f"the same text is already in Cairn as memory {mid}, which does not come from "
+                "your notes folder; Cairn keeps one memory per text",
+            ), None
+        claimed[mid] = f.path
+        old_path = owner.path if owner is not None else None
+        counts_as = "moved" if old_path is not None and old_path != f.path else "added"
+        return None, _Change(f, note, caller, mid, old_path, counts_as)
+
+    def _owner(self, memory_id: str) -> _Row | None:
+        row = (
+            self._store.read_db.conn()
+            .execute(
+                "SELECT path, memory_id, content_hash, mtime_ns, size, error FROM notes_file "
+                "WHERE memory_id = ? ORDER BY size = -1, path LIMIT 1",
+                (memory_id,),
+            )
+            .fetchone()
+        )
+        return _Row(*row) if row is not None else None
+
+    def _write_rows(self, rows: list[_Row], *, drop: Iterable[str] = ()) -> None:
+        dropped = list(drop)
+        if not rows and not dropped:
+            return
+
+        def job(tx: WriteTx) -> None:
+            for path in dropped:
+                _drop(tx, path)
+            for row in rows:
+                _put(tx, row)
+
+        self._store.writer.run(job)
+
+    # -- what could not be taken in -------------------------------------------------------------
+
+    def errors(self) -> list[dict[str, str]]:
+        """The files that could not be taken in (their current version), with why, by path."""
+        if self._folder is None:
+            return []
+        rows = self._store.read_db.conn().execute(
+            "SELECT path, error, memory_id FROM notes_file WHERE error IS NOT NULL AND size != -1 "
+            "ORDER BY path"
+        )
+        return [{"path": p, "error": e} | ({"memory_id": m} if m else {}) for p, e, m in rows]
+
+    def _refresh_warning(self) -> None:
+        errors = self.errors()
+        if not errors:
+            self._set_warning(None)
+            return
+        n = len(errors)
+        first = errors[0]
+        self._set_warning(
+            f"{n} {'file' if n == 1 else 'files'} in your notes folder could not be taken in "
+            f"(first: {first['path']}: {first['error']})"
+        )
+
+    def _set_warning(self, message: str | None) -> None:
+        current = self._warnings.snapshot().get(WARNING)
+        if current == message:
+            return
+        if message is None:
+            self._warnings.clear(WARNING)
+        else:
+            self._warnings.set(WARNING, message)
+        self._store.bus.publish(ChangeSet((), frozenset({Topic.HEALTH})))
+
+    # -- watching --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Watch the folder (recursively; editors' atomic saves arrive as moves) and run one
+        full pass, on the notes folder's own thread: this returns at once. The watch starts
+        before the pass reads anything, so nothing that changes during the pass is missed.
+        Failures are recorded for health (site "notes"), never raised."""
+        if self._folder is None or self._worker is not None or self._closed:
+            return
+        self._worker = threading.Thread(target=self._work, name="cairn-notes", daemon=True)
+        self._worker.start()
+        self._schedule((), full=True)
+
+    def _keep_watch(self, folder: Path, *, present: bool) -> None:
+        """Under the pass lock: a watch on the folder that is there now. A watch dies with its
+        folder and does not follow a new one made in its place; while there is none, the
+        worker runs a full pass every POLL_S instead."""
+        if self._closed or self._misconfigured is not None:
+            return
+        if self._rewatch or not present or folder_identity(folder) != self._watched:
+            self._rewatch = False
+            self._stop_observer()  # a moved-away folder's events would name the wrong paths
+        if not present or self._observer is not None or self._watch_failed:
+            return
+        try:
+            self._observe(folder)
+        except OSError as e:  # the inotify watch limit, permissions: a timer instead
+            self._watch_failed = True
+            self._failures.record(
+                SITE,
+                f"the notes folder cannot be watched ({e}); it is read again every "
+                f"{POLL_S:.0f} s instead",
+                self._clock.now_ms(),
+            )
+        else:
+            self._watched = folder_identity(folder)
+
+    def _watch_lost(self) -> bool:
+        """Whether the worker should run a full pass though no event came: no watch, or the
+        folder it watches is not the one at the path any more (moved away, unmounted)."""
+        folder = self._folder
+        if folder is None:
+            return False
+        return self._observer is None or folder_identity(folder) != self._watched
+
+    def _stop_observer(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(5)
+            self._observer = None
+        self._watched = None
+
+    def _observe(self, folder: Path) -> None:
+        from watchdog.events import (
+            DirCreatedEvent,
+            DirDeletedEvent,
+            DirMovedEvent,
+            FileAttribEvent,
+            FileClosedEvent,
+            FileCreatedEvent,
+            FileDeletedEvent,
+            FileModifiedEvent,
+            FileMovedEvent,
+            FileSystemEvent,
+            FileSystemEventHandler,
+        )
+        from watchdog.observers import Observer
+
+        notes = self
+        root = str(folder)
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.is_directory:  # a folder created, deleted or moved: walk everything
+                    if os.fsdecode(event.src_path) == root:  # the folder itself: watch anew
+                        notes._rewatch = True
+                    notes._schedule((), full=True)
+                    return
+                raw = [event.src_path, getattr(event, "dest_path", "")]
+                paths = [relative_path(root, os.fsdecode(p)) for p in raw if p]
+                notes._schedule(p for p in paths if p is not None and eligible(p))
+
+        observer = Observer()
+        observer.schedule(
+            Handler(),
+            root,
+            recursive=True,
+            # Opens and reads (Cairn's own among them) are not changes.
+            event_filter=[
+                FileCreatedEvent,
+                FileModifiedEvent,
+                FileMovedEvent,
+                FileDeletedEvent,
+                FileClosedEvent,
+                FileAttribEvent,
+                DirCreatedEvent,
+                DirDeletedEvent,
+                DirMovedEvent,
+            ],
+        )
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+
+    def _schedule(self, paths: Iterable[str], *, full: bool = False) -> None:
+        fresh = set(paths)
+        if not fresh and not full:
+            return
+        now = time.monotonic()
+        with self._cond:
+            if not self._pending and not self._pending_full:
+                self._first_event = now
+            self._last_event = now
+            self._pending |= fresh
+            self._pending_full |= full
+            self._cond.notify()
+
+    def _due_in(self) -> float | None:
+        """Seconds until the pending events should be handled (None: nothing pending)."""
+        if not self._pending and not self._pending_full:
+            return None
+        settle = self._last_event + DEBOUNCE_S
+        return max(0.0, min(settle, self._first_event + MAX_DELAY_S) - time.monotonic())
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._closed:
+                    wait = self._due_in()
+                    if wait == 0.0:
+                        break
+                    if wait is None:
+                        idle = not self._cond.wait(POLL_S)
+                        if idle and not self._pending_full and self._watch_lost():
+                            self._pending_full = True
+                            self._first_event = self._last_event = time.monotonic() - DEBOUNCE_S
+                        continue
+                    self._cond.wait(wait)
+                if self._closed:
+                    return
+                paths, full = self._pending, self._pending_full
+                self._pending, self._pending_full = set(), False
+            try:
+                self._run_pass(None if full else paths)
+            except Exception as e:
+                log.exception("the notes folder pass failed")
+                self._failures.record(SITE, e, self._clock.now_ms())
+
+    def close(self) -> None:
+        """Stop watching; wait for a pass in progress to finish."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        if self._worker is not None:
+            self._worker.join(30)
+            self._worker = None
+        with self._pass_lock:  # no pass can start a watch after this
+            self._stop_observer()
+
+
+def _pair_moves(
+    changed: list[_File], rows: dict[str, _Row], vanished: dict[str, _Row]
+) -> tuple[list[tuple[_Row, _File]], list[_File]]:
+    """A new file with the very bytes of one that vanished in the same pass was moved (or
+    renamed): it keeps that file's memory. Paired rows leave `vanished`."""
+    by_hash: dict[str, _Row] = {}
+    for r in vanished.values():
+        if r.memory_id and r.content_hash:
+            by_hash.setdefault(r.content_hash, r)
+    moves: list[tuple[_Row, _File]] = []
+    rest: list[_File] = []
+    for f in changed:
+        origin = None
+        if f.path not in rows and f.problem is None:
+            origin = by_hash.pop(f.content_hash, None)
+        if origin is not None:
+            moves.append((origin, f))
+            del vanished[origin.path]
+        else:
+            rest.append(f)
+    return moves, rest
+
+
+def _update_request(current: Memory, note: Note, source: str) -> UpdateRequest:
+    return UpdateRequest(
+        id=current.id,
+        if_revision=current.revision,
+        content=note.content,
+        summary=note.summary or "",  # "" clears a summary the front matter no longer gives
+        kind=note.kind,
+        scope=note.scope,
+        tags=note.tags,
+        importance=note.importance,
+        source=source,
+    )
+
+
+def _describe(e: CairnError) -> str:
+    if isinstance(e, TooLarge) and e.data.get("field") == "content":
+        return (
+            f"the note's text is {e.data.get('size')} bytes; a memory holds at most "
+            f"{e.data.get('limit')} bytes (limits.max_content_bytes) - split it into smaller notes"
+        )
+    return e.message
+
+
+def _put(tx: WriteTx, row: _Row) -> None:
+    if row.error is not None:
+        # An error can quote a front-matter value back (an unknown kind): never a secret.
+        row = replace(row, error=scanner.redact(row.error))
+    tx.conn.execute(
+        "INSERT INTO notes_file (path, memory_id, content_hash, mtime_ns, size, error) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET memory_id = excluded.memory_id,"
+        " content_hash = excluded.content_hash, mtime_ns = excluded.mtime_ns, "
+        "size = excluded.size, error = excluded.error",
+        (row.path, row.memory_id, row.content_hash, row.mtime_ns, row.size, row.error),
+    )
+
+
+def _drop(tx: WriteTx, path: str) -> None:
+    tx.conn.execute("DELETE FROM notes_file WHERE path = ?", (path,))
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+__all__ = ["Note", "NotesFolder", "SyncReport", "eligible", "parse_note"]

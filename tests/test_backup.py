@@ -1,0 +1,572 @@
+"""Backups: a copy taken during writes holds every acknowledged write, owner-only files, rotation
+over two months, the backup before a migration, restore and its refusals, and `cairn backup` /
+`cairn restore` at a terminal."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import signal
+import sqlite3
+import stat
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from core.app import Cairn
+from core.backup import (
+    KEEP_PRE_MIGRATION,
+    BackupInfo,
+    BackupService,
+    backup_before_migration,
+    list_backups,
+    restore,
+)
+from core.changes import ChangeBus
+from core.errors import (
+    AlreadyRunning,
+    ErrorCode,
+    IntegrityFailure,
+    InvalidInput,
+    IOFault,
+    NotFound,
+    RuntimeUnsafe,
+    SchemaTooNew,
+)
+from core.migrations import CURRENT, SchemaVersion, migrate
+from core.model import Caller, Scope
+from core.paths import Paths
+from core.requests import WriteRequest
+from core.settings import Settings
+from core.store import Store
+from tests.conftest import FakeClock, open_policy
+from tests.serving import paths_for, running_daemon, served_in_thread
+from tests.test_cli_serving import at_terminal
+from tests.test_cli_serving import cairn as run_cairn
+
+DAY_MS = 86_400_000
+HOUR_MS = 3_600_000
+
+
+def utc_ms(text: str) -> int:
+    """'2026-02-27 20:00' (UTC) in ms since the epoch."""
+    return int(datetime.strptime(text, "%Y-%m-%d %H:%M").replace(tzinfo=UTC).timestamp() * 1000)
+
+
+def service(app: Cairn, settings: Settings | None = None) -> BackupService:
+    return BackupService(app.store, app.paths, settings or app.settings, app.clock, app.failures)
+
+
+def write(app: Cairn, text: str) -> str:
+    result = app.memories.write(
+        Caller.human(), WriteRequest(content=text, kind="fact", scope=Scope.GLOBAL)
+    )
+    assert result.id is not None, result
+    return result.id
+
+
+def read_only(db: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+
+
+def memory_rows(db: Path) -> list[tuple[object, ...]]:
+    conn = read_only(db)
+    try:
+        return list(conn.execute("SELECT * FROM memory ORDER BY id"))
+    finally:
+        conn.close()
+
+
+def integrity(db: Path) -> list[str]:
+    conn = read_only(db)
+    try:
+        return [r[0] for r in conn.execute("PRAGMA integrity_check")]
+    finally:
+        conn.close()
+
+
+def opens_as_a_store(backup: Path, scratch: Path) -> None:
+    """Cairn opens the backup (a copy of it: opening writes WAL files next to the database)."""
+    scratch.mkdir()
+    copy = scratch / "cairn.db"
+    copy.write_bytes(backup.read_bytes())
+    Store.open(copy, Settings.defaults(), ChangeBus(), FakeClock()).close()
+
+
+def open_app(paths: Paths, clock: FakeClock | None = None) -> Cairn:
+    open_policy(paths.config)
+    return Cairn.open(paths, settings=Settings.defaults(), clock=clock or FakeClock())
+
+
+def files_in(directory: Path) -> set[str]:
+    return {p.name for p in directory.iterdir()}
+
+
+# -- taking backups -----------------------------------------------------------------------------
+
+
+def test_a_backup_taken_during_writes_holds_every_acknowledged_write(
+    cairn: Cairn, short_tmp: Path
+) -> None:
+    for i in range(200):
+        write(cairn, f"background fact {i} about the heron build server")
+    acked: list[str] = []
+    stop = threading.Event()
+    failed: list[BaseException] = []
+
+    def keep_writing() -> None:
+        i = 0
+        try:
+            while not stop.is_set():
+                acked.append(write(cairn, f"concurrent note {i} on the otter deployment"))
+                i += 1
+        except BaseException as e:
+            failed.append(e)
+
+    writer = threading.Thread(target=keep_writing, name="test-writer")
+    writer.start()
+    backups = service(cairn)
+    landed_during = 0
+    try:
+        for round_ in range(6):
+            floor = len(acked) + 20
+            deadline = time.monotonic() + 30
+            while len(acked) < floor and time.monotonic() < deadline and not failed:
+                time.sleep(0.005)
+            before = list(acked)  # every write acknowledged before the backup begins
+            info = backups.backup("manual")
+            landed_during += len(acked) - len(before)
+            # checked at once: the next backup (same day) rotates this one away
+            assert integrity(info.path) == ["ok"]
+            in_backup = {row[0] for row in memory_rows(info.path)}
+            missing = set(before) - in_backup
+            assert not missing, f"round {round_}: {len(missing)} acknowledged writes missing"
+            opens_as_a_store(info.path, short_tmp / f"check{round_}")
+    finally:
+        stop.set()
+        writer.join(30)
+    assert not failed, failed
+    # The writer really kept committing while backups were copied.
+    assert landed_during > 0
+
+
+def test_backup_files_are_owner_only_whatever_the_umask(cairn: Cairn) -> None:
+    old = os.umask(0)
+    try:
+        info = service(cairn).backup()
+    finally:
+        os.umask(old)
+    assert info.path.parent == cairn.paths.backups == cairn.paths.data / "backups"
+    assert stat.S_IMODE(info.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(cairn.paths.backups.stat().st_mode) == 0o700
+    # one self-contained file: no temp file, no -wal or -shm beside it
+    assert files_in(cairn.paths.backups) == {info.path.name}
+    assert info.size == info.path.stat().st_size > 0
+    assert list_backups(cairn.paths.backups) == [info]
+    assert info.to_dict() == {
+        "path": str(info.path),
+        "name": info.path.name,
+        "reason": "manual",
+        "created_at": cairn.clock.now_ms() // 1000 * 1000,
+        "size": info.size,
+    }
+
+
+def test_a_loose_backup_directory_is_refused(cairn: Cairn) -> None:
+    cairn.paths.backups.mkdir(mode=0o700)
+    cairn.paths.backups.chmod(0o755)
+    with pytest.raises(RuntimeUnsafe, match="open to group or others"):
+        service(cairn).backup()
+    assert files_in(cairn.paths.backups) == set()
+
+
+def test_names_sort_by_time_and_say_why(cairn: Cairn, clock: FakeClock) -> None:
+    clock.now = utc_ms("2026-11-30 02:15")
+    backups = service(cairn)
+    first = backups.backup("scheduled")
+    second = backups.backup("manual")  # the same second: the next free second
+    assert first.path.name == "cairn-20261130T021500Z-scheduled.db"
+    assert second.path.name == "cairn-20261130T021501Z-manual.db"
+    assert second.created_at_ms == first.created_at_ms + 1000
+    assert [b.path for b in backups.list()] == [second.path]  # the newest of the day is kept
+    with pytest.raises(InvalidInput):
+        backups.backup("../escape")
+
+
+def test_a_disk_error_is_an_io_fault_naming_the_path(cairn: Cairn) -> None:
+    for i in range(100):
+        write(cairn, f"padding fact {i} " + "x" * 300)
+    backups = service(cairn)
+    kept = backups.backup("manual")
+    cairn.clock.advance(3600)  # type: ignore[attr-defined]  # the fixture's FakeClock
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, hard))  # writes past 16 KiB fail
+    try:
+        with pytest.raises(IOFault) as raised:
+            backups.backup("manual")
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+    assert str(cairn.paths.backups) in raised.value.message
+    assert raised.value.code is ErrorCode.IO
+    assert files_in(cairn.paths.backups) == {kept.path.name}  # no half-written file left
+
+
+# -- the schedule and rotation ------------------------------------------------------------------
+
+
+def test_due_follows_the_interval(cairn: Cairn, clock: FakeClock) -> None:
+    backups = service(cairn)
+    assert backups.due()  # never backed up
+    backups.backup("scheduled")
+    assert not backups.due()
+    clock.advance(23.9 * 3600)
+    assert not backups.due()
+    clock.advance(0.1 * 3600)
+    assert backups.due()
+    backups.backup("manual")  # a manual backup counts
+    assert not backups.due()
+    clock.advance(25 * 3600)
+    backup_before_migration(cairn.store.path, cairn.paths.backups, 1003, 1004, clock)
+    assert backups.due()  # a pre-migration backup does not
+    off = service(cairn, Settings.defaults().with_values(backup__interval_hours=0.0))
+    assert not off.due()
+    # a backup stamped in the future (the clock was set back) does not stop the schedule
+    clock.advance(-30 * DAY_MS / 1000)
+    assert backups.due()
+
+
+def test_rotation_over_sixty_days_keeps_exactly_the_expected_backups(
+    cairn: Cairn, clock: FakeClock
+) -> None:
+    backups = service(cairn)  # keep_daily 7, keep_weekly 4 (the defaults)
+    keep = (
+        cairn.settings.integer("backup.keep_daily"),
+        cairn.settings.integer("backup.keep_weekly"),
+    )
+    assert keep == (7, 4)
+    migrations = {"2026-01-10", "2026-01-20", "2026-02-05", "2026-02-20"}
+    switched_off = {"2026-02-25", "2026-02-26"}  # Cairn did not run: no backups those days
+    start = utc_ms("2026-01-01 00:00")
+    for day in range(60):  # 2026-01-01 (a Thursday) .. 2026-03-01 (a Sunday)
+        date = datetime.fromtimestamp((start + day * DAY_MS) / 1000, tz=UTC).strftime("%Y-%m-%d")
+        if date in switched_off:
+            continue
+        if date in migrations:
+            clock.now = utc_ms(f"{date} 03:00")
+            backup_before_migration(cairn.store.path, cairn.paths.backups, 1003, 1004, clock)
+        for hour in ("06:00", "18:00"):
+            clock.now = utc_ms(f"{date} {hour}")
+            info = backups.backup("scheduled")
+            assert info.path.exists()  # rotation never removes the backup just taken
+            regular = [b for b in backups.list() if not b.pre_migration]
+            assert len(regular) <= 7 + 4 + 1
+        if date == "2026-02-27":
+            clock.now = utc_ms(f"{date} 20:00")
+            backups.backup("manual")
+    kept = {b.path.name for b in backups.list()}
+    assert kept == {
+        # daily: the newest of each of the 7 most recent days that have a backup
+        "cairn-20260301T180000Z-scheduled.db",
+        "cairn-20260228T180000Z-scheduled.db",
+        "cairn-20260227T200000Z-manual.db",
+        "cairn-20260224T180000Z-scheduled.db",
+        "cairn-20260223T180000Z-scheduled.db",
+        "cairn-20260222T180000Z-scheduled.db",
+        "cairn-20260221T180000Z-scheduled.db",
+        # weekly, older than those: the newest of each of 4 ISO weeks (weeks 8, 7, 6, 5)
+        "cairn-20260220T180000Z-scheduled.db",
+        "cairn-20260215T180000Z-scheduled.db",
+        "cairn-20260208T180000Z-scheduled.db",
+        "cairn-20260201T180000Z-scheduled.db",
+        # pre-migration: the last 3, kept apart from the schedule
+        "cairn-20260120T030000Z-pre-migration-1.3-to-1.4.db",
+        "cairn-20260205T030000Z-pre-migration-1.3-to-1.4.db",
+        "cairn-20260220T030000Z-pre-migration-1.3-to-1.4.db",
+    }
+    assert files_in(cairn.paths.backups) == kept
+
+
+# -- before a migration -------------------------------------------------------------------------
+
+
+def old_database(path: Path, version: SchemaVersion) -> None:
+    """A database at an older schema version holding one memory."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, target=version)
+    conn.execute(
+        "INSERT INTO memory (id, seq, revision, content, kind, scope, importance, status, tier, "
+        "created_at, updated_at, content_hash) VALUES ('m_old', 1, 1, 'kept across the upgrade', "
+        "'fact', 'global', 3, 'active', 'human', 1, 1, 'h')"
+    )
+    conn.close()
+
+
+def test_a_backup_is_taken_before_a_migration(short_tmp: Path) -> None:
+    db = short_tmp / "up" / "cairn.db"
+    backups_dir = short_tmp / "up" / "backups"
+    old_database(db, SchemaVersion(1, 2))
+    clock = FakeClock(utc_ms("2026-11-30 02:15"))
+    taken: list[Path] = []
+
+    def before_migrate(from_version: int, to_version: int) -> None:
+        taken.append(backup_before_migration(db, backups_dir, from_version, to_version, clock))
+
+    store = Store.open(db, Settings.defaults(), ChangeBus(), clock, before_migrate=before_migrate)
+    store.close()
+    assert [p.name for p in taken] == [f"cairn-20261130T021500Z-pre-migration-1.2-to-{CURRENT}.db"]
+    backup = taken[0]
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+    assert stat.S_IMODE(backups_dir.stat().st_mode) == 0o700
+    assert integrity(backup) == ["ok"]
+    conn = read_only(backup)
+    assert conn.execute("PRAGMA user_version").fetchone() == (1002,)  # the schema before
+    assert conn.execute("SELECT content FROM memory").fetchall() == [("kept across the upgrade",)]
+    conn.close()
+    # opened again, nothing is pending: no second backup
+    Store.open(db, Settings.defaults(), ChangeBus(), clock, before_migrate=before_migrate).close()
+    assert len(taken) == 1
+
+
+def test_opening_cairn_on_an_older_database_backs_it_up_first(short_tmp: Path) -> None:
+    paths = paths_for(short_tmp / "old")
+    paths.data.mkdir(parents=True, mode=0o700)
+    old_database(paths.database, SchemaVersion(1, 2))
+    Cairn.open(paths).close()
+    (taken,) = list_backups(paths.backups)
+    assert taken.pre_migration and taken.reason == f"pre-migration-1.2-to-{CURRENT}"
+    conn = read_only(taken.path)
+    assert conn.execute("PRAGMA user_version").fetchone() == (1002,)
+    conn.close()
+
+
+def test_a_running_cairn_takes_its_scheduled_backup(short_tmp: Path) -> None:
+    paths = paths_for(short_tmp / "sched")
+    app = open_app(paths)
+    try:
+        write(app, "backed up on schedule")
+    finally:
+        app.close()
+    with served_in_thread(paths):
+        deadline = time.monotonic() + 10
+        while not list_backups(paths.backups) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    (taken,) = list_backups(paths.backups)
+    assert taken.reason == "scheduled"
+    assert memory_rows(taken.path) == memory_rows(paths.database)
+
+
+def test_only_the_last_pre_migration_backups_are_kept(short_tmp: Path) -> None:
+    db = short_tmp / "m" / "cairn.db"
+    backups_dir = short_tmp / "m" / "backups"
+    old_database(db, SchemaVersion(1, 3))
+    clock = FakeClock(utc_ms("2026-01-01 00:00"))
+    backups_dir.mkdir(mode=0o700)
+    scheduled = backups_dir / "cairn-20251231T000000Z-scheduled.db"
+    scheduled.write_bytes(db.read_bytes())
+    made = []
+    for _ in range(KEEP_PRE_MIGRATION + 2):
+        made.append(backup_before_migration(db, backups_dir, 1003, 1004, clock))
+        clock.advance(86_400)
+    assert [b.path for b in list_backups(backups_dir)] == [
+        *reversed(made[-KEEP_PRE_MIGRATION:]),
+        scheduled,
+    ]
+
+
+# -- restore ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def backed_up(short_tmp: Path) -> tuple[Paths, BackupInfo]:
+    """A stopped Cairn with two memories in a backup and a third written after it."""
+    paths = paths_for(short_tmp / "r")
+    app = open_app(paths)
+    try:
+        write(app, "the staging database is called otter")
+        write(app, "deploys happen on tuesdays")
+        info = service(app).backup("manual")
+        write(app, "written after the backup")
+    finally:
+        app.close()
+    return paths, info
+
+
+def test_a_good_restore_brings_back_exactly_the_backed_up_memories(
+    backed_up: tuple[Paths, BackupInfo], short_tmp: Path
+) -> None:
+    paths, info = backed_up
+    expected = memory_rows(info.path)
+    before_restore = memory_rows(paths.database)
+    assert len(expected) == 2 and len(before_restore) == 3
+    report = restore(paths, info.path)
+    assert report.restored_from == info.path
+    assert report.backup_created_at_ms == info.created_at_ms
+    assert (report.schema, report.memories) == (str(CURRENT), 2)
+    assert memory_rows(paths.database) == expected
+    assert stat.S_IMODE(paths.database.stat().st_mode) == 0o600
+    # the replaced database is kept, whole, next to the restored one
+    assert report.replaced is not None and report.replaced.parent == paths.data
+    assert report.replaced.name.startswith("cairn.db.replaced-")
+    assert memory_rows(report.replaced) == before_restore
+    assert not [n for n in files_in(paths.data) if n.endswith(".tmp")]
+    assert info.path.exists()  # the backup itself is left as it was
+    app = open_app(paths)
+    try:
+        found = app.memories.list(Caller.human()).items
+        assert sorted(m.content for m in found) == [
+            "deploys happen on tuesdays",
+            "the staging database is called otter",
+        ]
+    finally:
+        app.close()
+
+
+def damage(kind: str, good: Path, target: Path) -> None:
+    if kind == "corrupted":
+        data = bytearray(good.read_bytes())
+        for offset in range(2 * 4096, len(data) - 4096, 3 * 4096):
+            data[offset + 8 : offset + 200] = b"\xff" * 192
+        target.write_bytes(bytes(data))
+    elif kind == "truncated":
+        target.write_bytes(good.read_bytes()[: 3 * 4096 + 100])
+    elif kind == "not sqlite":
+        target.write_text("this is not a database\n" * 500)
+    elif kind == "newer schema":
+        target.write_bytes(good.read_bytes())
+        conn = sqlite3.connect(target)
+        conn.execute(f"PRAGMA user_version = {CURRENT.encoded + 1}")
+        conn.close()
+    elif kind == "not cairn's":
+        conn = sqlite3.connect(target)
+        conn.execute("CREATE TABLE notes (body TEXT)")
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "error", "words"),
+    [
+        ("corrupted", IntegrityFailure, "damaged"),
+        ("truncated", IntegrityFailure, "nothing was restored"),
+        ("not sqlite", InvalidInput, "not a SQLite database"),
+        ("newer schema", SchemaTooNew, "newer Cairn"),
+        ("not cairn's", InvalidInput, "not Cairn's"),
+    ],
+)
+def test_a_bad_backup_is_refused_and_nothing_is_replaced(
+    backed_up: tuple[Paths, BackupInfo], kind: str, error: type[Exception], words: str
+) -> None:
+    paths, info = backed_up
+    bad = paths.data.parent / f"bad-{kind.replace(' ', '-')}.db"
+    damage(kind, info.path, bad)
+    database_before = hashlib.sha256(paths.database.read_bytes()).hexdigest()
+    data_before = files_in(paths.data)
+    with pytest.raises(error, match=words):
+        restore(paths, bad)
+    assert hashlib.sha256(paths.database.read_bytes()).hexdigest() == database_before
+    assert files_in(paths.data) == data_before  # nothing moved aside, no copy left behind
+
+
+def test_restore_refuses_a_missing_file_and_the_live_database(
+    backed_up: tuple[Paths, BackupInfo],
+) -> None:
+    paths, _ = backed_up
+    with pytest.raises(NotFound, match="backup --list"):
+        restore(paths, paths.data / "nope.db")
+    with pytest.raises(InvalidInput, match="live database"):
+        restore(paths, paths.database)
+
+
+def test_restore_refuses_while_the_store_is_open(cairn: Cairn) -> None:
+    info = service(cairn).backup()
+    with pytest.raises(AlreadyRunning, match="cairn stop"):
+        restore(cairn.paths, info.path)
+    assert not [n for n in files_in(cairn.paths.data) if "replaced" in n]
+
+
+def test_restore_refuses_while_cairn_runs(backed_up: tuple[Paths, BackupInfo]) -> None:
+    paths, info = backed_up
+    home = paths.data.parent
+    with running_daemon(home) as daemon:
+        inode = paths.database.stat().st_ino
+        with pytest.raises(AlreadyRunning, match="stop it first with `cairn stop`"):
+            restore(paths, info.path)
+        assert daemon.proc.poll() is None
+        assert paths.database.stat().st_ino == inode
+        assert not [n for n in files_in(paths.data) if "replaced" in n]
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_backup_and_restore_from_a_terminal(backed_up: tuple[Paths, BackupInfo]) -> None:
+    paths, _ = backed_up
+    home = paths.data.parent
+    status, shown = at_terminal(home, "backup", typed="")
+    assert status == 0, shown
+    assert "backed up to " in shown
+    newest = list_backups(paths.backups)[0]
+    assert newest.reason == "manual" and str(newest.path) in shown
+    assert memory_rows(newest.path) == memory_rows(paths.database)  # three memories
+
+    status, shown = at_terminal(home, "backup", "--list", typed="")
+    assert status == 0, shown
+    assert all(b.path.name in shown for b in list_backups(paths.backups))
+
+    # the newest backup holds three memories; empty the store, then bring them back
+    app = open_app(paths)
+    try:
+        for m in app.memories.list(Caller.human()).items:
+            app.memories.forget(Caller.human(), m.id)
+    finally:
+        app.close()
+    wanted = memory_rows(newest.path)
+    status, shown = at_terminal(home, "restore", "--latest", typed="yes")
+    assert status == 1 and "not confirmed; nothing was changed" in shown, shown
+    assert memory_rows(paths.database) != wanted
+
+    status, shown = at_terminal(home, "restore", "--latest", typed="restore")
+    assert status == 0, shown
+    assert f"restored {newest.path}" in shown and "3 memories" in shown
+    assert "the database it replaced is kept as " in shown
+    assert memory_rows(paths.database) == wanted
+
+
+def test_backup_json_at_a_terminal(backed_up: tuple[Paths, BackupInfo]) -> None:
+    paths, _ = backed_up
+    status, shown = at_terminal(paths.data.parent, "backup", "--json", typed="")
+    assert status == 0, shown
+    data = json.loads(shown[shown.index("{") :])
+    assert data == list_backups(paths.backups)[0].to_dict()
+
+
+def test_backup_commands_need_a_terminal(backed_up: tuple[Paths, BackupInfo]) -> None:
+    paths, info = backed_up
+    home = paths.data.parent
+    for args in (("backup",), ("backup", "--list"), ("restore", str(info.path))):
+        out = run_cairn(home, *args, stdin="restore\n")
+        assert out.returncode == ErrorCode.FORBIDDEN.exit_status, (args, out.stderr)
+        assert "interactive terminal" in out.stderr
+    assert len(list_backups(paths.backups)) == 1
+
+
+def test_restore_at_a_terminal_refuses_while_cairn_runs(
+    backed_up: tuple[Paths, BackupInfo],
+) -> None:
+    paths, info = backed_up
+    home = paths.data.parent
+    with running_daemon(home) as daemon:
+        status, shown = at_terminal(home, "restore", str(info.path), typed="restore")
+        assert status == ErrorCode.ALREADY_RUNNING.exit_status == 69, shown
+        assert "stop it first with `cairn stop`" in shown
+        assert "to confirm" not in shown  # refused before asking
+        status, shown = at_terminal(home, "backup", "--list", typed="")
+        assert status == 0 and info.path.name in shown, shown
+        assert daemon.proc.poll() is None

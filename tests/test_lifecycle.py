@@ -1,0 +1,129 @@
+"""Memories over time: the janitor archives unused project memories (never pinned ones, later
+for important ones), ended sessions' scratch memories expire and are purged, and workspaces
+move, merge and warn when their folder is gone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.app import Cairn
+from core.errors import Conflict, Forbidden
+from core.janitor import Janitor
+from core.model import Caller, Status, Surface, WriteStatus
+from core.requests import WriteRequest
+from core.search import SearchRequest
+from tests.conftest import FakeClock
+
+DAY = 86_400
+
+
+def write(app: Cairn, caller: Caller, content: str, **fields: object) -> str:
+    params: dict[str, object] = {"content": content, "kind": "fact", "scope": "project", **fields}
+    result = app.memories.write(caller, WriteRequest.from_params(params))
+    assert result.status is WriteStatus.STORED and result.id is not None, result
+    return result.id
+
+
+def status_of(app: Cairn, mid: str) -> Status:
+    return app.memories.get(Caller.human(), mid).memory.status
+
+
+def janitor(app: Cairn) -> Janitor:
+    return Janitor(app.store, app.memories, app.settings, app.paths, lifecycle=app.lifecycle)
+
+
+def test_unused_project_memories_are_archived_never_deleted(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    plain = write(cairn, agent, "the old build used make")
+    used = write(cairn, agent, "the heron service listens on 8080")
+    pinned = write(cairn, agent, "never force-push main", pinned=True)
+    important = write(cairn, agent, "production runs in eu-west-1", importance=5)
+    everywhere = write(cairn, agent, "the user prefers metric", scope="user", kind="preference")
+    clock.advance(100 * DAY)
+    cairn.search.search(agent, SearchRequest(query="heron service"))  # a recall keeps it alive
+    cairn.usage.flush()
+    clock.advance(90 * DAY)
+    report = janitor(cairn).run()
+    assert report.lifecycle is not None and report.lifecycle.archived == 1
+    assert status_of(cairn, plain) is Status.ARCHIVED
+    for kept in (used, pinned, important, everywhere):
+        assert status_of(cairn, kept) is Status.ACTIVE
+    clock.advance(190 * DAY)
+    janitor(cairn).run()
+    assert status_of(cairn, important) is Status.ARCHIVED  # twice as long for importance 5
+    assert status_of(cairn, pinned) is Status.ACTIVE
+    revisions = cairn.memories.get(Caller.human(), plain, history=True).revisions
+    assert revisions[-1].action == "archive" and revisions[-1].actor == "system"
+    archived = cairn.search.search(
+        agent, SearchRequest(query="old build make", include_history=True)
+    )
+    assert plain in [h.memory.id for h in archived.hits]  # still there when asked for
+
+
+def test_an_ended_sessions_scratch_memories_expire_then_go(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    scratch = write(cairn, agent, "scratch: try the -O2 build", scope="session")
+    live = Caller(Surface.AGENT, agent="other", workspace_id=agent.workspace_id, session_id="s-2")
+    ongoing = write(cairn, live, "scratch: still working on it", scope="session")
+    cairn.lifecycle.session_seen("s-1", agent.workspace_id)
+    cairn.lifecycle.session_seen("s-2", agent.workspace_id)
+    clock.advance(8 * DAY)
+    report = janitor(cairn).run(live_sessions=frozenset({"s-2"}))
+    assert report.lifecycle is not None
+    assert (report.lifecycle.sessions_ended, report.lifecycle.session_memories_expiring) == (1, 1)
+    expired = cairn.memories.get(Caller.human(), scratch).memory
+    assert expired.expired and expired.status is Status.ACTIVE
+    assert cairn.memories.get(Caller.human(), ongoing).memory.expires_at is None
+    assert scratch not in [
+        h.memory.id for h in cairn.search.search(agent, SearchRequest(query="scratch build")).hits
+    ]
+    clock.advance(8 * DAY)  # past lifecycle.expired_retention_days
+    assert janitor(cairn).run().purged == 1
+    with pytest.raises(Exception, match="not found"):
+        cairn.memories.get(Caller.human(), scratch)
+
+
+def test_a_moved_project_keeps_its_memories(cairn: Cairn, agent: Caller, short_tmp: Path) -> None:
+    old = short_tmp / "proj"  # the `agent` fixture's workspace
+    mid = write(cairn, agent, "the repo uses pnpm")
+    new = short_tmp / "moved-proj"
+    old.rename(new)
+    assert cairn.lifecycle.check_workspaces() == 1
+    assert "cairn workspace move" in cairn.warnings.snapshot()["missing_workspaces"]
+    with pytest.raises(Forbidden):
+        cairn.lifecycle.move_workspace(agent, str(old), str(new))
+    moved = cairn.lifecycle.move_workspace(Caller.human(), str(old), str(new))
+    assert moved["id"] == agent.workspace_id
+    assert "missing_workspaces" not in cairn.warnings.snapshot()
+    again = cairn.workspaces.resolve(str(new))
+    assert again.id == agent.workspace_id
+    reader = Caller(Surface.AGENT, agent="a", workspace_id=again.id)
+    assert cairn.memories.get(reader, mid).memory.content == "the repo uses pnpm"
+
+
+def test_merging_workspaces_rebinds_with_a_revision_and_reports_what_stayed(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    other_dir = short_tmp / "clone"
+    other_dir.mkdir()
+    other = cairn.workspaces.resolve(str(other_dir))
+    b = Caller(Surface.AGENT, agent="agent-a", verified=True, workspace_id=other.id)
+    in_a = write(cairn, agent, "build with make", dedupe_key="build")
+    in_b = write(cairn, b, "build with ninja", dedupe_key="build")
+    plain = write(cairn, b, "tests live in t/")
+    with pytest.raises(Conflict):
+        cairn.lifecycle.move_workspace(Caller.human(), str(other_dir), str(short_tmp / "proj"))
+    result = cairn.lifecycle.merge_workspaces(
+        Caller.human(), str(other_dir), str(short_tmp / "proj")
+    )
+    assert result["moved"] == 1 and [k["id"] for k in result["kept"]] == [in_b]
+    moved = cairn.memories.get(Caller.human(), plain, history=True)
+    assert moved.memory.workspace_id == agent.workspace_id
+    assert moved.revisions[-1].action == "rebind" and moved.revisions[-2].workspace_id == other.id
+    assert cairn.memories.get(Caller.human(), in_a).memory.workspace_id == agent.workspace_id
+    listed = {w["id"]: w for w in cairn.lifecycle.workspaces(Caller.human())}
+    assert listed[other.id]["memories"] == 1  # the dedupe clash stayed behind
