@@ -47,6 +47,14 @@ def pragmas_for(settings: Settings, *, role: str) -> Pragmas:
     raise ValueError(f"unknown connection role {role!r}")
 
 
+def refuse_on(thread_id: int | None) -> None:
+    """Raise when the calling thread is the one refused (the windows' GUI thread)."""
+    if thread_id is not None and threading.get_ident() == thread_id:
+        raise RuntimeError(
+            "the store was used on the GUI thread; run service calls through desktop.worker"
+        )
+
+
 class WriteDatabase(peewee.SqliteDatabase):
     """The single write connection. Not thread-local: the writer thread is its only user."""
 
@@ -80,10 +88,15 @@ class ReadDatabase(peewee.SqliteDatabase):
         self._opened: dict[int, sqlite3.Connection] = {}
         self._opened_lock = threading.Lock()
         self._closed = False
+        self.refused_thread: int | None = None  # see Store.refuse_thread
 
     def conn(self) -> sqlite3.Connection:
         """This thread's read-only sqlite3 connection, opened on first use."""
         return _conn(self)
+
+    def connection(self) -> Any:
+        refuse_on(self.refused_thread)
+        return super().connection()  # type: ignore[no-untyped-call]
 
     def _connect(self) -> Any:
         if self._closed:

@@ -125,6 +125,13 @@ class Store:
 
         return self.writer.run(run, transactional=False)
 
+    def refuse_thread(self, thread_id: int | None) -> None:
+        """Make every read and write from `thread_id` raise RuntimeError (None: allow all). The
+        windows' tests refuse their GUI thread, so a service call that would freeze the windows
+        fails loudly instead."""
+        self.read_db.refused_thread = thread_id
+        self.writer.refused_thread = thread_id
+
     def close(self) -> None:
         if self._closed:
             return

@@ -25,7 +25,7 @@ import peewee
 
 from core.changes import Change, ChangeBus, ChangeSet
 from core.clock import Clock, SystemClock
-from core.database import WriteDatabase
+from core.database import WriteDatabase, refuse_on
 from core.errors import CairnError, IOFault, StoreBusy, StoreUnavailable
 from core.failures import BackgroundFailures
 
@@ -100,6 +100,7 @@ class Writer:
         # running its job in place.
         self._connection = threading.Lock()
         self._owner: int | None = None
+        self.refused_thread: int | None = None  # see Store.refuse_thread
         self._thread = threading.Thread(target=self._run, name="cairn-writer", daemon=True)
         self._thread.start()
 
@@ -110,6 +111,7 @@ class Writer:
     def submit(self, fn: Callable[[WriteTx], T], *, transactional: bool = True) -> Future[T]:
         """Queue a job. `transactional=False` runs it alone, outside any transaction (checkpoints,
         VACUUM); such a job must not modify rows."""
+        refuse_on(self.refused_thread)
         future: Future[T] = Future()
         with self._cond:
             if self._closed:
@@ -133,6 +135,7 @@ class Writer:
 
     def run(self, fn: Callable[[WriteTx], T], *, transactional: bool = True) -> T:
         """Run a job and return its committed result (or raise its error)."""
+        refuse_on(self.refused_thread)
         if self._owner == threading.get_ident() or threading.current_thread() is self._thread:
             raise RuntimeError("a write job tried to wait for another write job (deadlock)")
         if not self._queue and self._connection.acquire(blocking=False):

@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,7 +20,15 @@ from core.policy import POLICY_FILE, all_auto
 from core.policy_file import write_policy
 from core.settings import Settings
 
+if TYPE_CHECKING:
+    from pytestqt.qtbot import QtBot
+
+    from core.daemon import Runtime
+    from desktop.desk import Desk
+
 ROOT = Path(__file__).resolve().parent.parent
+# Windows under test render offscreen (the real tray test runs its own Xvfb in a subprocess).
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 class FakeClock:
@@ -117,3 +127,46 @@ def cairn_env(home: Path) -> dict[str, str]:
     env["CAIRN_HOME"] = str(home)
     env["PYTHONPATH"] = str(ROOT)
     return env
+
+
+# -- the windows ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def desk(qtbot: QtBot, paths: Paths) -> Iterator[Desk]:
+    """The windows' context over a real Cairn with the shipped (governed) capture policy. The
+    store refuses the GUI thread, so a window calling a service directly fails the test."""
+    from desktop.desk import Desk
+
+    app = Cairn.open(paths)
+    app.store.refuse_thread(threading.get_ident())
+    d = Desk(app)
+    try:
+        yield d
+    finally:
+        d.close()
+        app.store.refuse_thread(None)
+        app.close()
+
+
+@pytest.fixture
+def served_desk(qtbot: QtBot, paths: Paths) -> Iterator[tuple[Desk, Runtime]]:
+    """The windows' context over a serving Cairn (its socket on a thread of this process), so
+    real socket clients can propose while the windows watch. The GUI thread is refused."""
+    from desktop.desk import Desk
+    from tests.serving import served_in_thread
+
+    with served_in_thread(paths) as runtime:
+        assert runtime.cairn is not None
+        runtime.cairn.store.refuse_thread(threading.get_ident())
+        d = Desk(runtime.cairn)
+        try:
+            yield d, runtime
+        finally:
+            d.close()
+            runtime.cairn.store.refuse_thread(None)
+
+
+def settle(qtbot: QtBot, desk: Desk, timeout_ms: int = 5000) -> None:
+    """Wait until every service call the windows made has delivered its result."""
+    qtbot.waitUntil(lambda: desk.worker.in_flight == 0, timeout=timeout_ms)

@@ -1,0 +1,93 @@
+"""What every window is given: the open Cairn, the worker that runs its services off the GUI
+thread, the change channel, the error presenter - and the windows themselves, one of each."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtGui import QCloseEvent, QShowEvent
+from PySide6.QtWidgets import QWidget
+
+from core.model import Caller
+from desktop.live import LiveChanges
+from desktop.presenter import Presenter
+from desktop.worker import Worker
+
+if TYPE_CHECKING:
+    from core.app import Cairn
+
+W = TypeVar("W", bound="ToolWindow")
+
+
+class Desk:
+    """The windows' shared context. The person at the desk acts as `Caller.human()`."""
+
+    def __init__(self, cairn: Cairn) -> None:
+        self.cairn = cairn
+        self.person = Caller.human()
+        self.presenter = Presenter()
+        self.worker = Worker(self.presenter.show)
+        self.live = LiveChanges(cairn.bus)
+        # Window geometry and the chosen language; under CAIRN_HOME in tests.
+        self.prefs = QSettings(str(cairn.paths.config / "desktop.ini"), QSettings.Format.IniFormat)
+        self._windows: dict[type[ToolWindow], ToolWindow] = {}
+
+    def call(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+        owner: QWidget | None = None,
+    ) -> None:
+        """Run a service call off the GUI thread (see `Worker.call`)."""
+        self.worker.call(fn, *args, on_done=on_done, on_error=on_error, owner=owner)
+
+    def open(self, kind: type[W]) -> W:
+        """Show the window of this kind (creating it the first time) and bring it forward."""
+        window = self._windows.get(kind)
+        if window is None:
+            window = kind(self)
+            self._windows[kind] = window
+        window.show()
+        window.raise_()
+        window.activateWindow()
+        return window  # type: ignore[return-value]
+
+    def window(self, kind: type[W]) -> W | None:
+        return self._windows.get(kind)  # type: ignore[return-value]
+
+    def close(self) -> None:
+        for window in self._windows.values():
+            window.close()
+        self._windows.clear()
+        self.live.close()
+        self.worker.shutdown()
+
+
+class ToolWindow(QWidget):
+    """A top-level window opened from the tray: one instance, remembers its geometry."""
+
+    name = "window"  # the key its geometry is kept under
+    default_size = (760, 520)
+
+    def __init__(self, desk: Desk) -> None:
+        super().__init__()
+        self.desk = desk
+        self.resize(*self.default_size)
+        saved = desk.prefs.value(f"geometry/{self.name}")
+        if isinstance(saved, QByteArray):
+            self.restoreGeometry(saved)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Load what the window shows (off the GUI thread, through `desk.call`)."""
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        self.desk.prefs.setValue(f"geometry/{self.name}", self.saveGeometry())
+        super().closeEvent(event)

@@ -1,0 +1,79 @@
+"""The windows' plumbing: service calls run off the GUI thread and come back on it, the store
+refuses the GUI thread in tests, errors reach the presenter, changes arrive as signals."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
+
+from core.changes import Topic
+from core.model import Caller
+from core.requests import WriteRequest
+from desktop.desk import Desk
+from tests.conftest import settle
+
+
+def note(text: str) -> WriteRequest:
+    return WriteRequest.from_params({"content": text, "kind": "fact", "scope": "user"})
+
+
+def test_the_store_refuses_the_gui_thread(desk: Desk) -> None:
+    with pytest.raises(RuntimeError, match="GUI thread"):
+        desk.cairn.memories.list(Caller.human())
+    with pytest.raises(RuntimeError, match="GUI thread"):
+        desk.cairn.memories.write(
+            Caller.human(),
+            WriteRequest.from_params({"content": "x", "kind": "fact", "scope": "user"}),
+        )
+
+
+def test_a_call_runs_off_the_gui_thread_and_answers_on_it(qtbot: QtBot, desk: Desk) -> None:
+    gui = threading.get_ident()
+    seen: dict[str, int] = {}
+
+    def work() -> int:
+        seen["ran_on"] = threading.get_ident()
+        return len(desk.cairn.memories.list(Caller.human()).items)
+
+    def done(count: int) -> None:
+        seen["answered_on"] = threading.get_ident()
+        seen["count"] = count
+
+    desk.call(work, on_done=done)
+    settle(qtbot, desk)
+    assert seen == {"ran_on": seen["ran_on"], "answered_on": gui, "count": 0}
+    assert seen["ran_on"] != gui
+
+
+def test_an_error_reaches_the_presenter_and_a_dead_owner_hears_nothing(
+    qtbot: QtBot, desk: Desk
+) -> None:
+    desk.call(desk.cairn.memories.get, Caller.human(), "m_missing")
+    settle(qtbot, desk)
+    assert desk.presenter.last == "memory m_missing not found"
+
+    owner = QWidget()
+    heard: list[object] = []
+    desk.call(lambda: 1, on_done=heard.append, owner=owner)
+    owner.deleteLater()
+    qtbot.waitUntil(lambda: desk.worker.in_flight == 0)
+    assert heard == []
+
+
+def test_changes_arrive_on_the_gui_thread(qtbot: QtBot, desk: Desk) -> None:
+    owner = QWidget()
+    got: list[tuple[frozenset[Topic], int]] = []
+    desk.live.on(owner, {Topic.MEMORIES}, lambda cs: got.append((cs.topics, threading.get_ident())))
+    desk.call(desk.cairn.memories.write, Caller.human(), note("the build uses make"))
+    qtbot.waitUntil(lambda: bool(got))
+    assert Topic.MEMORIES in got[0][0] and got[0][1] == threading.get_ident()
+    owner.deleteLater()
+    qtbot.wait(10)
+    got.clear()
+    desk.call(desk.cairn.memories.write, Caller.human(), note("the tests use pytest"))
+    settle(qtbot, desk)
+    qtbot.wait(50)
+    assert got == []  # the owner is gone: so is its subscription
