@@ -2,7 +2,7 @@
 archive - or a plain JSON-lines file of memories - back into a store.
 
 The archive format and writing it live in `core/archive_export.py`; reading, verifying and
-bringing an archive into the store in `core/archive_import.py`; docs/export-format.md describes
+bringing an archive into the store in `core/archive_import.py`; docs/backup-and-export.md describes
 the files. Everything here is a person's action: an agent's connection is refused.
 """
 

@@ -3,7 +3,7 @@ canonical JSON - and writing an archive: one zip with every memory and its histo
 history, the review queue, the audit log, the capture policy, workspaces and tombstones, all read
 in one read transaction.
 
-The layout is documented in docs/export-format.md. Record files are canonical (sorted keys, a
+The layout is documented in docs/backup-and-export.md. Record files are canonical (sorted keys, a
 fixed order, no time of the export inside them), so the same memories always give the same bytes;
 the time of the export lives in the manifest only.
 """

@@ -16,7 +16,7 @@ from typing import Any
 from core.backup import list_backups, refuse_while_running, restore
 from core.errors import NotFound
 from core.paths import Paths, resolve_paths
-from core.terminal import confirm, emit, for_a_person, served_or_here, when
+from core.terminal import confirm, emit, for_a_person, plural, served_or_here, when
 
 
 def add_parsers(sub: Any) -> None:
@@ -107,7 +107,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         print(
             f"restored {report['restored_from']}\n"
             f"  taken {when(report['backup_created_at'])}, schema {report['schema']}, "
-            f"{report['memories']} memories\n"
+            f"{plural(report['memories'], 'memory', 'memories')}\n"
             f"  into {report['database']}"
         )
         if report["replaced"]:

@@ -28,7 +28,7 @@ def add_parsers(sub: Any) -> None:
 def cmd_workspace(args: argparse.Namespace) -> int:
     action = args.workspace_command
     if action == "list":
-        with looking_as_person("workspace list") as client:
+        with looking_as_person("workspace list", bind_cwd=False) as client:
             rows = client.call("workspace.list")["workspaces"]
 
         def table() -> None:
@@ -43,13 +43,16 @@ def cmd_workspace(args: argparse.Namespace) -> int:
         return 0
     if action == "move":
         new = os.path.abspath(os.path.expanduser(args.new))
-        with connect_as_person(f"Move workspace {args.old} to {new}?", "move") as client:
+        with connect_as_person(
+            f"Move workspace {args.old} to {new}?", "move", bind_cwd=False
+        ) as client:
             result = client.call("workspace.move", {"workspace": args.old, "to": new})
         emit(args, result, lambda: print(f"{result['id']} now lives at {result['to']}"))
         return 0
     with connect_as_person(
         f"Merge workspace {args.source} into {args.into}? Each memory moves with a revision.",
         "merge",
+        bind_cwd=False,
     ) as client:
         result = client.call("workspace.merge", {"workspace": args.source, "into": args.into})
 

@@ -60,18 +60,23 @@ def confirm(prompt: str, expected: str) -> None:
         raise NotConfirmed("not confirmed; nothing was changed")
 
 
-def connect_as_person(prompt: str, expected: str, *, autostart: bool = True) -> Client:
-    """A person's connection: only from an interactive terminal, after a typed confirmation."""
+def connect_as_person(
+    prompt: str, expected: str, *, autostart: bool = True, bind_cwd: bool = True
+) -> Client:
+    """A person's connection: only from an interactive terminal, after a typed confirmation.
+    `bind_cwd=False` binds no workspace (commands about workspaces must not register the
+    directory they happen to run in)."""
     for_a_person()
     confirm(prompt, expected)
-    return Client.connect(role="human", workspace=os.getcwd(), autostart=autostart)
+    workspace = os.getcwd() if bind_cwd else None
+    return Client.connect(role="human", workspace=workspace, autostart=autostart)
 
 
-def looking_as_person(what: str) -> Client:
+def looking_as_person(what: str, *, bind_cwd: bool = True) -> Client:
     """A person's connection for a command that only looks: an interactive terminal, no typed
     confirmation."""
     for_a_person(what)
-    return Client.connect(role="human", workspace=os.getcwd())
+    return Client.connect(role="human", workspace=os.getcwd() if bind_cwd else None)
 
 
 def served_or_here(
@@ -118,8 +123,9 @@ def when(ms: int | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))
 
 
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """`1 memory`, `3 memories` (give `many` when adding an s is wrong)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {many or noun + 's'}"
 
 
 def short(text: str, width: int = 100) -> str:

@@ -34,13 +34,13 @@ def cairn(
     )
 
 
-def at_terminal(home: Path, *args: str, typed: str) -> tuple[int, str]:
+def at_terminal(home: Path, *args: str, typed: str, cwd: Path = ROOT) -> tuple[int, str]:
     """Run `cairn args` with a pseudo-terminal for stdin, stdout and stderr, as a person would,
     typing `typed` at the prompt; returns (exit status, everything the terminal showed)."""
     master, slave = os.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "core.cli", *args],
-        cwd=ROOT,
+        cwd=cwd,
         env=cairn_env(home),
         stdin=slave,
         stdout=slave,

@@ -15,6 +15,8 @@ from core.model import Caller, Status, Surface, WriteStatus
 from core.requests import WriteRequest
 from core.search import SearchRequest
 from tests.conftest import FakeClock
+from tests.serving import paths_for, served_in_thread
+from tests.test_cli_serving import at_terminal
 
 DAY = 86_400
 
@@ -127,3 +129,28 @@ def test_merging_workspaces_rebinds_with_a_revision_and_reports_what_stayed(
     assert cairn.memories.get(Caller.human(), in_a).memory.workspace_id == agent.workspace_id
     listed = {w["id"]: w for w in cairn.lifecycle.workspaces(Caller.human())}
     assert listed[other.id]["memories"] == 1  # the dedupe clash stayed behind
+
+
+def test_moving_a_workspace_from_inside_its_new_folder(short_tmp: Path) -> None:
+    """A person who moved their repository runs `cairn workspace move` from where it is now:
+    that folder must not be registered as a workspace of its own on the way."""
+    home = short_tmp / "home"
+    old, new = short_tmp / "billing", short_tmp / "billing-service"
+    old.mkdir()
+    paths = paths_for(home)
+    app = Cairn.open(paths)
+    try:
+        ws = app.workspaces.resolve(str(old)).id
+        me = Caller(Surface.HUMAN, workspace_id=ws)
+        mid = write(app, me, "refunds take five days")
+    finally:
+        app.close()
+    old.rename(new)
+    with served_in_thread(paths) as runtime:
+        status, shown = at_terminal(home, "workspace", "move", ws, str(new), typed="move", cwd=new)
+        assert status == 0, shown
+        assert f"{ws} now lives at {new}" in shown
+        assert runtime.cairn is not None
+        moved = runtime.cairn.memories.get(Caller.human(), mid).memory
+        assert moved.workspace_id == ws
+        assert [w["path"] for w in runtime.cairn.lifecycle.workspaces(Caller.human())] == [str(new)]
