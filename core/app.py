@@ -35,6 +35,7 @@ from core.runtime import socket_path
 from core.search import SearchService
 from core.search_index import SearchIndex
 from core.settings import Settings, load_settings
+from core.settings_file import SettingsService
 from core.similarity import NearDuplicates
 from core.store import Store
 from core.usage import UsageRecorder
@@ -71,6 +72,7 @@ class Cairn:
     notes: NotesFolder
     backups: BackupService
     archive: ArchiveService
+    config: SettingsService  # changing settings.toml while running; `settings` is as started
     started_at_ms: int = 0
     shutdown_hook: Callable[[str], None] | None = None
 
@@ -158,7 +160,13 @@ class Cairn:
         if no_keychain:
             warnings.set("no_keychain", no_keychain)
             log.warning(no_keychain)
-        activity = Activity()
+        activity = Activity(bus=bus)
+        backups = BackupService(store, paths, settings, clock, failures)
+        config = SettingsService(paths.settings_file, settings, bus)
+        config.follow(("notes.folder", "notes.kind", "notes.scope"), notes.reconfigure)
+        config.follow(
+            ("backup.interval_hours", "backup.keep_daily", "backup.keep_weekly"), backups.use
+        )
         health = HealthService(
             store,
             paths=paths,
@@ -190,7 +198,7 @@ class Cairn:
             identity=identity,
             lifecycle=lifecycle,
             notes=notes,
-            backups=BackupService(store, paths, settings, clock, failures),
+            backups=backups,
             archive=ArchiveService(
                 store,
                 clock,
@@ -200,6 +208,7 @@ class Cairn:
                 gate=gate,
                 observers=(SearchIndex(),),
             ),
+            config=config,
             started_at_ms=clock.now_ms(),
         )
 
@@ -241,6 +250,7 @@ class Cairn:
 
     def close(self) -> None:
         """Flush recall counts, stop the writer and release the store."""
+        self.activity.close()
         self.policy.close()
         self.notes.close()
         self.usage.close()

@@ -143,6 +143,10 @@ class BackupService:
                 self._failures.record("backup.rotation", e, self._clock.now_ms())
         return info
 
+    def use(self, settings: Settings) -> None:
+        """Take changed `backup.*` settings (schedule, rotation) from the next check on."""
+        self._settings = settings
+
     def list(self) -> list[BackupInfo]:
         """Every backup in the backup directory, newest first."""
         return list_backups(self._paths.backups)

@@ -174,21 +174,11 @@ class NotesFolder:
         self._failures = failures
         self._warnings = warnings
         self._workspaces = workspaces or WorkspaceRegistry(store)
-        self._default_kind = settings.text("notes.kind")
-        self._default_scope = Scope(settings.text("notes.scope"))
         self._max_bytes = memories.limits.max_content_bytes + FRONT_MATTER_ALLOWANCE
-        raw = settings.text("notes.folder").strip()
-        expanded = os.path.expanduser(raw) if raw else ""
         self._folder: Path | None = None
-        if expanded:
-            absolute = os.path.isabs(expanded)
-            self._folder = Path(os.path.realpath(expanded) if absolute else expanded)
-        self._misconfigured = (
-            f"notes.folder {raw!r} is not an absolute path (start it with / or ~); the notes "
-            "folder is not watched"
-            if expanded and not os.path.isabs(expanded)
-            else None
-        )
+        self._misconfigured: str | None = None
+        self._configure(settings)
+        self._halted = False  # the worker is asked to stop without closing (a new folder)
         self._pass_lock = threading.Lock()
         self._cond = threading.Condition()
         self._pending: set[str] = set()
@@ -202,6 +192,22 @@ class NotesFolder:
         self._watch_failed = False
         self._rewatch = False  # the folder itself was moved or deleted: its watch is stale
         self.passes = 0  # completed passes, for tests and health
+
+    def _configure(self, settings: Settings) -> None:
+        self._default_kind = settings.text("notes.kind")
+        self._default_scope = Scope(settings.text("notes.scope"))
+        raw = settings.text("notes.folder").strip()
+        expanded = os.path.expanduser(raw) if raw else ""
+        self._folder = None
+        if expanded:
+            absolute = os.path.isabs(expanded)
+            self._folder = Path(os.path.realpath(expanded) if absolute else expanded)
+        self._misconfigured = (
+            f"notes.folder {raw!r} is not an absolute path (start it with / or ~); the notes "
+            "folder is not watched"
+            if expanded and not os.path.isabs(expanded)
+            else None
+        )
 
     @property
     def folder(self) -> Path | None:
@@ -745,7 +751,7 @@ class NotesFolder:
     def _work(self) -> None:
         while True:
             with self._cond:
-                while not self._closed:
+                while not (self._closed or self._halted):
                     wait = self._due_in()
                     if wait == 0.0:
                         break
@@ -756,7 +762,7 @@ class NotesFolder:
                             self._first_event = self._last_event = time.monotonic() - DEBOUNCE_S
                         continue
                     self._cond.wait(wait)
-                if self._closed:
+                if self._closed or self._halted:
                     return
                 paths, full = self._pending, self._pending_full
                 self._pending, self._pending_full = set(), False
@@ -765,6 +771,32 @@ class NotesFolder:
             except Exception as e:
                 log.exception("the notes folder pass failed")
                 self._failures.record(SITE, e, self._clock.now_ms())
+
+    def reconfigure(self, settings: Settings) -> None:
+        """Follow changed `notes.*` settings while Cairn runs: stop watching the old folder (a
+        pass in progress finishes first), then - when a folder is set - watch the new one and
+        read it, as `start` does (the person just chose it). Turning the folder off archives
+        nothing; another folder's first pass archives the memories of notes it does not have,
+        as for deleted files (notes at the same paths inside it keep their memories)."""
+        with self._cond:
+            if self._closed:
+                return
+            self._halted = True
+            self._cond.notify_all()
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.join(30)
+        with self._pass_lock:
+            self._stop_observer()
+            with self._cond:
+                self._halted = False
+                self._pending, self._pending_full = set(), False
+            self._configure(settings)
+            self._watch_failed = False
+            self._rewatch = False
+            if self._folder is None:
+                self._set_warning(None)
+        self.start()
 
     def close(self) -> None:
         """Stop watching; wait for a pass in progress to finish."""

@@ -391,3 +391,22 @@ def _with_agent_mode(policy: Policy, target: str, name: str, rest: list[str], mo
 
 def without_agent(policy: Policy, name: str) -> Policy:
     return replace(policy, agents={n: r for n, r in policy.agents.items() if n != name})
+
+
+def without_override(policy: Policy, name: str, rule: str) -> Policy:
+    """`policy` without one of an agent's overrides (`kinds.<kind>`, `scopes.<scope>` or
+    `extracted`); an agent left with none is dropped. Unknown rules change nothing."""
+    current = policy.agents.get(name)
+    if current is None:
+        return policy
+    parts = rule.split(".")
+    if parts == ["extracted"]:
+        current = replace(current, extracted=None)
+    elif len(parts) == 2 and parts[0] == "kinds":
+        current = replace(current, kinds={k: m for k, m in current.kinds.items() if k != parts[1]})
+    elif len(parts) == 2 and parts[0] == "scopes":
+        kept = {s: m for s, m in current.scopes.items() if s.value != parts[1]}
+        current = replace(current, scopes=kept)
+    if not current.to_dict():
+        return without_agent(policy, name)
+    return replace(policy, agents={**policy.agents, name: current})

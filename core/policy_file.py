@@ -39,6 +39,7 @@ from core.policy import (
     policy_from_dict,
     with_mode,
     without_agent,
+    without_override,
 )
 from core.store import Store
 from core.writer import WriteTx
@@ -329,6 +330,13 @@ class PolicyService:
         if not caller.is_human:
             raise Forbidden("only a person can change the capture policy")
         return self._holder.update(lambda p: without_agent(p, name), actor=caller.actor)
+
+    def remove_override(self, caller: Caller, name: str, rule: str) -> Policy:
+        """Drop one of agent `name`'s overrides (`kinds.<kind>`, `scopes.<scope>`, `extracted`);
+        the agent's section goes when it has none left. Raises Forbidden for an agent."""
+        if not caller.is_human:
+            raise Forbidden("only a person can change the capture policy")
+        return self._holder.update(lambda p: without_override(p, name, rule), actor=caller.actor)
 
     def _changed(self, change: PolicyChange) -> None:
         self._save(change.policy, source=change.source, actor=change.actor, audit_it=True)

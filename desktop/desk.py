@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import shiboken6
 from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QWidget
 
 from core.model import Caller
+from desktop.i18n import PREF_KEY, Language, chosen, resolve
 from desktop.live import LiveChanges
 from desktop.presenter import Presenter
 from desktop.worker import Worker
@@ -33,6 +35,28 @@ class Desk:
         # Window geometry and the chosen language; under CAIRN_HOME in tests.
         self.prefs = QSettings(str(cairn.paths.config / "desktop.ini"), QSettings.Format.IniFormat)
         self._windows: dict[type[ToolWindow], ToolWindow] = {}
+        self.language = Language()
+        self._language_listeners: list[Callable[[], None]] = []
+
+    def on_language(self, listener: Callable[[], None]) -> None:
+        """Call `listener` after the language changed (the tray rebuilds its menu)."""
+        self._language_listeners.append(listener)
+
+    def start_language(self) -> None:
+        """Show the language the person chose (or the system's) - before any window opens."""
+        self.language.apply(resolve(chosen(self.prefs)))
+
+    def set_language(self, choice: str) -> None:
+        """Remember the choice and show it at once: every window is rebuilt in the new
+        language the next time it opens (the open ones close, so nothing mixes languages)."""
+        self.prefs.setValue(PREF_KEY, choice)
+        self.language.apply(resolve(choice))
+        for window in list(self._windows.values()):
+            window.close()
+            shiboken6.delete(window)
+        self._windows.clear()
+        for listener in self._language_listeners:
+            listener()
 
     def call(
         self,
@@ -62,6 +86,9 @@ class Desk:
     def close(self) -> None:
         for window in self._windows.values():
             window.close()
+            # Destroyed now, on this (the GUI) thread: left to a later garbage collection, a
+            # window in a reference cycle could be freed on a worker thread and crash Qt.
+            shiboken6.delete(window)
         self._windows.clear()
         self.live.close()
         self.worker.shutdown()

@@ -33,6 +33,7 @@ class Worker(QObject):
         self._report = report
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="cairn-ui")
         self._in_flight = 0
+        self._closed = False
         self._finished.connect(self._deliver)
 
     @property
@@ -48,7 +49,12 @@ class Worker(QObject):
         owner: QObject | None = None,
     ) -> Future[T]:
         """Run `fn(*args)` off the GUI thread; then, on the GUI thread, `on_done(result)` or
-        `on_error(error)` (default: the presenter)."""
+        `on_error(error)` (default: the presenter). After `shutdown` (Cairn is quitting), the
+        call is dropped."""
+        if self._closed:
+            dropped: Future[T] = Future()
+            dropped.cancel()
+            return dropped
         self._in_flight += 1
         future = self._pool.submit(fn, *args)
         future.add_done_callback(lambda f: self._finished.emit((f, on_done, on_error, owner)))
@@ -76,4 +82,5 @@ class Worker(QObject):
                 self.idle.emit()
 
     def shutdown(self) -> None:
+        self._closed = True
         self._pool.shutdown(wait=True, cancel_futures=True)

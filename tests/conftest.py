@@ -3,6 +3,7 @@ Unix socket paths; helpers build a real Cairn on a real SQLite file."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
@@ -145,6 +146,7 @@ def desk(qtbot: QtBot, paths: Paths) -> Iterator[Desk]:
         yield d
     finally:
         d.close()
+        gc.collect()  # on this (the GUI) thread, never later on a worker's
         app.store.refuse_thread(None)
         app.close()
 
@@ -164,6 +166,7 @@ def served_desk(qtbot: QtBot, paths: Paths) -> Iterator[tuple[Desk, Runtime]]:
             yield d, runtime
         finally:
             d.close()
+            gc.collect()
             runtime.cairn.store.refuse_thread(None)
 
 

@@ -199,3 +199,19 @@ def test_the_file_left_by_a_crash_is_never_half_written(cairn: Cairn, paths: Pat
     cairn.policy.set(Caller.human(), "paused", True)
     assert path.stat().st_ino != before  # replaced by rename, not rewritten in place
     assert not list(Path(paths.config).glob(".policy.toml.*.tmp"))
+
+
+def test_one_override_of_an_agent_can_be_removed(cairn: Cairn, paths: Paths) -> None:
+    person = Caller.human()
+    cairn.policy.set(person, "agents.helper.kinds.idea", Mode.AUTO)
+    cairn.policy.set(person, "agents.helper.scopes.user", Mode.OFF)
+    with pytest.raises(Forbidden):
+        cairn.policy.remove_override(Caller(Surface.AGENT, agent="a"), "helper", "kinds.idea")
+    policy = cairn.policy.remove_override(person, "helper", "kinds.idea")
+    assert policy.agents["helper"].to_dict() == {"scopes": {"user": "off"}}
+    text = (paths.config / "policy.toml").read_text(encoding="utf-8")
+    assert parse_policy(text, BUILTIN_KINDS) == policy
+    policy = cairn.policy.remove_override(person, "helper", "scopes.user")
+    assert "helper" not in policy.agents
+    text = (paths.config / "policy.toml").read_text(encoding="utf-8")
+    assert "[agents.helper]" not in text and "# Cairn capture policy" in text

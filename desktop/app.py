@@ -1,0 +1,188 @@
+"""The tray application: one process holding Qt, the agent socket server and the store.
+
+Start-up order: one Qt application; a tray already running is asked to come forward (and this
+launch ends); a headless Cairn serving the store is named (stop it first); otherwise the runtime
+starts inside Qt's loop (qasync), the tray's local socket listens, the desk and the tray appear.
+It runs until Quit, SIGTERM/SIGINT, `cairn stop`, or - without a tray - the last window closing;
+then the windows close, the server stops, the store closes and both sockets are removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import qasync
+from PySide6.QtWidgets import QApplication
+
+from core.daemon import Runtime
+from core.errors import AlreadyRunning, CairnError, ConfigInvalid
+from core.paths import Paths, resolve_paths
+from core.runtime import prepare_runtime_dir, probe, socket_path
+from desktop import single
+from desktop.desk import Desk
+from desktop.tray import IDLE, Tray, load_icon
+
+log = logging.getLogger("cairn")
+
+DEBUG_ENV = "CAIRN_TRAY_DEBUG"  # set: the tray logs its tooltip, menu and notifications
+# How long a launch that finds a serving Cairn keeps asking for a tray that may be starting.
+TRAY_GRACE_S = 1.5
+
+EXIT_OK = 0
+
+
+def configure_logging() -> None:
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if os.environ.get(DEBUG_ENV):
+        logging.getLogger("desktop.tray").setLevel(logging.DEBUG)
+
+
+def find_running(paths: Paths, name: str) -> int | None:
+    """None when this launch should start Cairn; else its exit status, after saying why not."""
+    if single.ask(name, "show"):
+        print("Cairn is already running; its window was brought forward")
+        return EXIT_OK
+    if probe(socket_path(paths)):
+        # A tray starting this very moment serves its socket a little before it listens here.
+        deadline = time.monotonic() + TRAY_GRACE_S
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            if single.ask(name, "show", timeout_ms=300):
+                print("Cairn is already running; its window was brought forward")
+                return EXIT_OK
+        print(
+            "cairn: a headless Cairn (`cairn serve`) is already serving your memories; stop it "
+            "with `cairn stop`, then start the tray again",
+            file=sys.stderr,
+        )
+        return AlreadyRunning.code.exit_status
+    return None
+
+
+@dataclass
+class Running:
+    """The running application's parts, for whoever started it (the story test drives them)."""
+
+    runtime: Runtime
+    desk: Desk
+    tray: Tray
+
+
+async def serve(
+    app: QApplication,
+    paths: Paths,
+    name: str,
+    on_started: Callable[[Running], None] | None = None,
+) -> int:
+    """Run the runtime, the local listener and the tray until asked to stop. `on_started` is
+    called once everything runs."""
+    runtime = Runtime(paths)
+    try:
+        await runtime.start()
+    except CairnError as e:
+        print(f"cairn: {e.message}", file=sys.stderr)
+        return e.code.exit_status
+    assert runtime.cairn is not None
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, runtime.request_stop, f"received {signal.Signals(sig).name}")
+    listener = single.Listener(name)
+    desk: Desk | None = None
+    tray: Tray | None = None
+
+    def request_quit() -> None:
+        runtime.request_stop("Quit chosen in the tray")
+
+    def command(what: str) -> None:
+        if what == "quit":
+            runtime.request_stop("asked to quit by another launch")
+        elif tray is not None:
+            log.info("brought the review queue forward for another launch")
+            tray.open_review()
+
+    def last_window_closed() -> None:
+        runtime.request_stop("the last window was closed (no system tray)")
+
+    listener.command.connect(command)
+    has_tray = True
+    try:
+        listener.listen()
+        desk = Desk(runtime.cairn)
+        tray = Tray(desk, quit=request_quit)
+        has_tray = tray.start()
+        if not has_tray:
+            app.lastWindowClosed.connect(last_window_closed)
+        if on_started is not None:
+            on_started(Running(runtime, desk, tray))
+        await runtime.wait()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        if not has_tray:
+            app.lastWindowClosed.disconnect(last_window_closed)
+        listener.close()
+        if tray is not None:
+            tray.close()
+        if desk is not None:
+            desk.close()
+        # Windows the desk let go of that sit in reference cycles are freed now, on this (the
+        # GUI) thread: a collection that ran later on a server thread, or after the
+        # QApplication is gone, would crash Qt.
+        gc.collect()
+        await runtime.stop()
+    return EXIT_OK
+
+
+def no_display() -> bool:
+    """True on a Linux session with no graphical display, where Qt could only abort."""
+    return sys.platform.startswith("linux") and not any(
+        os.environ.get(var) for var in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    )
+
+
+def run(argv: Sequence[str] = ()) -> int:
+    """The tray application's entry: returns the exit status."""
+    configure_logging()
+    if no_display():
+        print(
+            "cairn: there is no graphical display here (DISPLAY and WAYLAND_DISPLAY are unset), "
+            "so the tray cannot start; run `cairn serve` for Cairn without windows",
+            file=sys.stderr,
+        )
+        return ConfigInvalid.code.exit_status
+    app = QApplication([sys.argv[0] if sys.argv else "cairn", *argv])
+    app.setApplicationName("Cairn")
+    app.setQuitOnLastWindowClosed(False)  # the tray keeps running with every window closed
+    app.setWindowIcon(load_icon(IDLE))
+    paths = resolve_paths()
+    try:
+        prepare_runtime_dir(paths.runtime)
+        name = single.local_name(paths)
+        socket_path(paths)  # a path too long for a socket is refused before anything starts
+    except CairnError as e:
+        print(f"cairn: {e.message}", file=sys.stderr)
+        return e.code.exit_status
+    refused = find_running(paths, name)
+    if refused is not None:
+        return refused
+    # FACTS.md: on Python 3.11 the qasync loop is created by hand (no asyncio.run loop_factory).
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    try:
+        status: int = loop.run_until_complete(serve(app, paths, name))
+        return status
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()

@@ -1,0 +1,53 @@
+"""The windows' language: English (the source strings) or Simplified Chinese, following the
+system unless the person chose one in Settings. Translations are Qt `.qm` files built from
+`resources/i18n/cairn_<lang>.ts` by `scripts/translations`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QLocale, QSettings, QTranslator
+
+I18N_DIR = Path(__file__).resolve().parent.parent / "resources" / "i18n"
+LANGUAGES = {"en": "English", "zh_CN": "简体中文"}  # each shown in its own language
+SYSTEM = "system"
+PREF_KEY = "language"
+
+
+def chosen(prefs: QSettings) -> str:
+    """The person's choice: `system` (the default), `en` or `zh_CN`."""
+    value = prefs.value(PREF_KEY, SYSTEM)
+    return value if isinstance(value, str) and value in (SYSTEM, *LANGUAGES) else SYSTEM
+
+
+def resolve(choice: str, system: QLocale | None = None) -> str:
+    """The language to show for a choice: the system's when it is one we have, else English."""
+    if choice in LANGUAGES:
+        return choice
+    locale = system or QLocale.system()
+    if locale.language() == QLocale.Language.Chinese:
+        return "zh_CN"
+    return "en"
+
+
+class Language:
+    """Installs (and swaps) the translator of the running application."""
+
+    def __init__(self) -> None:
+        self._translator: QTranslator | None = None
+        self.current = "en"
+
+    def apply(self, language: str) -> None:
+        """Show `language` from now on; widgets retranslate on their LanguageChange event."""
+        app = QCoreApplication.instance()
+        assert app is not None, "create the QApplication first"
+        if self._translator is not None:
+            app.removeTranslator(self._translator)
+            self._translator = None
+        if language != "en":
+            translator = QTranslator(app)
+            if not translator.load(str(I18N_DIR / f"cairn_{language}.qm")):
+                raise FileNotFoundError(f"no translation file for {language} in {I18N_DIR}")
+            app.installTranslator(translator)
+            self._translator = translator
+        self.current = language

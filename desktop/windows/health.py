@@ -1,0 +1,255 @@
+"""The Health window: the health snapshot a person sees (docs/health.md), live. Warnings lead in
+a red banner; the headline counters, the breakdowns and each agent's activity follow. It fetches
+again when the store or the counters change, at most one fetch in flight and one queued."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QLocale, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.changes import ChangeSet, Topic
+from desktop.desk import ToolWindow
+from desktop.widgets import when
+
+if TYPE_CHECKING:
+    from desktop.desk import Desk
+
+BANNER_STYLE = (
+    "background: #b00020; color: white; font-weight: bold; padding: 8px; border-radius: 4px;"
+)
+# The snapshot's sections shown as breakdowns (the rest are headline figures or the agents).
+BREAKDOWNS = ("memories", "refusals", "held_for_review", "connections", "background_failures")
+
+
+class HealthWindow(ToolWindow):
+    name = "health"
+    default_size = (820, 640)
+
+    def __init__(self, desk: Desk) -> None:
+        super().__init__(desk)
+        self.setWindowTitle(self.tr("Cairn — Health"))
+        self.snapshot: dict[str, Any] | None = None
+        self.fetches = 0  # snapshots received (tests count them)
+        self._in_flight = False
+        self._queued = False
+
+        self.banner = QLabel()
+        self.banner.setObjectName("warningsBanner")
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet(BANNER_STYLE)
+        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.banner.hide()
+
+        self.figures: dict[str, QLabel] = {}
+        form = QFormLayout()
+        for key, label in (
+            ("total", self.tr("Memories")),
+            ("review", self.tr("Waiting for review")),
+            ("capture", self.tr("Capture")),
+            ("connections", self.tr("Agents connected")),
+            ("last_write", self.tr("Last write")),
+            ("last_search", self.tr("Last search")),
+            ("expired", self.tr("Expired, awaiting purge")),
+            ("database", self.tr("Database size")),
+            ("audit", self.tr("Audit events")),
+        ):
+            value = QLabel("—")
+            value.setObjectName(f"figure_{key}")
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.figures[key] = value
+            form.addRow(label, value)
+
+        self.breakdown = QTreeWidget()
+        self.breakdown.setObjectName("breakdown")
+        self.breakdown.setHeaderLabels([self.tr("Counter"), self.tr("Value")])
+        self.breakdown.setToolTip(self.tr("Counts by scope, kind, status and tier; refusals"))
+
+        self.agents = QTableWidget(0, 6)
+        self.agents.setObjectName("agentActivity")
+        self.agents.setHorizontalHeaderLabels(
+            [
+                self.tr("Agent"),
+                self.tr("Requests"),
+                self.tr("Writes"),
+                self.tr("Refusals"),
+                self.tr("Last seen"),
+                self.tr("Verified"),
+            ]
+        )
+        self.agents.setToolTip(self.tr("Each agent's activity since Cairn started"))
+        self.agents.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.agents.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.agents.verticalHeader().hide()
+        self.agents.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addLayout(form)
+        top_layout.addWidget(self.breakdown)
+        lower = QWidget()
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(QLabel(self.tr("Agents since Cairn started")))
+        lower_layout.addWidget(self.agents)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(top)
+        splitter.addWidget(lower)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.banner)
+        layout.addWidget(splitter)
+        QWidget.setTabOrder(self.breakdown, self.agents)
+
+        desk.live.on(
+            self,
+            {Topic.MEMORIES, Topic.REVIEW, Topic.HEALTH, Topic.AGENTS},
+            self._on_changes,
+        )
+
+    # -- fetching (coalesced) ------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        if self._in_flight:
+            self._queued = True
+            return
+        self._in_flight = True
+        self.desk.call(
+            self.desk.cairn.health.snapshot,
+            self.desk.person,
+            on_done=self._landed,
+            on_error=self._failed,
+            owner=self,
+        )
+
+    def _on_changes(self, _change_set: ChangeSet) -> None:
+        self.refresh()
+
+    def _landed(self, snapshot: dict[str, Any]) -> None:
+        self._in_flight = False
+        self.fetches += 1
+        self.snapshot = snapshot
+        self._show(snapshot)
+        self._again()
+
+    def _failed(self, error: BaseException) -> None:
+        self._in_flight = False
+        self.desk.presenter.show(error, parent=self)
+        self._again()
+
+    def _again(self) -> None:
+        if self._queued:
+            self._queued = False
+            self.refresh()
+
+    # -- showing -------------------------------------------------------------------------------
+
+    def _show(self, s: dict[str, Any]) -> None:
+        warnings: dict[str, str] = s.get("warnings", {})
+        if warnings:
+            lines = [self.tr("%n warning(s):", "", len(warnings))]
+            lines += [f"• {message}" for _key, message in sorted(warnings.items())]
+            self.banner.setText("\n".join(lines))
+            self.banner.setToolTip(", ".join(sorted(warnings)))
+            self.banner.show()
+        else:
+            self.banner.hide()
+        locale = QLocale()
+        review = s.get("review", {})
+        connections = s.get("connections", {})
+        oldest = review.get("oldest_age_s")
+        figures = {
+            "total": locale.toString(int(s.get("total", 0))),
+            "review": (
+                self.tr("{} (oldest waiting {} min)").format(review.get("pending", 0), oldest // 60)
+                if oldest is not None
+                else str(review.get("pending", 0))
+            ),
+            "capture": self.tr("Paused") if s.get("capture_paused") else self.tr("Running"),
+            "connections": self.tr("{} now, {} since start").format(
+                connections.get("now", 0), connections.get("total", 0)
+            ),
+            "last_write": when(s.get("last_write")) or self.tr("never"),
+            "last_search": when(s.get("last_search")) or self.tr("never"),
+            "expired": str(s.get("expired_awaiting_purge", 0)),
+            "database": self.tr("{} (log {})").format(
+                locale.formattedDataSize(int(s.get("database_bytes", 0))),
+                locale.formattedDataSize(int(s.get("wal_bytes", 0))),
+            ),
+            "audit": locale.toString(int(s.get("audit_events", 0))),
+        }
+        for key, text in figures.items():
+            self.figures[key].setText(text)
+        self._show_breakdown(s)
+        self._show_agents(s.get("agents", {}))
+
+    def _show_breakdown(self, s: dict[str, Any]) -> None:
+        tops = [self.breakdown.topLevelItem(i) for i in range(self.breakdown.topLevelItemCount())]
+        expanded = {t.text(0) for t in tops if t is not None and t.isExpanded()}
+        self.breakdown.clear()
+        for section in BREAKDOWNS:
+            value = s.get(section)
+            if not value:
+                continue
+            item = QTreeWidgetItem([section, ""])
+            _fill(item, value)
+            self.breakdown.addTopLevelItem(item)
+            item.setExpanded(section in expanded or not tops)  # all open the first time
+        self.breakdown.resizeColumnToContents(0)
+
+    def _show_agents(self, agents: dict[str, dict[str, Any]]) -> None:
+        self.agents.setRowCount(len(agents))
+        for row, (name, a) in enumerate(sorted(agents.items())):
+            cells = [
+                name,
+                str(a.get("requests", 0)),
+                str(a.get("writes", 0)),
+                str(a.get("refusals", 0)),
+                when(a.get("last_seen")),
+                self.tr("yes") if a.get("verified") else self.tr("no"),
+            ]
+            for column, text in enumerate(cells):
+                cell = QTableWidgetItem(text)
+                if 1 <= column <= 3:
+                    cell.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                self.agents.setItem(row, column, cell)
+
+    def agent_row(self, name: str) -> dict[str, str] | None:
+        """The cells of one agent's row, by header (what a person reads; tests use it)."""
+        table = self.agents
+        headers = [table.horizontalHeaderItem(c) for c in range(table.columnCount())]
+        for row in range(table.rowCount()):
+            cells = [table.item(row, c) for c in range(table.columnCount())]
+            if cells[0] is not None and cells[0].text() == name:
+                return {
+                    h.text(): cell.text() if cell is not None else ""
+                    for h, cell in zip(headers, cells, strict=True)
+                    if h is not None
+                }
+        return None
+
+
+def _fill(parent: QTreeWidgetItem, value: Any) -> None:
+    """Nested counters as tree rows: a dict becomes children, anything else the value column."""
+    if isinstance(value, dict):
+        for key, inner in sorted(value.items()):
+            child = QTreeWidgetItem([str(key), ""])
+            parent.addChild(child)
+            _fill(child, inner)
+    else:
+        parent.setText(1, str(value))

@@ -1,0 +1,302 @@
+"""The Memories window's right-hand side: the detail panel (one memory, its flags, fields,
+actions and history), the editor dialog that makes a new revision, and the forget question."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QCoreApplication, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTextBrowser,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.model import Memory, MemoryDetail, Status, WriteResult, WriteStatus
+from core.requests import UpdateRequest
+from desktop.memory_model import one_line
+from desktop.widgets import when
+
+if TYPE_CHECKING:
+    from desktop.desk import Desk
+
+FLAG_STYLE = "background: #fff3cd; color: #664d03; padding: 6px; border-radius: 4px;"
+
+
+def parse_tags(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
+
+
+class MemoryEditor(QDialog):
+    """Edits content, summary, tags, importance and kind of one revision of a memory. Saving
+    names the revision it started from, so a change made meanwhile is refused, never lost."""
+
+    save_requested = Signal(object)  # UpdateRequest
+
+    def __init__(self, memory: Memory, kinds: tuple[str, ...], parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("memoryEditor")
+        self.setWindowTitle(self.tr("Edit memory"))
+        self.memory = memory
+        self.content = QPlainTextEdit(memory.content)
+        self.content.setObjectName("editContent")
+        self.content.setTabChangesFocus(True)
+        self.summary = QLineEdit(memory.summary or "")
+        self.summary.setObjectName("editSummary")
+        self.tags = QLineEdit(", ".join(memory.tags))
+        self.tags.setObjectName("editTags")
+        self.tags.setToolTip(self.tr("Separate tags with commas."))
+        self.importance = QSpinBox()
+        self.importance.setObjectName("editImportance")
+        self.importance.setRange(1, 5)
+        self.importance.setValue(memory.importance)
+        self.kind = QComboBox()
+        self.kind.setObjectName("editKind")
+        self.kind.addItems(list(dict.fromkeys((*kinds, memory.kind))))
+        self.kind.setCurrentText(memory.kind)
+        self.reason = QLineEdit()
+        self.reason.setObjectName("editReason")
+        self.reason.setPlaceholderText(self.tr("Why (optional, kept in the history)"))
+        self.note = QLabel()
+        self.note.setObjectName("editNote")
+        self.note.setWordWrap(True)
+        self.note.hide()
+        form = QFormLayout()
+        form.addRow(self.tr("Content"), self.content)
+        form.addRow(self.tr("Summary"), self.summary)
+        form.addRow(self.tr("Tags"), self.tags)
+        form.addRow(self.tr("Importance"), self.importance)
+        form.addRow(self.tr("Kind"), self.kind)
+        form.addRow(self.tr("Reason"), self.reason)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.save_button.setObjectName("saveEdit")
+        buttons.accepted.connect(self._save)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.note)
+        layout.addWidget(buttons)
+        self.resize(560, 420)
+
+    def request(self) -> UpdateRequest | None:
+        """The update for what the person changed, or None when nothing changed."""
+        m = self.memory
+        content = self.content.toPlainText().strip()
+        summary = self.summary.text().strip()
+        tags = parse_tags(self.tags.text())
+        changes: dict[str, Any] = {}
+        if content != m.content.strip():
+            changes["content"] = content
+        if summary != (m.summary or ""):
+            changes["summary"] = summary
+        if tags != m.tags:
+            changes["tags"] = tags
+        if self.importance.value() != m.importance:
+            changes["importance"] = self.importance.value()
+        if self.kind.currentText() != m.kind:
+            changes["kind"] = self.kind.currentText()
+        if not changes:
+            return None
+        reason = self.reason.text().strip() or None
+        return UpdateRequest(id=m.id, if_revision=m.revision, reason=reason, **changes)
+
+    def say(self, text: str) -> None:
+        self.note.setText(text)
+        self.note.show()
+
+    def changed_elsewhere(self, revision: int) -> None:
+        """The memory moved on while this dialog was open: keep what the person typed, warn."""
+        if revision != self.memory.revision:
+            self.say(
+                self.tr(
+                    "This memory changed while you were editing (it is now revision {}). "
+                    "Saving will be refused: copy your text, close, and edit again."
+                ).format(revision)
+            )
+
+    def landed(self, result: WriteResult) -> bool:
+        """Close once the new revision is stored; otherwise say why and let the person retry."""
+        if result.status is WriteStatus.STORED:
+            self.accept()
+            return True
+        self.save_button.setEnabled(True)
+        self.say(result.reason or result.status.value)
+        return False
+
+    def _save(self) -> None:
+        req = self.request()
+        if req is None:
+            self.say(self.tr("Nothing has changed."))
+            return
+        self.save_button.setEnabled(False)
+        self.save_requested.emit(req)
+
+
+class DetailPanel(QWidget):
+    """One memory: its text, its flags, its fields, the actions, and every revision."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = QLabel()
+        self.title.setObjectName("detailTitle")
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.flag_banner = QLabel()
+        self.flag_banner.setObjectName("flagBanner")
+        self.flag_banner.setWordWrap(True)
+        self.flag_banner.setStyleSheet(FLAG_STYLE)
+        self.flag_banner.hide()
+        self.content = QTextBrowser()
+        self.content.setObjectName("detailContent")
+        self.meta = QLabel()
+        self.meta.setObjectName("detailMeta")
+        self.meta.setWordWrap(True)
+        self.meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.edit_button = self._button("editButton", self.tr("&Edit…"), self.tr("Ctrl+E"))
+        self.pin_button = self._button("pinButton", self.tr("&Pin"), None)
+        self.archive_button = self._button("archiveButton", self.tr("&Archive"), None)
+        self.forget_button = self._button("forgetButton", self.tr("&Forget…"), None)
+        self.forget_button.setToolTip(self.tr("Erase this memory for good (asks first)"))
+        actions = QHBoxLayout()
+        for b in (self.edit_button, self.pin_button, self.archive_button, self.forget_button):
+            actions.addWidget(b)
+        actions.addStretch(1)
+        self.history = QTreeWidget()
+        self.history.setObjectName("history")
+        self.history.setRootIsDecorated(False)
+        self.history.setHeaderLabels(
+            [
+                self.tr("Revision"),
+                self.tr("Change"),
+                self.tr("By"),
+                self.tr("When"),
+                self.tr("Text"),
+            ]
+        )
+        self.history.setToolTip(self.tr("Every revision of this memory, newest first"))
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title)
+        layout.addWidget(self.flag_banner)
+        layout.addWidget(self.content, 3)
+        layout.addWidget(self.meta)
+        layout.addLayout(actions)
+        layout.addWidget(QLabel(self.tr("History")))
+        layout.addWidget(self.history, 2)
+        self.show_nothing()
+
+    def _button(self, name: str, text: str, tip: str | None) -> QPushButton:
+        b = QPushButton(text)
+        b.setObjectName(name)
+        if tip:
+            b.setToolTip(tip)
+        return b
+
+    def show_nothing(self) -> None:
+        self.title.setText(self.tr("Select a memory to see it here."))
+        self.flag_banner.hide()
+        self.content.clear()
+        self.meta.clear()
+        self.history.clear()
+        for b in (self.edit_button, self.pin_button, self.archive_button, self.forget_button):
+            b.setEnabled(False)
+
+    def show_detail(self, detail: MemoryDetail) -> None:
+        m = detail.memory
+        self.title.setText(
+            self.tr("{id} · revision {rev} · {kind} · {scope} · {status}").format(
+                id=m.id, rev=m.revision, kind=m.kind, scope=m.scope.value, status=m.status.value
+            )
+        )
+        if m.flags:
+            self.flag_banner.setText(
+                self.tr(
+                    "Flagged: {}. What the scanner flags is shown as [BLOCKED: rule], "
+                    "as agents would read it."
+                ).format(", ".join(m.flags))
+            )
+            self.flag_banner.show()
+        else:
+            self.flag_banner.hide()
+        self.content.setPlainText(m.content)
+        lines = [
+            self.tr("Summary: {}").format(m.summary or "—"),
+            self.tr("Tags: {}").format(", ".join(m.tags) or "—"),
+            self.tr("Importance: {} · tier: {} · agent: {}").format(
+                m.importance, m.tier.value, m.agent or "—"
+            ),
+            self.tr("Created {} · updated {}").format(when(m.created_at), when(m.updated_at)),
+            self.tr("Recalled {} times, last {}").format(
+                m.use_count, when(m.last_recalled_at) or "—"
+            ),
+        ]
+        if m.workspace_id:
+            lines.append(self.tr("Workspace: {}").format(m.workspace_id))
+        if m.expires_at is not None:
+            lines.append(self.tr("Expires {}").format(when(m.expires_at)))
+        self.meta.setText("\n".join(lines))
+        live = m.status is not Status.FORGOTTEN
+        self.edit_button.setEnabled(live)
+        self.pin_button.setEnabled(live)
+        self.pin_button.setText(self.tr("Un&pin") if m.pinned else self.tr("&Pin"))
+        self.archive_button.setEnabled(live and m.status is not Status.SUPERSEDED)
+        archived = m.status is Status.ARCHIVED
+        self.archive_button.setText(self.tr("Rest&ore") if archived else self.tr("&Archive"))
+        self.forget_button.setEnabled(live)
+        self.history.clear()
+        for r in sorted(detail.revisions, key=lambda r: r.revision, reverse=True):
+            item = QTreeWidgetItem(
+                [str(r.revision), r.action, r.actor, when(r.created_at), one_line(r.content, 90)]
+            )
+            item.setToolTip(4, r.content + (f"\n\n{r.reason}" if r.reason else ""))
+            self.history.addTopLevelItem(item)
+        self.history.resizeColumnToContents(0)
+
+
+def fetch_detail(desk: Desk, memory_id: str) -> MemoryDetail:
+    """One memory with its history, as the person sees it (run off the GUI thread)."""
+    return desk.cairn.memories.get(desk.person, memory_id, history=True)
+
+
+def forget_confirmation(memory: Memory, parent: QWidget) -> tuple[QMessageBox, QPushButton]:
+    """The question asked before forgetting `memory`, naming it, with Cancel as the default.
+
+    Its words stay in the Memories window's translation context, where they always were."""
+    box = QMessageBox(parent)
+    box.setObjectName("forgetConfirm")
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle(QCoreApplication.translate("MemoriesWindow", "Forget this memory?"))
+    box.setText(
+        QCoreApplication.translate("MemoriesWindow", "Forget “{}” for good?").format(
+            one_line(memory.content, 80)
+        )
+    )
+    box.setInformativeText(
+        QCoreApplication.translate(
+            "MemoriesWindow",
+            "Its words are erased from every revision, from the search index and from the "
+            "audit log. Only a tombstone stays - its id, a hash of the text, who forgot it "
+            "and when - so no agent can write it back. This cannot be undone.",
+        )
+    )
+    forget = box.addButton(
+        QCoreApplication.translate("MemoriesWindow", "Forget"),
+        QMessageBox.ButtonRole.DestructiveRole,
+    )
+    forget.setObjectName("confirmForget")
+    box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
+    return box, forget

@@ -1,0 +1,308 @@
+"""The review queue window: agents' proposals waiting for a person, each shown against what it
+would change; adopt (after editing, if wanted), reject with a reason, or decide many at once.
+The list lives in review_queue.py, the detail pane in review_detail.py."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+
+from core.changes import ChangeSet, Topic
+from core.errors import CairnError, Conflict
+from desktop.desk import Desk, ToolWindow
+from desktop.widgets import named
+from desktop.windows.review_detail import ProposalDetail
+from desktop.windows.review_queue import Item, ProposalList
+
+
+class ReviewWindow(ToolWindow):
+    """The queue of proposals. Refreshes from the change channel; never drops an edit."""
+
+    name = "review"
+    default_size = (1280, 720)
+
+    def __init__(self, desk: Desk) -> None:
+        super().__init__(desk)
+        self.setWindowTitle(self.tr("Cairn — Review queue"))
+        self._items: list[Item] = []
+        self._drafts: dict[str, dict[str, Any]] = {}  # unsaved edits of proposals left behind
+        self._loading = False
+        self._again = False
+        self._build()
+        desk.live.on(self, {Topic.REVIEW, Topic.MEMORIES, Topic.IDENTITY}, self._changed)
+
+    # -- building ---------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.queue = ProposalList()
+        self.detail = ProposalDetail(self.desk.cairn.memories.limits)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.queue)
+        split.addWidget(self.detail)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        self.status = named(QLabel(wordWrap=True), "status")
+        layout = QVBoxLayout(self)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.status)
+
+        queue, detail = self.queue, self.detail
+        for combo in queue.filters():
+            combo.activated.connect(self._fill_table)
+        queue.table.currentCellChanged.connect(self._row_changed)
+        queue.table.itemSelectionChanged.connect(queue.selection_changed)
+        queue.adopt_selected.clicked.connect(self.adopt_many)
+        queue.reject_selected.clicked.connect(self.reject_many)
+        detail.adopt_current.clicked.connect(self._adopt_onto_current)
+        self._key(detail.adopt_button, self.adopt, self.tr("A"))
+        self._key(detail.reject_button, self.reject, self.tr("R"))
+        edit = QShortcut(QKeySequence(self.tr("E")), self)
+        edit.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        edit.activated.connect(self.edit)
+        order: list[QWidget] = [
+            *queue.filters(),
+            queue.table,
+            queue.adopt_selected,
+            queue.reject_selected,
+            *detail.editors(),
+            detail.reject_reason,
+            detail.reject_button,
+        ]
+        for a, b in itertools.pairwise(order):
+            QWidget.setTabOrder(a, b)
+        self._show(None)
+
+    def _key(self, button: QPushButton, slot: Any, key: str) -> None:
+        """`button` runs `slot`, and so does `key` anywhere in the window but in an editor."""
+        button.clicked.connect(slot)
+        button.setToolTip(self.tr("Shortcut: {}").format(key))
+        shortcut = QShortcut(QKeySequence(key), self)
+        # Typing in an editor takes the letter first: the shortcut fires only elsewhere.
+        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        shortcut.activated.connect(slot)
+
+    # -- what others read -------------------------------------------------------------------
+
+    def pending_count(self) -> int:
+        """How many proposals wait (as of the last refresh)."""
+        return len(self._items)
+
+    def current(self) -> Item | None:
+        """The proposal in the detail pane, as last loaded."""
+        return self.detail.item
+
+    def current_id(self) -> str | None:
+        return self.detail.item["id"] if self.detail.item else None
+
+    def selected_ids(self) -> list[str]:
+        return self.queue.selected_ids()
+
+    # -- loading ----------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        if self._loading:
+            self._again = True  # changes arrived meanwhile: load once more afterwards
+            return
+        self._loading = True
+        self.desk.call(
+            self.desk.cairn.review.pending,
+            self.desk.person,
+            on_done=self._loaded,
+            on_error=self._load_failed,
+            owner=self,
+        )
+
+    def _changed(self, _changes: ChangeSet) -> None:
+        if self.isVisible():
+            self.refresh()
+
+    def _load_failed(self, error: BaseException) -> None:
+        self._loading = False
+        self.desk.presenter.show(error, parent=self)
+
+    def _loaded(self, items: list[Item]) -> None:
+        self._loading = False
+        self._items = items
+        self.queue.fill_filters(items)
+        self._fill_table()
+        if self._again:
+            self._again = False
+            self.refresh()
+
+    def _fill_table(self) -> None:
+        current_id = self.current_id()
+        shown, current_row = self.queue.fill(self._items, current_id)
+        self._follow(current_id, current_row, shown)
+        self.queue.selection_changed()
+
+    def _follow(self, current_id: str | None, current_row: int, shown: list[Item]) -> None:
+        """After the rows changed: keep the proposal in the detail pane (and the person's edits
+        of it), or move on to the first one shown."""
+        fresh = self._item(current_id) if current_id is not None else None
+        if fresh is not None and current_row >= 0:
+            if self.detail.dirty:
+                self.detail.follow(fresh)  # the target may have moved on: the edits stay
+            else:
+                self._show(fresh)
+        else:
+            if self.detail.item is not None and self.detail.dirty:
+                if fresh is not None:  # filtered out, not gone: keep the edits for later
+                    self._drafts[fresh["id"]] = self.detail.snapshot()
+                else:
+                    self.status.setText(
+                        self.tr("The proposal you were editing was decided elsewhere or is gone.")
+                    )
+            self._show(None)
+            if shown:
+                self.queue.table.setCurrentCell(0, 0)
+                self._row_changed(0, 0, -1, -1)  # shows the first one
+
+    # -- the detail pane --------------------------------------------------------------------
+
+    def _item(self, sid: str) -> Item | None:
+        return next((i for i in self._items if i["id"] == sid), None)
+
+    def _row_changed(self, row: int, _col: int, _prev_row: int, _prev_col: int) -> None:
+        sid = self.queue.id_at(row)
+        item = self._item(sid) if sid is not None else None
+        if item is self.detail.item:
+            return
+        if self.detail.item is not None and self.detail.dirty:
+            self._drafts[self.detail.item["id"]] = self.detail.snapshot()
+        self._show(item)
+
+    def _show(self, item: Item | None) -> None:
+        """Fill the detail pane with `item` (its draft, if the person left one)."""
+        draft = self._drafts.pop(item["id"], None) if item is not None else None
+        self.detail.present(item, draft)
+
+    def edit(self) -> None:
+        """Put the cursor in the content editor (E)."""
+        if self.detail.content.isEnabled():
+            self.detail.content.setFocus()
+
+    # -- deciding ---------------------------------------------------------------------------
+
+    def adopt(self, *, if_revision: int | None = None) -> None:
+        item = self.detail.item
+        if item is None:
+            return
+        edits = self.detail.edits()
+        if edits is None:
+            return
+        sid = item["id"]
+        fn = functools.partial(
+            self.desk.cairn.review.adopt,
+            self.desk.person,
+            sid,
+            edits=edits or None,
+            if_revision=if_revision,
+            **self.detail.options(),
+        )
+        self.status.setText(self.tr("Adopting…"))
+        self.desk.call(
+            fn,
+            on_done=lambda d: self._decided(sid, self._adopted_text(d.memory_id, d.edited)),
+            on_error=lambda e: self._adopt_failed(sid, e),
+            owner=self,
+        )
+
+    def _adopted_text(self, target: str | None, edited: tuple[str, ...]) -> str:
+        if edited:
+            return self.tr("Adopted with your edits ({}): {}").format(
+                ", ".join(edited), target or ""
+            )
+        return self.tr("Adopted: {}").format(target or "")
+
+    def _adopt_onto_current(self) -> None:
+        conflict = self.detail.conflict_data
+        if conflict is not None:
+            current = conflict.get("current_revision")
+            self.adopt(if_revision=int(current) if current is not None else None)
+
+    def _adopt_failed(self, sid: str, error: BaseException) -> None:
+        if not isinstance(error, CairnError):
+            self.status.setText(self.tr("Adopting failed."))
+            self.desk.presenter.show(error, parent=self)
+            return
+        if self.current_id() != sid:
+            self.status.setText(error.message)
+            return
+        if isinstance(error, Conflict):
+            self.detail.show_conflict(error)
+            self.status.setText(self.tr("Not adopted: the target changed."))
+            # Show what the target is now; the person's edits stay in the form.
+            self.refresh()
+            return
+        self.detail.show_refusal(error)
+        self.status.setText(self.tr("Not adopted."))
+
+    def reject(self) -> None:
+        item = self.detail.item
+        if item is None:
+            return
+        sid = item["id"]
+        reason = self.detail.reject_reason.text().strip() or None
+        self.desk.call(
+            self.desk.cairn.review.reject,
+            self.desk.person,
+            sid,
+            reason,
+            on_done=lambda _d: self._decided(sid, self.tr("Rejected.")),
+            on_error=self._reject_failed,
+            owner=self,
+        )
+
+    def _reject_failed(self, error: BaseException) -> None:
+        self.status.setText(self.tr("Not rejected."))
+        self.desk.presenter.show(error, parent=self)
+
+    def _decided(self, sid: str, text: str) -> None:
+        self.status.setText(text)
+        self._drafts.pop(sid, None)
+        if self.current_id() == sid:
+            self.detail.dirty = False
+            self.detail.reject_reason.clear()
+            table = self.queue.table
+            row = table.currentRow()
+            self._show(None)
+            # Move on to the next proposal, the way the arrows would.
+            self._items = [i for i in self._items if i["id"] != sid]
+            self._fill_table()
+            if 0 <= row < table.rowCount():
+                table.setCurrentCell(row, 0)
+        self.refresh()
+
+    def adopt_many(self) -> None:
+        self._decide_many(adopt=True)
+
+    def reject_many(self) -> None:
+        self._decide_many(adopt=False)
+
+    def _decide_many(self, *, adopt: bool) -> None:
+        ids = self.selected_ids()
+        if not ids:
+            return
+        reason = None if adopt else (self.detail.reject_reason.text().strip() or None)
+        fn = functools.partial(
+            self.desk.cairn.review.decide_many, self.desk.person, ids, adopt=adopt, reason=reason
+        )
+        self.desk.call(fn, on_done=lambda out: self._many_done(adopt, out), owner=self)
+
+    def _many_done(self, adopt: bool, outcomes: list[Any]) -> None:
+        failed = [o for o in outcomes if isinstance(o, CairnError)]
+        done = len(outcomes) - len(failed)
+        text = (self.tr("Adopted {} of {}.") if adopt else self.tr("Rejected {} of {}.")).format(
+            done, len(outcomes)
+        )
+        if failed:
+            text += " " + self.tr("Not done: {}").format("; ".join(e.message for e in failed))
+        self.status.setText(text)
+        self.detail.dirty = False
+        self._drafts.clear()
+        self.refresh()

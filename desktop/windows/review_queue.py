@@ -1,0 +1,273 @@
+"""The review window's list of waiting proposals: how one proposal reads (its title, why it
+waits), the filters, the table (flagged rows marked) and the buttons that decide a
+multi-selection."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, QItemSelectionModel, Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.widgets import named, when
+
+# The strings here belong to the review window's translation context (they were written there).
+translate = QCoreApplication.translate
+
+Item = dict[str, Any]
+ANY = "*"  # the filters' "everything" entry
+FLAGGED = QColor("#fde3e1")
+ID_ROLE = Qt.ItemDataRole.UserRole
+
+
+def reasons_of(item: Item) -> str:
+    return ", ".join(
+        f"{r['code']} ({r['detail']})" if r.get("detail") else r["code"] for r in item["reasons"]
+    )
+
+
+def kind_of(item: Item) -> str:
+    """The filterable kind: the memory kind, or the operation when there is none."""
+    return str(item["kind"] or (item.get("target") or {}).get("kind") or item["op"])
+
+
+def title_of(item: Item) -> str:
+    """Who proposes what, in a sentence."""
+    who = (
+        item["agent"]
+        if item["verified"]
+        else translate("ReviewWindow", "{} (unverified)").format(item["agent"])
+    )
+    if item["op"] == "identity":
+        return translate("ReviewWindow", "{} proposes a new version of {}").format(
+            who, item["target_id"]
+        )
+    if item["op"] == "add":
+        return translate("ReviewWindow", "{} proposes a new memory").format(who)
+    return translate("ReviewWindow", "{} proposes to {} memory {}").format(
+        who, item["op"], item["target_id"]
+    )
+
+
+def why_of(item: Item, action: str | None) -> str:
+    """Why the proposal waits, what the scanner found, the agent's note, an earlier rejection,
+    and what adopting does (`action`: what the person chose for feedback)."""
+    lines = [translate("ReviewWindow", "Waits because: {}").format(reasons_of(item))]
+    if item["flags"]:
+        lines.append(
+            translate("ReviewWindow", "⚑ Flagged by the scanner: {}").format(
+                ", ".join(f"{f['field']} {f['family']}:{f['rule']}" for f in item["flags"])
+            )
+        )
+    if item.get("note"):
+        lines.append(translate("ReviewWindow", "The agent's note: {}").format(item["note"]))
+    if item.get("rejected_before"):
+        lines.append(
+            translate("ReviewWindow", "Rejected before, because: {}").format(
+                item["rejected_before"]
+            )
+        )
+    if action == "archive":
+        lines.append(translate("ReviewWindow", "Adopting archives the memory."))
+    elif action == "edit":
+        lines.append(translate("ReviewWindow", "Adopting stores your edits as a new revision."))
+    if item["op"] == "forget" or action == "forget":
+        lines.append(translate("ReviewWindow", "Adopting forgets the memory."))
+    return "\n".join(lines)
+
+
+class ProposalList(QWidget):
+    """Filters over the proposals, the table of the ones shown, and the bulk buttons. The
+    window connects the table's signals and the filters' `activated` to its own slots."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.agent_filter = self._combo(
+            "agent_filter", translate("ReviewWindow", "Show proposals of one agent")
+        )
+        self.kind_filter = self._combo(
+            "kind_filter", translate("ReviewWindow", "Show proposals of one kind")
+        )
+        self.reason_filter = self._combo(
+            "reason_filter", translate("ReviewWindow", "Show proposals waiting for one reason")
+        )
+        self.count_label = named(QLabel(), "count")
+        filters = QHBoxLayout()
+        for label, combo in (
+            (translate("ReviewWindow", "Agent:"), self.agent_filter),
+            (translate("ReviewWindow", "Kind:"), self.kind_filter),
+            (translate("ReviewWindow", "Why:"), self.reason_filter),
+        ):
+            filters.addWidget(QLabel(label))
+            filters.addWidget(combo)
+        filters.addStretch(1)
+        filters.addWidget(self.count_label)
+
+        self.table = named(QTableWidget(0, 7), "queue")
+        self.table.setHorizontalHeaderLabels(
+            [
+                translate("ReviewWindow", "Agent"),
+                translate("ReviewWindow", "Proposal"),
+                translate("ReviewWindow", "Scope"),
+                translate("ReviewWindow", "Hits"),
+                translate("ReviewWindow", "First seen"),
+                translate("ReviewWindow", "Last seen"),
+                translate("ReviewWindow", "Why it waits"),
+            ]
+        )
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        for col in range(6):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(6, QHeaderView.ResizeMode.Stretch)
+        self.table.setToolTip(
+            translate(
+                "ReviewWindow",
+                "Up/Down to move, A to adopt, E to edit, R to reject; Shift or Ctrl to select many",
+            )
+        )
+        self.adopt_selected = named(
+            QPushButton(translate("ReviewWindow", "Adopt selected")), "adopt_selected"
+        )
+        self.reject_selected = named(
+            QPushButton(translate("ReviewWindow", "Reject selected")), "reject_selected"
+        )
+        bulk = QHBoxLayout()
+        bulk.addStretch(1)
+        bulk.addWidget(self.adopt_selected)
+        bulk.addWidget(self.reject_selected)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(filters)
+        layout.addWidget(self.table)
+        layout.addLayout(bulk)
+
+    def _combo(self, name: str, tip: str) -> QComboBox:
+        combo = named(QComboBox(), name, tip)
+        combo.addItem(translate("ReviewWindow", "All"), ANY)
+        return combo
+
+    def filters(self) -> tuple[QComboBox, QComboBox, QComboBox]:
+        return self.agent_filter, self.kind_filter, self.reason_filter
+
+    # -- filling ----------------------------------------------------------------------------
+
+    def fill_filters(self, items: list[Item]) -> None:
+        """Offer the agents, kinds and reasons of `items`, keeping each filter's choice."""
+        agents = sorted({i["agent"] for i in items})
+        kinds = sorted({kind_of(i) for i in items})
+        reasons = sorted({r["code"] for i in items for r in i["reasons"]})
+        for combo, values in (
+            (self.agent_filter, agents),
+            (self.kind_filter, kinds),
+            (self.reason_filter, reasons),
+        ):
+            chosen = combo.currentData()
+            if chosen != ANY and chosen not in values:
+                values.append(chosen)  # keep the person's filter even when it matches nothing
+            combo.blockSignals(True)
+            while combo.count() > 1:
+                combo.removeItem(1)
+            for value in values:
+                combo.addItem(value, value)
+            combo.setCurrentIndex(max(0, combo.findData(chosen)))
+            combo.blockSignals(False)
+
+    def visible(self, items: list[Item]) -> list[Item]:
+        """The proposals the filters let through."""
+        agent = self.agent_filter.currentData()
+        kind = self.kind_filter.currentData()
+        reason = self.reason_filter.currentData()
+        return [
+            i
+            for i in items
+            if agent in (ANY, i["agent"])
+            and kind in (ANY, kind_of(i))
+            and (reason == ANY or any(r["code"] == reason for r in i["reasons"]))
+        ]
+
+    def fill(self, items: list[Item], current_id: str | None) -> tuple[list[Item], int]:
+        """Rebuild the rows from `items`, keeping the selection and the current proposal's row;
+        no table signal fires meanwhile. Returns the proposals shown and the current one's row
+        (-1 when it is not shown)."""
+        selected = set(self.selected_ids())
+        shown = self.visible(items)
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(shown))
+        current_row = -1
+        for row, item in enumerate(shown):
+            self._fill_row(row, item)
+            if item["id"] == current_id:
+                current_row = row
+        self.table.clearSelection()
+        if current_row >= 0:
+            self.table.setCurrentCell(current_row, 0)
+        model = self.table.selectionModel()
+        for row, item in enumerate(shown):
+            if item["id"] in selected or row == current_row:
+                model.select(
+                    self.table.model().index(row, 0),
+                    QItemSelectionModel.SelectionFlag.Select
+                    | QItemSelectionModel.SelectionFlag.Rows,
+                )
+        self.table.blockSignals(False)
+        self.count_label.setText(
+            translate("ReviewWindow", "{} of {} waiting").format(len(shown), len(items))
+        )
+        return shown, current_row
+
+    def _fill_row(self, row: int, item: Item) -> None:
+        flagged = bool(item["flags"])
+        what = item["op"] if item["op"] == kind_of(item) else f"{item['op']} · {kind_of(item)}"
+        cells = [
+            ("⚑ " if flagged else "") + item["agent"],
+            what,
+            item["scope"] or (item.get("target") or {}).get("scope") or "",
+            str(item["hits"]),
+            when(item["first_seen"]),
+            when(item["last_seen"]),
+            reasons_of(item),
+        ]
+        for col, text in enumerate(cells):
+            cell = QTableWidgetItem(text)
+            cell.setData(ID_ROLE, item["id"])
+            if flagged:
+                cell.setBackground(QBrush(FLAGGED))
+                cell.setToolTip(
+                    translate("ReviewWindow", "Flagged by the scanner: {}").format(
+                        ", ".join(f"{f['family']}:{f['rule']}" for f in item["flags"])
+                    )
+                )
+            self.table.setItem(row, col, cell)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def id_at(self, row: int) -> str | None:
+        cell = self.table.item(row, 0) if row >= 0 else None
+        return str(cell.data(ID_ROLE)) if cell is not None else None
+
+    def selected_ids(self) -> list[str]:
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        cells = [self.table.item(r, 0) for r in rows]
+        return [str(c.data(ID_ROLE)) for c in cells if c is not None]
+
+    def selection_changed(self) -> None:
+        """The bulk buttons need two or more rows selected."""
+        many = len(self.selected_ids())
+        self.adopt_selected.setEnabled(many > 1)
+        self.reject_selected.setEnabled(many > 1)

@@ -1,0 +1,298 @@
+"""The settings window: where Cairn keeps your data, the notes folder, the backup schedule and its
+backups, the language of the windows, and starting with the system."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QDateTime, QLocale, QTimer
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
+
+from core.backup import BackupInfo
+from core.changes import ChangeSet, Topic
+from core.settings import KNOB_BY_NAME, Settings, Value
+from desktop.desk import Desk, ToolWindow
+from desktop.i18n import LANGUAGES, SYSTEM, chosen
+from desktop.widgets import named
+
+
+@dataclass(frozen=True)
+class SettingsView:
+    """What the window shows, read off the GUI thread."""
+
+    settings: Settings
+    backups: list[BackupInfo]
+
+
+class SettingsWindow(ToolWindow):
+    """Settings a person changes here are written into settings.toml and apply at once."""
+
+    name = "settings"
+    default_size = (720, 700)
+
+    def __init__(self, desk: Desk) -> None:
+        super().__init__(desk)
+        self.setWindowTitle(self.tr("Cairn — Settings"))
+        self.view: SettingsView | None = None
+        layout = QVBoxLayout(self)
+        layout.addWidget(self._location_box())
+        layout.addWidget(self._notes_box())
+        layout.addWidget(self._backup_box(), 1)
+        layout.addWidget(self._desktop_box())
+        desk.live.on(self, {Topic.SETTINGS}, self._changed)
+
+    # -- building --------------------------------------------------------------------------
+
+    def _location_box(self) -> QGroupBox:
+        box = QGroupBox(self.tr("Where your data is"))
+        form = QFormLayout(box)
+        paths = self.desk.cairn.paths
+        self.locations: dict[str, QLineEdit] = {}
+        for key, label, path in (
+            ("database", self.tr("Database"), paths.database),
+            ("config", self.tr("Settings and policy"), paths.config),
+            ("backups", self.tr("Backups"), paths.backups),
+        ):
+            field = named(QLineEdit(str(path)), f"path.{key}")
+            field.setReadOnly(True)
+            copy = named(QPushButton(self.tr("Copy")), f"copy.{key}", self.tr("Copy the path."))
+            copy.clicked.connect(functools.partial(self._copy, field))
+            row = QHBoxLayout()
+            row.addWidget(field, 1)
+            row.addWidget(copy)
+            form.addRow(label, row)
+            self.locations[key] = field
+        return box
+
+    def _notes_box(self) -> QGroupBox:
+        box = QGroupBox(self.tr("Notes folder"))
+        self.notes_folder = named(QLineEdit(), "notesFolder", KNOB_BY_NAME["notes.folder"].help)
+        self.notes_folder.setReadOnly(True)
+        self.notes_folder.setPlaceholderText(self.tr("Off"))
+        choose = named(
+            QPushButton(self.tr("Choose folder…")),
+            "chooseNotes",
+            self.tr("Keep the markdown notes in a folder as memories."),
+        )
+        choose.clicked.connect(self._choose_notes)
+        self.notes_off = named(
+            QPushButton(self.tr("Turn off")),
+            "notesOff",
+            self.tr("Stop following the folder. Its notes' memories stay as they are."),
+        )
+        self.notes_off.clicked.connect(lambda: self.set_notes_folder(""))
+        row = QHBoxLayout()
+        row.addWidget(self.notes_folder, 1)
+        row.addWidget(choose)
+        row.addWidget(self.notes_off)
+        layout = QVBoxLayout(box)
+        layout.addLayout(row)
+        return box
+
+    def _backup_box(self) -> QGroupBox:
+        box = QGroupBox(self.tr("Backups"))
+        form = QFormLayout()
+        interval = KNOB_BY_NAME["backup.interval_hours"]
+        self.interval = named(QDoubleSpinBox(), "backupInterval", interval.help)
+        self.interval.setRange(interval.minimum or 0, interval.maximum or 8760)
+        self.interval.setDecimals(1)
+        self.interval.setSuffix(self.tr(" h"))
+        self.interval.setSpecialValueText(self.tr("Off"))
+        self.keep_daily = self._count_box("backup.keep_daily", "keepDaily")
+        self.keep_weekly = self._count_box("backup.keep_weekly", "keepWeekly")
+        self.spins: dict[str, QAbstractSpinBox] = {
+            "backup.interval_hours": self.interval,
+            "backup.keep_daily": self.keep_daily,
+            "backup.keep_weekly": self.keep_weekly,
+        }
+        for name, spin in self.spins.items():
+            spin.setKeyboardTracking(False)  # typing applies on Enter or leaving the field
+            spin.editingFinished.connect(functools.partial(self._spin_done, name))
+        form.addRow(self.tr("Back up every"), self.interval)
+        form.addRow(self.tr("Daily backups kept"), self.keep_daily)
+        form.addRow(self.tr("Weekly backups kept"), self.keep_weekly)
+        self.backup_now = named(
+            QPushButton(self.tr("Back up now")),
+            "backupNow",
+            self.tr("Copy the database now, into the backups folder."),
+        )
+        self.backup_now.clicked.connect(self._back_up)
+        self.backups = named(QTableWidget(0, 3), "backupList", self.tr("Backups, newest first."))
+        self.backups.setHorizontalHeaderLabels([self.tr("Taken"), self.tr("Why"), self.tr("Size")])
+        self.backups.verticalHeader().hide()
+        self.backups.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.backups.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.backups.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        layout = QVBoxLayout(box)
+        layout.addLayout(form)
+        layout.addWidget(self.backup_now)
+        layout.addWidget(self.backups, 1)
+        return box
+
+    def _count_box(self, name: str, object_name: str) -> QSpinBox:
+        knob = KNOB_BY_NAME[name]
+        spin = named(QSpinBox(), object_name, knob.help)
+        spin.setRange(int(knob.minimum or 0), int(knob.maximum or 1000))
+        return spin
+
+    def _desktop_box(self) -> QGroupBox:
+        box = QGroupBox(self.tr("This computer"))
+        form = QFormLayout(box)
+        self.language = named(
+            QComboBox(), "language", self.tr("The language of Cairn's windows and tray menu.")
+        )
+        self.language.addItem(self.tr("System"), SYSTEM)
+        for code, label in LANGUAGES.items():  # each named in its own language
+            self.language.addItem(label, code)
+        self.language.setCurrentIndex(max(self.language.findData(chosen(self.desk.prefs)), 0))
+        self.language.currentIndexChanged.connect(self._language_chosen)
+        self.autostart = named(
+            QCheckBox(self.tr("Start Cairn when I log in")),
+            "autostart",
+            self.tr("Coming with the installer."),
+        )
+        self.autostart.setEnabled(False)
+        language_row = QHBoxLayout()
+        language_row.addWidget(self.language)
+        language_row.addStretch(1)
+        form.addRow(self.tr("Language"), language_row)
+        form.addRow(self.autostart)
+        return box
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        cairn = self.desk.cairn
+        self.desk.call(
+            lambda: SettingsView(cairn.config.current(), cairn.backups.list()),
+            on_done=self._show,
+            owner=self,
+        )
+
+    def _changed(self, _change: ChangeSet) -> None:
+        if self.isVisible():
+            self.refresh()
+
+    def _show(self, view: SettingsView) -> None:
+        self.view = view
+        settings = view.settings
+        self.notes_folder.setText(settings.text("notes.folder"))
+        self.notes_off.setEnabled(bool(settings.text("notes.folder")))
+        for name, spin in self.spins.items():
+            if spin.hasFocus():
+                continue  # the person is typing here: never overwrite an edit in progress
+            spin.blockSignals(True)
+            if isinstance(spin, QDoubleSpinBox):
+                spin.setValue(settings.number(name))
+            elif isinstance(spin, QSpinBox):
+                spin.setValue(settings.integer(name))
+            spin.blockSignals(False)
+        self._show_backups(view.backups)
+
+    def _show_backups(self, backups: list[BackupInfo]) -> None:
+        locale = QLocale()
+        self.backups.setRowCount(len(backups))
+        for row, info in enumerate(backups):
+            taken = QDateTime.fromMSecsSinceEpoch(info.created_at_ms).toString(
+                "yyyy-MM-dd HH:mm:ss"
+            )
+            cells = (taken, info.reason, locale.formattedDataSize(info.size))
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(str(info.path))
+                self.backups.setItem(row, column, item)
+
+    # -- changes ---------------------------------------------------------------------------
+
+    def change(self, name: str, value: Value) -> None:
+        """Write one setting (off the GUI thread); the window refreshes from the change."""
+        self.desk.call(
+            self.desk.cairn.config.set,
+            self.desk.person,
+            name,
+            value,
+            on_error=self._failed,
+            owner=self,
+        )
+
+    def _failed(self, error: BaseException) -> None:
+        self.desk.presenter.show(error, parent=self)
+        self.refresh()
+
+    def _spin_done(self, name: str) -> None:
+        spin = self.spins[name]
+        if self.view is None:
+            return
+        if isinstance(spin, QDoubleSpinBox):
+            value: Value = spin.value()
+            current: Value = self.view.settings.number(name)
+        elif isinstance(spin, QSpinBox):
+            value = spin.value()
+            current = self.view.settings.integer(name)
+        else:
+            return
+        if value != current:
+            self.change(name, value)
+
+    def _choose_notes(self) -> None:
+        start = self.notes_folder.text() or str(Path.home())
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Notes folder"), start)
+        if folder:
+            self.set_notes_folder(folder)
+
+    def set_notes_folder(self, folder: str) -> None:
+        """Follow this folder from now on ("" turns the notes folder off)."""
+        self.change("notes.folder", folder)
+
+    def _back_up(self) -> None:
+        self.backup_now.setEnabled(False)
+        self.desk.call(
+            self.desk.cairn.backups.backup,
+            "manual",
+            on_done=lambda _info: self._backed_up(),
+            on_error=self._backup_failed,
+            owner=self,
+        )
+
+    def _backed_up(self) -> None:
+        self.backup_now.setEnabled(True)
+        self.refresh()
+
+    def _backup_failed(self, error: BaseException) -> None:
+        self.backup_now.setEnabled(True)
+        self.desk.presenter.show(error, parent=self)
+
+    def _language_chosen(self) -> None:
+        choice = str(self.language.currentData())
+        desk, kind = self.desk, type(self)
+
+        def switch() -> None:  # after this slot returns: switching rebuilds this window too
+            desk.set_language(choice)
+            desk.open(kind)
+
+        QTimer.singleShot(0, switch)
+
+    @staticmethod
+    def _copy(field: QLineEdit) -> None:
+        clipboard = QGuiApplication.clipboard()
+        clipboard.setText(field.text())

@@ -1,0 +1,127 @@
+"""The export and import window over a real store: an export writes the archive and says what is
+in it; an import is previewed, then confirmed, and lands."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QPushButton
+from pytestqt.qtbot import QtBot
+
+from core.model import Caller, Scope
+from core.requests import WriteRequest
+from desktop.desk import Desk
+from desktop.windows.archive import ArchiveWindow
+from tests.conftest import settle
+
+pytestmark = pytest.mark.gui
+
+
+def off_gui(qtbot: QtBot, desk: Desk, fn: Callable[..., Any], *args: Any) -> Any:
+    """A service call made the way the windows make it (the GUI thread is refused)."""
+    out: list[Any] = []
+    desk.call(fn, *args, on_done=out.append)
+    qtbot.waitUntil(lambda: bool(out))
+    return out[0]
+
+
+def contents(qtbot: QtBot, desk: Desk) -> list[str]:
+    page = off_gui(qtbot, desk, desk.cairn.memories.list, Caller.human())
+    return sorted(m.content for m in page.items)
+
+
+def remember(qtbot: QtBot, desk: Desk, text: str) -> None:
+    req = WriteRequest.from_params({"content": text, "kind": "fact", "scope": "user"})
+    off_gui(qtbot, desk, desk.cairn.memories.write, Caller.human(), req)
+
+
+@pytest.fixture
+def window(qtbot: QtBot, desk: Desk) -> ArchiveWindow:
+    w = desk.open(ArchiveWindow)
+    settle(qtbot, desk)
+    return w
+
+
+def test_export_writes_the_archive_and_shows_what_is_in_it(
+    qtbot: QtBot, desk: Desk, window: ArchiveWindow, short_tmp: Path
+) -> None:
+    assert window.out_path.text().startswith(str(Path.home() / "cairn-export-"))
+    remember(qtbot, desk, "The build uses make.")
+    remember(qtbot, desk, "Deploys go out on Tuesdays.")
+    out = short_tmp / "mine.zip"
+    window.out_path.setText(str(out))
+    window.export_button.click()
+    assert window.busy.isVisible() and not window.export_button.isEnabled()
+    qtbot.waitUntil(lambda: window.manifest is not None)
+    assert not window.busy.isVisible() and window.export_button.isEnabled()
+    assert zipfile.is_zipfile(out)
+    summary = window.export_summary.toPlainText()
+    assert f"Exported 2 memories (2 revisions) to {out}." in summary
+    assert "memories.jsonl: 2" in summary
+
+    window.scopes[Scope.USER].setChecked(False)  # both memories are the user's: left out
+    window.export_button.click()
+    qtbot.waitUntil(lambda: "Exported 0 memories" in window.export_summary.toPlainText())
+    assert "Left out:\n  memories: 2" in window.export_summary.toPlainText()
+
+    for check in window.scopes.values():
+        check.setChecked(False)
+    assert not window.export_button.isEnabled()  # nothing to export
+
+
+def test_import_is_previewed_then_confirmed(
+    qtbot: QtBot, desk: Desk, window: ArchiveWindow, short_tmp: Path
+) -> None:
+    lines = [
+        {"content": "The staging database is reset nightly.", "kind": "fact", "scope": "user"},
+        {"content": "Prefer small pull requests.", "kind": "preference", "scope": "user"},
+        {"content": "", "kind": "fact", "scope": "user"},
+    ]
+    source = short_tmp / "notes.jsonl"
+    source.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    window.in_path.setText(str(source))
+
+    window.preview_button.click()
+    qtbot.waitUntil(lambda: window.report is not None)
+    assert window.report is not None and window.report.dry_run
+    summary = window.import_summary.toPlainText()
+    assert "it would add 2 memories" in summary
+    assert "line 3:" in summary
+    assert contents(qtbot, desk) == []  # a preview changes nothing
+
+    window.import_button.click()
+    box = window.confirmation
+    assert box is not None
+    assert "lands without review as your own decision" in box.text()
+    yes = box.findChild(QPushButton, "yes")
+    assert yes is not None
+    yes.click()
+    qtbot.waitUntil(lambda: window.report is not None and not window.report.dry_run)
+    assert "added 2 memories" in window.import_summary.toPlainText()
+    assert contents(qtbot, desk) == [
+        "Prefer small pull requests.",
+        "The staging database is reset nightly.",
+    ]
+    settle(qtbot, desk)
+
+
+def test_a_cancelled_import_brings_nothing_in(
+    qtbot: QtBot, desk: Desk, window: ArchiveWindow, short_tmp: Path
+) -> None:
+    source = short_tmp / "one.jsonl"
+    source.write_text(
+        json.dumps({"content": "Not wanted.", "kind": "fact", "scope": "user"}) + "\n",
+        encoding="utf-8",
+    )
+    window.in_path.setText(str(source))
+    window.import_button.click()
+    assert window.confirmation is not None
+    window.confirmation.reject()
+    settle(qtbot, desk)
+    assert window.report is None
+    assert contents(qtbot, desk) == []

@@ -1,0 +1,117 @@
+"""The Health window over a real serving Cairn: its counters move as a real socket client writes,
+is refused or searches (nothing stored, yet shown at once), its fetches are coalesced, and a
+standing warning (an invalid policy file) leads in red."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from core.daemon import Runtime
+from core.policy import POLICY_FILE
+from core.runtime import socket_path
+from desktop.desk import Desk
+from desktop.windows.health import HealthWindow
+from tests.conftest import settle
+from tests.serving import RawClient
+from tests.test_memories_window import off_gui
+
+pytestmark = pytest.mark.gui
+
+
+def opened(qtbot: QtBot, desk: Desk) -> HealthWindow:
+    window = desk.open(HealthWindow)
+    qtbot.waitUntil(lambda: window.snapshot is not None)
+    settle(qtbot, desk)
+    return window
+
+
+def test_counters_move_as_an_agent_writes_over_the_socket(
+    qtbot: QtBot, served_desk: tuple[Desk, Runtime], workspace_dir: Path
+) -> None:
+    desk, runtime = served_desk
+    window = opened(qtbot, desk)
+    assert window.figures["total"].text() == "0"
+    assert window.agent_row("scribe") is None
+    client = RawClient(socket_path(runtime.paths))
+    try:
+        assert "result" in client.hello(agent="scribe", workspace=str(workspace_dir))
+        for text in ("the build uses make", "the linter is ruff"):
+            answer = client.request(
+                "memory.write", {"content": text, "kind": "fact", "scope": "project"}
+            )
+            assert answer["result"]["status"] == "stored", answer
+        qtbot.waitUntil(lambda: window.figures["total"].text() == "2")
+        row = window.agent_row("scribe")
+        assert row is not None
+        assert row["Writes"] == "2" and row["Verified"] == "no"
+        assert row["Requests"] == "2" and row["Last seen"]
+        assert window.figures["connections"].text().startswith("1 now")
+        assert window.figures["last_write"].text() != "never"
+    finally:
+        client.close()
+    settle(qtbot, desk)
+
+
+def test_a_refusal_and_a_search_show_at_once_though_nothing_is_stored(
+    qtbot: QtBot, served_desk: tuple[Desk, Runtime], workspace_dir: Path
+) -> None:
+    desk, runtime = served_desk
+    window = opened(qtbot, desk)
+    client = RawClient(socket_path(runtime.paths))
+    try:
+        assert "result" in client.hello(agent="scribe", workspace=str(workspace_dir))
+        qtbot.waitUntil(lambda: window.figures["connections"].text().startswith("1 now"))
+        settle(qtbot, desk)
+        assert window.snapshot is not None
+        committed = window.snapshot["committed_seq"]
+        refused = client.request(
+            "memory.write",
+            {"content": "key AKIAZ7QK3MWN5PXR2TLY", "kind": "fact", "scope": "project"},
+        )
+        assert refused["result"]["status"] == "refused", refused
+        # Nothing was stored, so no commit announces it: the counters announce themselves.
+        qtbot.waitUntil(lambda: (window.agent_row("scribe") or {}).get("Refusals") == "1")
+        assert window.snapshot["refusals"] == {refused["result"]["reason_code"]: 1}
+        assert window.snapshot["committed_seq"] == committed
+        assert window.figures["total"].text() == "0"
+        assert window.figures["last_search"].text() == "never"
+        found = client.request("memory.search", {"query": "deploy key"})
+        assert "result" in found, found
+        qtbot.waitUntil(lambda: window.figures["last_search"].text() != "never")
+        row = window.agent_row("scribe")
+        assert row is not None and row["Requests"] == "2" and row["Writes"] == "1"
+        assert window.snapshot["committed_seq"] == committed
+    finally:
+        client.close()
+    qtbot.waitUntil(lambda: window.figures["connections"].text().startswith("0 now"))
+    settle(qtbot, desk)
+
+
+def test_fetches_are_coalesced(qtbot: QtBot, desk: Desk) -> None:
+    window = opened(qtbot, desk)
+    before = window.fetches
+    for _ in range(20):  # a burst of changes while one fetch is in flight
+        window.refresh()
+    settle(qtbot, desk)
+    assert window.fetches - before == 2  # the one in flight and one more, not twenty
+
+
+def test_an_invalid_policy_file_shows_a_warning_banner(qtbot: QtBot, desk: Desk) -> None:
+    window = opened(qtbot, desk)
+    standing = window.snapshot["warnings"] if window.snapshot else {}
+    assert "policy_invalid" not in standing and "policy.toml" not in window.banner.text()
+    policy = desk.cairn.paths.config / POLICY_FILE
+    good = policy.read_text(encoding="utf-8")
+    policy.write_text("paused = maybe\n[kinds\n", encoding="utf-8")
+    off_gui(desk.cairn.policy.reload)
+    qtbot.waitUntil(lambda: "policy.toml" in window.banner.text())
+    assert "policy.toml" in window.banner.text()
+    assert "last valid policy stays in effect" in window.banner.text()
+    assert window.banner.text().startswith(f"{len(standing) + 1} warning(s):")
+    policy.write_text(good, encoding="utf-8")
+    off_gui(desk.cairn.policy.reload)
+    qtbot.waitUntil(lambda: "policy.toml" not in window.banner.text())
+    assert window.banner.isVisible() == bool(standing)

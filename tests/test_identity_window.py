@@ -1,0 +1,233 @@
+"""The identity window over a real store: a person's edit is a new version, a revert is previewed
+then confirmed (and refused when the document moved meanwhile), two versions are compared, an
+agent's proposal is adopted, a document is exported with its history."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QItemSelectionModel
+from pytestqt.qtbot import QtBot
+
+from core.daemon import Runtime
+from core.identity import IdentityVersion
+from core.model import Caller
+from core.runtime import socket_path
+from desktop.desk import Desk
+from desktop.windows.identity import IdentityWindow
+from desktop.windows.identity_revert import RevertDialog
+from tests.conftest import settle
+from tests.serving import RawClient
+
+pytestmark = [pytest.mark.gui, pytest.mark.timeout(60)]
+
+
+def read(qtbot: QtBot, desk: Desk, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """A service call's answer, run off the GUI thread as the windows do."""
+    box: list[Any] = []
+    desk.call(functools.partial(fn, *args, **kwargs), on_done=box.append)
+    settle(qtbot, desk)
+    assert box, desk.presenter.last
+    return box[0]
+
+
+def history(qtbot: QtBot, desk: Desk, doc: str = "user") -> list[IdentityVersion]:
+    found: list[IdentityVersion] = read(
+        qtbot, desk, desk.cairn.identity.history, Caller.human(), doc
+    )
+    return found
+
+
+def open_on(qtbot: QtBot, desk: Desk, doc: str = "user") -> IdentityWindow:
+    window = desk.open(IdentityWindow)
+    qtbot.addWidget(window)  # deleted on the GUI thread at the end
+    qtbot.waitUntil(lambda: window.documents.count() >= 2)
+    window.select_document(doc)
+    qtbot.waitUntil(lambda: window.doc_editor.base_label.text().startswith(f"Editing {doc},"))
+    settle(qtbot, desk)
+    return window
+
+
+def select_versions(window: IdentityWindow, *numbers: int) -> None:
+    """Select these versions, as Ctrl+click would."""
+    window.side.versions.clearSelection()
+    model = window.side.versions.selectionModel()
+    for row in range(window.side.versions.rowCount()):
+        cell = window.side.versions.item(row, 0)
+        if cell is not None and int(cell.text()) in numbers:
+            model.select(
+                window.side.versions.model().index(row, 0),
+                QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
+            )
+
+
+def preview_revert(qtbot: QtBot, window: IdentityWindow, version: int) -> RevertDialog:
+    """Step one: choose a version and press "Revert to this version…"; the preview opens."""
+    select_versions(window, version)
+    window.side.revert.click()
+    qtbot.waitUntil(lambda: window.revert_dialog is not None)
+    dialog = window.revert_dialog
+    assert dialog is not None and dialog.isVisible()
+    return dialog
+
+
+def save(qtbot: QtBot, desk: Desk, window: IdentityWindow, text: str, reason: str) -> None:
+    rows = window.side.versions.rowCount()
+    window.doc_editor.editor.setPlainText(text)
+    window.doc_editor.reason.setText(reason)
+    window.doc_editor.save.click()
+    qtbot.waitUntil(lambda: window.side.versions.rowCount() == rows + 1)
+    settle(qtbot, desk)
+
+
+def test_an_edit_is_saved_as_a_new_version(qtbot: QtBot, desk: Desk) -> None:
+    window = open_on(qtbot, desk)
+    assert window.side.versions.rowCount() == 1
+    seeded = window.doc_editor.editor.toPlainText()
+    assert seeded == history(qtbot, desk)[0].content
+    save(qtbot, desk, window, "Prefers short answers.\n", "say it plainly")
+    assert window.status.text() == "Saved user as version 2."
+    latest = history(qtbot, desk)[0]
+    assert (latest.version, latest.content, latest.reason, latest.author_kind) == (
+        2,
+        "Prefers short answers.\n",
+        "say it plainly",
+        "human",
+    )
+    assert window.doc_editor.reason.text() == "" and window.doc_editor.base_label.text().endswith(
+        "version 2"
+    )
+    assert [window.side.versions.item(r, 0).text() for r in range(2)] == ["2", "1"]  # type: ignore[union-attr]
+    assert "say it plainly" in window.side.versions.item(0, 3).text()  # type: ignore[union-attr]
+
+    # an edit that went stale is refused, and the person's text is kept
+    window.doc_editor.editor.setPlainText("Prefers long answers.\n")
+    desk.call(
+        functools.partial(
+            desk.cairn.identity.edit,
+            Caller.human(),
+            "user",
+            "Elsewhere.\n",
+            if_version=2,
+            reason=None,
+        )
+    )
+    qtbot.waitUntil(lambda: window.side.versions.rowCount() == 3)
+    settle(qtbot, desk)
+    assert window.doc_editor.editor.toPlainText() == "Prefers long answers.\n"
+    assert "changed while you were editing" in window.status.text()
+    window.doc_editor.save.click()
+    settle(qtbot, desk)
+    assert "Not saved" in window.status.text() and history(qtbot, desk)[0].content == "Elsewhere.\n"
+
+
+def test_two_versions_are_compared_word_by_word(qtbot: QtBot, desk: Desk) -> None:
+    window = open_on(qtbot, desk)
+    save(qtbot, desk, window, "Likes tea in the morning.\n", "first")
+    save(qtbot, desk, window, "Likes coffee in the morning.\n", "second")
+    select_versions(window, 2, 3)
+    assert window.side.selected_versions() == [2, 3]
+    assert window.side.viewer_title.text().startswith("Changes from version 2 to version 3")
+    html = window.side.viewer.toHtml()
+    assert "line-through" in html and "tea" in html and "coffee" in html
+    assert not window.side.revert.isEnabled()  # a revert needs exactly one earlier version
+    select_versions(window, 2)
+    assert window.side.viewer.toPlainText().strip() == "Likes tea in the morning."
+    assert window.side.revert.isEnabled()
+
+
+def test_a_revert_is_previewed_confirmed_and_refused_when_the_document_moved(
+    qtbot: QtBot, desk: Desk
+) -> None:
+    window = open_on(qtbot, desk)
+    original = window.doc_editor.editor.toPlainText()
+    save(qtbot, desk, window, "Version two text.\n", "two")
+
+    dialog = preview_revert(qtbot, window, 1)
+    assert "A new version 3 will be written with the content of version 1" in (
+        dialog.explanation.text()
+    )
+    assert "nothing is deleted" in dialog.explanation.text()
+    shown = dialog.diff.toPlainText()
+    assert "Version two text" in shown and original.splitlines()[0] in shown
+    # meanwhile another version is written: the preview no longer holds
+    desk.call(
+        functools.partial(
+            desk.cairn.identity.edit,
+            Caller.human(),
+            "user",
+            "Concurrent.\n",
+            if_version=2,
+            reason="x",
+        )
+    )
+    qtbot.waitUntil(lambda: window.side.versions.rowCount() == 3)
+    dialog.confirm.click()
+    qtbot.waitUntil(lambda: "Not reverted" in window.status.text())
+    settle(qtbot, desk)
+    assert "changed since the preview" in window.status.text()
+    assert [v.version for v in history(qtbot, desk)] == [3, 2, 1]
+    assert window.doc_editor.editor.toPlainText() == "Concurrent.\n"  # refreshed
+
+    # cancelling writes nothing
+    preview_revert(qtbot, window, 1).cancel.click()
+    qtbot.waitUntil(lambda: window.revert_dialog is None)
+    settle(qtbot, desk)
+    assert len(history(qtbot, desk)) == 3
+
+    dialog = preview_revert(qtbot, window, 1)
+    assert "version 4" in dialog.explanation.text()
+    dialog.confirm.click()
+    qtbot.waitUntil(lambda: window.side.versions.rowCount() == 4)
+    settle(qtbot, desk)
+    assert window.status.text() == "Reverted: version 4 was written with the content of version 1."
+    latest = history(qtbot, desk)
+    assert latest[0].content == original and len(latest) == 4
+
+
+def test_an_agents_identity_proposal_is_adopted_here(
+    qtbot: QtBot, served_desk: tuple[Desk, Runtime], workspace_dir: Path
+) -> None:
+    desk, runtime = served_desk
+    window = open_on(qtbot, desk)
+    agent = RawClient(socket_path(runtime.paths))
+    assert "result" in agent.hello(agent="helper", workspace=str(workspace_dir))
+    answer = agent.request(
+        "identity.propose",
+        {"doc": "user", "content": "Works in Rust and Python.\n", "reason": "said so twice"},
+    )["result"]
+    assert answer["status"] == "pending"
+    qtbot.waitUntil(lambda: window.side.proposals.count() == 1)
+    item = window.side.proposals.item(0)
+    assert item is not None and item.text().startswith("helper")
+    window.side.proposals.setCurrentRow(0)
+    assert "Rust" in window.side.viewer.toPlainText()
+    assert "helper proposes" in window.side.viewer_title.text()
+    window.side.adopt.click()
+    qtbot.waitUntil(
+        lambda: window.side.proposals.count() == 0 and window.side.versions.rowCount() == 2
+    )
+    settle(qtbot, desk)
+    assert window.status.text() == "Adopted: version 2 written."
+    latest = history(qtbot, desk)[0]
+    assert latest.content == "Works in Rust and Python.\n" and latest.author == "helper"
+    assert window.doc_editor.editor.toPlainText() == latest.content
+    agent.close()
+
+
+def test_a_document_is_exported_with_its_history(qtbot: QtBot, desk: Desk, short_tmp: Path) -> None:
+    window = open_on(qtbot, desk)
+    save(qtbot, desk, window, "Has `code` in it.\n", "with code")
+    target = short_tmp / "user-history.md"
+    window.export_to(target)
+    settle(qtbot, desk)
+    assert window.status.text() == f"Exported to {target}."
+    text = target.read_text(encoding="utf-8")
+    assert text.startswith("# user")
+    assert "## Current content" in text and "Has `code` in it." in text
+    assert "### Version 2" in text and "### Version 1" in text and "with code" in text
+    assert history(qtbot, desk)[1].content.strip() in text

@@ -1,0 +1,96 @@
+"""Every window, in English and in Simplified Chinese: each label, button, check box and group
+title shows its whole text (no truncated labels), and every string has a translation."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractButton, QApplication, QGroupBox, QLabel, QWidget
+from pytestqt.qtbot import QtBot
+
+import desktop.windows
+from desktop.desk import Desk, ToolWindow
+from desktop.i18n import I18N_DIR
+from tests.conftest import settle
+
+
+def window_classes() -> list[type[ToolWindow]]:
+    """Every window the tray can open (each module of desktop/windows, imported)."""
+    found: dict[str, type[ToolWindow]] = {}
+    for info in pkgutil.iter_modules(desktop.windows.__path__):
+        module = importlib.import_module(f"desktop.windows.{info.name}")
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, ToolWindow)
+                and value is not ToolWindow
+            ):
+                found[value.__qualname__] = value
+    return sorted(found.values(), key=lambda c: c.__qualname__)
+
+
+def shown_text(text: str) -> str:
+    """A button's text as drawn: `&` marks an accelerator, `&&` is a literal ampersand."""
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&")
+
+
+def too_narrow(window: QWidget) -> Iterator[str]:
+    """Visible widgets whose text is wider than the room they were given."""
+    for widget in window.findChildren(QWidget):
+        if not widget.isVisibleTo(window) or widget.width() <= 1:
+            continue
+        name = f"{type(window).__name__}: {type(widget).__name__} {widget.objectName()!r}"
+        if isinstance(widget, QAbstractButton):
+            text = shown_text(widget.text())
+            need = widget.sizeHint().width()
+            if text and widget.width() + 1 < need:
+                yield f"{name} {text!r}: {widget.width()} px wide, needs {need}"
+        elif isinstance(widget, QLabel):
+            rich = widget.textFormat() == Qt.TextFormat.RichText or "<" in widget.text()
+            if widget.wordWrap() or rich or not widget.text():
+                continue
+            room = widget.contentsRect().width() - 2 * widget.margin()
+            for line in widget.text().splitlines():
+                need = widget.fontMetrics().horizontalAdvance(line)
+                if need > room + 1:
+                    yield f"{name} {line!r}: needs {need} px, has {room}"
+        elif isinstance(widget, QGroupBox) and widget.title():
+            need = widget.fontMetrics().horizontalAdvance(shown_text(widget.title()))
+            if need > widget.width() - 16:
+                yield f"{name} {widget.title()!r}: needs {need} px, has {widget.width() - 16}"
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_no_label_is_cut_in_any_window(qtbot: QtBot, desk: Desk, language: str) -> None:
+    desk.language.apply(language)
+    problems: list[str] = []
+    try:
+        for kind in window_classes():
+            window = desk.open(kind)
+            qtbot.waitExposed(window)
+            settle(qtbot, desk)
+            QApplication.processEvents()
+            problems.extend(too_narrow(window))
+            window.close()
+    finally:
+        desk.language.apply("en")
+    assert problems == []
+
+
+def test_every_string_has_a_chinese_translation() -> None:
+    root = ET.parse(I18N_DIR / "cairn_zh_CN.ts").getroot()
+    missing = []
+    for context in root.iter("context"):
+        for message in context.iter("message"):
+            translation = message.find("translation")
+            forms = [] if translation is None else [translation, *translation]
+            done = translation is not None and translation.get("type") != "unfinished"
+            if not done or not any((f.text or "").strip() for f in forms):
+                missing.append(f"{context.findtext('name')}: {message.findtext('source')!r}")
+    assert missing == []
+    assert (I18N_DIR / "cairn_zh_CN.qm").stat().st_size > 0

@@ -1,0 +1,127 @@
+"""The capture policy window over a real store: a change in the window reaches the file, an edit
+of the file reaches the window, an invalid file is named and the last valid policy stays."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QComboBox
+from pytestqt.qtbot import QtBot
+
+from core.policy import DEFAULT_TEXT
+from desktop.desk import Desk
+from desktop.windows.policy import PolicyWindow
+from tests.conftest import settle
+
+pytestmark = pytest.mark.gui
+
+
+def file_of(desk: Desk) -> dict[str, Any]:
+    return tomllib.loads(desk.cairn.policy.path.read_text(encoding="utf-8"))
+
+
+def save_as_editor(path: Path, text: str) -> None:
+    """An editor's save: a temporary file moved over the original."""
+    tmp = path.with_name(".policy.toml.swp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def shown(combo: QComboBox) -> str:
+    return str(combo.currentData())
+
+
+@pytest.fixture
+def window(qtbot: QtBot, desk: Desk) -> PolicyWindow:
+    w = desk.open(PolicyWindow)
+    qtbot.waitUntil(lambda: w.view is not None)
+    settle(qtbot, desk)
+    return w
+
+
+def test_a_change_in_the_window_writes_the_file(
+    qtbot: QtBot, desk: Desk, window: PolicyWindow
+) -> None:
+    assert shown(window.modes["kinds.fact"]) == "auto"
+    assert shown(window.modes["kinds.idea"]) == "ask"
+    assert window.path_label.text() == str(desk.cairn.policy.path)
+    window.modes["kinds.fact"].setCurrentIndex(window.modes["kinds.fact"].findData("off"))
+    qtbot.waitUntil(lambda: file_of(desk)["kinds"]["fact"] == "off")
+    window.modes["scopes.user"].setCurrentIndex(window.modes["scopes.user"].findData("auto"))
+    qtbot.waitUntil(lambda: file_of(desk)["scopes"]["user"] == "auto")
+    settle(qtbot, desk)
+    text = desk.cairn.policy.path.read_text(encoding="utf-8")
+    assert "# Cairn capture policy" in text  # the person's comments are kept
+    assert shown(window.modes["kinds.fact"]) == "off"
+
+
+def test_an_edit_of_the_file_shows_live(qtbot: QtBot, desk: Desk, window: PolicyWindow) -> None:
+    desk.cairn.policy.watch()  # the tray watches the file while it runs
+    save_as_editor(desk.cairn.policy.path, DEFAULT_TEXT.replace('idea = "ask"', 'idea = "auto"'))
+    qtbot.waitUntil(lambda: shown(window.modes["kinds.idea"]) == "auto", timeout=5000)
+    settle(qtbot, desk)
+
+
+def test_an_invalid_file_is_named_and_the_last_valid_policy_stays(
+    qtbot: QtBot, desk: Desk, window: PolicyWindow
+) -> None:
+    desk.cairn.policy.watch()
+    path = desk.cairn.policy.path
+    save_as_editor(path, DEFAULT_TEXT.replace('fact = "auto"', 'fact = "off"'))
+    qtbot.waitUntil(lambda: shown(window.modes["kinds.fact"]) == "off", timeout=5000)
+
+    save_as_editor(path, DEFAULT_TEXT.replace('fact = "auto"', 'fact = "sometimes"'))
+    qtbot.waitUntil(lambda: not window.error.isHidden(), timeout=5000)
+    line = DEFAULT_TEXT.splitlines().index('fact = "auto"') + 1
+    assert f"line {line}" in window.error.text()
+    assert "kinds.fact" in window.error.text() and "sometimes" in window.error.text()
+    assert shown(window.modes["kinds.fact"]) == "off"  # the last valid value, still in effect
+
+    save_as_editor(path, DEFAULT_TEXT)
+    qtbot.waitUntil(window.error.isHidden, timeout=5000)
+    qtbot.waitUntil(lambda: shown(window.modes["kinds.fact"]) == "auto", timeout=5000)
+    settle(qtbot, desk)
+
+
+def test_pause_toggles(qtbot: QtBot, desk: Desk, window: PolicyWindow) -> None:
+    assert not window.pause.isChecked()
+    window.pause.click()
+    qtbot.waitUntil(lambda: file_of(desk)["paused"] is True)
+    settle(qtbot, desk)
+    assert window.pause.isChecked()
+    window.pause.click()
+    qtbot.waitUntil(lambda: file_of(desk)["paused"] is False)
+    settle(qtbot, desk)
+    assert not window.pause.isChecked()
+
+
+def test_an_agent_override_is_added_changed_and_removed(
+    qtbot: QtBot, desk: Desk, window: PolicyWindow
+) -> None:
+    QTest.keyClicks(window.new_agent, "helper")
+    window.new_rule.setCurrentIndex(window.new_rule.findData("kinds.idea"))
+    window.new_mode.setCurrentIndex(window.new_mode.findData("auto"))
+    window.add_button.click()
+    qtbot.waitUntil(lambda: window.overrides.rowCount() == 1)
+    assert file_of(desk)["agents"]["helper"] == {"kinds": {"idea": "auto"}}
+    cells = [window.overrides.item(0, c) for c in (0, 1)]
+    assert [c.text() if c else None for c in cells] == ["helper", "kinds.idea"]
+    assert window.new_agent.text() == ""
+
+    mode = window.overrides.cellWidget(0, 2)
+    assert isinstance(mode, QComboBox) and shown(mode) == "auto"
+    mode.setCurrentIndex(mode.findData("off"))
+    qtbot.waitUntil(lambda: file_of(desk)["agents"]["helper"] == {"kinds": {"idea": "off"}})
+    settle(qtbot, desk)
+
+    window.overrides.selectRow(0)
+    assert window.remove_button.isEnabled()
+    window.remove_button.click()
+    qtbot.waitUntil(lambda: window.overrides.rowCount() == 0)
+    assert "helper" not in file_of(desk).get("agents", {})
+    settle(qtbot, desk)

@@ -1,0 +1,103 @@
+"""Changing settings while Cairn runs: validated, written into settings.toml with comments kept,
+announced on the change channel, and followed at once by the notes folder and the backups."""
+
+from __future__ import annotations
+
+import threading
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from core.app import Cairn
+from core.changes import ChangeSet, Topic
+from core.errors import ConfigInvalid, Forbidden, InvalidInput
+from core.model import Caller, Scope, Surface
+from core.notes import SyncReport
+from core.paths import Paths
+from core.settings import load_settings
+
+
+def _settings_changes(cairn: Cairn) -> list[ChangeSet]:
+    seen: list[ChangeSet] = []
+    cairn.bus.subscribe(lambda cs: seen.append(cs) if Topic.SETTINGS in cs.topics else None)
+    return seen
+
+
+def test_a_change_is_checked_written_with_comments_and_announced(
+    cairn: Cairn, paths: Paths, human: Caller
+) -> None:
+    paths.settings_file.write_text(
+        "# my settings\n[backup]\n# every six hours\ninterval_hours = 6.0\n", encoding="utf-8"
+    )
+    seen = _settings_changes(cairn)
+    settings = cairn.config.set(human, "backup.keep_daily", 3)
+    text = paths.settings_file.read_text(encoding="utf-8")
+    assert "# my settings" in text and "# every six hours" in text
+    assert tomllib.loads(text)["backup"] == {"interval_hours": 6.0, "keep_daily": 3}
+    assert settings.integer("backup.keep_daily") == 3
+    assert cairn.config.current().number("backup.interval_hours") == 6.0
+    assert load_settings(paths.settings_file).integer("backup.keep_daily") == 3
+    assert len(seen) == 1
+
+    cairn.config.set(human, "notes.folder", "")
+    assert tomllib.loads(paths.settings_file.read_text(encoding="utf-8"))["notes"] == {"folder": ""}
+
+
+def test_only_a_person_with_a_valid_value_changes_a_setting(
+    cairn: Cairn, paths: Paths, human: Caller
+) -> None:
+    agent = Caller(Surface.AGENT, agent="helper", verified=True)
+    with pytest.raises(Forbidden):
+        cairn.config.set(agent, "backup.keep_daily", 3)
+    with pytest.raises(InvalidInput, match="at least 1"):
+        cairn.config.set(human, "backup.keep_daily", 0)
+    with pytest.raises(InvalidInput, match="unknown setting"):
+        cairn.config.set(human, "backup.turbo", True)
+    assert not paths.settings_file.exists()
+
+    paths.settings_file.write_text("[store]\nturbo = 1\n", encoding="utf-8")
+    with pytest.raises(ConfigInvalid, match=r"store\.turbo"):
+        cairn.config.set(human, "backup.keep_daily", 3)
+    assert paths.settings_file.read_text(encoding="utf-8") == "[store]\nturbo = 1\n"
+
+
+def test_the_backup_schedule_follows_at_once(cairn: Cairn, human: Caller) -> None:
+    assert cairn.backups.due()  # no backup yet
+    cairn.config.set(human, "backup.interval_hours", 0)
+    assert not cairn.backups.due()  # 0 turns the schedule off
+    assert cairn.config.live("backup.interval_hours")
+    assert not cairn.config.live("store.synchronous")
+
+
+def test_the_notes_folder_follows_at_once(cairn: Cairn, short_tmp: Path, human: Caller) -> None:
+    folder = short_tmp / "notes"
+    folder.mkdir()
+    (folder / "first.md").write_text("The build uses make.\n", encoding="utf-8")
+    landed = threading.Event()
+    cairn.bus.subscribe(lambda cs: landed.set() if Topic.MEMORIES in cs.topics else None)
+
+    cairn.config.set(human, "notes.folder", str(folder))
+    watched = cairn.notes.folder
+    assert watched == folder.resolve()
+    assert landed.wait(10), "the new folder was never read"
+    contents = [m.content for m in cairn.memories.list(human).items]
+    assert contents == ["The build uses make."]
+
+    # The watch is live: a file dropped in now becomes a memory too.
+    landed.clear()
+    (folder / "second.md").write_text("Deploys go out on Tuesdays.\n", encoding="utf-8")
+    assert landed.wait(10), "the folder is not watched"
+    deadline = time.monotonic() + 5
+    while len(cairn.memories.list(human).items) < 2 and time.monotonic() < deadline:
+        landed.wait(0.1)
+    assert {m.scope for m in cairn.memories.list(human).items} == {Scope.USER}
+    assert len(cairn.memories.list(human).items) == 2
+
+    cairn.config.set(human, "notes.folder", "")
+    off = cairn.notes.folder
+    assert off is None
+    (folder / "third.md").write_text("Not read any more.\n", encoding="utf-8")
+    assert cairn.notes.sync().to_dict() == SyncReport().to_dict()
+    assert len(cairn.memories.list(human).items) == 2  # turning it off archives nothing

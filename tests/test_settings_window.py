@@ -1,0 +1,127 @@
+"""The settings window over a real store: a backup taken now is listed, a changed schedule and
+notes folder reach settings.toml, and the notes folder is followed at once."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from pytestqt.qtbot import QtBot
+
+from core.model import Caller
+from desktop.desk import Desk
+from desktop.windows.settings import SettingsWindow
+from tests.conftest import settle
+
+pytestmark = pytest.mark.gui
+
+
+def off_gui(qtbot: QtBot, desk: Desk, fn: Callable[..., Any], *args: Any) -> Any:
+    """A service call made the way the windows make it (the GUI thread is refused)."""
+    out: list[Any] = []
+    desk.call(fn, *args, on_done=out.append)
+    qtbot.waitUntil(lambda: bool(out))
+    return out[0]
+
+
+def settings_file(desk: Desk) -> dict[str, Any]:
+    path = desk.cairn.paths.settings_file
+    return tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+@pytest.fixture
+def window(qtbot: QtBot, desk: Desk) -> SettingsWindow:
+    w = desk.open(SettingsWindow)
+    qtbot.waitUntil(lambda: w.view is not None)
+    settle(qtbot, desk)
+    return w
+
+
+def test_the_data_locations_are_shown(desk: Desk, window: SettingsWindow) -> None:
+    assert window.locations["database"].text() == str(desk.cairn.paths.database)
+    assert window.locations["backups"].text() == str(desk.cairn.paths.backups)
+    assert window.locations["database"].isReadOnly()
+    assert not window.autostart.isEnabled()
+    assert window.autostart.toolTip() == "Coming with the installer."
+
+
+def test_back_up_now_adds_a_backup_to_the_list(
+    qtbot: QtBot, desk: Desk, window: SettingsWindow
+) -> None:
+    assert window.backups.rowCount() == 0
+    window.backup_now.click()
+    qtbot.waitUntil(lambda: window.backups.rowCount() == 1)
+    reason = window.backups.item(0, 1)
+    assert reason is not None and reason.text() == "manual"
+    on_disk = off_gui(qtbot, desk, desk.cairn.backups.list)
+    assert [b.reason for b in on_disk] == ["manual"]
+    settle(qtbot, desk)
+
+
+def test_a_changed_backup_interval_is_written_to_settings_toml(
+    qtbot: QtBot, desk: Desk, window: SettingsWindow
+) -> None:
+    assert window.interval.value() == 24.0
+    window.interval.setFocus()
+    window.interval.selectAll()
+    QTest.keyClicks(window.interval, "6")
+    QTest.keyClick(window.interval, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: settings_file(desk).get("backup", {}).get("interval_hours") == 6.0)
+    window.keep_weekly.setValue(2)
+    window.keep_weekly.editingFinished.emit()
+    qtbot.waitUntil(lambda: settings_file(desk)["backup"].get("keep_weekly") == 2)
+    settle(qtbot, desk)
+    assert desk.cairn.config.current().number("backup.interval_hours") == 6.0
+
+
+def test_the_notes_folder_is_written_and_followed(
+    qtbot: QtBot, desk: Desk, window: SettingsWindow, short_tmp: Path
+) -> None:
+    folder = short_tmp / "notes"
+    folder.mkdir()
+    window.set_notes_folder(str(folder))
+    qtbot.waitUntil(lambda: window.notes_folder.text() == str(folder))
+    assert settings_file(desk)["notes"]["folder"] == str(folder)
+    assert window.notes_off.isEnabled()
+
+    (folder / "deploys.md").write_text("Deploys go out on Tuesdays.\n", encoding="utf-8")
+
+    def landed() -> bool:
+        page = off_gui(qtbot, desk, desk.cairn.memories.list, Caller.human())
+        return [m.content for m in page.items] == ["Deploys go out on Tuesdays."]
+
+    qtbot.waitUntil(landed, timeout=10_000)
+
+    window.notes_off.click()
+    qtbot.waitUntil(lambda: window.notes_folder.text() == "")
+    assert settings_file(desk)["notes"]["folder"] == ""
+    settle(qtbot, desk)
+
+
+def test_choosing_a_language_rebuilds_the_windows_in_it(
+    qtbot: QtBot, desk: Desk, window: SettingsWindow
+) -> None:
+    english = window.windowTitle()
+    assert window.language.currentData() == "system"
+    window.language.setCurrentIndex(window.language.findData("zh_CN"))
+
+    def reopened_in(language: str) -> SettingsWindow | None:
+        again = desk.window(SettingsWindow)
+        return again if again is not None and desk.language.current == language else None
+
+    qtbot.waitUntil(lambda: reopened_in("zh_CN") is not None)
+    chinese = reopened_in("zh_CN")
+    assert chinese is not None and chinese.isVisible()
+    assert desk.prefs.value("language") == "zh_CN"
+    assert chinese.windowTitle() != english  # rebuilt in Chinese
+    assert chinese.language.currentData() == "zh_CN"
+    chinese.language.setCurrentIndex(chinese.language.findData("en"))
+    qtbot.waitUntil(lambda: reopened_in("en") is not None)
+    back = reopened_in("en")
+    assert back is not None and back.windowTitle() == english
+    settle(qtbot, desk)

@@ -1,0 +1,136 @@
+"""The story Cairn exists for, end to end on a fresh CAIRN_HOME through the tray application's
+own start-up (`desktop.app.serve`: the socket server, the store and the windows in one Qt
+process): agent A proposes, the person edits and adopts in the review queue, agent B - a new
+connection for the same workspace - gets the person's text, and the tray's count is back to 0."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import qasync
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from core.app import Cairn
+from core.client import Client
+from core.model import Caller
+from core.paths import Paths
+from desktop import app as tray_app
+from desktop import single
+from desktop.windows.review import ReviewWindow
+
+ORIGINAL = "idea: the release checklist lives in docs/release.md"
+EDITED = "The release checklist lives in docs/RELEASING.md; follow it for every tag."
+
+
+def register_agents(paths: Paths) -> None:
+    """The person registered both agents earlier (`cairn agent add`): their tokens are kept."""
+    cairn = Cairn.open(paths)
+    try:
+        for name in ("agent-a", "agent-b"):
+            cairn.agents.add(Caller.human(), name)
+    finally:
+        cairn.close()
+
+
+async def off_thread(fn: Any) -> Any:
+    """Run a blocking agent off the GUI thread (a plain thread, as an agent process would be)."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["result"] = fn()
+        except BaseException as e:  # handed back to the story
+            box["error"] = e
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    await until(lambda: not thread.is_alive(), timeout=30)
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+async def until(condition: Any, timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, "timed out"
+        await asyncio.sleep(0.02)
+
+
+def test_an_agents_proposal_edited_and_adopted_reaches_another_agent(
+    qtbot: QtBot, qapp: QApplication, paths: Paths, workspace_dir: Path
+) -> None:
+    register_agents(paths)
+    seen: dict[str, Any] = {}
+
+    async def story(running: tray_app.Running) -> None:
+        desk, tray = running.desk, running.tray
+        assert running.runtime.cairn is not None
+        running.runtime.cairn.store.refuse_thread(threading.get_ident())  # the GUI thread
+
+        def agent_a_writes() -> dict[str, Any]:
+            with Client.connect(
+                paths, agent="agent-a", workspace=str(workspace_dir), autostart=False
+            ) as a:
+                assert a.hello["verified"] is True
+                return a.call(
+                    "memory.write", {"content": ORIGINAL, "kind": "idea", "scope": "project"}
+                )
+
+        written = await off_thread(agent_a_writes)
+        seen["written"] = written
+        await until(lambda: tray.count == 1)
+        seen["tooltip_waiting"] = tray.icon.toolTip()
+
+        tray.open_review()
+        window = desk.window(ReviewWindow)
+        assert window is not None
+        await until(lambda: window.pending_count() == 1 and window.current() is not None)
+        window.detail.content.setPlainText(EDITED)
+        window.detail.kind.setCurrentText("convention")
+        window.detail.adopt_button.click()
+        await until(lambda: window.pending_count() == 0 and tray.count == 0)
+        seen["tooltip_after"] = tray.icon.toolTip()
+
+        def agent_b_builds_context() -> dict[str, Any]:
+            with Client.connect(
+                paths, agent="agent-b", workspace=str(workspace_dir), autostart=False
+            ) as b:
+                return b.call("context.build", {"query": "where is the release checklist?"})
+
+        seen["context"] = await off_thread(agent_b_builds_context)
+
+    async def told(running: tray_app.Running) -> None:
+        try:
+            await story(running)
+        finally:
+            assert running.runtime.cairn is not None
+            running.runtime.cairn.store.refuse_thread(None)
+            running.runtime.request_stop("the story is told")
+
+    def started(running: tray_app.Running) -> None:
+        seen["task"] = asyncio.ensure_future(told(running))
+
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(loop)
+    try:
+        status = loop.run_until_complete(
+            tray_app.serve(qapp, paths, single.local_name(paths), on_started=started)
+        )
+        seen["task"].result()  # the story's own failures, if any
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+
+    assert status == 0
+    assert seen["written"]["status"] == "pending"  # the default policy sends an idea to review
+    assert "1 proposal" in seen["tooltip_waiting"]
+    assert "nothing waiting" in seen["tooltip_after"]
+    text = str(seen["context"])
+    assert EDITED in text and ORIGINAL not in text
+    assert not Path(str(paths.runtime)).joinpath("cairn.sock").exists()

@@ -1,0 +1,366 @@
+"""The tray, offscreen: its menu, the waiting-proposals count from a real agent's socket write, the
+capture policy changed from the menu into the file, throttled notifications - and the real `cairn`
+process: one instance per user, a clean quit, a clear refusal when a headless Cairn serves."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QLabel, QSystemTrayIcon
+from pytestqt.qtbot import QtBot
+
+from core.daemon import Runtime
+from core.errors import AlreadyRunning, ConfigInvalid
+from core.policy import Mode
+from core.runtime import probe, socket_path
+from desktop.desk import Desk
+from desktop.single import local_name
+from desktop.tray import IDLE, PENDING, WINDOWS, Tray, window_class
+from tests.conftest import ROOT, cairn_env, settle
+from tests.serving import RawClient, paths_for, running_daemon
+
+pytestmark = pytest.mark.gui
+
+MENU = [
+    "Review queue (0)",
+    "Memories",
+    "Identity",
+    "Capture policy",
+    "Agents",
+    "Health",
+    "Export…",
+    "Settings",
+    "Quit",
+]
+
+
+@pytest.fixture
+def quits() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def tray(qtbot: QtBot, desk: Desk, quits: list[str]) -> Iterator[Tray]:
+    t = Tray(desk, quit=lambda: quits.append("quit"))
+    settle(qtbot, desk)
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+@pytest.fixture
+def served_tray(
+    qtbot: QtBot, served_desk: tuple[Desk, Runtime], quits: list[str]
+) -> Iterator[tuple[Tray, Runtime]]:
+    desk, runtime = served_desk
+    t = Tray(desk, quit=lambda: quits.append("quit"))
+    settle(qtbot, desk)
+    try:
+        yield t, runtime
+    finally:
+        t.close()
+
+
+def menu_texts(tray: Tray) -> list[str]:
+    return [a.text() for a in tray.menu.actions() if not a.isSeparator()]
+
+
+def read_policy(desk: Desk) -> dict[str, object]:
+    return tomllib.loads(desk.cairn.policy.path.read_text(encoding="utf-8"))
+
+
+def agent(runtime: Runtime, workspace: Path, name: str = "agent-a") -> RawClient:
+    client = RawClient(socket_path(runtime.paths))
+    assert "result" in client.hello(agent=name, workspace=str(workspace))
+    return client
+
+
+def propose(client: RawClient, idea: str) -> None:
+    result = client.request("memory.write", {"content": idea, "kind": "idea", "scope": "project"})
+    assert result["result"]["status"] == "pending", result
+
+
+# -- the menu -----------------------------------------------------------------------------------
+
+
+def test_the_menu_lists_every_window_in_order(tray: Tray, quits: list[str]) -> None:
+    assert menu_texts(tray) == MENU
+    assert tray.icon.toolTip() == "Cairn — nothing waiting"
+    assert tray.variant == IDLE
+    quit_action = tray.menu.actions()[-1]
+    quit_action.trigger()
+    assert quits == ["quit"]
+
+
+def test_every_entry_opens_its_window(qtbot: QtBot, tray: Tray, desk: Desk) -> None:
+    by_name = {a.objectName(): a for a in tray.menu.actions()}
+    entries = {
+        "trayReview": "review",
+        "trayMemories": "memories",
+        "trayIdentity": "identity",
+        "trayAgents": "agents",
+        "trayHealth": "health",
+        "trayExport": "archive",
+        "traySettings": "settings",
+    }
+    for action_name, key in entries.items():
+        by_name[action_name].trigger()
+        window = desk.window(window_class(key))
+        assert window is not None and window.isVisible(), key
+    tray.policy_window_action.trigger()
+    assert desk.window(window_class("policy")) is not None
+    assert set(WINDOWS) == {*entries.values(), "policy"}
+    settle(qtbot, desk)
+
+
+def test_the_icon_and_a_clicked_notification_open_the_review_queue(
+    qtbot: QtBot, tray: Tray, desk: Desk
+) -> None:
+    review = window_class("review")
+    tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Context)
+    assert desk.window(review) is None  # the context menu is not a click on the icon
+    tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Trigger)
+    window = desk.window(review)
+    assert window is not None and window.isVisible()
+    window.close()
+    tray.icon.messageClicked.emit()
+    assert window.isVisible()
+    settle(qtbot, desk)
+
+
+def test_without_a_system_tray_the_review_queue_opens_with_a_note(
+    qtbot: QtBot, tray: Tray, desk: Desk
+) -> None:
+    assert not QSystemTrayIcon.isSystemTrayAvailable()  # offscreen has none
+    assert tray.start() is False
+    window = desk.window(window_class("review"))
+    assert window is not None and window.isVisible()
+    note = window.findChild(QLabel, "noTrayNote")
+    assert note is not None and note is tray.note
+    assert "no system tray" in note.text() and "closing the last one quits" in note.text()
+    settle(qtbot, desk)
+
+
+# -- the count, from a real agent's write ---------------------------------------------------------
+
+
+def test_a_proposal_over_the_socket_shows_in_the_icon_tooltip_and_menu(
+    qtbot: QtBot, served_tray: tuple[Tray, Runtime], workspace_dir: Path
+) -> None:
+    tray, runtime = served_tray
+    idle_key = tray.icon.icon().cacheKey()
+    client = agent(runtime, workspace_dir)
+    with qtbot.waitSignal(tray.count_shown, check_params_cb=lambda n: n == 1, timeout=5000):
+        propose(client, "idea: shard the ledger by tenant")
+    assert tray.icon.toolTip() == "Cairn — 1 proposal waiting for you"
+    assert tray.review_action.text() == "Review queue (1)"
+    assert tray.variant == PENDING and tray.icon.icon().cacheKey() != idle_key
+    with qtbot.waitSignal(tray.count_shown, check_params_cb=lambda n: n == 2, timeout=5000):
+        propose(client, "idea: a nightly job could compact the audit archive")
+    assert tray.icon.toolTip() == "Cairn — 2 proposals waiting for you"
+    assert tray.review_action.text() == "Review queue (2)"
+
+    # the person rejects both at the desk: the queue empties, the icon goes back
+    desk = tray.desk
+
+    def reject_all() -> None:
+        for item in desk.cairn.review.pending(desk.person):
+            desk.cairn.review.reject(desk.person, item["id"])
+
+    with qtbot.waitSignal(tray.count_shown, check_params_cb=lambda n: n == 0, timeout=5000):
+        desk.call(reject_all)
+    assert tray.variant == IDLE and tray.icon.toolTip() == "Cairn — nothing waiting"
+    assert tray.icon.icon().cacheKey() == idle_key
+    client.close()
+
+
+def test_a_burst_of_proposals_is_one_notification(
+    qtbot: QtBot, served_tray: tuple[Tray, Runtime], workspace_dir: Path
+) -> None:
+    tray, runtime = served_tray
+    tray.collect_ms = 1000
+    client = agent(runtime, workspace_dir)
+    with qtbot.waitSignal(tray.notified, timeout=10_000) as shown:
+        propose(client, "idea: shard the ledger by tenant")
+        propose(client, "idea: a nightly job could compact the audit archive")
+    assert shown.args == ["2 new proposals from agent-a"]
+    qtbot.waitUntil(lambda: tray.count == 2)
+    assert tray.notifications == ["2 new proposals from agent-a"]
+    client.close()
+
+
+# -- the capture policy from the menu -------------------------------------------------------------
+
+
+def test_choosing_off_for_a_kind_writes_the_policy_file(
+    qtbot: QtBot, tray: Tray, desk: Desk
+) -> None:
+    titles = [m.title() for m in tray._kind_menus.values()]
+    assert "idea: ask" in titles and "fact: auto" in titles
+    assert tray.kind_action("idea", Mode.ASK).isChecked()
+    tray.kind_action("idea", Mode.OFF).trigger()
+    qtbot.waitUntil(lambda: read_policy(desk)["kinds"]["idea"] == "off")  # type: ignore[index]
+    settle(qtbot, desk)
+    assert tray.kind_action("idea", Mode.OFF).isChecked()
+    assert not tray.kind_action("idea", Mode.ASK).isChecked()
+    assert tray._kind_menus["idea"].title() == "idea: off"
+
+
+def test_pause_all_capture_toggles(qtbot: QtBot, tray: Tray, desk: Desk) -> None:
+    assert not tray.pause_action.isChecked()
+    tray.pause_action.trigger()
+    qtbot.waitUntil(lambda: read_policy(desk)["paused"] is True)
+    settle(qtbot, desk)
+    assert tray.pause_action.isChecked()
+    tray.pause_action.trigger()
+    qtbot.waitUntil(lambda: read_policy(desk)["paused"] is False)
+    settle(qtbot, desk)
+    assert not tray.pause_action.isChecked()
+
+
+def test_an_edit_of_the_policy_file_shows_in_the_menu(qtbot: QtBot, tray: Tray, desk: Desk) -> None:
+    path = desk.cairn.policy.path
+    text = path.read_text(encoding="utf-8").replace("paused = false", "paused = true")
+    path.write_text(text, encoding="utf-8")
+    with qtbot.waitSignal(tray.policy_shown, timeout=5000):
+        desk.call(desk.cairn.policy.reload)
+    assert tray.pause_action.isChecked()
+    settle(qtbot, desk)
+
+
+# -- the real process -----------------------------------------------------------------------------
+
+
+def cairn_command() -> list[str]:
+    """The installed `cairn` next to this interpreter, else the same entry point by module."""
+    script = Path(sys.executable).parent / "cairn"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "desktop.main"]
+
+
+def tray_env(home: Path) -> dict[str, str]:
+    return cairn_env(home) | {
+        "QT_QPA_PLATFORM": "offscreen",
+        "CAIRN_TRAY_DEBUG": "1",
+        "PYTHONFAULTHANDLER": "1",  # a crash prints where it happened
+    }
+
+
+@contextlib.contextmanager
+def running_tray(home: Path) -> Iterator[subprocess.Popen[str]]:
+    """The tray application as a real process; waits for both of its sockets."""
+    paths = paths_for(home)
+    proc = subprocess.Popen(
+        cairn_command(),
+        cwd=ROOT,
+        env=tray_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (Path(local_name(paths)).exists() and probe(socket_path(paths), timeout=0.2)):
+            if proc.poll() is not None:
+                err = proc.stderr.read() if proc.stderr else ""
+                raise AssertionError(f"cairn exited {proc.returncode}: {err}")
+            assert time.monotonic() < deadline, "the tray did not start"
+            time.sleep(0.05)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def launch(home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cairn_command(),
+        cwd=ROOT,
+        env=tray_env(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def assert_stopped_cleanly(proc: subprocess.Popen[str], home: Path) -> str:
+    status = proc.wait(30)
+    err = proc.stderr.read() if proc.stderr else ""
+    assert status == 0, err
+    assert "Cairn stopped" in err, err
+    run_dir = paths_for(home).runtime
+    assert sorted(p.name for p in run_dir.iterdir()) == []  # both sockets and the pid file gone
+    return err
+
+
+def test_a_second_launch_brings_the_first_forward_then_quit_stops_it(short_tmp: Path) -> None:
+    home = short_tmp / "t"
+    with running_tray(home) as proc:
+        second = launch(home)
+        assert second.returncode == 0, second.stderr
+        assert second.stdout.strip() == "Cairn is already running; its window was brought forward"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(10)
+            s.connect(local_name(paths_for(home)))
+            s.sendall(b"quit\n")
+            assert s.recv(16) == b"ok\n"
+        err = assert_stopped_cleanly(proc, home)
+        assert "brought the review queue forward for another launch" in err
+        assert "asked to quit by another launch" in err
+
+
+def test_sigterm_stops_the_tray_cleanly(short_tmp: Path) -> None:
+    home = short_tmp / "t"
+    with running_tray(home) as proc:
+        proc.send_signal(signal.SIGTERM)
+        err = assert_stopped_cleanly(proc, home)
+        assert "received SIGTERM" in err
+
+
+def test_a_headless_cairn_serving_the_store_is_named(short_tmp: Path) -> None:
+    home = short_tmp / "t"
+    with running_daemon(home):
+        refused = launch(home)
+    assert refused.returncode == AlreadyRunning.code.exit_status
+    assert "headless Cairn" in refused.stderr and "cairn stop" in refused.stderr
+    assert refused.stdout == ""
+
+
+def test_without_a_display_the_tray_says_to_use_serve(short_tmp: Path) -> None:
+    env = {k: v for k, v in tray_env(short_tmp / "t").items() if "DISPLAY" not in k}
+    del env["QT_QPA_PLATFORM"]
+    done = subprocess.run(
+        cairn_command(), cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == ConfigInvalid.code.exit_status
+    assert "no graphical display" in done.stderr and "cairn serve" in done.stderr
+    assert not (short_tmp / "t").exists()  # nothing was started or created
+
+
+def test_the_command_line_still_runs_without_qt(short_tmp: Path) -> None:
+    """`cairn <command>` goes to the CLI, and never imports Qt on the way."""
+    code = (
+        "import sys; from desktop.main import main; rc = main(['paths']); "
+        "sys.exit(rc if 'PySide6' not in sys.modules else 99)"
+    )
+    env = cairn_env(short_tmp / "t") | {"QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert str(short_tmp / "t") in done.stdout
+    assert os.environ.get("QT_QPA_PLATFORM") == "offscreen"
