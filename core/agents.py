@@ -29,7 +29,7 @@ from core.errors import (
     Unauthenticated,
 )
 from core.keychain import TokenStore
-from core.model import Caller
+from core.model import Caller, Surface
 from core.store import Store
 from core.writer import WriteTx
 
@@ -156,6 +156,46 @@ class AgentService:
             # Stored inside the transaction: if the token store refuses, nothing is registered.
             self.tokens.set(name, token)
             return Agent(name, AgentStatus.ACTIVE, True, now, caller.actor, None)
+
+        return self._store.writer.run(job), token
+
+    def enroll(self, name: str) -> tuple[Agent, str]:
+        """Register a name never seen before, with a fresh token, at the agent's own request -
+        how a local client (the MCP bridge) gets a verified identity on first use. Only the
+        protocol's `hello` calls it, and only on the Unix socket, where the server has already
+        checked that the peer runs as the same user. The token goes to the token store, like
+        `add`'s; the audit event is `agent_add`, with the agent itself as the actor.
+
+        Raises:
+            Conflict: the name is already known - registered, declared, paused or revoked. A
+                person decides about those (`cairn agent add|resume`).
+        """
+        check_name(name)
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        actor = Caller(Surface.AGENT, agent=name, verified=True)
+
+        def job(tx: WriteTx) -> Agent:
+            now = self._clock.now_ms()
+            row = self._row(tx.conn, name)
+            if row is not None:
+                state = "registered" if row[0] is not None else "declared"
+                if row[1] != AgentStatus.ACTIVE:
+                    state = str(row[1])
+                raise Conflict(
+                    f"agent {name!r} is already known to Cairn ({state}), so it cannot enroll "
+                    f"itself; a person can issue its token with `cairn agent add {name}`, or "
+                    "choose another agent name",
+                    data={"agent": name, "state": state},
+                )
+            tx.conn.execute(
+                "INSERT INTO agent (name, token_hash, status, created_at, created_by, "
+                "token_created_at) VALUES (?, ?, 'active', ?, 'self-enrolled', ?)",
+                (name, token_hash(token), now, now),
+            )
+            audit.record(tx, actor, "agent_add", detail={"agent": name, "enrolled": True}, at=now)
+            # Stored inside the transaction: if the token store refuses, nothing is registered.
+            self.tokens.set(name, token)
+            return Agent(name, AgentStatus.ACTIVE, True, now, "self-enrolled", None)
 
         return self._store.writer.run(job), token
 

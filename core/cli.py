@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
         connects=False,
     )
     command("stop", "stop the running Cairn (asks you to confirm)", connects=False)
+    mcp = sub.add_parser("mcp", help="serve Cairn to an MCP client over stdio")
+    mcp.add_argument("--agent", help="agent name (default: mcp-<the MCP client's name>)")
+    mcp.add_argument("--workspace", help="workspace (default: the client's root, else the cwd)")
 
     add_memory_commands(command)
 
@@ -548,6 +551,12 @@ def cmd_agent(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from core import mcp_bridge  # the MCP SDK loads only for this command
+
+    return mcp_bridge.run(args)
+
+
 # -- the edge ----------------------------------------------------------------------------------
 
 
@@ -573,6 +582,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "forget": cmd_forget,
     "context": cmd_context,
     "agent": cmd_agent,
+    "mcp": cmd_mcp,
     **cli_governance.HANDLERS,
     **cli_backup.HANDLERS,
     **cli_archive.HANDLERS,

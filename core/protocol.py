@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core import __version__
-from core.agents import AgentStatus, check_name
+from core.agents import AgentStatus, Identity, check_name
 from core.errors import (
     Forbidden,
     InvalidInput,
@@ -459,7 +459,7 @@ def lookup(name: str, session: Session) -> Method:
 # -- hello -------------------------------------------------------------------------------------
 
 _HELLO_FIELDS = frozenset(
-    {"protocol_version", "agent", "token", "workspace", "session", "role", "client"}
+    {"protocol_version", "agent", "token", "workspace", "session", "role", "client", "enroll"}
 )
 
 
@@ -499,12 +499,23 @@ def hello(
     raw_workspace = opt_text(p, "workspace")
     if raw_workspace is not None:
         workspace = cairn.workspaces.resolve(raw_workspace)
+    enrolled: dict[str, Any] | None = None
     if role == "human":
         reason = human_allowed(session)
         if reason is not None:
             raise Forbidden(reason)
         caller = Caller(
             Surface.HUMAN,
+            workspace_id=workspace.id if workspace else None,
+            session_id=session_id,
+        )
+    elif flag(p, "enroll", default=False):
+        identity, enrolled = _enroll(cairn, session, p)
+        cairn.agents.seen(identity)
+        caller = Caller(
+            Surface.AGENT,
+            agent=identity.name,
+            verified=True,
             workspace_id=workspace.id if workspace else None,
             session_id=session_id,
         )
@@ -524,7 +535,7 @@ def hello(
     session.hello_done = True
     if session_id is not None:  # the session is alive: its scratch memories do not expire
         cairn.lifecycle.session_seen(session_id, workspace.id if workspace else None)
-    return {
+    out = {
         "protocol_version": PROTOCOL_VERSION,
         "server_version": __version__,
         "role": role,
@@ -536,6 +547,35 @@ def hello(
         "methods": capabilities(cairn, session)["methods"],
         "limits": cairn.server_limits(),
     }
+    if enrolled is not None:
+        out["enrolled"] = enrolled
+    return out
+
+
+def _enroll(
+    cairn: Cairn, session: Session, p: Mapping[str, Any]
+) -> tuple[Identity, dict[str, Any]]:
+    """`hello {enroll: true}`: a brand-new agent name registers itself and gets its token.
+
+    Only on the Unix socket - where the server already refused any peer that is not this user -
+    and only while `security.require_tokens` is off (with it on, a person registers every
+    agent). The name must never have been seen (`AgentService.enroll`).
+    """
+    if p.get("token") is not None:
+        raise InvalidInput("give a token or ask to enroll, not both", data={"field": "enroll"})
+    if session.transport != "unix":
+        raise Forbidden(
+            "an agent can enroll itself only over the Unix socket; on TCP a person registers "
+            "it with `cairn agent add`"
+        )
+    if cairn.settings.flag("security.require_tokens"):
+        raise Forbidden(
+            "security.require_tokens is on, so a person registers every agent: run "
+            "`cairn agent add <name>` (the token goes to the token store the bridge reads)"
+        )
+    agent, token = cairn.agents.enroll(check_name(p.get("agent")))
+    identity = Identity(agent.name, verified=True)
+    return identity, {"token": token, "stored_in": cairn.agents.tokens.where}
 
 
 def check_agent_allowed(cairn: Cairn, session: Session) -> None:

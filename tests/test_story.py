@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
 import qasync
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -134,3 +135,72 @@ def test_an_agents_proposal_edited_and_adopted_reaches_another_agent(
     text = str(seen["context"])
     assert EDITED in text and ORIGINAL not in text
     assert not Path(str(paths.runtime)).joinpath("cairn.sock").exists()
+
+
+def test_the_same_story_told_through_mcp(
+    qtbot: QtBot, qapp: QApplication, paths: Paths, workspace_dir: Path
+) -> None:
+    """Agent A and agent B are two `cairn mcp` processes (the SDK's stdio client) for the same
+    workspace; each enrolls on first use, and the person decides in the review window."""
+    from tests.test_mcp import bridge, call, data, text
+
+    home = paths.data.parent
+    seen: dict[str, Any] = {}
+
+    def through_mcp(agent: str, tool: str, **arguments: Any) -> Any:
+        async def go() -> Any:
+            args = ("--agent", agent, "--workspace", str(workspace_dir))
+            async with bridge(home, *args) as session:
+                return await call(session, tool, **arguments)
+
+        return anyio.run(go)
+
+    async def story(running: tray_app.Running) -> None:
+        desk, tray = running.desk, running.tray
+        written = await off_thread(
+            lambda: through_mcp(
+                "agent-a", "memory_write", content=ORIGINAL, kind="idea", scope="project"
+            )
+        )
+        seen["written"] = data(written)
+        seen["written_text"] = text(written)
+        await until(lambda: tray.count == 1)
+        tray.open_review()
+        window = desk.window(ReviewWindow)
+        assert window is not None
+        await until(lambda: window.pending_count() == 1 and window.current() is not None)
+        first = window.queue.table.item(0, 0)
+        seen["agent_shown"] = first.text() if first is not None else ""
+        window.detail.content.setPlainText(EDITED)
+        window.detail.adopt_button.click()
+        await until(lambda: window.pending_count() == 0 and tray.count == 0)
+        built = await off_thread(
+            lambda: through_mcp("agent-b", "context_build", query="the release checklist")
+        )
+        seen["context"] = text(built)
+
+    async def told(running: tray_app.Running) -> None:
+        try:
+            await story(running)
+        finally:
+            running.runtime.request_stop("the story is told")
+
+    def started(running: tray_app.Running) -> None:
+        seen["task"] = asyncio.ensure_future(told(running))
+
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(loop)
+    try:
+        status = loop.run_until_complete(
+            tray_app.serve(qapp, paths, single.local_name(paths), on_started=started)
+        )
+        seen["task"].result()
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+
+    assert status == 0
+    assert seen["written"]["status"] == "pending"
+    assert "a person will review" in seen["written_text"]
+    assert seen["agent_shown"].startswith("agent-a")
+    assert EDITED in seen["context"] and ORIGINAL not in seen["context"]

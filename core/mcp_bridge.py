@@ -1,0 +1,347 @@
+"""`cairn mcp`: a stdio MCP server that gives any MCP agent Cairn's memory, a thin adapter over
+the socket client - every tool is one socket method, under the same governance as any client.
+
+Who: one agent name per bridge (`--agent`, else `mcp-<client name>` from the MCP client's
+`initialize`, else `mcp-agent`), verified with its token from the token store; a name never seen
+before enrolls itself over the Unix socket on first use (`hello {enroll: true}`).
+Where: `--workspace`, else the client's first `file://` root, else the working directory; when
+the client says its roots changed, the next call reconnects bound to the new workspace.
+Start: like every client, the first call starts the headless daemon when no Cairn runs, unless
+CAIRN_NO_AUTOSTART=1 - then each call answers a tool error saying Cairn is not running.
+Standard output is the MCP protocol; logs go to standard error only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import anyio
+import anyio.to_thread
+from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.session import ServerSession
+from mcp.types import CallToolResult, ListRootsRequest, ListRootsResult, TextContent
+
+from core import __version__, mcp_tools
+from core.client import Client, RemoteError, ensure_running
+from core.errors import CairnError, ErrorCode, NotRunning
+from core.keychain import open_token_store
+from core.paths import Paths, resolve_paths
+from core.protocol import PROTOCOL_VERSION
+from core.runtime import socket_path
+
+log = logging.getLogger("cairn.mcp")
+
+DEFAULT_AGENT = "mcp-agent"
+ROOTS_TIMEOUT = 5.0
+# Methods safe to send again when the connection died under them (nothing changes twice).
+_REPEATABLE = frozenset(
+    {"memory.search", "memory.get", "memory.list", "context.build", "identity.get", "policy.get"}
+)
+_RESOURCES: tuple[tuple[str, str, dict[str, Any], str], ...] = (
+    ("cairn://identity/user", "identity.get", {"doc": "user"}, "text/markdown"),
+    ("cairn://identity/soul", "identity.get", {"doc": "soul"}, "text/markdown"),
+    ("cairn://policy", "policy.get", {}, "application/json"),
+)
+
+
+def agent_name_for(client_name: str | None) -> str:
+    """The default agent name: `mcp-` and the MCP client's name, folded to a valid agent name
+    (`Claude Code` -> `mcp-claude-code`); `mcp-agent` when the client gave none."""
+    folded = re.sub(r"[^a-z0-9._-]+", "-", (client_name or "").lower()).strip("-._")
+    return f"mcp-{folded}"[:64].rstrip("-._") if folded else DEFAULT_AGENT
+
+
+def workspace_from_roots(result: ListRootsResult) -> str | None:
+    """The first `file://` root that is an existing directory, as a local path."""
+    for root in result.roots:
+        uri = urlparse(str(root.uri))
+        if uri.scheme == "file" and uri.netloc in ("", "localhost"):
+            path = unquote(uri.path)
+            if os.path.isdir(path):
+                return path
+    return None
+
+
+class Link:
+    """The bridge's one connection to Cairn, opened on first use and reopened when the bound
+    workspace changes, when Cairn closed it (idle timeout, restart), or after an error that
+    left it unusable. Blocking; calls run one at a time on a worker thread."""
+
+    def __init__(self, paths: Paths, session: str) -> None:
+        self._paths = paths
+        self._session = session
+        self._lock = threading.Lock()
+        self._client: Client | None = None
+        self._bound: tuple[str, str] | None = None  # (agent, workspace)
+        self._idle_s = 900.0
+        self._last_used = 0.0
+        self._tokens: dict[str, str] = {}  # tokens this bridge enrolled, if the store is elsewhere
+        self.client_label = f"cairn-mcp/{__version__}"
+
+    def call(
+        self, agent: str, workspace: str, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """One socket request as `agent` in `workspace`.
+
+        Raises:
+            CairnError: Cairn's answer was an error, or Cairn is not running (NotRunning).
+        """
+        with self._lock:
+            client = self._connected(agent, workspace)
+            try:
+                result = client.call(method, params)
+            except (NotRunning, OSError) as e:
+                self._drop()
+                # A request that never left is safe to send again; so is a read.
+                if not (isinstance(e, BrokenPipeError) or method in _REPEATABLE):
+                    raise NotRunning(
+                        "Cairn closed the connection before answering; the request may or may "
+                        "not have been carried out - check before repeating it"
+                    ) from e
+                client = self._connected(agent, workspace)
+                result = client.call(method, params)
+            self._last_used = time.monotonic()
+            return result
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    @property
+    def hello(self) -> dict[str, Any]:
+        return self._client.hello if self._client is not None else {}
+
+    def _drop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        self._client = None
+        self._bound = None
+
+    def _connected(self, agent: str, workspace: str) -> Client:
+        stale = time.monotonic() - self._last_used > self._idle_s - 30
+        if self._client is not None and (self._bound != (agent, workspace) or stale):
+            log.info("reconnecting (%s)", "idle" if stale else f"workspace {workspace}")
+            self._drop()
+        if self._client is None:
+            self._client = self._open(agent, workspace)
+            self._bound = (agent, workspace)
+            self._idle_s = float(self._client.hello.get("limits", {}).get("idle_timeout_s", 900))
+            self._last_used = time.monotonic()
+            log.info(
+                "connected as %s (%s) in %s",
+                agent,
+                "verified" if self._client.hello.get("verified") else "unverified",
+                self._client.hello.get("workspace"),
+            )
+        return self._client
+
+    def _open(self, agent: str, workspace: str) -> Client:
+        token = (
+            os.environ.get("CAIRN_TOKEN")
+            or open_token_store(self._paths)[0].get(agent)
+            or self._tokens.get(agent)
+        )
+        if token is not None:
+            return Client.connect(
+                self._paths,
+                agent=agent,
+                token=token,
+                workspace=workspace,
+                session=self._session,
+            )
+        return self._enroll(agent, workspace)
+
+    def _enroll(self, agent: str, workspace: str) -> Client:
+        """No token for this name yet: connect and ask Cairn to register it (first use)."""
+        path = socket_path(self._paths)
+        if os.environ.get("CAIRN_NO_AUTOSTART") != "1":
+            ensure_running(self._paths)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(str(path))
+        except (FileNotFoundError, ConnectionRefusedError) as e:
+            sock.close()
+            raise NotRunning(
+                f"Cairn is not running (no server at {path}); start it with `cairn serve` or "
+                "the tray",
+                data={"socket": str(path)},
+            ) from e
+        client = Client(sock, timeout=30.0)
+        try:
+            client.hello = client.call(
+                "hello",
+                {
+                    "protocol_version": PROTOCOL_VERSION,
+                    "agent": agent,
+                    "enroll": True,
+                    "workspace": os.path.abspath(os.path.expanduser(workspace)),
+                    "session": self._session,
+                    "client": self.client_label,
+                },
+            )
+        except BaseException:
+            client.close()
+            raise
+        enrolled = client.hello.pop("enrolled", {})
+        self._tokens[agent] = str(enrolled.get("token", ""))
+        log.info("enrolled agent %s; its token is kept in %s", agent, enrolled.get("stored_in"))
+        return client
+
+
+class Bridge:
+    """The MCP side: which agent and workspace, and the tools' and resources' one path to the
+    socket (`invoke`)."""
+
+    def __init__(
+        self, paths: Paths, *, agent: str | None = None, workspace: str | None = None
+    ) -> None:
+        self.paths = paths
+        self.link = Link(paths, session=f"mcp-{uuid.uuid4().hex[:16]}")
+        self._agent = agent
+        self._fixed_workspace = workspace
+        self._roots_workspace: str | None = None
+        self._roots_stale = True
+        self._session: ServerSession | None = None
+
+    # -- who and where -------------------------------------------------------------------------
+
+    def agent(self) -> str:
+        if self._agent is None:
+            params = self._session.client_params if self._session is not None else None
+            name = params.client_info.name if params is not None else None
+            self._agent = agent_name_for(name)
+            log.info("agent name %s", self._agent)
+        return self._agent
+
+    async def workspace(self) -> str:
+        if self._fixed_workspace is not None:
+            return self._fixed_workspace
+        if self._roots_stale:
+            self._roots_workspace = await self._from_roots()
+            self._roots_stale = False
+        return self._roots_workspace or os.getcwd()
+
+    async def _from_roots(self) -> str | None:
+        session = self._session
+        if session is None or session.client_capabilities is None:
+            return None
+        if session.client_capabilities.roots is None or not session.can_send_request:
+            return None
+        try:
+            with anyio.fail_after(ROOTS_TIMEOUT):
+                result = await session.send_request(ListRootsRequest(), ListRootsResult)
+        except Exception as e:  # noqa: BLE001 - a client that cannot list roots: use the cwd
+            log.warning("the MCP client did not list its roots (%s); using the cwd", e)
+            return None
+        return workspace_from_roots(result)
+
+    async def middleware(
+        self, ctx: ServerRequestContext[Any, Any], call_next: Callable[..., Awaitable[Any]]
+    ) -> Any:
+        """Keeps the MCP session (to ask for roots) and notes when the client's roots change."""
+        self._session = ctx.session
+        if ctx.request_id is None and ctx.method == "notifications/roots/list_changed":
+            log.info("the client's roots changed")
+            self._roots_stale = True
+        return await call_next(ctx)
+
+    # -- the one path to Cairn -----------------------------------------------------------------
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        workspace = await self.workspace()
+        agent = self.agent()
+        return await anyio.to_thread.run_sync(self.link.call, agent, workspace, method, params)
+
+    async def invoke(
+        self, method: str, params: dict[str, Any], render: mcp_tools.Render
+    ) -> CallToolResult:
+        """A tool call: Cairn's answer as compact text plus the structured result. Cairn's
+        governance answers (stored, pending, refused) are results; an error - invalid params,
+        not found, not running, a paused agent - is a tool error."""
+        try:
+            result = await self.request(method, params)
+        except CairnError as e:
+            code = e.code if isinstance(e, RemoteError) else type(e).code
+            text = f"{code.label}: {e.message}"
+            if isinstance(e, NotRunning) and os.environ.get("CAIRN_NO_AUTOSTART") == "1":
+                text += " (CAIRN_NO_AUTOSTART=1 is set, so the bridge does not start it.)"
+            return CallToolResult(
+                content=[TextContent(type="text", text=text)],
+                structured_content={"error": code.label, "message": e.message, "data": e.data},
+                is_error=True,
+            )
+        return CallToolResult(
+            content=[TextContent(type="text", text=render(result))], structured_content=result
+        )
+
+    async def read(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return await self.request(method, params)
+        except CairnError as e:
+            raise ResourceError(e.message) from e
+
+
+def build_server(bridge: Bridge) -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer(
+        "cairn",
+        title="Cairn memory",
+        instructions=mcp_tools.INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+        middleware=[bridge.middleware],
+    )
+    mcp_tools.register(server, bridge.invoke)
+
+    def resource(uri: str, method: str, params: dict[str, Any], mime: str) -> None:
+        async def read() -> str:
+            result = await bridge.read(method, params)
+            if method == "identity.get":
+                return str(result.get("content", ""))
+            return json.dumps(result, ensure_ascii=False, indent=2)
+
+        server.resource(uri, name=uri.removeprefix("cairn://"), mime_type=mime)(read)
+
+    for uri, method, params, mime in _RESOURCES:
+        resource(uri, method, params, mime)
+    return server
+
+
+def run(args: argparse.Namespace) -> int:
+    """`cairn mcp`: serve MCP on standard input and output until the client closes it."""
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    workspace = None
+    if args.workspace is not None:
+        workspace = str(Path(args.workspace).expanduser().resolve())
+        if not os.path.isdir(workspace):
+            print(f"cairn: workspace {args.workspace!r} is not a directory", file=sys.stderr)
+            return ErrorCode.INVALID_PARAMS.exit_status
+    bridge = Bridge(resolve_paths(), agent=args.agent, workspace=workspace)
+    if args.agent is not None:
+        from core.agents import check_name
+
+        check_name(args.agent)
+    log.info("cairn mcp %s ready on stdio", __version__)
+    try:
+        build_server(bridge).run("stdio")
+    finally:
+        bridge.link.close()
+    return 0
