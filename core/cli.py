@@ -22,6 +22,7 @@ from typing import Any
 from core import (
     __version__,
     cli_archive,
+    cli_autostart,
     cli_backup,
     cli_governance,
     cli_identity,
@@ -119,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_archive.add_parsers(sub)
     cli_identity.add_parsers(sub)
     cli_workspace.add_parsers(sub)
+    cli_autostart.add_parsers(sub)
     return parser
 
 
@@ -588,6 +590,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     **cli_archive.HANDLERS,
     **cli_identity.HANDLERS,
     **cli_workspace.HANDLERS,
+    **cli_autostart.HANDLERS,
 }
 
 

@@ -154,6 +154,7 @@ class Runtime:
             except Exception as e:  # noqa: BLE001 - counted in health, retried next round
                 cairn.failures.record("janitor", e, cairn.clock.now_ms())
             await loop.run_in_executor(None, self._back_up_when_due, cairn)
+            await loop.run_in_executor(None, cairn.store.release_memory)
             await asyncio.sleep(self._janitor_interval)
 
     @staticmethod

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import logging
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -26,6 +28,17 @@ def _rebuild_index_if_stale(tx: WriteTx) -> None:
     if search_index.stale(tx.conn):
         log.info("the search index was built by another tokenizer version; rebuilding it")
         search_index.rebuild(tx.conn)
+
+
+def trim_heap() -> None:
+    """Return freed heap memory to the operating system (glibc's `malloc_trim`; elsewhere a
+    no-op). Without it, pages SQLite hands back stay in the process's resident set."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return
+    trim = getattr(ctypes.CDLL(name), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
 
 
 class Store:
@@ -124,6 +137,14 @@ class Store:
             return int(busy), int(log_frames), int(done)
 
         return self.writer.run(run, transactional=False)
+
+    def release_memory(self) -> None:
+        """Hand back the page cache that a one-off pass (quick_check, the janitor, a backup)
+        filled on the write connection and on this thread's read connection; the caches of the
+        threads that serve searches stay warm."""
+        self.writer.run(lambda tx: tx.conn.execute("PRAGMA shrink_memory"), transactional=False)
+        self.read_db.conn().execute("PRAGMA shrink_memory")
+        trim_heap()
 
     def refuse_thread(self, thread_id: int | None) -> None:
         """Make every read and write from `thread_id` raise RuntimeError (None: allow all). The

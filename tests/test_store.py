@@ -289,3 +289,36 @@ def test_concurrent_writers_are_serialized_without_loss(paths: Paths, clock: Fak
         assert conn.execute("SELECT count(*) FROM memory_fts").fetchone()[0] == 1200
     finally:
         app.close()
+
+
+def test_releasing_memory_keeps_the_store_working(cairn: Cairn) -> None:
+    """The housekeeping round hands back page caches (and trims the heap) between requests:
+    the store reads and writes as before, from any thread."""
+    first = cairn.memories.write(
+        Caller.human(),
+        WriteRequest.from_params(
+            {"content": "the cache is trimmed after housekeeping", "kind": "fact", "scope": "user"}
+        ),
+    )
+    done: list[BaseException | None] = []
+
+    def release() -> None:
+        try:
+            cairn.store.release_memory()
+            done.append(None)
+        except BaseException as e:  # handed to the test thread
+            done.append(e)
+
+    worker = threading.Thread(target=release)
+    worker.start()
+    worker.join(10)
+    assert done == [None]
+    assert first.id is not None
+    assert cairn.memories.get(Caller.human(), first.id).memory.content.startswith("the cache")
+    again = cairn.memories.write(
+        Caller.human(),
+        WriteRequest.from_params(
+            {"content": "writes still land after a release", "kind": "fact", "scope": "user"}
+        ),
+    )
+    assert again.id is not None
