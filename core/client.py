@@ -105,14 +105,21 @@ def _hello_params(
     session: str | None,
     role: str,
     paths: Paths,
+    enroll: bool = False,
+    label: str | None = None,
 ) -> dict[str, Any]:
     params: dict[str, Any] = {"protocol_version": PROTOCOL_VERSION, "role": role}
     if role == "agent":
         name = agent or os.environ.get("CAIRN_AGENT") or "cli"
         params["agent"] = name
-        token = token or os.environ.get("CAIRN_TOKEN") or open_token_store(paths)[0].get(name)
-        if token:
-            params["token"] = token
+        if enroll:
+            params["enroll"] = True  # a never-seen name asks for its token (first use)
+        else:
+            token = token or os.environ.get("CAIRN_TOKEN") or open_token_store(paths)[0].get(name)
+            if token:
+                params["token"] = token
+    if label is not None:
+        params["client"] = label
     if workspace is not None:
         params["workspace"] = os.path.abspath(os.path.expanduser(workspace))
     if session is not None:
@@ -143,8 +150,12 @@ class Client:
         role: str = "agent",
         autostart: bool = True,
         timeout: float = 30.0,
+        enroll: bool = False,
+        label: str | None = None,
     ) -> Client:
         """Connect (starting the daemon first when none runs and `autostart`) and say hello.
+        `enroll` registers a never-seen agent name and gets its token (`hello.enrolled`);
+        `label` describes the client in the hello.
 
         Raises:
             NotRunning: no Cairn runs and it was not (or could not be) started.
@@ -175,6 +186,8 @@ class Client:
                     session=session,
                     role=role,
                     paths=paths,
+                    enroll=enroll,
+                    label=label,
                 ),
             )
         except BaseException:

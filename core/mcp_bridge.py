@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import re
-import socket
 import sys
 import threading
 import time
@@ -37,12 +36,10 @@ from mcp.server.session import ServerSession
 from mcp.types import CallToolResult, ListRootsRequest, ListRootsResult, TextContent
 
 from core import __version__, mcp_tools
-from core.client import Client, RemoteError, ensure_running
+from core.client import Client, RemoteError
 from core.errors import CairnError, ErrorCode, NotRunning
 from core.keychain import open_token_store
 from core.paths import Paths, resolve_paths
-from core.protocol import PROTOCOL_VERSION
-from core.runtime import socket_path
 
 log = logging.getLogger("cairn.mcp")
 
@@ -168,35 +165,14 @@ class Link:
 
     def _enroll(self, agent: str, workspace: str) -> Client:
         """No token for this name yet: connect and ask Cairn to register it (first use)."""
-        path = socket_path(self._paths)
-        if os.environ.get("CAIRN_NO_AUTOSTART") != "1":
-            ensure_running(self._paths)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.connect(str(path))
-        except (FileNotFoundError, ConnectionRefusedError) as e:
-            sock.close()
-            raise NotRunning(
-                f"Cairn is not running (no server at {path}); start it with `cairn serve` or "
-                "the tray",
-                data={"socket": str(path)},
-            ) from e
-        client = Client(sock, timeout=30.0)
-        try:
-            client.hello = client.call(
-                "hello",
-                {
-                    "protocol_version": PROTOCOL_VERSION,
-                    "agent": agent,
-                    "enroll": True,
-                    "workspace": os.path.abspath(os.path.expanduser(workspace)),
-                    "session": self._session,
-                    "client": self.client_label,
-                },
-            )
-        except BaseException:
-            client.close()
-            raise
+        client = Client.connect(
+            self._paths,
+            agent=agent,
+            workspace=workspace,
+            session=self._session,
+            enroll=True,
+            label=self.client_label,
+        )
         enrolled = client.hello.pop("enrolled", {})
         self._tokens[agent] = str(enrolled.get("token", ""))
         log.info("enrolled agent %s; its token is kept in %s", agent, enrolled.get("stored_in"))
