@@ -71,10 +71,6 @@ _GONE = -1
 _UNREADABLE = -2
 _BATCH = 200
 
-# WORKAROUND: `UpdateRequest` has no `source` yet, so a moved note keeps its memory (same id)
-# but the memory's `source` still names the old path; `notes_file` knows the new one. Once the
-# service can change a note's source, moves and adoptions pass it (no change needed here).
-
 
 @dataclass(frozen=True)
 class SyncReport:

@@ -59,7 +59,15 @@ def best_matches(
 ) -> list[tuple[str, float]]:
     """The (id, score) of each of `others` (id, text) at or above `threshold`, best first."""
     mine = terms_of(text)
-    scored = [(oid, weighted_overlap(mine, terms_of(other), idf)) for oid, other in others]
+    weight = {t: idf(t) for t in mine}  # each of this text's terms weighed once, not per pair
+    mine_total = sum(weight.values())
+    scored = []
+    for oid, other in others:
+        theirs = terms_of(other)
+        whole = mine_total + sum(idf(t) for t in theirs - mine)
+        shared = sum(weight[t] for t in mine & theirs)
+        # the same value as weighted_overlap(mine, theirs, idf)
+        scored.append((oid, shared / whole if whole > 0 else 0.0))
     return sorted(((oid, s) for oid, s in scored if s >= threshold), key=lambda x: (-x[1], x[0]))
 
 

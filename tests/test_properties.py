@@ -17,6 +17,7 @@ from core.model import Caller, ListFilter, Scope, Status, Surface, WriteStatus
 from core.paths import Paths
 from core.requests import UpdateRequest, WriteRequest
 from core.settings import Settings
+from core.similarity import best_matches, terms_of, weighted_overlap
 from tests.conftest import FakeClock, open_policy
 
 PROPERTY_SETTINGS = settings(
@@ -184,3 +185,34 @@ def test_cursor_paging_is_stable_under_concurrent_writes(
         assert not (set(seen) - set(start_ids)), (
             "a memory created during the walk showed up inside it"
         )
+
+
+_WORDS = ("ledger", "tenant", "gateway", "billing", "cache", "deploy", "staging", "port", "retry")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    mine=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6),
+    others=st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6), max_size=6),
+    weights=st.lists(st.floats(min_value=0.0, max_value=9.0), min_size=9, max_size=9),
+    threshold=st.floats(min_value=0.0, max_value=1.0),
+)
+def test_near_duplicate_scores_are_the_weighted_overlap(
+    mine: list[str], others: list[list[str]], weights: list[float], threshold: float
+) -> None:
+    """`best_matches` weighs a text's terms once for all candidates; it must score exactly what
+    `weighted_overlap` scores pair by pair (the threshold was measured with the latter)."""
+
+    def idf(term: str) -> float:  # any weight per (stemmed) term, fixed for the example
+        return weights[sum(map(ord, term)) % len(weights)]
+
+    text = " ".join(mine)
+    candidates = [(f"m{i}", " ".join(words)) for i, words in enumerate(others)]
+    got = dict(best_matches(text, candidates, idf, threshold=0.0))
+    for oid, other in candidates:
+        expected = weighted_overlap(terms_of(text), terms_of(other), idf)
+        assert abs(got[oid] - expected) < 1e-9
+    kept = [oid for oid, _ in best_matches(text, candidates, idf, threshold=threshold)]
+    assert kept == [
+        oid for oid, s in sorted(got.items(), key=lambda x: (-x[1], x[0])) if s >= threshold
+    ]
