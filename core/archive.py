@@ -1,9 +1,10 @@
 """The archive service: a person exports their memories into one archive file, and imports an
 archive - or a plain JSON-lines file of memories - back into a store.
 
-The archive format and writing it live in `core/archive_export.py`; reading, verifying and
-bringing an archive into the store in `core/archive_import.py`; docs/backup-and-export.md describes
-the files. Everything here is a person's action: an agent's connection is refused.
+The archive format and writing it live in `core/archive_export.py`; the records' exact shapes in
+`core/archive_records.py`; reading and verifying an archive in `core/archive_reader.py`; bringing
+it into the store in `core/archive_import.py`; docs/backup-and-export.md describes the files.
+Everything here is a person's action: an agent's connection is refused.
 """
 
 from __future__ import annotations
@@ -16,15 +17,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import audit, tombstones
-from core.archive_export import ArchivedMemory, Exporter, Filters, Manifest
+from core.archive_export import (
+    Exporter,
+    Filters,
+    Manifest,
+)
 from core.archive_import import (
     CHUNK,
     ImportReport,
     Placement,
     Tally,
-    is_archive,
-    read_archive,
-    read_lines,
+)
+from core.archive_reader import is_archive, read_archive, read_lines
+from core.archive_records import (
+    ArchivedMemory,
 )
 from core.clock import Clock
 from core.errors import (

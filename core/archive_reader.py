@@ -1,0 +1,321 @@
+"""Reading an archive back: the zip opened defensively (sizes, names, line lengths), the
+manifest and every file's sha256 checked, each record checked against its exact shape -
+before anything touches the store."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import zipfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from core.archive_export import (
+    FORMAT,
+    FORMAT_VERSION,
+    HISTORY_SUFFIX,
+    IDENTITY_DIR,
+    MANIFEST,
+    MEMORIES,
+    POLICY,
+    REQUIRED_FILES,
+    SUPPORTED_FORMAT_VERSIONS,
+    TOMBSTONES,
+    WORKSPACES,
+    identity_stem,
+)
+from core.archive_records import (
+    IDENTITY_SPEC,
+    SHA256,
+    TOMBSTONE_SPEC,
+    WORKSPACE_SPEC,
+    ArchivedMemory,
+    IdentityVersion,
+    Tombstone,
+    checked,
+    invalid,
+    is_int,
+    parse_memory,
+)
+from core.errors import InvalidInput
+from core.model import Workspace
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+_MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+
+
+@dataclass(frozen=True)
+class Archive:
+    """Everything an archive brings that an import uses (the review queue, the audit log and the
+    policy stay in the archive: they are the other store's, not this one's)."""
+
+    manifest: dict[str, Any]
+    memories: tuple[ArchivedMemory, ...]
+    workspaces: tuple[Workspace, ...]
+    tombstones: tuple[Tombstone, ...]
+    identity: tuple[IdentityVersion, ...]
+
+
+def is_archive(path: Path) -> bool:
+    """A zip file (by its first bytes): an archive, whole or damaged - never a JSON-lines file."""
+    with open(path, "rb") as fh:
+        return fh.read(4) in _ZIP_MAGIC
+
+
+# -- reading the zip ----------------------------------------------------------------------------
+
+
+def read_lines(fh: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes) for each line; None for a line longer than MAX_LINE_BYTES (skipped
+    without holding it in memory)."""
+    number = 0
+    while True:
+        raw = fh.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while True:
+                rest = fh.readline(1 << 20)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield number, None
+            continue
+        yield number, raw
+
+
+def parse_json(raw: bytes, where: str) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    # Deep nesting makes the parser raise RecursionError, not a decode error (FACTS.md).
+    except (ValueError, RecursionError) as e:
+        raise invalid(where, "is not valid JSON") from e
+
+
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, RuntimeError)
+
+
+class _Zip:
+    """An archive opened for reading; a failure of the zip itself names the member."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._zf = zipfile.ZipFile(path)
+        except _ZIP_ERRORS as e:
+            raise InvalidInput(
+                f"{path} is not a readable Cairn archive ({e}); nothing was imported",
+                data={"file": str(path)},
+            ) from e
+
+    def close(self) -> None:
+        self._zf.close()
+
+    def names(self) -> list[str]:
+        return self._zf.namelist()
+
+    def size(self, name: str) -> int:
+        return self._zf.getinfo(name).file_size
+
+    def read(self, name: str) -> bytes:
+        try:
+            return self._zf.read(name)
+        except _ZIP_ERRORS as e:
+            raise invalid(name, f"cannot be read ({e})") from e
+
+    def digest(self, name: str) -> tuple[str, int]:
+        sha, size = hashlib.sha256(), 0
+        try:
+            with self._zf.open(name) as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    sha.update(chunk)
+                    size += len(chunk)
+        except _ZIP_ERRORS as e:
+            raise invalid(name, f"cannot be read ({e})") from e
+        return sha.hexdigest(), size
+
+    def records(self, name: str) -> Iterator[tuple[str, Any]]:
+        """(where, JSON value) for each line of a JSON-lines member."""
+        try:
+            with self._zf.open(name) as fh:
+                for number, raw in read_lines(fh):
+                    where = f"{name} line {number}"
+                    if raw is None:
+                        raise invalid(where, f"is longer than {MAX_LINE_BYTES} bytes")
+                    yield where, parse_json(raw, where)
+        except _ZIP_ERRORS as e:
+            raise invalid(name, f"cannot be read ({e})") from e
+
+
+def _known_member(name: str) -> bool:
+    if name in (*REQUIRED_FILES, POLICY):
+        return True
+    if not name.startswith(IDENTITY_DIR):
+        return False
+    stem = name[len(IDENTITY_DIR) :]
+    for suffix in (HISTORY_SUFFIX, ".md"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            return bool(re.fullmatch(r"[A-Za-z0-9_%-]+", stem))
+    return False
+
+
+def _check_manifest(path: Path, raw: bytes) -> dict[str, Any]:
+    manifest = parse_json(raw, MANIFEST)
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise InvalidInput(
+            f"{path} is not a Cairn archive ({MANIFEST} does not name the format {FORMAT!r}); "
+            "nothing was imported",
+            data={"file": MANIFEST},
+        )
+    version: Any = manifest.get("format_version")
+    if not is_int(version) or version < 1:
+        raise invalid(MANIFEST, "has no valid format_version")
+    if version not in SUPPORTED_FORMAT_VERSIONS:
+        raise InvalidInput(
+            f"the archive is in format version {version}, written by a newer Cairn "
+            f"({manifest.get('cairn_version')}); this Cairn reads format version "
+            f"{FORMAT_VERSION}: upgrade Cairn to import it. Nothing was imported",
+            data={"file": MANIFEST, "format_version": version},
+        )
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not all(
+        isinstance(v, dict)
+        and isinstance(v.get("sha256"), str)
+        and SHA256.fullmatch(v["sha256"])
+        and is_int(v.get("bytes"))
+        for v in files.values()
+    ):
+        raise invalid(MANIFEST, "has no valid list of files with their sha256")
+    if not is_int(manifest.get("created_at")):
+        raise invalid(MANIFEST, "has no valid created_at")
+    return manifest
+
+
+def read_archive(path: Path) -> Archive:
+    """Verify an archive completely, then parse it; nothing in the store is touched.
+
+    Raises:
+        InvalidInput: naming the file (and line) at fault - not a Cairn archive, a newer format,
+            a file missing, extra, changed or damaged, or a record that is not valid.
+    """
+    z = _Zip(path)
+    try:
+        return _read(z)
+    finally:
+        z.close()
+
+
+def _read(z: _Zip) -> Archive:
+    names = z.names()
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise invalid(name, "appears twice in the archive")
+        seen.add(name)
+    if MANIFEST not in seen:
+        raise InvalidInput(
+            f"{z.path} is not a Cairn archive: it has no {MANIFEST}; nothing was imported",
+            data={"file": MANIFEST},
+        )
+    if z.size(MANIFEST) > _MAX_MANIFEST_BYTES:
+        raise invalid(MANIFEST, "is too large")
+    manifest = _check_manifest(z.path, z.read(MANIFEST))
+    files: dict[str, Any] = manifest["files"]
+    listed = set(files)
+    _check_listing(listed, seen - {MANIFEST})
+    for name in sorted(listed):
+        digest, size = z.digest(name)
+        if digest != files[name]["sha256"] or size != files[name]["bytes"]:
+            raise invalid(name, f"does not match its sha256 in {MANIFEST} (changed or damaged)")
+    workspaces = _workspaces(z)
+    known = {w.id for w in workspaces}
+    memories = _memories(z, known)
+    tombstones = _tombstones(z, known)
+    identity = _identity(z, sorted(n for n in listed if n.endswith(HISTORY_SUFFIX)))
+    return Archive(manifest, memories, workspaces, tombstones, identity)
+
+
+def _check_listing(listed: set[str], present: set[str]) -> None:
+    """Nothing missing, nothing extra, nothing this format does not know."""
+    for name in sorted(listed - present):
+        raise invalid(name, f"is listed in {MANIFEST} but missing from the archive")
+    for name in sorted(present - listed):
+        raise invalid(name, f"is in the archive but not listed in {MANIFEST}")
+    for name in REQUIRED_FILES:
+        if name not in listed:
+            raise invalid(name, "is missing")
+    for name in sorted(listed):
+        if not _known_member(name):
+            raise invalid(name, f"is not part of archive format version {FORMAT_VERSION}")
+        if name.startswith(IDENTITY_DIR):
+            stem = name.removesuffix(HISTORY_SUFFIX).removesuffix(".md")
+            if {stem + HISTORY_SUFFIX, stem + ".md"} - listed:
+                raise invalid(name, "comes without its pair (a document's .md and its history)")
+
+
+def _workspaces(z: _Zip) -> tuple[Workspace, ...]:
+    out: list[Workspace] = []
+    ids: set[str] = set()
+    paths: set[str] = set()
+    for where, obj in z.records(WORKSPACES):
+        w = checked(obj, WORKSPACE_SPEC, where)
+        if w["id"] in ids or w["path"] in paths:
+            raise invalid(where, "repeats a workspace")
+        ids.add(w["id"])
+        paths.add(w["path"])
+        out.append(Workspace(w["id"], w["path"], w["created_at"]))
+    return tuple(out)
+
+
+def _memories(z: _Zip, workspaces: set[str]) -> tuple[ArchivedMemory, ...]:
+    out: list[ArchivedMemory] = []
+    ids: set[str] = set()
+    keys: set[tuple[str, str, str, str]] = set()
+    for where, obj in z.records(MEMORIES):
+        am = parse_memory(obj, where)
+        m = am.memory
+        if m.id in ids:
+            raise invalid(where, f"repeats memory {m.id}")
+        ids.add(m.id)
+        for w in (m.workspace_id, *(r.workspace_id for r in am.revisions)):
+            if w is not None and w not in workspaces:
+                raise invalid(where, f"names workspace {w}, which is not in {WORKSPACES}")
+        if m.dedupe_key is not None:
+            key = (m.scope.value, m.workspace_id or "", m.session_id or "", m.dedupe_key)
+            if key in keys:
+                raise invalid(where, "repeats another memory's dedupe key")
+            keys.add(key)
+        out.append(am)
+    return tuple(out)
+
+
+def _tombstones(z: _Zip, workspaces: set[str]) -> tuple[Tombstone, ...]:
+    out: list[Tombstone] = []
+    for where, obj in z.records(TOMBSTONES):
+        t = Tombstone(**checked(obj, TOMBSTONE_SPEC, where))
+        if t.workspace_id is not None and t.workspace_id not in workspaces:
+            raise invalid(where, f"names workspace {t.workspace_id}, which is not in {WORKSPACES}")
+        out.append(t)
+    return tuple(out)
+
+
+def _identity(z: _Zip, histories: list[str]) -> tuple[IdentityVersion, ...]:
+    out: list[IdentityVersion] = []
+    for name in histories:
+        stem = name[len(IDENTITY_DIR) : -len(HISTORY_SUFFIX)]
+        last = 0
+        for where, obj in z.records(name):
+            v = IdentityVersion(**checked(obj, IDENTITY_SPEC, where))
+            if identity_stem(v.doc) != stem:
+                raise invalid(where, f"belongs to document {v.doc!r}, not to this file")
+            if v.version <= last:
+                raise invalid(where, "is not in version order")
+            last = v.version
+            out.append(v)
+    return tuple(out)

@@ -1,0 +1,249 @@
+"""The shapes of an archive's records, exactly: each line of a record file is checked field by
+field before anything is imported, and read back into these frozen records. Also the column order
+of the exporter's tombstone and identity queries (`core/archive_export.py`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import InvalidInput
+from core.model import Memory, Origin, Relation, RelationKind, Revision, Scope, Status, Tier
+
+_Check = Callable[[Any], bool]
+_MEMORY_ID = re.compile(r"m_[0-9a-f]{28}")
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_text(v: Any) -> bool:
+    return isinstance(v, str) and bool(v)
+
+
+def _is_id(v: Any) -> bool:
+    return isinstance(v, str) and _MEMORY_ID.fullmatch(v) is not None
+
+
+def _is_strings(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _optional(check: _Check) -> _Check:
+    return lambda v: v is None or check(v)
+
+
+def _one_of(*values: str) -> _Check:
+    return lambda v: isinstance(v, str) and v in values
+
+
+def _between(low: int, high: int) -> _Check:
+    return lambda v: is_int(v) and low <= v <= high
+
+
+_POSITIVE = _between(1, 2**62)
+_TIME = is_int
+_SCOPES = _one_of(*(s.value for s in Scope))
+# Both a memory and each of its revisions hold these; the last revision repeats the memory's.
+_SHARED: dict[str, _Check] = {
+    "revision": _POSITIVE,
+    "content": _is_text,
+    "summary": _optional(_is_str),
+    "kind": _is_text,
+    "scope": _SCOPES,
+    "workspace_id": _optional(_is_text),
+    "session_id": _optional(_is_text),
+    "tags": _is_strings,
+    "keywords": _optional(_is_str),
+    "importance": _between(1, 5),
+    "pinned": lambda v: isinstance(v, bool),
+    # Forgotten memories are never in an archive: only their tombstones are.
+    "status": _one_of(Status.ACTIVE, Status.SUPERSEDED, Status.ARCHIVED),
+    "author_tier": _one_of(*(t.value for t in Tier)),
+    "expires_at": _optional(_TIME),
+    "created_at": _TIME,
+}
+MEMORY_SPEC: dict[str, _Check] = _SHARED | {
+    "id": _is_id,
+    "agent": _optional(_is_str),
+    "source": _optional(_is_str),
+    "origin": _optional(_one_of(*(o.value for o in Origin))),
+    "updated_at": _TIME,
+    "dedupe_key": _optional(_is_str),
+    "superseded_by": _optional(_is_id),
+    "flags": _is_strings,
+    "use_count": _between(0, 2**62),
+    "last_recalled_at": _optional(_TIME),
+    "revisions": lambda v: isinstance(v, list) and bool(v),
+    "relations": lambda v: isinstance(v, list),
+}
+REVISION_SPEC: dict[str, _Check] = _SHARED | {
+    "actor": _is_text,
+    "action": _is_text,
+    "reason": _optional(_is_str),
+}
+RELATION_SPEC: dict[str, _Check] = {
+    "kind": _one_of(*(k.value for k in RelationKind)),
+    "to_id": _is_id,
+    "open": lambda v: isinstance(v, bool),
+    "note": _optional(_is_str),
+    "created_at": _TIME,
+    "created_by": _is_text,
+    "resolved_at": _optional(_TIME),
+    "resolved_by": _optional(_is_str),
+    "resolution": _optional(_is_str),
+}
+WORKSPACE_SPEC: dict[str, _Check] = {"id": _is_text, "path": _is_text, "created_at": _TIME}
+TOMBSTONE_SPEC: dict[str, _Check] = {
+    "memory_id": _is_id,
+    "content_hash": lambda v: isinstance(v, str) and SHA256.fullmatch(v) is not None,
+    "scope": _SCOPES,
+    "workspace_id": _optional(_is_text),
+    "session_id": _optional(_is_text),
+    "forgotten_by": _is_text,
+    "forgotten_at": _TIME,
+    "reason": _optional(_is_str),
+}
+IDENTITY_SPEC: dict[str, _Check] = {
+    "doc": _is_text,
+    "version": _POSITIVE,
+    "content": _is_str,
+    "author_kind": _one_of("human", "agent", "system", "import"),
+    "author": _is_text,
+    "reason": _optional(_is_str),
+    "parent": _optional(is_int),
+    "created_at": _TIME,
+    "content_hash": _is_text,
+}
+# Also the column order of `_TOMBSTONES` and `_IDENTITY`.
+TOMBSTONE_FIELDS = tuple(TOMBSTONE_SPEC)
+IDENTITY_FIELDS = tuple(IDENTITY_SPEC)
+
+
+def invalid(where: str, what: str) -> InvalidInput:
+    """The refusal of an archive, naming the file (and line) at fault."""
+    return InvalidInput(
+        f"the archive is not valid: {where} {what}; nothing was imported",
+        data={"file": where.split(" ", maxsplit=1)[0]},
+    )
+
+
+def checked(obj: Any, spec: Mapping[str, _Check], where: str) -> dict[str, Any]:
+    """`obj` when it is a JSON object with exactly the fields of `spec`, each of the right type."""
+    if not isinstance(obj, dict):
+        raise invalid(where, "is not a JSON object")
+    missing, extra = sorted(set(spec) - set(obj)), sorted(set(obj) - set(spec))
+    if missing:
+        raise invalid(where, f"lacks the field(s) {', '.join(missing)}")
+    if extra:
+        raise invalid(where, f"has unknown field(s) {', '.join(extra)}")
+    for name, check in spec.items():
+        if not check(obj[name]):
+            raise invalid(where, f"has a wrong value in field {name!r}")
+    return obj
+
+
+@dataclass(frozen=True)
+class ArchivedMemory:
+    memory: Memory
+    revisions: tuple[Revision, ...]
+    relations: tuple[Relation, ...]  # from this memory; `id` 0 (relation ids are a store's own)
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    memory_id: str
+    content_hash: str
+    scope: str
+    workspace_id: str | None
+    session_id: str | None
+    forgotten_by: str
+    forgotten_at: int
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class IdentityVersion:
+    doc: str
+    version: int
+    content: str
+    author_kind: str
+    author: str
+    reason: str | None
+    parent: int | None
+    created_at: int
+    content_hash: str
+
+
+def _common(r: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a memory and a revision share, as the model's values."""
+    return {
+        "revision": r["revision"],
+        "content": r["content"],
+        "summary": r["summary"],
+        "kind": r["kind"],
+        "scope": Scope(r["scope"]),
+        "workspace_id": r["workspace_id"],
+        "session_id": r["session_id"],
+        "tags": tuple(r["tags"]),
+        "keywords": r["keywords"],
+        "importance": r["importance"],
+        "pinned": r["pinned"],
+        "status": Status(r["status"]),
+        "tier": Tier(r["author_tier"]),
+        "expires_at": r["expires_at"],
+    }
+
+
+def parse_memory(obj: Any, where: str) -> ArchivedMemory:
+    """One line of memories.jsonl, checked field by field and against itself."""
+    m = checked(obj, MEMORY_SPEC, where)
+    raw = [
+        checked(r, REVISION_SPEC, f"{where} revision {i}") for i, r in enumerate(m["revisions"], 1)
+    ]
+    if [r["revision"] for r in raw] != list(range(1, m["revision"] + 1)):
+        raise invalid(where, f"does not hold revisions 1 to {m['revision']} in order")
+    if any(raw[-1][k] != m[k] for k in _SHARED if k != "created_at"):
+        raise invalid(where, "has a current state that differs from its last revision")
+    if m["scope"] == Scope.PROJECT and m["workspace_id"] is None:
+        raise invalid(where, "is a project memory without a workspace")
+    if m["scope"] == Scope.SESSION and m["session_id"] is None:
+        raise invalid(where, "is a session memory without a session")
+    memory = Memory(
+        id=m["id"],
+        **_common(m),
+        agent=m["agent"],
+        source=m["source"],
+        origin=Origin(m["origin"]) if m["origin"] else None,
+        created_at=m["created_at"],
+        updated_at=m["updated_at"],
+        dedupe_key=m["dedupe_key"],
+        superseded_by=m["superseded_by"],
+        use_count=m["use_count"],
+        last_recalled_at=m["last_recalled_at"],
+        flags=tuple(m["flags"]),
+    )
+    revisions = tuple(
+        Revision(
+            memory_id=memory.id,
+            **_common(r),
+            actor=r["actor"],
+            action=r["action"],
+            reason=r["reason"],
+            created_at=r["created_at"],
+        )
+        for r in raw
+    )
+    links = []
+    for i, link in enumerate(m["relations"], 1):
+        r = checked(link, RELATION_SPEC, f"{where} relation {i}")
+        links.append(Relation(id=0, from_id=memory.id, **(r | {"kind": RelationKind(r["kind"])})))
+    return ArchivedMemory(memory, revisions, tuple(links))
