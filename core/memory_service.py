@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -977,7 +976,7 @@ class MemoryService:
             if caller.surface is Surface.AGENT:
                 if not owns(caller, memory):
                     reasons = (Reason("not_owner", owner_of(memory)),)
-                elif mass := mass_forget(conn, caller, memory, now):
+                elif mass := tombstones.mass_forget(conn, caller.actor, memory, now):
                     reasons = (Reason("mass_forget", mass),)
             if reasons:
                 suggestion = Suggestion(
@@ -1268,31 +1267,3 @@ class MemoryService:
 
 
 __all__ = ["ChangeFeed", "MemoryObserver", "MemoryService", "SupersedeResult", "Topic"]
-
-
-MASS_FORGET_WINDOW_MS = 3_600_000
-MASS_FORGET_MIN = 5
-
-
-def mass_forget(conn: sqlite3.Connection, caller: Caller, memory: Memory, now: int) -> str | None:
-    """Why an agent's forget of its own memory is a mass deletion, or None. It is when this
-    forget would make the agent's forgets in the memory's scope (and workspace) over the last
-    hour number at least `MASS_FORGET_MIN` and more than half of what that scope held an hour
-    ago: then it waits for a person like any other proposal."""
-    since = now - MASS_FORGET_WINDOW_MS
-    where = "scope = ? AND workspace_id IS ?"
-    args = (memory.scope.value, memory.workspace_id)
-    (live,) = conn.execute(
-        f"SELECT count(*) FROM memory WHERE {where} AND status IN ('active', 'archived')", args
-    ).fetchone()
-    (gone_since,) = conn.execute(
-        f"SELECT count(*) FROM tombstone WHERE {where} AND forgotten_at >= ?", (*args, since)
-    ).fetchone()
-    (mine,) = conn.execute(
-        f"SELECT count(*) FROM tombstone WHERE {where} AND forgotten_at >= ? AND forgotten_by = ?",
-        (*args, since, caller.actor),
-    ).fetchone()
-    held = live + gone_since  # what the scope held an hour ago, near enough
-    if mine + 1 >= MASS_FORGET_MIN and 2 * (mine + 1) > held:
-        return f"{mine + 1} of the {held} {memory.scope.value} memories within an hour"
-    return None

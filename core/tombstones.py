@@ -58,3 +58,30 @@ def fetch(conn: sqlite3.Connection, memory_id: str) -> Tombstone | None:
         (memory_id,),
     ).fetchone()
     return Tombstone(row[0], row[1], row[2], int(row[3]), row[4]) if row else None
+
+
+MASS_FORGET_WINDOW_MS = 3_600_000
+MASS_FORGET_MIN = 5
+
+
+def mass_forget(conn: sqlite3.Connection, actor: str, memory: Memory, now: int) -> str | None:
+    """Why `actor` forgetting `memory` now is a mass deletion, or None. It is when this forget
+    would make the actor's forgets in the memory's scope (and workspace) over the last hour
+    number at least `MASS_FORGET_MIN` and more than half of what that scope held an hour ago
+    (an agent's such forget waits for a person like any other proposal)."""
+    since = now - MASS_FORGET_WINDOW_MS
+    scope, workspace = memory.scope.value, memory.workspace_id
+    (live,) = conn.execute(
+        "SELECT count(*) FROM memory WHERE scope = ? AND workspace_id IS ? "
+        "AND status IN ('active', 'archived')",
+        (scope, workspace),
+    ).fetchone()
+    gone_since, mine = conn.execute(
+        "SELECT count(*), coalesce(sum(forgotten_by = ?), 0) FROM tombstone "
+        "WHERE scope = ? AND workspace_id IS ? AND forgotten_at >= ?",
+        (actor, scope, workspace, since),
+    ).fetchone()
+    held = live + gone_since  # what the scope held an hour ago, near enough
+    if mine + 1 >= MASS_FORGET_MIN and 2 * (mine + 1) > held:
+        return f"{mine + 1} of the {held} {scope} memories within an hour"
+    return None
