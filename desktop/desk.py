@@ -46,15 +46,20 @@ class Desk:
         """Show the language the person chose (or the system's) - before any window opens."""
         self.language.apply(resolve(chosen(self.prefs)))
 
-    def set_language(self, choice: str) -> None:
+    def set_language(self, choice: str, *, reopen: type[ToolWindow] | None = None) -> None:
         """Remember the choice and show it at once: every window is rebuilt in the new
-        language the next time it opens (the open ones close, so nothing mixes languages)."""
+        language the next time it opens (the open ones close, so nothing mixes languages).
+        `reopen` (the window the choice was made in) opens again, rebuilt, before the old ones
+        close - so a desktop without a tray, where closing the last window quits, keeps running."""
         self.prefs.setValue(PREF_KEY, choice)
         self.language.apply(resolve(choice))
-        for window in list(self._windows.values()):
+        old = list(self._windows.values())
+        self._windows.clear()
+        if reopen is not None:
+            self.open(reopen)
+        for window in old:
             window.close()
             shiboken6.delete(window)
-        self._windows.clear()
         for listener in self._language_listeners:
             listener()
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from core.model import Caller
@@ -124,4 +125,33 @@ def test_choosing_a_language_rebuilds_the_windows_in_it(
     qtbot.waitUntil(lambda: reopened_in("en") is not None)
     back = reopened_in("en")
     assert back is not None and back.windowTitle() == english
+    settle(qtbot, desk)
+
+
+def test_switching_the_language_never_leaves_no_window_open(
+    qtbot: QtBot, desk: Desk, window: SettingsWindow
+) -> None:
+    """On a desktop without a tray, closing the last window quits Cairn: the rebuilt Settings
+    window must be open before the old one closes."""
+    others_open: list[int] = []
+
+    class Watch(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Close:
+                visible = [
+                    w for w in QApplication.topLevelWidgets() if w.isVisible() and w is not watched
+                ]
+                others_open.append(len(visible))
+            return False
+
+    watch = Watch()
+    window.installEventFilter(watch)
+    try:
+        window.language.setCurrentIndex(window.language.findData("zh_CN"))
+        qtbot.waitUntil(
+            lambda: desk.language.current == "zh_CN" and desk.window(SettingsWindow) is not None
+        )
+        assert others_open and others_open[0] >= 1  # the new window was already showing
+    finally:
+        desk.language.apply("en")
     settle(qtbot, desk)

@@ -287,8 +287,7 @@ class SettingsWindow(ToolWindow):
         desk, kind = self.desk, type(self)
 
         def switch() -> None:  # after this slot returns: switching rebuilds this window too
-            desk.set_language(choice)
-            desk.open(kind)
+            desk.set_language(choice, reopen=kind)
 
         QTimer.singleShot(0, switch)
 
