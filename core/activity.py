@@ -147,7 +147,8 @@ class Activity:
         self._moved()
 
     def hold(self, reason: str) -> None:
-        """A write that now waits for review (policy, scanner, not_owner, similar, identity)."""
+        """A write that now waits for review (policy, scanner, not_owner, mass_forget, similar,
+        identity)."""
         with self._lock:
             self.held[reason] += 1
         self._moved()

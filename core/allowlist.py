@@ -10,6 +10,7 @@ from core import audit
 from core.clock import Clock
 from core.errors import Forbidden, InvalidInput, NotFound
 from core.model import Caller
+from core.scanner import RULES, Family
 from core.store import Store
 from core.writer import WriteTx
 
@@ -61,8 +62,6 @@ class Allowlist:
         now: int,
         note: str | None = None,
     ) -> None:
-        from core.scanner import RULES, Family
-
         if RULES.get(rule) is None:
             raise InvalidInput(f"unknown scanner rule {rule!r}", data={"field": "rule"})
         if RULES[rule] is Family.SECRET:

@@ -25,6 +25,7 @@ from typing import IO, Any
 
 from core import __version__, audit, suggestions
 from core.archive_records import IDENTITY_FIELDS, TOMBSTONE_FIELDS
+from core.backup import fsync_dir
 from core.clock import Clock
 from core.errors import InvalidInput, IOFault
 from core.migrations import read_version
@@ -279,7 +280,7 @@ class Exporter:
                 os.fsync(raw.fileno())
             os.replace(tmp, out)
             tmp = None
-            _fsync_dir(out.parent)
+            fsync_dir(out.parent)
         except OSError as e:
             raise IOFault(f"the archive could not be written to {out}: {e.strerror or e}") from e
         finally:
@@ -577,14 +578,6 @@ def _rotated_events(path: Path) -> Iterator[dict[str, Any]]:
                 event = json.loads(line)
                 if isinstance(event, dict) and isinstance(event.get("seq"), int):
                     yield event
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class _Revisions:

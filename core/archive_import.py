@@ -164,11 +164,6 @@ _INSERT_TOMBSTONE = (
     "INSERT OR IGNORE INTO tombstone (memory_id, content_hash, scope, workspace_id, session_id, "
     "forgotten_by, forgotten_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_INSERT_REVISION = (
-    "INSERT INTO revision (memory_id, revision, content, summary, kind, scope, workspace_id, "
-    "session_id, tags, keywords, importance, pinned, status, tier, expires_at, actor, action, "
-    "reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
 
 
 def _ids(values: Sequence[str] | set[str]) -> str:
@@ -176,7 +171,7 @@ def _ids(values: Sequence[str] | set[str]) -> str:
 
 
 def revision_row(r: Revision) -> tuple[Any, ...]:
-    """A revision as its row, in the column order of `_INSERT_REVISION` and `_REVISIONS_OF`."""
+    """A revision as its row, in the column order of `insert_revisions` and `_REVISIONS_OF`."""
     return (
         r.memory_id,
         r.revision,

@@ -317,7 +317,7 @@ def restore(paths: Paths, source: Path) -> RestoreReport:
             try:
                 replaced = _move_aside(database, stamp)
                 os.replace(temp, database)
-                _fsync_dir(paths.data)
+                fsync_dir(paths.data)
             except OSError as e:
                 raise IOFault(f"cannot put {source} in place of {database}: {e}") from e
         finally:
@@ -354,7 +354,7 @@ def _take(source: Path, directory: Path, reason: str, clock: Clock, timeout_s: f
         _copy(source, temp, timeout_s)
         _fsync_file(temp)
         os.replace(temp, target)
-        _fsync_dir(directory)
+        fsync_dir(directory)
         size = target.stat().st_size
     except sqlite3.Error as e:
         raise _translated(e, source, target) from e
@@ -555,8 +555,8 @@ def _fsync_file(path: Path) -> None:
         os.close(fd)
 
 
-def _fsync_dir(path: Path) -> None:
-    """Make a rename in `path` durable (not possible, nor needed, on Windows)."""
+def fsync_dir(path: Path) -> None:
+    """Make a rename in the directory `path` durable (not possible, nor needed, on Windows)."""
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         return
     fd = os.open(path, os.O_RDONLY)

@@ -30,7 +30,7 @@ from core import (
     search_index,
 )
 from core.client import Client
-from core.errors import CairnError, Forbidden, InvalidInput
+from core.errors import CairnError, InvalidInput
 from core.paths import resolve_paths
 from core.terminal import (
     NotConfirmed,
@@ -38,6 +38,7 @@ from core.terminal import (
     connect,
     connect_as_person,
     emit,
+    looking_as_person,
     memory_line,
     plural,
     short,
@@ -517,9 +518,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 def cmd_agent(args: argparse.Namespace) -> int:
     action = args.agent_command
     if action == "list":
-        if not at_terminal():
-            raise Forbidden("`cairn agent list` is for a person: run it in an interactive terminal")
-        with Client.connect(role="human", workspace=os.getcwd()) as client:
+        with looking_as_person("agent list") as client:
             agents = client.call("agent.list")["agents"]
 
         def human() -> None:

@@ -147,8 +147,8 @@ def describe_export(out: Path, m: dict[str, Any]) -> str:
     files = counts["files"]
     scopes = ", ".join(f"{k} {v}" for k, v in counts["memories_by_scope"].items() if v) or "none"
     lines = [
-        f"exported {counts['memories']} {'memory' if counts['memories'] == 1 else 'memories'} "
-        f"({scopes}) with {plural(counts['revisions'], 'revision')} and "
+        f"exported {plural(counts['memories'], 'memory', 'memories')} ({scopes}) with "
+        f"{plural(counts['revisions'], 'revision')} and "
         f"{plural(counts['relations'], 'relation')}",
         f"  identity: {plural(counts['identity_documents'], 'document')} "
         f"({plural(counts['identity_versions'], 'version')}); review queue: "
@@ -165,7 +165,7 @@ def describe_export(out: Path, m: dict[str, Any]) -> str:
         ]
         lines.append(f"  filtered: {', '.join(where)}")
     gone = [
-        f"{left[key]} {one if left[key] == 1 else many}{why}"
+        plural(left[key], one, many) + why
         for key, (one, many, why) in _LEFT_OUT.items()
         if left.get(key)
     ]

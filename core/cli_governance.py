@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.terminal import (
-    connect,
+    connect_as_agent,
     connect_as_person,
     emit,
     looking_as_person,
@@ -193,9 +193,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 def cmd_policy(args: argparse.Namespace) -> int:
     if args.policy_command == "show":
         if args.agent is not None:
-            with connect(
-                argparse.Namespace(agent=args.agent, workspace=None, session=None)
-            ) as client:
+            with connect_as_agent(args.agent) as client:
                 data = client.call("policy.get")
         else:
             with looking_as_person("policy show") as client:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import InvalidInput
-from core.terminal import connect, connect_as_person, emit, looking_as_person, when
+from core.terminal import connect_as_agent, connect_as_person, emit, looking_as_person, when
 
 
 def add_parsers(sub: Any) -> None:
@@ -62,15 +62,11 @@ def _read(file: str | None) -> str:
     return sys.stdin.read()
 
 
-def _agent(name: str | None) -> argparse.Namespace:
-    return argparse.Namespace(agent=name, workspace=None, session=None)
-
-
 def cmd_identity(args: argparse.Namespace) -> int:
     action = args.identity_command
     if action == "show":
         if args.agent is not None:
-            with connect(_agent(args.agent)) as client:
+            with connect_as_agent(args.agent) as client:
                 doc = client.call("identity.get", {"doc": args.doc})
         else:
             with looking_as_person("identity show") as client:
@@ -83,7 +79,7 @@ def cmd_identity(args: argparse.Namespace) -> int:
         emit(args, doc, shown)
         return 0
     if action == "propose":
-        with connect(_agent(args.agent)) as client:
+        with connect_as_agent(args.agent) as client:
             result = client.call(
                 "identity.propose",
                 {"doc": args.doc, "content": _read(args.file), "reason": args.reason},

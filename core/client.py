@@ -127,6 +127,12 @@ def _hello_params(
     return params
 
 
+def _request_line(req_id: int, method: str, params: dict[str, Any] | None) -> bytes:
+    """One JSON-RPC request as the newline-terminated frame the server reads."""
+    frame = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params or {}}
+    return (json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
 class Client:
     """A blocking client: one connection, one request at a time, notifications buffered."""
 
@@ -198,10 +204,7 @@ class Client:
     def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send one request and return its result (or raise the server's error)."""
         req_id = next(self._ids)
-        frame = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params or {}}
-        self._sock.sendall(
-            (json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        )
+        self._sock.sendall(_request_line(req_id, method, params))
         while True:
             message = self._read()
             if message.get("id") == req_id and "method" not in message:
@@ -301,10 +304,7 @@ class AsyncClient:
         req_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[req_id] = future
-        frame = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params or {}}
-        self._writer.write(
-            (json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        )
+        self._writer.write(_request_line(req_id, method, params))
         await self._writer.drain()
         return await future
 

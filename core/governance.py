@@ -102,15 +102,7 @@ class Gate:
             return paused
         flags, secret = self.scan(fields)
         if secret is not None:
-            return Verdict(
-                Outcome.REFUSE,
-                flags=(secret,),
-                code="secret",
-                message=(
-                    f"the {secret.field} {describe_rule(secret.rule)}; secrets are never "
-                    "stored - keep it in your keychain or a secret manager"
-                ),
-            )
+            return _secret_refused(secret)
         return Verdict(Outcome.QUEUE if flags else Outcome.STORE, flags=flags)
 
     def check(
@@ -150,15 +142,7 @@ class Gate:
                 )
         flags, secret = self.scan(fields)
         if secret is not None:
-            return Verdict(
-                Outcome.REFUSE,
-                flags=(secret,),
-                code="secret",
-                message=(
-                    f"the {secret.field} {describe_rule(secret.rule)}; secrets are never "
-                    "stored - keep it in your keychain or a secret manager"
-                ),
-            )
+            return _secret_refused(secret)
         if flags and agent:
             return Verdict(
                 Outcome.QUEUE,
@@ -174,6 +158,18 @@ class Gate:
                 flags=flags,
             )
         return Verdict(Outcome.STORE, flags=flags)
+
+
+def _secret_refused(secret: Flag) -> Verdict:
+    return Verdict(
+        Outcome.REFUSE,
+        flags=(secret,),
+        code="secret",
+        message=(
+            f"the {secret.field} {describe_rule(secret.rule)}; secrets are never stored - keep "
+            "it in your keychain or a secret manager"
+        ),
+    )
 
 
 def describe_rule(rule: str) -> str:
@@ -239,23 +235,25 @@ class Redactor:
             return scanner.redact(text, allowed=allowed) if text else text
 
         content = clean(memory.content) or ""
+        summary = clean(memory.summary)
         tags = tuple(clean(t) or "" for t in memory.tags)
-        changed = (
-            content != memory.content
-            or clean(memory.summary) != memory.summary
-            or tags != memory.tags
-            or clean(memory.keywords) != memory.keywords
-            or clean(memory.source) != memory.source
-        )
-        if not changed:
+        keywords = clean(memory.keywords)
+        source = clean(memory.source)
+        if (content, summary, tags, keywords, source) == (
+            memory.content,
+            memory.summary,
+            memory.tags,
+            memory.keywords,
+            memory.source,
+        ):
             return memory
         return replace(
             memory,
             content=content,
-            summary=clean(memory.summary),
+            summary=summary,
             tags=tags,
-            keywords=clean(memory.keywords),
-            source=clean(memory.source),
+            keywords=keywords,
+            source=source,
             flags=tuple(dict.fromkeys((*memory.flags, "redacted"))),
         )
 

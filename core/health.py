@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,25 +22,24 @@ from core.model import Caller
 from core.paths import Paths
 from core.store import Store
 
-_WARNINGS_LOCK = threading.Lock()
-
 
 @dataclass
 class Warnings:
     """Standing conditions a person should know about (no keychain, an invalid policy file...)."""
 
     items: dict[str, str] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def set(self, key: str, message: str) -> None:
-        with _WARNINGS_LOCK:
+        with self._lock:
             self.items[key] = message
 
     def clear(self, key: str) -> None:
-        with _WARNINGS_LOCK:
+        with self._lock:
             self.items.pop(key, None)
 
     def snapshot(self) -> dict[str, str]:
-        with _WARNINGS_LOCK:
+        with self._lock:
             return dict(self.items)
 
 
@@ -81,14 +81,8 @@ class HealthService:
                 "AND m.expires_at <= ? AND m.status != 'forgotten'",
                 [*params, now],
             ).fetchone()[0]
-            audit_events = conn.execute("SELECT count(*) FROM audit").fetchone()[0]
-            pending, oldest = conn.execute(
-                "SELECT count(*), min(first_seen) FROM suggestion"
-            ).fetchone()
-            evicted = conn.execute(
-                "SELECT coalesce(max(value), 0) FROM counter WHERE name = 'review_evicted'"
-            ).fetchone()[0]
-            saved_policy = conn.execute("SELECT value FROM meta WHERE key = 'policy'").fetchone()
+            # The store-wide figures only a person sees, read in the same snapshot.
+            store_wide = _store_wide(conn, now) if caller.is_human else {}
         act = self.activity
         out: dict[str, Any] = {
             "memories": memories,
@@ -105,17 +99,9 @@ class HealthService:
                 me.to_dict() if me else {}
             )
             return out
+        out.update(store_wide)
         out.update(
             {
-                "audit_events": int(audit_events),
-                "review": {
-                    "pending": int(pending),
-                    "evicted": int(evicted),
-                    "oldest_age_s": (now - int(oldest)) // 1000 if oldest is not None else None,
-                },
-                "capture_paused": bool(
-                    saved_policy and json.loads(saved_policy[0]).get("paused", False)
-                ),
                 "database_bytes": _size(self._paths.database),
                 "wal_bytes": _size(
                     self._paths.database.with_name(self._paths.database.name + "-wal")
@@ -140,6 +126,25 @@ class HealthService:
             }
         )
         return out
+
+
+def _store_wide(conn: sqlite3.Connection, now: int) -> dict[str, Any]:
+    """The audit log's size, the review queue and whether capture is paused."""
+    audit_events = conn.execute("SELECT count(*) FROM audit").fetchone()[0]
+    pending, oldest = conn.execute("SELECT count(*), min(first_seen) FROM suggestion").fetchone()
+    evicted = conn.execute(
+        "SELECT coalesce(max(value), 0) FROM counter WHERE name = 'review_evicted'"
+    ).fetchone()[0]
+    saved_policy = conn.execute("SELECT value FROM meta WHERE key = 'policy'").fetchone()
+    return {
+        "audit_events": int(audit_events),
+        "review": {
+            "pending": int(pending),
+            "evicted": int(evicted),
+            "oldest_age_s": (now - int(oldest)) // 1000 if oldest is not None else None,
+        },
+        "capture_paused": bool(saved_policy and json.loads(saved_policy[0]).get("paused", False)),
+    }
 
 
 def _size(path: os.PathLike[str]) -> int:

@@ -143,8 +143,13 @@ class IdentityService:
     def seed(self) -> None:
         """First run: the neutral templates become version 1 of `soul:default` and `user`."""
 
+        templates = ((DEFAULT_SOUL, "soul.md"), (USER, "user.md"))
+        read = self._store.read_db.conn()
+        if all(current_in(read, doc) is not None for doc, _ in templates):
+            return  # every start after the first: no write transaction
+
         def job(tx: WriteTx) -> None:
-            for doc, name in ((DEFAULT_SOUL, "soul.md"), (USER, "user.md")):
+            for doc, name in templates:
                 if current_in(tx.conn, doc) is None:
                     text = (TEMPLATES / name).read_text(encoding="utf-8").strip() + "\n"
                     self._insert(

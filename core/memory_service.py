@@ -558,10 +558,10 @@ class MemoryService:
             updated_at=now,
             expired=False,
         )
-        self._save_revision(tx, caller, updated, "upsert", None, now=now)
+        self.save_revision_in(tx, caller, updated, "upsert", None, now=now)
         return WriteResult.stored(updated)
 
-    def _save_revision(
+    def save_revision_in(
         self,
         tx: WriteTx,
         caller: Caller,
@@ -571,6 +571,9 @@ class MemoryService:
         *,
         now: int,
     ) -> None:
+        """Inside a write job: store `memory` as its next revision - the row, the revision, the
+        observers and the audit event (every change of a memory's fields, and lifecycle changes
+        that are not an update's: an expiry set by the janitor)."""
         conn = tx.conn
         replace_memory(conn, memory, content_hash=content_hash(memory.content))
         insert_revision(conn, memory, actor=caller.actor, action=action, reason=reason, at=now)
@@ -704,7 +707,7 @@ class MemoryService:
             agent=agent,
             expired=expires_at is not None and expires_at <= now,
         )
-        self._save_revision(tx, caller, updated, "update", req.reason, now=now)
+        self.save_revision_in(tx, caller, updated, "update", req.reason, now=now)
         return WriteResult.stored(updated)
 
     def _gate_update(
@@ -747,20 +750,6 @@ class MemoryService:
             return self._pending(tx, caller, suggestion)
         return flagged(candidate, verdict)
 
-    def save_revision_in(
-        self,
-        tx: WriteTx,
-        caller: Caller,
-        memory: Memory,
-        action: str,
-        reason: str | None,
-        *,
-        now: int,
-    ) -> None:
-        """Inside a write job: store `memory` as its next revision (lifecycle changes that are
-        not an update's: an expiry set by the janitor)."""
-        self._save_revision(tx, caller, memory, action, reason, now=now)
-
     def rebind_in(
         self, tx: WriteTx, caller: Caller, memory: Memory, workspace_id: str, reason: str
     ) -> Memory:
@@ -772,7 +761,7 @@ class MemoryService:
             revision=memory.revision + 1,
             updated_at=self._clock.now_ms(),
         )
-        self._save_revision(tx, caller, updated, "rebind", reason, now=updated.updated_at)
+        self.save_revision_in(tx, caller, updated, "rebind", reason, now=updated.updated_at)
         return updated
 
     def set_pinned(self, caller: Caller, memory_id: str, pinned: bool) -> Memory:
@@ -827,7 +816,7 @@ class MemoryService:
         if _same_fields(candidate, current):
             return current
         updated = replace(candidate, revision=current.revision + 1, updated_at=now)
-        self._save_revision(tx, caller, updated, action, None, now=now)
+        self.save_revision_in(tx, caller, updated, action, None, now=now)
         return updated
 
     def supersede(
@@ -941,7 +930,7 @@ class MemoryService:
             revision=old.revision + 1,
             updated_at=now,
         )
-        self._save_revision(tx, caller, updated, "supersede", reason, now=now)
+        self.save_revision_in(tx, caller, updated, "supersede", reason, now=now)
         relations.link_supersedes(tx.conn, new.id, old.id, note=reason, at=now, by=caller.actor)
         return SupersedeResult(old=updated, new=new)
 
@@ -1138,7 +1127,7 @@ class MemoryService:
                         revision=old.revision + 1,
                         updated_at=now,
                     )
-                    self._save_revision(tx, caller, updated, "supersede", note, now=now)
+                    self.save_revision_in(tx, caller, updated, "supersede", note, now=now)
                     relations.link_supersedes(
                         tx.conn, winner, loser, note=note, at=now, by=caller.actor
                     )
@@ -1158,8 +1147,6 @@ class MemoryService:
             return relations.fetch_relation(tx.conn, relation_id)
 
         return self._store.writer.run(job)
-
-    # -- reading -----------------------------------------------------------------------------
 
     # -- reading (core/memory_reads.py) ---------------------------------------------------
 

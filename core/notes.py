@@ -70,6 +70,7 @@ FRONT_MATTER_ALLOWANCE = 16 * 1024  # bytes a file may hold beyond the content l
 _GONE = -1
 _UNREADABLE = -2
 _BATCH = 200
+_SELECT_ROWS = "SELECT path, memory_id, content_hash, mtime_ns, size, error FROM notes_file"
 
 
 @dataclass(frozen=True)
@@ -333,15 +334,14 @@ class NotesFolder:
 
     def _rows(self, only: set[str] | None) -> dict[str, _Row]:
         conn = self._store.read_db.conn()
-        sql = "SELECT path, memory_id, content_hash, mtime_ns, size, error FROM notes_file"
         if only is None:
-            return {r[0]: _Row(*r) for r in conn.execute(sql)}
+            return {r[0]: _Row(*r) for r in conn.execute(_SELECT_ROWS)}
         out: dict[str, _Row] = {}
         paths = sorted(only)
         for start in range(0, len(paths), 400):
             chunk = paths[start : start + 400]
             marks = ", ".join("?" for _ in chunk)
-            query = sql + " WHERE path IN (" + marks + ")"
+            query = _SELECT_ROWS + " WHERE path IN (" + marks + ")"
             out.update((r[0], _Row(*r)) for r in conn.execute(query, chunk))
         return out
 
@@ -565,8 +565,7 @@ class NotesFolder:
         row = (
             self._store.read_db.conn()
             .execute(
-                "SELECT path, memory_id, content_hash, mtime_ns, size, error FROM notes_file "
-                "WHERE memory_id = ? ORDER BY size = -1, path LIMIT 1",
+                _SELECT_ROWS + " WHERE memory_id = ? ORDER BY size = -1, path LIMIT 1",
                 (memory_id,),
             )
             .fetchone()

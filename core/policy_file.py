@@ -38,7 +38,6 @@ from core.policy import (
     parse_policy,
     policy_from_dict,
     with_mode,
-    without_agent,
     without_override,
 )
 from core.store import Store
@@ -325,11 +324,6 @@ class PolicyService:
             return self._holder.update(lambda p: with_mode(p, target, value), actor=caller.actor)
         except PolicyInvalid as e:
             raise InvalidInput(str(e), data={"field": target}) from e
-
-    def remove_agent(self, caller: Caller, name: str) -> Policy:
-        if not caller.is_human:
-            raise Forbidden("only a person can change the capture policy")
-        return self._holder.update(lambda p: without_agent(p, name), actor=caller.actor)
 
     def remove_override(self, caller: Caller, name: str, rule: str) -> Policy:
         """Drop one of agent `name`'s overrides (`kinds.<kind>`, `scopes.<scope>`, `extracted`);

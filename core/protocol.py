@@ -9,7 +9,7 @@ in this module talks to SQLite; everything goes through the services.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core import __version__
@@ -23,6 +23,7 @@ from core.errors import (
 )
 from core.model import Caller, ListFilter, Scope, Status, Surface, Tier, Workspace, WriteResult
 from core.protocol_governance import (
+    Handler,
     archive_export,
     archive_import,
     backup_create,
@@ -81,7 +82,6 @@ class Session:
     workspace: Workspace | None = None
     subscribed: bool = False
     hello_done: bool = False
-    extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def human(self) -> bool:
@@ -91,9 +91,6 @@ class Session:
         if self.caller is None:
             raise Unauthenticated("send hello first")
         return self.caller
-
-
-Handler = Callable[["Cairn", Session, Mapping[str, Any]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -499,42 +496,35 @@ def hello(
     raw_workspace = opt_text(p, "workspace")
     if raw_workspace is not None:
         workspace = cairn.workspaces.resolve(raw_workspace)
+    workspace_id = workspace.id if workspace else None
     enrolled: dict[str, Any] | None = None
     if role == "human":
         reason = human_allowed(session)
         if reason is not None:
             raise Forbidden(reason)
-        caller = Caller(
-            Surface.HUMAN,
-            workspace_id=workspace.id if workspace else None,
-            session_id=session_id,
-        )
-    elif flag(p, "enroll", default=False):
-        identity, enrolled = _enroll(cairn, session, p)
-        cairn.agents.seen(identity)
-        caller = Caller(
-            Surface.AGENT,
-            agent=identity.name,
-            verified=True,
-            workspace_id=workspace.id if workspace else None,
-            session_id=session_id,
-        )
+        caller = Caller(Surface.HUMAN, workspace_id=workspace_id, session_id=session_id)
     else:
-        require = session.transport == "tcp" or cairn.settings.flag("security.require_tokens")
-        identity = cairn.agents.authenticate(p.get("agent"), p.get("token"), require_token=require)
+        if flag(p, "enroll", default=False):
+            identity, enrolled = _enroll(cairn, session, p)
+        else:
+            require = session.transport == "tcp" or cairn.settings.flag("security.require_tokens")
+            identity = cairn.agents.authenticate(
+                p.get("agent"), p.get("token"), require_token=require
+            )
         cairn.agents.seen(identity)
         caller = Caller(
             Surface.AGENT,
             agent=identity.name,
             verified=identity.verified,
-            workspace_id=workspace.id if workspace else None,
+            workspace_id=workspace_id,
             session_id=session_id,
         )
     session.caller = caller
     session.workspace = workspace
     session.hello_done = True
     if session_id is not None:  # the session is alive: its scratch memories do not expire
-        cairn.lifecycle.session_seen(session_id, workspace.id if workspace else None)
+        cairn.lifecycle.session_seen(session_id, workspace_id)
+    caps = capabilities(cairn, session)
     out = {
         "protocol_version": PROTOCOL_VERSION,
         "server_version": __version__,
@@ -542,10 +532,10 @@ def hello(
         "agent": caller.agent,
         "verified": caller.verified,
         "workspace": workspace.path if workspace else None,
-        "workspace_id": workspace.id if workspace else None,
+        "workspace_id": workspace_id,
         "session": session_id,
-        "methods": capabilities(cairn, session)["methods"],
-        "limits": cairn.server_limits(),
+        "methods": caps["methods"],
+        "limits": caps["limits"],
     }
     if enrolled is not None:
         out["enrolled"] = enrolled

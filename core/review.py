@@ -13,7 +13,7 @@ from core import audit, suggestions
 from core.allowlist import Allowlist
 from core.clock import Clock
 from core.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound
-from core.governance import Gate, Outcome, memory_fields
+from core.governance import Gate, Outcome, flagged, memory_fields
 from core.identity import IdentityService, current_in
 from core.memory_service import MemoryService, SupersedeResult
 from core.model import Caller, Memory, Origin, Scope, Status, Surface, WriteStatus
@@ -404,8 +404,8 @@ class ReviewService:
             raise InvalidInput(
                 verdict.message or "refused by the scanner", data={"field": "content"}
             )
-        marks = tuple(f"scan:{f.rule}" for f in verdict.flags)
-        return replace(memory, flags=tuple(dict.fromkeys((*memory.flags, ADOPTED_FLAG, *marks))))
+        adopted = replace(memory, flags=tuple(dict.fromkeys((*memory.flags, ADOPTED_FLAG))))
+        return flagged(adopted, verdict)
 
     def _adopted(self, s: Suggestion, memory: Memory, edited: tuple[str, ...]) -> Memory:
         decision = Decision.ADOPTED_EDITED if edited else Decision.ADOPTED

@@ -129,7 +129,8 @@ class Suggestion:
 
     @property
     def digest(self) -> str | None:
-        """What a past decision is matched on: the content (or, without content, the target)."""
+        """What a past decision is matched on: the content's hash (None without content: it is
+        then matched on the target)."""
         if self.content is not None:
             return content_hash(self.content)
         return None
@@ -242,8 +243,9 @@ def from_row(row: Sequence[Any]) -> Suggestion:
 
 
 def fetch(conn: sqlite3.Connection, suggestion_id: str) -> Suggestion | None:
+    """The waiting suggestion (without `rejected_before`: `with_history` adds it for showing)."""
     row = conn.execute(f"{SELECT} WHERE id = ?", (suggestion_id,)).fetchone()
-    return with_history(conn, from_row(row)) if row else None
+    return from_row(row) if row else None
 
 
 def with_history(conn: sqlite3.Connection, s: Suggestion) -> Suggestion:

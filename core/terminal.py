@@ -43,6 +43,12 @@ def connect(args: argparse.Namespace, *, as_person: bool = False) -> Client:
     return Client.connect(agent=args.agent, workspace=workspace, session=args.session)
 
 
+def connect_as_agent(agent: str | None) -> Client:
+    """An agent's connection for a subcommand's own `--agent NAME` (None: $CAIRN_AGENT or cli),
+    bound to the current directory like `connect`."""
+    return Client.connect(agent=agent, workspace=os.getcwd())
+
+
 def for_a_person(what: str | None = None) -> None:
     """People's commands run only from an interactive terminal: an agent with a shell has none."""
     if not at_terminal():

@@ -11,6 +11,7 @@ from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QWidget
 
+from core.changes import ChangeSet
 from core.model import Caller
 from desktop.i18n import PREF_KEY, Language, chosen, resolve
 from desktop.live import LiveChanges
@@ -112,13 +113,51 @@ class ToolWindow(QWidget):
         saved = desk.prefs.value(f"geometry/{self.name}")
         if isinstance(saved, QByteArray):
             self.restoreGeometry(saved)
+        self._fetching = False
+        self._fetch_again = False
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
         self.refresh()
 
     def refresh(self) -> None:
-        """Load what the window shows (off the GUI thread, through `desk.call`)."""
+        """Load what the window shows (off the GUI thread, through `desk.call` or `fetch`)."""
+
+    def refresh_if_shown(self, _changes: ChangeSet) -> None:
+        """A change-channel slot: reload now if shown (a hidden window reloads when it shows)."""
+        if self.isVisible():
+            self.refresh()
+
+    def fetch(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None]) -> None:
+        """Run the window's load `fn(*args)` off the GUI thread, one at a time: asked for while
+        one runs (changes arrived meanwhile), `refresh` runs once more after it lands. A failure
+        is shown over the window."""
+        if self._fetching:
+            self._fetch_again = True
+            return
+        self._fetching = True
+        self.desk.call(
+            fn,
+            *args,
+            on_done=lambda result: self._fetched(on_done, result),
+            on_error=self._fetch_failed,
+            owner=self,
+        )
+
+    def _fetched(self, on_done: Callable[[Any], None], result: Any) -> None:
+        self._fetching = False
+        on_done(result)
+        if self._fetch_again:
+            self._fetch_again = False
+            self.refresh()
+
+    def _fetch_failed(self, error: BaseException) -> None:
+        self._fetching = False
+        self.show_error(error)
+
+    def show_error(self, error: BaseException) -> None:
+        """Tell the person about `error` (the presenter's message box, over this window)."""
+        self.desk.presenter.show(error, parent=self)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
         self.desk.prefs.setValue(f"geometry/{self.name}", self.saveGeometry())

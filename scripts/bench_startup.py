@@ -34,7 +34,7 @@ from benchlib import sentence
 from core.app import Cairn
 from core.client import Client
 from core.model import Caller, Scope
-from core.paths import Paths
+from core.paths import HOME_ENV, Paths, resolve_paths
 from core.requests import WriteRequest
 from core.runtime import probe, socket_path
 
@@ -45,9 +45,8 @@ GOALS = {"tray_s": 1.5, "tray_rss_mb": 120.0, "daemon_rss_mb": 60.0}
 
 
 def home_paths(home: Path) -> Paths:
-    return Paths(
-        data=home / "data", config=home / "config", state=home / "state", runtime=home / "run"
-    )
+    """The paths a Cairn started with CAIRN_HOME=`home` uses (the same rule as the program)."""
+    return resolve_paths({HOME_ENV: str(home)})
 
 
 def prepare_store(home: Path, n: int) -> None:

@@ -23,7 +23,8 @@ from core.app import Cairn
 from core.model import Caller, Surface
 from core.paths import Paths
 from core.requests import UpdateRequest, WriteRequest
-from desktop.desk import Desk, ToolWindow
+from desktop.desk import Desk
+from desktop.tray import WINDOWS, window_class
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -130,22 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     desk = Desk(cairn)
     try:
         seed(cairn, project)
-        import importlib
-        import pkgutil
-
-        import desktop.windows
-
-        kinds: list[type[ToolWindow]] = []
-        for info in pkgutil.iter_modules(desktop.windows.__path__):
-            module = importlib.import_module(f"desktop.windows.{info.name}")
-            kinds += [
-                v
-                for v in vars(module).values()
-                if isinstance(v, type)
-                and issubclass(v, ToolWindow)
-                and v is not ToolWindow
-                and v.__module__ == module.__name__
-            ]
+        kinds = [window_class(key) for key in WINDOWS]  # every window the tray opens
         print(f"screenshots into {args.out}:")
         for language in ("en", "zh_CN"):
             desk.set_language(language)

@@ -3,8 +3,6 @@ title shows its whole text (no truncated labels), and every string has a transla
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 
@@ -13,25 +11,15 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractButton, QApplication, QGroupBox, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
-import desktop.windows
 from desktop.desk import Desk, ToolWindow
 from desktop.i18n import I18N_DIR
+from desktop.tray import WINDOWS, window_class
 from tests.conftest import settle
 
 
 def window_classes() -> list[type[ToolWindow]]:
-    """Every window the tray can open (each module of desktop/windows, imported)."""
-    found: dict[str, type[ToolWindow]] = {}
-    for info in pkgutil.iter_modules(desktop.windows.__path__):
-        module = importlib.import_module(f"desktop.windows.{info.name}")
-        for value in vars(module).values():
-            if (
-                isinstance(value, type)
-                and issubclass(value, ToolWindow)
-                and value is not ToolWindow
-            ):
-                found[value.__qualname__] = value
-    return sorted(found.values(), key=lambda c: c.__qualname__)
+    """Every window the tray can open."""
+    return [window_class(key) for key in WINDOWS]
 
 
 def shown_text(text: str) -> str:

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from core.agents import Agent, AgentStatus
 from core.changes import ChangeSet, Topic
 from desktop.desk import ToolWindow
-from desktop.widgets import when
+from desktop.widgets import named, when
 
 if TYPE_CHECKING:
     from desktop.desk import Desk
@@ -84,8 +84,6 @@ class AgentsWindow(ToolWindow):
         self.token_dialog: TokenDialog | None = None
         self.confirm: QMessageBox | None = None
         self.loads = 0  # lists received (tests count them)
-        self._in_flight = False
-        self._queued = False
 
         self.table = QTableWidget(0, 5)
         self.table.setObjectName("agentTable")
@@ -112,18 +110,24 @@ class AgentsWindow(ToolWindow):
             self.tr("Lower-case letters, digits, '.', '_' or '-', up to 64 characters")
         )
         self.name_input.returnPressed.connect(self.add)
-        self.add_button = self._button("addAgent", self.tr("&Add"), self.tr("Register the agent"))
+        self.add_button = named(
+            QPushButton(self.tr("&Add")), "addAgent", self.tr("Register the agent")
+        )
         self.add_button.clicked.connect(self.add)
-        self.pause_button = self._button(
-            "pauseAgent", self.tr("&Pause"), self.tr("Refuse its requests until resumed")
+        self.pause_button = named(
+            QPushButton(self.tr("&Pause")),
+            "pauseAgent",
+            self.tr("Refuse its requests until resumed"),
         )
         self.pause_button.clicked.connect(lambda: self._set(AgentStatus.PAUSED))
-        self.resume_button = self._button(
-            "resumeAgent", self.tr("&Resume"), self.tr("Let it work again")
+        self.resume_button = named(
+            QPushButton(self.tr("&Resume")), "resumeAgent", self.tr("Let it work again")
         )
         self.resume_button.clicked.connect(lambda: self._set(AgentStatus.ACTIVE))
-        self.revoke_button = self._button(
-            "revokeAgent", self.tr("Re&voke…"), self.tr("Withdraw its token for good (asks first)")
+        self.revoke_button = named(
+            QPushButton(self.tr("Re&voke…")),
+            "revokeAgent",
+            self.tr("Withdraw its token for good (asks first)"),
         )
         self.revoke_button.clicked.connect(self.revoke)
 
@@ -152,28 +156,15 @@ class AgentsWindow(ToolWindow):
         self._enable()
         desk.live.on(self, {Topic.AGENTS}, self._on_changes)
 
-    def _button(self, name: str, text: str, tip: str) -> QPushButton:
-        b = QPushButton(text)
-        b.setObjectName(name)
-        b.setToolTip(tip)
-        return b
-
     # -- the list (coalesced fetches) ----------------------------------------------------------
 
     def refresh(self) -> None:
-        if self._in_flight:
-            self._queued = True
-            return
-        self._in_flight = True
-        self.desk.call(
-            self.desk.cairn.agents.list, on_done=self._landed, on_error=self._failed, owner=self
-        )
+        self.fetch(self.desk.cairn.agents.list, on_done=self._landed)
 
     def _on_changes(self, _change_set: ChangeSet) -> None:
         self.refresh()
 
     def _landed(self, agents: list[Agent]) -> None:
-        self._in_flight = False
         self.loads += 1
         keep = self.selected()
         self.agents = agents
@@ -191,13 +182,6 @@ class AgentsWindow(ToolWindow):
         if keep is not None:
             self.select(keep.name)
         self._enable()
-        if self._queued:
-            self._queued = False
-            self.refresh()
-
-    def _failed(self, error: BaseException) -> None:
-        self._in_flight = False
-        self.desk.presenter.show(error, parent=self)
 
     def _status(self, status: AgentStatus) -> str:
         return {
@@ -242,7 +226,7 @@ class AgentsWindow(ToolWindow):
 
         def failed(error: BaseException) -> None:
             self.add_button.setEnabled(True)
-            self.desk.presenter.show(error, parent=self)
+            self.show_error(error)
 
         self.desk.call(
             self.desk.cairn.agents.add,

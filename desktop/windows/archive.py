@@ -60,9 +60,7 @@ class ArchiveWindow(ToolWindow):
         layout.addWidget(self._export_box(), 3)
         layout.addWidget(self._import_box(), 2)
         layout.addWidget(self.busy)
-        desk.live.on(
-            self, {Topic.WORKSPACES}, lambda _c: self.refresh() if self.isVisible() else None
-        )
+        desk.live.on(self, {Topic.WORKSPACES}, self.refresh_if_shown)
 
     # -- building --------------------------------------------------------------------------
 
@@ -360,9 +358,9 @@ class ArchiveWindow(ToolWindow):
     def _export_failed(self, error: BaseException) -> None:
         self._stop()
         self.export_summary.setPlainText(self.tr("The export failed: {}").format(sentence(error)))
-        self.desk.presenter.show(error, parent=self)
+        self.show_error(error)
 
     def _import_failed(self, error: BaseException) -> None:
         self._stop()
         self.import_summary.setPlainText(self.tr("The import failed: {}").format(sentence(error)))
-        self.desk.presenter.show(error, parent=self)
+        self.show_error(error)

@@ -147,7 +147,7 @@ class HealthWindow(ToolWindow):
 
     def _failed(self, error: BaseException) -> None:
         self._in_flight = False
-        self.desk.presenter.show(error, parent=self)
+        self.show_error(error)
         self._again()
 
     def _again(self) -> None:

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.changes import ChangeSet, Topic
+from core.changes import Topic
 from core.errors import CairnError, Conflict
 from core.identity import IdentityVersion, RevertPreview
 from desktop.desk import Desk, ToolWindow
@@ -69,11 +69,9 @@ class IdentityWindow(ToolWindow):
         super().__init__(desk)
         self.setWindowTitle(self.tr("Cairn — Identity"))
         self._doc: str | None = None
-        self._loading = False
-        self._again = False
         self.revert_dialog: RevertDialog | None = None
         self._build()
-        desk.live.on(self, {Topic.IDENTITY, Topic.REVIEW}, self._changed)
+        desk.live.on(self, {Topic.IDENTITY, Topic.REVIEW}, self.refresh_if_shown)
 
     # -- building ---------------------------------------------------------------------------
 
@@ -116,30 +114,10 @@ class IdentityWindow(ToolWindow):
     # -- loading ----------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        if self._loading:
-            self._again = True
-            return
-        self._loading = True
         asked = self._doc
-        self.desk.call(
-            load,
-            self.desk,
-            asked,
-            on_done=lambda got: self._loaded(asked, got),
-            on_error=self._load_failed,
-            owner=self,
-        )
-
-    def _changed(self, _changes: ChangeSet) -> None:
-        if self.isVisible():
-            self.refresh()
-
-    def _load_failed(self, error: BaseException) -> None:
-        self._loading = False
-        self.desk.presenter.show(error, parent=self)
+        self.fetch(load, self.desk, asked, on_done=lambda got: self._loaded(asked, got))
 
     def _loaded(self, asked: str | None, got: Loaded) -> None:
-        self._loading = False
         if asked == self._doc:  # else the person chose another document meanwhile
             if got.doc != self._doc:
                 self._leave_doc()
@@ -149,9 +127,6 @@ class IdentityWindow(ToolWindow):
             self.side.fill_proposals(got.proposals)
             self._fill_editor()
             self._buttons()
-        if self._again:
-            self._again = False
-            self.refresh()
 
     def _fill_documents(self, got: Loaded) -> None:
         self.documents.blockSignals(True)
@@ -238,7 +213,7 @@ class IdentityWindow(ToolWindow):
 
     def _save_failed(self, error: BaseException) -> None:
         if not isinstance(error, CairnError):
-            self.desk.presenter.show(error, parent=self)
+            self.show_error(error)
             return
         if isinstance(error, Conflict):
             now = (error.data or {}).get("current_version")
@@ -306,7 +281,7 @@ class IdentityWindow(ToolWindow):
 
     def _revert_failed(self, error: BaseException) -> None:
         if not isinstance(error, CairnError):
-            self.desk.presenter.show(error, parent=self)
+            self.show_error(error)
             return
         self.status.setText(self.tr("Not reverted: {}").format(error.message))
         self.refresh()
@@ -348,7 +323,7 @@ class IdentityWindow(ToolWindow):
 
     def _decision_failed(self, error: BaseException) -> None:
         if not isinstance(error, CairnError):
-            self.desk.presenter.show(error, parent=self)
+            self.show_error(error)
             return
         self.status.setText(self.tr("Not done: {}").format(error.message))
         self.refresh()
@@ -383,4 +358,4 @@ class IdentityWindow(ToolWindow):
         if isinstance(error, OSError):
             self.status.setText(self.tr("Not exported: {}").format(error.strerror or error))
             return
-        self.desk.presenter.show(error, parent=self)
+        self.show_error(error)

@@ -345,7 +345,7 @@ class MemoriesWindow(ToolWindow):
         if memory_id == self._current_id:
             self.detail = None
             self.panel.show_nothing()
-            self.desk.presenter.show(error, parent=self)
+            self.show_error(error)
 
     def _on_changes(self, change_set: ChangeSet) -> None:
         ids = {c.memory_id for c in change_set.changes if c.memory_id}
@@ -386,7 +386,7 @@ class MemoriesWindow(ToolWindow):
         def failed(error: BaseException) -> None:
             editor.save_button.setEnabled(True)
             # The window, not the dialog, owns the message: the dialog may close first.
-            self.desk.presenter.show(error, parent=self)
+            self.show_error(error)
 
         self.desk.call(
             self.desk.cairn.memories.update,

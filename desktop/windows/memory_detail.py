@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from core.model import Memory, MemoryDetail, Status, WriteResult, WriteStatus
 from core.requests import UpdateRequest
 from desktop.memory_model import one_line
-from desktop.widgets import when
+from desktop.widgets import named, when
 
 if TYPE_CHECKING:
     from desktop.desk import Desk
@@ -167,10 +167,10 @@ class DetailPanel(QWidget):
         self.meta.setObjectName("detailMeta")
         self.meta.setWordWrap(True)
         self.meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.edit_button = self._button("editButton", self.tr("&Edit…"), self.tr("Ctrl+E"))
-        self.pin_button = self._button("pinButton", self.tr("&Pin"), None)
-        self.archive_button = self._button("archiveButton", self.tr("&Archive"), None)
-        self.forget_button = self._button("forgetButton", self.tr("&Forget…"), None)
+        self.edit_button = named(QPushButton(self.tr("&Edit…")), "editButton", self.tr("Ctrl+E"))
+        self.pin_button = named(QPushButton(self.tr("&Pin")), "pinButton")
+        self.archive_button = named(QPushButton(self.tr("&Archive")), "archiveButton")
+        self.forget_button = named(QPushButton(self.tr("&Forget…")), "forgetButton")
         self.forget_button.setToolTip(self.tr("Erase this memory for good (asks first)"))
         actions = QHBoxLayout()
         for b in (self.edit_button, self.pin_button, self.archive_button, self.forget_button):
@@ -198,13 +198,6 @@ class DetailPanel(QWidget):
         layout.addWidget(QLabel(self.tr("History")))
         layout.addWidget(self.history, 2)
         self.show_nothing()
-
-    def _button(self, name: str, text: str, tip: str | None) -> QPushButton:
-        b = QPushButton(text)
-        b.setObjectName(name)
-        if tip:
-            b.setToolTip(tip)
-        return b
 
     def show_nothing(self) -> None:
         self.title.setText(self.tr("Select a memory to see it here."))

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.changes import ChangeSet, Topic
+from core.changes import Topic
 from core.policy import Mode, Policy
 from core.policy_file import PolicyService
 from desktop.desk import Desk, ToolWindow
@@ -103,7 +103,7 @@ class PolicyWindow(ToolWindow):
         layout.addWidget(self._agents_box(), 1)
         layout.addLayout(self._file_row())
 
-        desk.live.on(self, {Topic.POLICY, Topic.HEALTH}, self._changed)
+        desk.live.on(self, {Topic.POLICY, Topic.HEALTH}, self.refresh_if_shown)
 
     def _general_box(self) -> QGroupBox:
         general = QGroupBox(self.tr("Scope and origin"))
@@ -208,10 +208,6 @@ class PolicyWindow(ToolWindow):
             on_done=self._show,
             owner=self,
         )
-
-    def _changed(self, _change: ChangeSet) -> None:
-        if self.isVisible():
-            self.refresh()
 
     def _show(self, view: PolicyView) -> None:
         self.view = view
@@ -319,7 +315,7 @@ class PolicyWindow(ToolWindow):
         )
 
     def _failed(self, error: BaseException) -> None:
-        self.desk.presenter.show(error, parent=self)
+        self.show_error(error)
         self.refresh()  # show the policy in effect again
 
     def _pause_toggled(self, paused: bool) -> None:

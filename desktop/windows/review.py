@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from core.changes import ChangeSet, Topic
+from core.changes import Topic
 from core.errors import CairnError, Conflict
 from desktop.desk import Desk, ToolWindow
 from desktop.widgets import named
@@ -31,10 +31,8 @@ class ReviewWindow(ToolWindow):
         self.setWindowTitle(self.tr("Cairn — Review queue"))
         self._items: list[Item] = []
         self._drafts: dict[str, dict[str, Any]] = {}  # unsaved edits of proposals left behind
-        self._loading = False
-        self._again = False
         self._build()
-        desk.live.on(self, {Topic.REVIEW, Topic.MEMORIES, Topic.IDENTITY}, self._changed)
+        desk.live.on(self, {Topic.REVIEW, Topic.MEMORIES, Topic.IDENTITY}, self.refresh_if_shown)
 
     # -- building ---------------------------------------------------------------------------
 
@@ -105,34 +103,12 @@ class ReviewWindow(ToolWindow):
     # -- loading ----------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        if self._loading:
-            self._again = True  # changes arrived meanwhile: load once more afterwards
-            return
-        self._loading = True
-        self.desk.call(
-            self.desk.cairn.review.pending,
-            self.desk.person,
-            on_done=self._loaded,
-            on_error=self._load_failed,
-            owner=self,
-        )
-
-    def _changed(self, _changes: ChangeSet) -> None:
-        if self.isVisible():
-            self.refresh()
-
-    def _load_failed(self, error: BaseException) -> None:
-        self._loading = False
-        self.desk.presenter.show(error, parent=self)
+        self.fetch(self.desk.cairn.review.pending, self.desk.person, on_done=self._loaded)
 
     def _loaded(self, items: list[Item]) -> None:
-        self._loading = False
         self._items = items
         self.queue.fill_filters(items)
         self._fill_table()
-        if self._again:
-            self._again = False
-            self.refresh()
 
     def _fill_table(self) -> None:
         current_id = self.current_id()
@@ -228,7 +204,7 @@ class ReviewWindow(ToolWindow):
     def _adopt_failed(self, sid: str, error: BaseException) -> None:
         if not isinstance(error, CairnError):
             self.status.setText(self.tr("Adopting failed."))
-            self.desk.presenter.show(error, parent=self)
+            self.show_error(error)
             return
         if self.current_id() != sid:
             self.status.setText(error.message)
@@ -260,7 +236,7 @@ class ReviewWindow(ToolWindow):
 
     def _reject_failed(self, error: BaseException) -> None:
         self.status.setText(self.tr("Not rejected."))
-        self.desk.presenter.show(error, parent=self)
+        self.show_error(error)
 
     def _decided(self, sid: str, text: str) -> None:
         self.status.setText(text)

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.backup import BackupInfo
-from core.changes import ChangeSet, Topic
+from core.changes import Topic
 from core.settings import KNOB_BY_NAME, Settings, Value
 from desktop.desk import Desk, ToolWindow
 from desktop.i18n import LANGUAGES, SYSTEM, chosen
@@ -59,7 +59,7 @@ class SettingsWindow(ToolWindow):
         layout.addWidget(self._notes_box())
         layout.addWidget(self._backup_box(), 1)
         layout.addWidget(self._desktop_box())
-        desk.live.on(self, {Topic.SETTINGS}, self._changed)
+        desk.live.on(self, {Topic.SETTINGS}, self.refresh_if_shown)
 
     # -- building --------------------------------------------------------------------------
 
@@ -189,10 +189,6 @@ class SettingsWindow(ToolWindow):
             owner=self,
         )
 
-    def _changed(self, _change: ChangeSet) -> None:
-        if self.isVisible():
-            self.refresh()
-
     def _show(self, view: SettingsView) -> None:
         self.view = view
         settings = view.settings
@@ -236,7 +232,7 @@ class SettingsWindow(ToolWindow):
         )
 
     def _failed(self, error: BaseException) -> None:
-        self.desk.presenter.show(error, parent=self)
+        self.show_error(error)
         self.refresh()
 
     def _spin_done(self, name: str) -> None:
@@ -280,7 +276,7 @@ class SettingsWindow(ToolWindow):
 
     def _backup_failed(self, error: BaseException) -> None:
         self.backup_now.setEnabled(True)
-        self.desk.presenter.show(error, parent=self)
+        self.show_error(error)
 
     def _language_chosen(self) -> None:
         choice = str(self.language.currentData())
