@@ -120,6 +120,7 @@ async def serve(
     try:
         listener.listen()
         desk = Desk(runtime.cairn)
+        desk.start_language()  # the saved choice, or the system's, before anything is built
         tray = Tray(desk, quit=request_quit)
         has_tray = tray.start()
         if not has_tray:

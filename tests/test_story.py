@@ -204,3 +204,36 @@ def test_the_same_story_told_through_mcp(
     assert "a person will review" in seen["written_text"]
     assert seen["agent_shown"].startswith("agent-a")
     assert EDITED in seen["context"] and ORIGINAL not in seen["context"]
+
+
+def test_a_language_chosen_in_settings_is_shown_at_the_next_start(
+    qtbot: QtBot, qapp: QApplication, paths: Paths
+) -> None:
+    """Settings stores the choice in desktop.ini; the tray application applies it at start-up,
+    before the tray menu and any window are built."""
+    from PySide6.QtCore import QSettings
+
+    paths.config.mkdir(parents=True, exist_ok=True)
+    prefs = QSettings(str(paths.config / "desktop.ini"), QSettings.Format.IniFormat)
+    prefs.setValue("language", "zh_CN")
+    prefs.sync()
+    seen: dict[str, Any] = {}
+
+    def started(running: tray_app.Running) -> None:
+        seen["language"] = running.desk.language.current
+        seen["menu"] = [a.text() for a in running.tray.menu.actions() if not a.isSeparator()]
+        running.desk.language.apply("en")  # leave the process's Qt in English for other tests
+        running.runtime.request_stop("seen")
+
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(loop)
+    try:
+        status = loop.run_until_complete(
+            tray_app.serve(qapp, paths, single.local_name(paths), on_started=started)
+        )
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+    assert status == 0
+    assert seen["language"] == "zh_CN"
+    assert "Quit" not in seen["menu"] and "Memories" not in seen["menu"]
