@@ -89,6 +89,7 @@ class Activity:
     refused_too_many: int = 0
     refused_hello: int = 0
     bad_frames: int = 0
+    push_overflows: int = 0  # subscribers unsubscribed for leaving too many pushes unread
     last_write_ms: int | None = None
     last_search_ms: int | None = None
     refusals: Counter[str] = field(default_factory=Counter)

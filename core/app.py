@@ -221,6 +221,7 @@ class Cairn:
             "hello_timeout_s",
             "max_connections",
             "max_in_flight",
+            "max_push_backlog_bytes",
         )
         return {n: self.settings.value(f"server.{n}") for n in names}  # type: ignore[misc]
 

@@ -113,6 +113,7 @@ class HealthService:
                     "refused_too_many": act.refused_too_many,
                     "refused_hello": act.refused_hello,
                     "bad_frames": act.bad_frames,
+                    "push_overflows": act.push_overflows,
                 },
                 "agents": {name: a.to_dict() for name, a in sorted(act.agents.items())},
                 "refusals": dict(act.refusals),

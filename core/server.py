@@ -62,6 +62,7 @@ class Limits:
     hello_timeout: float
     max_connections: int
     max_in_flight: int
+    max_push_backlog_bytes: int
 
     @staticmethod
     def from_cairn(cairn: Cairn) -> Limits:
@@ -73,6 +74,7 @@ class Limits:
             hello_timeout=s.number("server.hello_timeout_s"),
             max_connections=s.integer("server.max_connections"),
             max_in_flight=s.integer("server.max_in_flight"),
+            max_push_backlog_bytes=s.integer("server.max_push_backlog_bytes"),
         )
 
 
@@ -342,12 +344,7 @@ class Server:
                 continue
             visible = [c.to_dict() for c in changes.changes if visible_change(caller, c)]
             if visible:
-                note = {
-                    "jsonrpc": "2.0",
-                    "method": "changes",
-                    "params": {"changes": visible, "last_seq": changes.last_seq},
-                }
-                conn.send_soon(note)
+                conn.push(visible, changes)
 
 
 def _own_uid() -> int:
@@ -373,7 +370,9 @@ class Connection:
         self._buffer = bytearray()
         self._deadline = 0.0
         self._send_lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()  # requests being answered
+        self._pushes: set[asyncio.Task[None]] = set()  # pushed changes not yet written
+        self._push_backlog = 0  # their bytes
         self._loop = asyncio.get_running_loop()
         self._opened = self._loop.time()
 
@@ -385,7 +384,7 @@ class Connection:
         return list(self._tasks)
 
     def abort(self) -> None:
-        for task in list(self._tasks):
+        for task in [*self._tasks, *self._pushes]:
             task.cancel()
         self.writer.close()
 
@@ -412,7 +411,7 @@ class Connection:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
-            for task in list(self._tasks):
+            for task in [*self._tasks, *self._pushes]:
                 with contextlib.suppress(BaseException):
                     await task
             self.writer.close()
@@ -491,19 +490,58 @@ class Connection:
     # -- answering -----------------------------------------------------------------------------
 
     async def _send(self, message: dict[str, Any]) -> None:
-        data = _line(message)
-        async with self._send_lock:
-            self.writer.write(data)
-            await self.writer.drain()
-
-    def send_soon(self, message: dict[str, Any]) -> None:
-        task = asyncio.create_task(self._send_quietly(message))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        await self._send_line(_line(message))
 
     async def _send_quietly(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(ConnectionError, RuntimeError):
             await self._send(message)
+
+    async def _send_line(self, data: bytes) -> None:
+        async with self._send_lock:
+            self.writer.write(data)
+            await self.writer.drain()
+
+    def push(self, visible: list[dict[str, Any]], changes: ChangeSet) -> None:
+        """Queue a `changes` notification. Pushes are not requests: they never count against
+        max_in_flight. A subscriber that leaves more than max_push_backlog_bytes of them unread
+        is unsubscribed, and its last push says so and where to catch up from."""
+        data = _line(
+            {
+                "jsonrpc": "2.0",
+                "method": "changes",
+                "params": {"changes": visible, "last_seq": changes.last_seq},
+            }
+        )
+        limit = self.server.limits.max_push_backlog_bytes
+        if self._push_backlog and self._push_backlog + len(data) > limit:
+            self.session.subscribed = False
+            self.cairn.activity.count("push_overflows")
+            resume = min(c.seq for c in changes.changes) - 1
+            data = _line(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "changes",
+                    "params": {
+                        "changes": [],
+                        "last_seq": resume,
+                        "unsubscribed": True,
+                        "reason": f"more than {limit} bytes of pushed changes were left unread; "
+                        "nothing more is pushed on this connection. Catch up with "
+                        "changes.since from last_seq, then changes.subscribe again",
+                    },
+                }
+            )
+        self._push_backlog += len(data)
+        task = asyncio.create_task(self._push_line(data))
+        self._pushes.add(task)
+        task.add_done_callback(self._pushes.discard)
+
+    async def _push_line(self, data: bytes) -> None:
+        try:
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await self._send_line(data)
+        finally:
+            self._push_backlog -= len(data)
 
     async def _refuse_in_flight(self, frame: bytes) -> None:
         try:

@@ -251,6 +251,15 @@ KNOBS: tuple[Knob, ...] = (
         maximum=1024,
     ),
     Knob(
+        "server.max_push_backlog_bytes",
+        int,
+        8 * 1024 * 1024,
+        "Most bytes of pushed `changes` a subscriber may leave unread; past it the connection is "
+        "unsubscribed and told where to catch up from with changes.since.",
+        minimum=64 * 1024,
+        maximum=1024 * 1024 * 1024,
+    ),
+    Knob(
         "server.workers",
         int,
         8,

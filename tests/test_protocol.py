@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from core.daemon import Runtime
 from core.errors import ErrorCode
-from core.model import Caller
+from core.model import Caller, Scope
+from core.requests import WriteRequest
 from core.runtime import socket_path
 from tests.serving import RawClient, paths_for, served_in_thread, wait_for, write_settings
 
@@ -28,7 +29,7 @@ def server(short_tmp: Path) -> Iterator[Runtime]:
     write_settings(
         home,
         "[server]\nframe_timeout_s = 1.0\nhello_timeout_s = 2.0\nmax_in_flight = 4\n"
-        "max_frame_bytes = 65536\n",
+        "max_frame_bytes = 65536\nmax_push_backlog_bytes = 65536\n",
     )
     with served_in_thread(paths_for(home)) as runtime:
         yield runtime
@@ -413,6 +414,48 @@ def test_pushed_changes_reach_subscribers(server: Runtime, workspaces: tuple[Pat
     assert message["params"]["changes"][0]["memory_id"] == wrote["id"]
     listener.close()
     writer.close()
+
+
+def test_a_subscriber_slow_to_read_pushes_still_gets_answers(
+    server: Runtime, workspaces: tuple[Path, Path]
+) -> None:
+    """Pushes waiting for a subscriber to read them are not its requests in flight: with a
+    backlog of them (this server allows 4 requests in flight) its next request is answered."""
+    listener = client(server, agent="listener", workspace=str(workspaces[0]))
+    assert listener.request("changes.subscribe")["result"]["subscribed"]
+    cairn = server.cairn
+    assert cairn is not None
+    for batch in range(8):  # each batch is one push of ~250 KB: more than the socket buffers
+        cairn.memories.write_many(
+            Caller.human(),
+            [
+                WriteRequest(content=f"backlog {batch} note {i}", kind="fact", scope=Scope.GLOBAL)
+                for i in range(1000)
+            ],
+        )
+    time.sleep(0.5)  # the pushes are queued on the server's loop, the listener reads nothing
+    reply = listener.request("capabilities")
+    assert "result" in reply, reply
+
+    # This server lets a subscriber leave 64 KiB of pushes unread: what the socket took is
+    # pushed whole, then the listener is unsubscribed and told where to catch up from.
+    *delivered, last = [note["params"] for note in listener.notes]
+    assert delivered and all(len(p["changes"]) == 1000 for p in delivered)
+    assert last["unsubscribed"] is True and last["changes"] == []
+    assert "changes.since" in last["reason"]
+    assert last["last_seq"] == delivered[-1]["last_seq"]
+    missed = listener.request("changes.since", {"seq": last["last_seq"], "limit": 5000})["result"]
+    assert len(missed["changes"]) == min(5000, 8000 - 1000 * len(delivered))
+    assert missed["changes"][0]["seq"] == last["last_seq"] + 1  # nothing lost in between
+    health = cairn.health.snapshot(Caller.human())
+    assert health["connections"]["push_overflows"] == 1
+
+    assert listener.request("changes.subscribe")["result"]["subscribed"]  # and can come back
+    cairn.memories.write(
+        Caller.human(), WriteRequest(content="after the catch-up", kind="fact", scope=Scope.GLOBAL)
+    )
+    assert listener.read()["params"]["changes"][0]["action"] == "write"
+    listener.close()
 
 
 # -- many clients at once --------------------------------------------------------------------
