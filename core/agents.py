@@ -101,28 +101,26 @@ class AgentService:
         ).fetchone()
         return tuple(row) if row else None
 
+    @staticmethod
+    def _agent(name: str, row: tuple[Any, ...]) -> Agent:
+        """An agent from its `_row`. A revoked agent keeps its token's hash (see set_status)
+        but has no token that works."""
+        status = AgentStatus(row[1])
+        usable = row[0] is not None and status is not AgentStatus.REVOKED
+        return Agent(name, status, usable, row[2], row[3], row[4])
+
     def get(self, name: str) -> Agent:
         row = self._row(self._store.read_db.conn(), check_name(name))
         if row is None:
             raise NotFound(f"agent {name!r} is not known", data={"agent": name})
-        return Agent(name, AgentStatus(row[1]), row[0] is not None, row[2], row[3], row[4])
+        return self._agent(name, row)
 
     def list(self) -> list[Agent]:
         rows = self._store.read_db.conn().execute(
             "SELECT name, token_hash, status, created_at, created_by, last_seen_at FROM agent "
             "ORDER BY name"
         )
-        return [
-            Agent(
-                r[0],
-                AgentStatus(r[2]),
-                r[1] is not None and r[2] != AgentStatus.REVOKED.value,
-                r[3],
-                r[4],
-                r[5],
-            )
-            for r in rows
-        ]
+        return [self._agent(r[0], tuple(r[1:])) for r in rows]
 
     def add(self, caller: Caller, name: str) -> tuple[Agent, str]:
         """Register `name` with a fresh token (or give a token to a name so far only declared).
@@ -219,8 +217,7 @@ class AgentService:
             # rather than "unknown"; the token itself leaves the keychain below.
             tx.conn.execute("UPDATE agent SET status = ? WHERE name = ?", (status.value, name))
             audit.record(tx, caller, f"agent_{status.value}", detail={"agent": name}, at=now)
-            usable = row[0] is not None and status is not AgentStatus.REVOKED
-            return Agent(name, status, usable, row[2], row[3], row[4])
+            return self._agent(name, (row[0], status.value, *row[2:]))
 
         agent = self._store.writer.run(job)
         if status is AgentStatus.REVOKED:

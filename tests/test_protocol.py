@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.agents import AgentStatus
 from core.daemon import Runtime
 from core.errors import ErrorCode
 from core.model import Caller, Scope
@@ -193,16 +194,16 @@ def test_paused_and_revoked_agents_are_refused_mid_connection(server: Runtime) -
     _, token = cairn.agents.add(Caller.human(), "worker")
     c = client(server, agent="worker", token=token)
     assert c.request("capabilities")["result"]
-    cairn.agents.set_status(
-        Caller.human(),
-        "worker",
-        __import__("core.agents", fromlist=["AgentStatus"]).AgentStatus.PAUSED,
-    )
+    cairn.agents.set_status(Caller.human(), "worker", AgentStatus.PAUSED)
     assert_error(c.request("memory.list"), ErrorCode.AGENT_PAUSED, "paused")
-    from core.agents import AgentStatus
+    assert cairn.agents.get("worker").has_token
 
     cairn.agents.set_status(Caller.human(), "worker", AgentStatus.REVOKED)
     assert_error(c.request("memory.list"), ErrorCode.AGENT_REVOKED, "revoked")
+    # A revoked agent's token no longer works: every view of the agent says it has none.
+    (listed,) = [a for a in cairn.agents.list() if a.name == "worker"]
+    assert cairn.agents.get("worker") == listed
+    assert not listed.has_token
     c.close()
     again = RawClient(socket_path(server.paths))
     assert_error(again.hello(agent="worker", token=token), ErrorCode.AGENT_REVOKED)
