@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import sqlite3
-import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
@@ -25,7 +24,7 @@ from typing import IO, Any
 
 from core import __version__, audit, suggestions
 from core.archive_records import IDENTITY_FIELDS, TOMBSTONE_FIELDS
-from core.backup import fsync_dir
+from core.atomic_file import replacing
 from core.clock import Clock
 from core.errors import InvalidInput, IOFault
 from core.migrations import read_version
@@ -269,24 +268,14 @@ class Exporter:
         if not out.parent.is_dir():
             raise InvalidInput(f"the folder {out.parent} does not exist")
         created_at = self._clock.now_ms()
-        tmp: str | None = None
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "wb") as raw:
-                with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-                    manifest = self._write(zf, filters, created_at)
-                raw.flush()
-                os.fsync(raw.fileno())
-            os.replace(tmp, out)
-            tmp = None
-            fsync_dir(out.parent)
+            with (
+                replacing(out) as raw,
+                zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as zf,
+            ):
+                manifest = self._write(zf, filters, created_at)
         except OSError as e:
             raise IOFault(f"the archive could not be written to {out}: {e.strerror or e}") from e
-        finally:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
         return manifest
 
     def _write(self, zf: zipfile.ZipFile, filters: Filters, created_at: int) -> Manifest:

@@ -9,12 +9,12 @@ oldest events move to JSON-lines files in the state directory - the export forma
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.atomic_file import replacing
 from core.changes import Change, Topic
 from core.model import Caller, Memory
 from core.writer import WriteTx
@@ -226,18 +226,12 @@ def rotate(tx: WriteTx, max_events: int, archive_dir: Path) -> int:
     first, last = events[0].seq, events[-1].seq
     archive_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     target = archive_dir / f"audit-{first:012d}-{last:012d}.jsonl"
-    tmp = target.with_suffix(".jsonl.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with replacing(target) as fh:
         for ev in events:
             # Archived events drop their content preview: `forget` cannot reach into these
             # files, so they must never hold a memory's words.
-            fh.write(
-                json.dumps(ev.to_dict() | {"preview": None}, ensure_ascii=False, sort_keys=True)
-                + "\n"
-            )
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
+            line = json.dumps(ev.to_dict() | {"preview": None}, ensure_ascii=False, sort_keys=True)
+            fh.write(line.encode("utf-8") + b"\n")
     tables.Audit.delete().where(tables.Audit.seq <= last).execute()
     return len(events)
 

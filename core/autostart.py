@@ -20,12 +20,12 @@ import contextlib
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.atomic_file import write_atomically
 from core.autostart_entries import (
     Entry,
     Kind,
@@ -207,16 +207,7 @@ def _write(path: Path, content: str, mode: int) -> None:
     """Replace `path` atomically with `content`, with exactly `mode` whatever the umask."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-                out.write(content)
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        write_atomically(path, content, mode=mode)
     except OSError as e:
         raise IOFault(f"could not write the autostart entry {path}: {e}") from e
 

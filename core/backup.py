@@ -15,7 +15,6 @@ import logging
 import os
 import re
 import sqlite3
-import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
@@ -24,6 +23,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from core.atomic_file import fsync_dir
 from core.clock import Clock, SystemClock
 from core.database import StoreLock
 from core.errors import (
@@ -548,17 +548,6 @@ def _remove_with_sidecars(path: Path) -> None:
 
 
 def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a rename in the directory `path` durable (not possible, nor needed, on Windows)."""
-    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-        return
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

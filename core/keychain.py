@@ -11,13 +11,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 from pathlib import Path
 from typing import Protocol
 
 import keyring
 import keyring.errors
 
+from core.atomic_file import write_atomically
 from core.errors import KeychainFault
 from core.paths import Paths, ensure_private_dir
 from core.runtime import check_private_dir
@@ -85,16 +85,7 @@ class FileTokens:
     def set(self, agent: str, token: str) -> None:
         ensure_private_dir(self._dir)
         check_private_dir(self._dir, "token directory")
-        target = self._path(agent)
-        tmp = target.with_suffix(".tmp")
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()  # a leftover from a crash: never reuse it with its old mode
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(token + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        write_atomically(self._path(agent), token + "\n", mode=0o600)
 
     def delete(self, agent: str) -> None:
         with contextlib.suppress(FileNotFoundError):

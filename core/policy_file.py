@@ -24,6 +24,7 @@ import tomlkit.exceptions
 from tomlkit.items import Table
 
 from core import audit
+from core.atomic_file import write_atomically
 from core.changes import ChangeSet, Topic
 from core.clock import Clock
 from core.errors import CairnError, Forbidden, InvalidInput
@@ -91,28 +92,6 @@ def render_changes(text: str, policy: Policy) -> str:
                         entry[key] = value
                 agents[name] = entry
     return tomlkit.dumps(doc)
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace `path` with `text`: a temporary file in the same directory, fsynced, renamed over
-    the old one, and the directory fsynced - a crash leaves the old file or the new, never half."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def write_policy(path: Path, policy: Policy) -> None:

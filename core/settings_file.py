@@ -16,10 +16,10 @@ import tomlkit
 import tomlkit.exceptions
 from tomlkit.items import Table
 
+from core.atomic_file import write_atomically
 from core.changes import ChangeBus, ChangeSet, Topic
 from core.errors import ConfigInvalid, Forbidden, InvalidInput
 from core.model import Caller
-from core.policy_file import write_atomically
 from core.settings import KNOB_BY_NAME, Settings, Value, validate_document
 
 log = logging.getLogger(__name__)

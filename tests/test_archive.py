@@ -340,6 +340,8 @@ def test_rotated_audit_files_are_part_of_the_audit(rich: Rich, short_tmp: Path) 
     archive_dir = rich.cairn.paths.audit_archive
     moved = rich.cairn.store.writer.run(lambda tx: audit.rotate(tx, 5, archive_dir))
     assert moved > 0 and audit.rotated_files(archive_dir)
+    for f in audit.rotated_files(archive_dir):  # who did what, when: the owner's eyes only
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600
     export(rich.cairn, short_tmp / "2.zip")
     after = jsonl(members(short_tmp / "2.zip")["audit.jsonl"])
     assert [e["seq"] for e in after] == [e["seq"] for e in before]
