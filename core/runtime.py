@@ -195,3 +195,59 @@ def has_terminal(pid: int) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return bool(out) and out not in ("?", "??")
+
+
+@dataclass(frozen=True)
+class Process:
+    """A process as a person would recognise it: its command line and its parent's."""
+
+    pid: int
+    command: str
+    parent_pid: int | None
+    parent_command: str | None
+
+
+def describe_process(pid: int, *, width: int = 300) -> Process:
+    """The command line of `pid` and of its parent, each cut to `width` characters ("?" when
+    the system does not say)."""
+
+    def command_of(p: int) -> str:
+        if PLATFORM.startswith("linux"):
+            try:
+                raw = Path(f"/proc/{p}/cmdline").read_bytes()
+            except OSError:
+                return "?"
+            text = " ".join(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
+        else:  # pragma: no cover - other POSIX systems
+            text = _ps(p, "command=")
+        return _cut(text or "?", width)
+
+    parent: int | None = None
+    if PLATFORM.startswith("linux"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            stat_line = Path(f"/proc/{pid}/stat").read_text()
+            parent = int(stat_line.rsplit(")", 1)[1].split()[1])
+    else:  # pragma: no cover - other POSIX systems
+        with contextlib.suppress(ValueError):
+            parent = int(_ps(pid, "ppid="))
+    return Process(
+        pid, command_of(pid), parent, command_of(parent) if parent and parent > 1 else None
+    )
+
+
+def _ps(pid: int, field: str) -> str:  # pragma: no cover - other POSIX systems
+    try:
+        return subprocess.run(
+            ["ps", "-o", field, "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=2,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def _cut(text: str, width: int) -> str:
+    text = "".join(c if c.isprintable() else " " for c in text)
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -294,6 +294,13 @@ KNOBS: tuple[Knob, ...] = (
         "requires one.",
     ),
     Knob(
+        "security.confirm_terminals_in_tray",
+        bool,
+        False,
+        "While the tray runs, ask in the tray about every person's command, also those typed "
+        "at a terminal (a program that fakes a terminal then still needs your click).",
+    ),
+    Knob(
         "review.max_items",
         int,
         200,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from core.client import Client
-from core.errors import AlreadyRunning, CairnError, Forbidden
+from core.errors import AlreadyRunning, CairnError, Forbidden, NotRunning
 from core.paths import Paths
 from core.runtime import probe, socket_path
 
@@ -66,23 +66,46 @@ def confirm(prompt: str, expected: str) -> None:
         raise NotConfirmed("not confirmed; nothing was changed")
 
 
+# How long a command run without a terminal waits for the person to answer the tray's question
+# (the tray gives up after desktop.person_check.ANSWER_WITHIN_S).
+_TRAY_ANSWER_WAIT_S = 90.0
+
+
 def connect_as_person(
     prompt: str, expected: str, *, autostart: bool = True, bind_cwd: bool = True
 ) -> Client:
-    """A person's connection: only from an interactive terminal, after a typed confirmation.
+    """A person's connection: from an interactive terminal after a typed confirmation, or,
+    without a terminal, confirmed by the person in the running tray (`asked_in_the_tray`).
     `bind_cwd=False` binds no workspace (commands about workspaces must not register the
     directory they happen to run in)."""
-    for_a_person()
-    confirm(prompt, expected)
     workspace = os.getcwd() if bind_cwd else None
+    if not at_terminal():
+        return asked_in_the_tray(workspace)
+    confirm(prompt, expected)
     return Client.connect(role="human", workspace=workspace, autostart=autostart)
 
 
 def looking_as_person(what: str, *, bind_cwd: bool = True) -> Client:
-    """A person's connection for a command that only looks: an interactive terminal, no typed
-    confirmation."""
-    for_a_person(what)
-    return Client.connect(role="human", workspace=os.getcwd() if bind_cwd else None)
+    """A person's connection for a command that only looks: an interactive terminal (no typed
+    confirmation), or the tray's confirmation without one."""
+    workspace = os.getcwd() if bind_cwd else None
+    if not at_terminal():
+        return asked_in_the_tray(workspace, what)
+    return Client.connect(role="human", workspace=workspace)
+
+
+def asked_in_the_tray(workspace: str | None, what: str | None = None) -> Client:
+    """Without a terminal, only a running Cairn can let a person's command through: the tray
+    shows the person which program asks and waits for their answer; the headless daemon, with
+    nobody to ask, refuses. Nothing is started for this, and with nothing running the command
+    is refused here."""
+    try:
+        return Client.connect(
+            role="human", workspace=workspace, autostart=False, timeout=_TRAY_ANSWER_WAIT_S
+        )
+    except NotRunning:
+        for_a_person(what)  # says why: run it yourself in a terminal
+        raise
 
 
 def served_or_here(

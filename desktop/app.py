@@ -28,6 +28,7 @@ from core.paths import Paths, resolve_paths
 from core.runtime import prepare_runtime_dir, probe, socket_path
 from desktop import single
 from desktop.desk import Desk
+from desktop.person_check import PersonCheck
 from desktop.tray import IDLE, Tray, load_icon
 
 log = logging.getLogger("cairn")
@@ -78,6 +79,7 @@ class Running:
     runtime: Runtime
     desk: Desk
     tray: Tray
+    person_check: PersonCheck
 
 
 async def serve(
@@ -88,13 +90,15 @@ async def serve(
 ) -> int:
     """Run the runtime, the local listener and the tray until asked to stop. `on_started` is
     called once everything runs."""
-    runtime = Runtime(paths)
+    person_check = PersonCheck()  # asks the person about their commands run without a terminal
+    runtime = Runtime(paths, confirm_human=person_check)
     try:
         await runtime.start()
     except CairnError as e:
         print(f"cairn: {e.message}", file=sys.stderr)
         return e.code.exit_status
     assert runtime.cairn is not None
+    person_check.follow(runtime.cairn.config)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, runtime.request_stop, f"received {signal.Signals(sig).name}")
@@ -126,9 +130,10 @@ async def serve(
         if not has_tray:
             app.lastWindowClosed.connect(last_window_closed)
         if on_started is not None:
-            on_started(Running(runtime, desk, tray))
+            on_started(Running(runtime, desk, tray, person_check))
         await runtime.wait()
     finally:
+        person_check.close()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
         if not has_tray:

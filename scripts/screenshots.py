@@ -1,5 +1,7 @@
 """Render every window against a demo store into docs/screenshots/ (the review queue in both
-languages, the others in English), offscreen: what a new user sees first.
+languages, the others in English), offscreen: what a new user sees first. Then the tray's
+question about a person's command run without a terminal: a real `cairn review adopt` with pipes
+for stdin and stdout, asking a real serving Cairn.
 
     .venv/bin/python scripts/screenshots.py [--out docs/screenshots]
 """
@@ -7,23 +9,28 @@ languages, the others in English), offscreen: what a new user sees first.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from PySide6.QtCore import QEventLoop, QTimer
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
 from core.app import Cairn
+from core.daemon import Runtime
 from core.model import Caller, Surface
-from core.paths import Paths
+from core.paths import Paths, resolve_paths
 from core.requests import UpdateRequest, WriteRequest
 from desktop.desk import Desk
+from desktop.person_check import PersonCheck
 from desktop.tray import WINDOWS, window_class
 
 HERE = Path(__file__).resolve().parent.parent
@@ -122,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="cs", dir="/tmp"))
     os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
-    paths = Paths(data=root / "d", config=root / "c", state=root / "s", runtime=root / "r")
+    os.environ["CAIRN_HOME"] = str(root)  # the `cairn` run below finds this store
+    paths = resolve_paths()
     project = root / "billing"
     project.mkdir()
     app = QApplication([])
@@ -147,11 +155,64 @@ def main(argv: list[str] | None = None) -> int:
                     pump()
                 suffix = "" if language == "en" else f"-{language}"
                 grab(window, args.out / f"{kind.name}{suffix}.png")
+        desk.set_language("en")
+        waiting = cairn.review.pending(Caller.human())[0]["id"]
     finally:
         desk.close()
         cairn.close()
+    try:
+        person_check(paths, project, waiting, args.out / "person-check.png")
+    finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0
+
+
+def person_check(paths: Paths, project: Path, suggestion: str, out: Path) -> None:
+    """Serve the store as the tray does (with its PersonCheck), run `cairn review adopt` with
+    no terminal, grab the question it raises, and refuse it."""
+    check = PersonCheck()
+    runtime = Runtime(paths, janitor_interval=3600, confirm_human=check)
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+
+    async def serve() -> None:
+        await runtime.start()
+        started.set()
+        try:
+            await runtime.wait()
+        finally:
+            await runtime.stop()
+
+    server = threading.Thread(target=lambda: loop.run_until_complete(serve()))
+    server.start()
+    started.wait(30)
+    shown: list[QWidget] = []
+    check.asked.connect(shown.append)
+    command = subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "review", "adopt", suggestion],
+        cwd=project,
+        env=os.environ | {"PYTHONPATH": str(HERE)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        for _ in range(100):
+            if shown:
+                break
+            pump(100)
+        box = shown[0]
+        pump()
+        grab(box, out)
+        refuse = box.findChild(QPushButton, "personRefuse")
+        assert refuse is not None
+        refuse.click()
+        _, err = command.communicate(timeout=30)
+        print(f"  the command said: {err.decode().strip()}")
+    finally:
+        command.kill()
+        runtime.request_stop("screenshots taken")
+        server.join(30)
 
 
 if __name__ == "__main__":

@@ -146,6 +146,17 @@ def test_peoples_commands_refuse_without_a_terminal(daemon: Daemon) -> None:
     assert daemon.proc.poll() is None  # `stop` did nothing
 
 
+def test_without_a_terminal_and_with_nothing_running_nothing_is_started(short_tmp: Path) -> None:
+    """Only the tray can ask the person about a command run without a terminal: with no Cairn
+    running, a person's command is refused and starts nothing (a daemon could not ask)."""
+    home = short_tmp / "none"
+    for args in (("review", "list"), ("review", "adopt", "s_1")):
+        out = cairn(home, *args)
+        assert out.returncode == ErrorCode.FORBIDDEN.exit_status, (args, out.stderr)
+        assert "interactive terminal" in out.stderr
+    assert not socket_path(paths_for(home)).exists()
+
+
 def test_agent_lifecycle_from_a_terminal(daemon: Daemon) -> None:
     home = daemon.home
     status, shown = at_terminal(home, "agent", "add", "bot", typed="add bot")

@@ -6,13 +6,16 @@ connection for the same workspace - gets the person's text, and the tray's count
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import anyio
 import qasync
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QPushButton
 from pytestqt.qtbot import QtBot
 
 from core.app import Cairn
@@ -22,6 +25,7 @@ from core.paths import Paths
 from desktop import app as tray_app
 from desktop import single
 from desktop.windows.review import ReviewWindow
+from tests.conftest import cairn_env
 
 ORIGINAL = "idea: the release checklist lives in docs/release.md"
 EDITED = "The release checklist lives in docs/RELEASING.md; follow it for every tag."
@@ -237,3 +241,84 @@ def test_a_language_chosen_in_settings_is_shown_at_the_next_start(
     assert status == 0
     assert seen["language"] == "zh_CN"
     assert "Quit" not in seen["menu"] and "Memories" not in seen["menu"]
+
+
+def test_a_persons_command_run_without_a_terminal_is_asked_about_in_the_tray(
+    qtbot: QtBot, qapp: QApplication, paths: Paths, workspace_dir: Path
+) -> None:
+    """`cairn review adopt` run by a program with no terminal (pipes for stdin and stdout, as an
+    agent's shell tool has) reaches the person as a question in the tray naming the command:
+    allowed once, it runs; refused, it fails, says so, and changes nothing."""
+    register_agents(paths)
+    home = Path(os.environ["CAIRN_HOME"])
+    seen: dict[str, Any] = {}
+
+    def cairn_without_terminal(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "core.cli", *args],
+            cwd=workspace_dir,
+            env=cairn_env(home),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    async def answered(
+        running: tray_app.Running, choice: str, *args: str
+    ) -> subprocess.CompletedProcess[str]:
+        shown: list[Any] = []
+        running.person_check.asked.connect(shown.append)
+        task = asyncio.ensure_future(off_thread(lambda: cairn_without_terminal(*args)))
+        await until(lambda: bool(shown), timeout=30)
+        seen.setdefault("questions", []).append(shown[0].informativeText())
+        shown[0].findChild(QPushButton, choice).click()
+        running.person_check.asked.disconnect(shown.append)
+        result: subprocess.CompletedProcess[str] = await task
+        return result
+
+    def propose(text: str) -> str:
+        with Client.connect(
+            paths, agent="agent-a", workspace=str(workspace_dir), autostart=False
+        ) as a:
+            written = a.call("memory.write", {"content": text, "kind": "idea", "scope": "project"})
+        assert written["status"] == "pending"
+        return str(written["suggestion_id"])
+
+    async def told(running: tray_app.Running) -> None:
+        try:
+            first = await off_thread(lambda: propose(ORIGINAL))
+            second = await off_thread(lambda: propose("idea: rerun flaky auth tests twice"))
+            seen["allowed"] = await answered(running, "personAllow", "review", "adopt", first)
+            seen["refused"] = await answered(running, "personRefuse", "review", "adopt", second)
+            cairn = running.runtime.cairn
+            assert cairn is not None
+            pending = await off_thread(lambda: cairn.review.pending(Caller.human()))
+            seen["waiting"] = [p["id"] for p in pending]
+            seen["second"] = second
+        finally:
+            running.runtime.request_stop("the story is told")
+
+    def started(running: tray_app.Running) -> None:
+        seen["task"] = asyncio.ensure_future(told(running))
+
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(loop)
+    try:
+        status = loop.run_until_complete(
+            tray_app.serve(qapp, paths, single.local_name(paths), on_started=started)
+        )
+        seen["task"].result()
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+
+    assert status == 0
+    assert all("core.cli review adopt" in q for q in seen["questions"])
+    allowed, refused = seen["allowed"], seen["refused"]
+    assert allowed.returncode == 0, allowed.stderr
+    assert "adopted" in allowed.stdout
+    assert refused.returncode != 0
+    assert refused.stderr.strip() == "cairn: the person refused it in the tray"
+    assert seen["waiting"] == [seen["second"]]  # the refused proposal still waits

@@ -857,6 +857,41 @@
     </message>
 </context>
 <context>
+    <name>PersonCheck</name>
+    <message>
+        <source>Cairn: act for you?</source>
+        <translation>Cairn：代表你操作？</translation>
+    </message>
+    <message>
+        <source>A program asks to act for you in Cairn.</source>
+        <translation>有一个程序请求在 Cairn 中代表你操作。</translation>
+    </message>
+    <message>
+        <source>(unknown)</source>
+        <translation>（未知）</translation>
+    </message>
+    <message>
+        <source>It could adopt or reject proposals, change the capture policy or your agents, and see what only you may see. Allow it only if you started it yourself.
+
+Command: {command}
+Started by: {parent}
+Process: {pid}</source>
+        <translation>它可以采纳或拒绝提议、更改采集策略或你的代理，并查看只有你能看到的内容。只有当它是你自己启动的时候才允许。
+
+命令：{command}
+启动者：{parent}
+进程：{pid}</translation>
+    </message>
+    <message>
+        <source>Allow once</source>
+        <translation>允许一次</translation>
+    </message>
+    <message>
+        <source>Refuse</source>
+        <translation>拒绝</translation>
+    </message>
+</context>
+<context>
     <name>PolicyWindow</name>
     <message>
         <source>Cairn — Capture policy</source>

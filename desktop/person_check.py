@@ -1,0 +1,145 @@
+"""The tray's confirmation of a person's command run without a terminal.
+
+People's commands (`cairn review adopt`, `cairn policy set`, `cairn agent revoke`, ...) need a
+person. Typed at a terminal they ask for a typed confirmation there, and the server checks that
+the connecting process sits at one - an agent's shell tool does not. Run without a terminal (a
+script, a launcher, an agent), they reach the person only while the tray runs: the tray shows
+which program asks, with the program that started it, and the person allows it once or refuses.
+The headless daemon, with nobody to ask, refuses them.
+
+One question at a time (a second program is refused while one is asked about, so nothing can
+queue up dialogs); a question left unanswered for ANSWER_WITHIN_S is a refusal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, InvalidStateError
+
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtWidgets import QMessageBox
+
+from core.protocol import Session
+from core.runtime import Process, describe_process, has_terminal
+from core.settings_file import SettingsService
+
+ANSWER_WITHIN_S = 60.0
+ASK_TERMINALS_TOO = "security.confirm_terminals_in_tray"
+
+
+class PersonCheck(QObject):
+    """The server's `confirm_human`: None when a person's connection may go ahead, else why
+    not. Called on a server thread; the question is asked on the GUI thread."""
+
+    _ask = Signal(object)  # (Process, Future[bool]): show the question
+    _withdraw = Signal(object)  # Future[bool]: the time to answer ran out
+    asked = Signal(object)  # the dialog, once shown (tests and screenshots find it here)
+
+    def __init__(self, *, answer_within_s: float = ANSWER_WITHIN_S) -> None:
+        super().__init__()
+        self._answer_within_s = answer_within_s
+        self._ask_terminals_too: Callable[[], bool] = lambda: False  # see follow()
+        self._lock = threading.Lock()
+        self._pending: Future[bool] | None = None
+        self._dialog: QMessageBox | None = None
+        self._dialog_answers: Future[bool] | None = None  # the question the dialog asks
+        self._ask.connect(self._show)
+        self._withdraw.connect(self._close_if_still_asking)
+
+    def __call__(self, session: Session) -> str | None:
+        peer = session.peer
+        if peer is None or peer.pid is None:
+            return "this system does not say which process is connecting"
+        if has_terminal(peer.pid) and not self._ask_terminals_too():
+            return None  # the command asked for a typed confirmation at its terminal
+        answer: Future[bool] = Future()
+        with self._lock:
+            if self._pending is not None:
+                return (
+                    "the tray is already asking the person about another program; "
+                    "try again once that is answered"
+                )
+            self._pending = answer
+        try:
+            self._ask.emit((describe_process(peer.pid), answer))
+            try:
+                allowed = answer.result(timeout=self._answer_within_s)
+            except TimeoutError:
+                with contextlib.suppress(InvalidStateError):  # unless answered just now
+                    answer.set_result(False)
+                self._withdraw.emit(answer)
+                allowed = answer.result()
+                if not allowed:
+                    return (
+                        "nobody answered the tray's question within "
+                        f"{self._answer_within_s:g} s; nothing was done"
+                    )
+            if allowed:
+                return None
+            return "the person refused it in the tray"
+        finally:
+            with self._lock:
+                self._pending = None
+
+    def follow(self, config: SettingsService) -> None:
+        """Take `security.confirm_terminals_in_tray` from the running Cairn's settings, read at
+        each question: a change made in Settings applies to the next one."""
+        config.follow((ASK_TERMINALS_TOO,), lambda _settings: None)  # nothing to rebuild
+        self._ask_terminals_too = lambda: config.current().flag(ASK_TERMINALS_TOO)
+
+    def close(self) -> None:
+        """Cairn is stopping: a question still open is answered no."""
+        with self._lock:
+            pending = self._pending
+        if pending is not None:
+            with contextlib.suppress(InvalidStateError):
+                pending.set_result(False)
+        if self._dialog is not None:
+            self._dialog.close()
+
+    @Slot(object)
+    def _show(self, request: tuple[Process, Future[bool]]) -> None:
+        process, answer = request
+        if answer.done():
+            return
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            self.tr("Cairn: act for you?"),
+            self.tr("A program asks to act for you in Cairn."),
+        )
+        box.setObjectName("personCheck")
+        started_by = process.parent_command or self.tr("(unknown)")
+        box.setInformativeText(
+            self.tr(
+                "It could adopt or reject proposals, change the capture policy or your agents, "
+                "and see what only you may see. Allow it only if you started it yourself.\n\n"
+                "Command: {command}\nStarted by: {parent}\nProcess: {pid}"
+            ).format(command=process.command, parent=started_by, pid=process.pid)
+        )
+        allow = box.addButton(self.tr("Allow once"), QMessageBox.ButtonRole.AcceptRole)
+        refuse = box.addButton(self.tr("Refuse"), QMessageBox.ButtonRole.RejectRole)
+        allow.setObjectName("personAllow")
+        refuse.setObjectName("personRefuse")
+        box.setDefaultButton(refuse)
+        box.setEscapeButton(refuse)
+        box.setWindowFlag(Qt.WindowType.WindowStaysOnTopHint)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def answered(_result: int) -> None:
+            with contextlib.suppress(InvalidStateError):
+                answer.set_result(box.clickedButton() is allow)
+            if self._dialog is box:
+                self._dialog, self._dialog_answers = None, None
+
+        box.finished.connect(answered)
+        self._dialog, self._dialog_answers = box, answer
+        box.show()  # a new window, on top of the others (WindowStaysOnTopHint)
+        box.activateWindow()
+        self.asked.emit(box)
+
+    @Slot(object)
+    def _close_if_still_asking(self, answer: Future[bool]) -> None:
+        if self._dialog is not None and self._dialog_answers is answer:
+            self._dialog.close()

@@ -1,0 +1,133 @@
+"""The tray's question about a person's command run without a terminal (desktop/person_check.py),
+asked about real processes: one with pipes for stdin and stdout, one at a pseudo-terminal."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import shiboken6
+from PySide6.QtWidgets import QMessageBox, QPushButton
+from pytestqt.qtbot import QtBot
+
+from core.changes import ChangeBus
+from core.model import Caller
+from core.protocol import Session
+from core.runtime import Peer
+from core.settings import Settings
+from core.settings_file import SettingsService
+from desktop.person_check import ASK_TERMINALS_TOO, PersonCheck
+
+MARKER = "person-check-probe"
+
+
+@pytest.fixture
+def piped() -> Iterator[subprocess.Popen[bytes]]:
+    """A process whose standard input and output are not a terminal, as an agent's tool runs."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", MARKER],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def session_of(pid: int) -> Session:
+    return Session("unix", peer=Peer(pid, os.getuid(), os.getgid()))
+
+
+def ask_in_thread(check: PersonCheck, session: Session) -> tuple[threading.Thread, list[Any]]:
+    """Ask as the server does: on a thread of its own, never the GUI thread."""
+    answer: list[Any] = []
+    thread = threading.Thread(target=lambda: answer.append(check(session)))
+    thread.start()
+    return thread, answer
+
+
+def finish(qtbot: QtBot, thread: threading.Thread) -> None:
+    qtbot.waitUntil(lambda: not thread.is_alive(), timeout=10_000)
+
+
+def button(box: QMessageBox, name: str) -> QPushButton:
+    found = box.findChild(QPushButton, name)
+    assert found is not None
+    return found
+
+
+def test_the_person_is_shown_the_command_and_allows_it_once(
+    qtbot: QtBot, piped: subprocess.Popen[bytes]
+) -> None:
+    check = PersonCheck()
+    with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
+        thread, answer = ask_in_thread(check, session_of(piped.pid))
+    box: QMessageBox = shown.args[0]
+    assert MARKER in box.informativeText()  # the command line of the asking process
+    assert f"Process: {piped.pid}" in box.informativeText()
+    assert box.defaultButton() is button(box, "personRefuse")  # Enter does not allow
+    button(box, "personAllow").click()
+    finish(qtbot, thread)
+    assert answer == [None]
+
+
+def test_refused_unanswered_and_one_at_a_time(qtbot: QtBot, piped: subprocess.Popen[bytes]) -> None:
+    check = PersonCheck(answer_within_s=1.0)
+    with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
+        first, first_answer = ask_in_thread(check, session_of(piped.pid))
+    # While the person is asked about one program, another is refused at once: nothing can pile
+    # dialogs up on the person's screen.
+    assert "already asking" in str(check(session_of(piped.pid)))
+    button(shown.args[0], "personRefuse").click()
+    finish(qtbot, first)
+    assert first_answer == ["the person refused it in the tray"]
+
+    with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
+        late, late_answer = ask_in_thread(check, session_of(piped.pid))
+    box = shown.args[0]
+    finish(qtbot, late)  # nobody answers within the second
+    assert "nobody answered" in late_answer[0]
+    # The question is withdrawn: the dialog closes (and, closed, is deleted).
+    qtbot.waitUntil(lambda: not shiboken6.isValid(box) or not box.isVisible(), timeout=5_000)
+
+
+def test_a_command_at_a_terminal_is_asked_about_only_when_the_person_wants(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    master, slave = os.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        stdin=slave,
+        stdout=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    try:
+        check = PersonCheck()
+        shown: list[QMessageBox] = []
+        check.asked.connect(shown.append)
+        # It asked for a typed confirmation at its terminal already (core/terminal.py).
+        assert check(session_of(proc.pid)) is None
+        assert shown == []
+
+        # security.confirm_terminals_in_tray: a program that fakes a terminal still needs a
+        # click. Changed in Settings while Cairn runs, it applies to the next question.
+        config = SettingsService(tmp_path / "settings.toml", Settings.defaults(), ChangeBus())
+        check.follow(config)
+        assert config.live(ASK_TERMINALS_TOO)
+        config.set(Caller.human(), ASK_TERMINALS_TOO, True)
+        with qtbot.waitSignal(check.asked, timeout=10_000) as asked:
+            thread, answer = ask_in_thread(check, session_of(proc.pid))
+        button(asked.args[0], "personRefuse").click()
+        finish(qtbot, thread)
+        assert answer == ["the person refused it in the tray"]
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(master)
