@@ -189,6 +189,18 @@ class NearDuplicates:
         }
         rows = [found[s] for s in seqs if s in found][: self._CANDIDATES]
         candidates = [(mid, text) for mid, text in rows if text != memory.content]
-        idf.lookup(frozenset().union(*(terms_of(text) for _, text in candidates)))
-        matches = best_matches(memory.content, candidates, idf, threshold=SIMILAR_THRESHOLD)
+        # A score is shared / (this text's weight + the weight of the other's remaining terms),
+        # so it is at most shared / this text's weight: a candidate below the threshold on that
+        # bound cannot reach it, and its other terms need no document counts (most candidates).
+        weight = {t: idf(t) for t in mine}
+        floor = SIMILAR_THRESHOLD * sum(weight.values()) * (1 - 1e-9)
+        hopeful = [
+            (mid, text)
+            for mid, text in candidates
+            if sum(weight[t] for t in mine & terms_of(text)) >= floor
+        ]
+        if not hopeful:
+            return ()
+        idf.lookup(frozenset().union(*(terms_of(text) for _, text in hopeful)))
+        matches = best_matches(memory.content, hopeful, idf, threshold=SIMILAR_THRESHOLD)
         return tuple(mid for mid, _ in matches)
