@@ -313,7 +313,8 @@ class Server:
         if not has_terminal(session.peer.pid):
             return (
                 "a person's connection needs an interactive terminal (standard input and output "
-                "must be a terminal); run the command yourself in a terminal"
+                "must be a terminal); run the command yourself in a terminal, or start the tray "
+                "application (`cairn`), which asks you about commands run without one"
             )
         return None
 

@@ -191,7 +191,7 @@ class NearDuplicates:
         candidates = [(mid, text) for mid, text in rows if text != memory.content]
         # A score is shared / (this text's weight + the weight of the other's remaining terms),
         # so it is at most shared / this text's weight: a candidate below the threshold on that
-        # bound cannot reach it, and its other terms need no document counts (most candidates).
+        # bound cannot reach it, and its other terms need no document counts.
         weight = {t: idf(t) for t in mine}
         floor = SIMILAR_THRESHOLD * sum(weight.values()) * (1 - 1e-9)
         hopeful = [
