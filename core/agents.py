@@ -136,24 +136,13 @@ class AgentService:
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
 
         def job(tx: WriteTx) -> Agent:
-            now = self._clock.now_ms()
             row = self._row(tx.conn, name)
             if row is not None and row[0] is not None and row[1] != AgentStatus.REVOKED:
                 raise Conflict(
                     f"agent {name!r} already has a token; revoke it to issue a new one",
                     data={"agent": name},
                 )
-            tx.conn.execute(
-                "INSERT INTO agent (name, token_hash, status, created_at, created_by, "
-                "token_created_at) VALUES (?, ?, 'active', ?, ?, ?) "
-                "ON CONFLICT(name) DO UPDATE SET token_hash = excluded.token_hash, "
-                "status = 'active', token_created_at = excluded.token_created_at",
-                (name, token_hash(token), now, caller.actor, now),
-            )
-            audit.record(tx, caller, "agent_add", detail={"agent": name}, at=now)
-            # Stored inside the transaction: if the token store refuses, nothing is registered.
-            self.tokens.set(name, token)
-            return Agent(name, AgentStatus.ACTIVE, True, now, caller.actor, None)
+            return self._issue(tx, name, token, actor=caller, created_by=caller.actor)
 
         return self._store.writer.run(job), token
 
@@ -173,7 +162,6 @@ class AgentService:
         actor = Caller(Surface.AGENT, agent=name, verified=True)
 
         def job(tx: WriteTx) -> Agent:
-            now = self._clock.now_ms()
             row = self._row(tx.conn, name)
             if row is not None:
                 state = "registered" if row[0] is not None else "declared"
@@ -185,17 +173,32 @@ class AgentService:
                     "choose another agent name",
                     data={"agent": name, "state": state},
                 )
-            tx.conn.execute(
-                "INSERT INTO agent (name, token_hash, status, created_at, created_by, "
-                "token_created_at) VALUES (?, ?, 'active', ?, 'self-enrolled', ?)",
-                (name, token_hash(token), now, now),
-            )
-            audit.record(tx, actor, "agent_add", detail={"agent": name, "enrolled": True}, at=now)
-            # Stored inside the transaction: if the token store refuses, nothing is registered.
-            self.tokens.set(name, token)
-            return Agent(name, AgentStatus.ACTIVE, True, now, "self-enrolled", None)
+            return self._issue(tx, name, token, actor=actor, created_by="self-enrolled")
 
         return self._store.writer.run(job), token
+
+    def _issue(
+        self, tx: WriteTx, name: str, token: str, *, actor: Caller, created_by: str
+    ) -> Agent:
+        """Inside a write job: give `name` the token `token` (registering the name when it is
+        new; a declared or revoked one keeps its first date and author) and keep the token."""
+        now = self._clock.now_ms()
+        tx.conn.execute(
+            "INSERT INTO agent (name, token_hash, status, created_at, created_by, "
+            "token_created_at) VALUES (?, ?, 'active', ?, ?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET token_hash = excluded.token_hash, "
+            "status = 'active', token_created_at = excluded.token_created_at",
+            (name, token_hash(token), now, created_by, now),
+        )
+        detail: dict[str, object] = {"agent": name}
+        if actor.agent == name:
+            detail["enrolled"] = True
+        audit.record(tx, actor, "agent_add", detail=detail, at=now)
+        # Stored inside the transaction: if the token store refuses, nothing is registered.
+        self.tokens.set(name, token)
+        row = self._row(tx.conn, name)
+        assert row is not None
+        return self._agent(name, row)
 
     def set_status(self, caller: Caller, name: str, status: AgentStatus) -> Agent:
         """Pause, resume (active) or revoke an agent. Revoking also removes its token."""

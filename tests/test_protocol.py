@@ -205,9 +205,13 @@ def test_paused_and_revoked_agents_are_refused_mid_connection(server: Runtime) -
     assert cairn.agents.get("worker") == listed
     assert not listed.has_token
     c.close()
-    again = RawClient(socket_path(server.paths))
-    assert_error(again.hello(agent="worker", token=token), ErrorCode.AGENT_REVOKED)
-    again.close()
+    old = RawClient(socket_path(server.paths))
+    assert_error(old.hello(agent="worker", token=token), ErrorCode.AGENT_REVOKED)
+    old.close()
+    # Registered again by the person: a new token, the first registration's date and author.
+    again, new_token = cairn.agents.add(Caller.human(), "worker")
+    assert again == cairn.agents.get("worker") and again.has_token
+    assert again.created_at == listed.created_at and new_token != token
 
 
 # -- framing limits and hostile input --------------------------------------------------------
