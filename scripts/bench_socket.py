@@ -143,6 +143,11 @@ def check_stored(result: dict[str, Any]) -> None:
         raise RuntimeError(f"a write was not stored as a new memory: {result}")
 
 
+def check_got(result: dict[str, Any], wanted: str) -> None:
+    if result.get("id") != wanted:
+        raise RuntimeError(f"memory.get {wanted} answered {result.get('id')!r}")
+
+
 def search_params(query: str) -> dict[str, Any]:
     return {"query": query, "limit": 10}
 
@@ -283,6 +288,28 @@ def many_clients(
                 next_write += 1
         plans.append(plan)
     phase = Phase(f"{clients} clients, one connection each: {search_share:.0%} search, rest write")
+    return run_clients(daemon, phase, plans)
+
+
+def many_clients_get(daemon: Daemon, *, clients: int, ids: list[str], total: int) -> Phase:
+    """The same release of `clients` connections, each making its share of `total`
+    `memory.get` calls of random stored memories: what the server itself carries when a
+    request costs little store work (a read by primary key)."""
+    plans = []
+    for i in range(clients):
+        rng = random.Random(SEED + 100 + i)
+        share = total // clients + (i < total % clients)
+        plans.append([("get", {"id": rng.choice(ids)}) for _ in range(share)])
+    phase = Phase(f"{clients} clients, one connection each: memory.get only")
+    return run_clients(daemon, phase, plans)
+
+
+def run_clients(
+    daemon: Daemon, phase: Phase, plans: list[list[tuple[str, dict[str, Any]]]]
+) -> Phase:
+    """One connection and thread per plan, released together; the clock runs from the release
+    to the last answer."""
+    clients = len(plans)
     conns = [
         Client.connect(daemon.paths, agent=f"bench-{i + 1}", autostart=False)
         for i in range(clients)
@@ -299,6 +326,8 @@ def many_clients(
                 ms, result = timed(client, f"memory.{op}", params)
                 if op == "write":
                     check_stored(result)
+                elif op == "get":
+                    check_got(result, params["id"])
                 local.append((op, ms, op == "search" and bool(result["results"])))
         except BaseException as e:  # noqa: BLE001 - every failure is reported after the phase
             with lock:
@@ -501,6 +530,7 @@ def main() -> int:
             )
             report(write, f" (after {WRITE_WARMUP} untimed writes)")
             count = client.call("status")["memories"]
+            ids = [m["id"] for m in client.call("memory.list", {"limit": 100})["items"]]
 
         print(f"\nat {count:,} memories, growing as the clients write")
         mix = many_clients(
@@ -515,6 +545,9 @@ def main() -> int:
         with Client.connect(paths, agent="bench", autostart=False) as client:
             final = client.call("status")["memories"]
         print(f"    store ends at {final:,} memories")
+        print("  the same clients reading instead (no goal: how much the server carries)")
+        reads = many_clients_get(daemon, clients=args.clients, ids=ids, total=args.requests)
+        report(reads, "")
 
         results["phases"] = {
             "floor_one_client": floor.to_dict(),
@@ -522,6 +555,7 @@ def main() -> int:
             "search_one_client": search.to_dict(),
             "write_one_client": write.to_dict(),
             "mix_many_clients": mix.to_dict(),
+            "get_many_clients": reads.to_dict(),
         }
         search_p95 = summary(search.samples["search"])["p95_ms"]
         rate = mix.requests / mix.wall_s
