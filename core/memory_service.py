@@ -923,16 +923,23 @@ class MemoryService:
                 f"memory {new.id} is {new.status.value}; only an active memory can supersede",
                 data={"id": new.id},
             )
+        updated = self._mark_superseded(tx, caller, old, by=new.id, note=reason, now=now)
+        return SupersedeResult(old=updated, new=new)
+
+    def _mark_superseded(
+        self, tx: WriteTx, caller: Caller, old: Memory, *, by: str, note: str | None, now: int
+    ) -> Memory:
+        """`old` becomes superseded by the memory `by`: a new revision, and the relation."""
         updated = replace(
             old,
             status=Status.SUPERSEDED,
-            superseded_by=new.id,
+            superseded_by=by,
             revision=old.revision + 1,
             updated_at=now,
         )
-        self.save_revision_in(tx, caller, updated, "supersede", reason, now=now)
-        relations.link_supersedes(tx.conn, new.id, old.id, note=reason, at=now, by=caller.actor)
-        return SupersedeResult(old=updated, new=new)
+        self.save_revision_in(tx, caller, updated, "supersede", note, now=now)
+        relations.link_supersedes(tx.conn, by, old.id, note=note, at=now, by=caller.actor)
+        return updated
 
     # -- forgetting --------------------------------------------------------------------------
 
@@ -1120,17 +1127,7 @@ class MemoryService:
                 )
                 old = self._load_for_change(tx, caller, loser, now)
                 if old.status in (Status.ACTIVE, Status.ARCHIVED):
-                    updated = replace(
-                        old,
-                        status=Status.SUPERSEDED,
-                        superseded_by=winner,
-                        revision=old.revision + 1,
-                        updated_at=now,
-                    )
-                    self.save_revision_in(tx, caller, updated, "supersede", note, now=now)
-                    relations.link_supersedes(
-                        tx.conn, winner, loser, note=note, at=now, by=caller.actor
-                    )
+                    self._mark_superseded(tx, caller, old, by=winner, note=note, now=now)
             relations.close_contradiction(tx.conn, relation_id, keep=keep, at=now, by=caller.actor)
             # The event carries the memory's scope, so the live push and `changes.since` show
             # it to the same connections.
