@@ -16,7 +16,7 @@ from typing import Any
 
 from core.atomic_file import replacing
 from core.changes import Change, Topic
-from core.model import Caller, Memory
+from core.model import Caller, Memory, Scope, Tier
 from core.writer import WriteTx
 
 PREVIEW_CHARS = 80
@@ -91,25 +91,23 @@ def record_many(
     if not memories:
         return
     verified = 1 if caller.verified else 0
+    actor_kind, actor = caller.surface.value, caller.actor
+    details: dict[tuple[str, Scope, Tier], str] = {}  # a batch repeats a few kind/scope/tier
+    rows = []
+    for m in memories:
+        key = (m.kind, m.scope, m.tier)
+        detail = details.get(key)
+        if detail is None:
+            detail = details[key] = json.dumps(
+                {"kind": m.kind, "scope": m.scope.value, "tier": m.tier.value}, sort_keys=True
+            )
+        rows.append(
+            (at, actor_kind, actor, verified, action, m.id, m.revision, preview(m.content), detail)
+        )
     tx.conn.executemany(
         "INSERT INTO audit (at, actor_kind, actor, verified, action, memory_id, revision, preview,"
         " detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                at,
-                caller.surface.value,
-                caller.actor,
-                verified,
-                action,
-                m.id,
-                m.revision,
-                preview(m.content),
-                json.dumps(
-                    {"kind": m.kind, "scope": m.scope.value, "tier": m.tier.value}, sort_keys=True
-                ),
-            )
-            for m in memories
-        ],
+        rows,
     )
     # The single writer makes the sequence numbers of these rows consecutive.
     last = int(tx.conn.execute("SELECT last_insert_rowid()").fetchone()[0])
@@ -123,7 +121,7 @@ def record_many(
             memory_id=m.id,
             revision=m.revision,
             workspace_id=m.workspace_id,
-            actor=caller.actor,
+            actor=actor,
             scope=m.scope.value,
             session_id=m.session_id,
         )

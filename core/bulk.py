@@ -118,12 +118,10 @@ def insert_new(
                 for m, h in zip(fresh, fresh_hashes, strict=True)
             ],
         )
+        actor = caller.actor
         insert_revisions(
             conn,
-            [
-                revision_values(m, actor=caller.actor, action="write", reason=None, at=now)
-                for m in fresh
-            ],
+            [revision_values(m, actor=actor, action="write", reason=None, at=now) for m in fresh],
         )
         for observer in observers:
             observer.memories_written(tx, fresh, fresh=True)

@@ -17,6 +17,7 @@ service, which can see the store; this module needs none.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -59,6 +60,11 @@ def memory_fields(memory: Memory) -> dict[str, str | None]:
     }
 
 
+# Fields whose short values recur write after write (a few tags, one agent's name, a source).
+_RECURRING_FIELDS = frozenset({"tags", "agent", "source"})
+_SHORT_FIELD_CHARS = 64
+
+
 class Gate:
     """Decides what happens to one write. `policy` returns the policy in effect; `allowed`
     returns the fingerprints a person allowlisted."""
@@ -66,6 +72,8 @@ class Gate:
     def __init__(self, policy: Callable[[], Policy], allowed: Callable[[], frozenset[str]]) -> None:
         self._policy = policy
         self._allowed = allowed
+        # The scanner is a pure function of the text: a recurring short value is scanned once.
+        self._scan_recurring = functools.lru_cache(maxsize=4096)(scanner.scan)
 
     def scan(self, fields: Mapping[str, str | None]) -> tuple[tuple[Flag, ...], Flag | None]:
         """Findings over every field (allowlisted ones left out), and the first secret."""
@@ -75,7 +83,8 @@ class Gate:
         for name, text in fields.items():
             if not text:
                 continue
-            for finding in scanner.scan(text):
+            recurring = name in _RECURRING_FIELDS and len(text) <= _SHORT_FIELD_CHARS
+            for finding in self._scan_recurring(text) if recurring else scanner.scan(text):
                 if finding.fingerprint in allowed:
                     continue
                 flag = Flag(name, finding.family.value, finding.rule, finding.fingerprint)

@@ -7,6 +7,7 @@ row layout is spelled out for them.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -141,7 +142,9 @@ def revision_from_row(row: Sequence[Any]) -> Revision:
     )
 
 
+@functools.lru_cache(maxsize=1024)
 def _json_list(items: tuple[str, ...]) -> str:
+    # Cached: a store's memories share a few tag lists, and each is written twice per write.
     return json.dumps(list(items), ensure_ascii=False) if items else "[]"
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -233,7 +234,20 @@ def index_text(text: str | None) -> str:
     """The space-separated terms stored in the full-text index for one field (stopwords out)."""
     if not text:
         return ""
-    return " ".join(t.text for t in analyze(text) if not is_stop(t))
+    return " ".join(filter(None, map(_chunk_index_text, _CHUNK.findall(normalize(text)))))
+
+
+@functools.lru_cache(maxsize=20_000)
+def _chunk_index_text(chunk: str) -> str:
+    """`index_text` of one chunk as `analyze` splits text (cached: most chunks were seen before).
+
+    The terms are computed without `_chunk_terms`' cache: each chunk gets here once, so keeping
+    its terms there as well would only hold memory (and slow the garbage collector)."""
+    if _IS_CJK.match(chunk):
+        terms: Iterable[Term] = _cjk_terms(chunk.casefold())
+    else:
+        terms = _chunk_terms_uncached(chunk)
+    return " ".join([t.text for t in terms if not is_stop(t)])
 
 
 _STEMMED_STOPWORDS: frozenset[str] = frozenset(

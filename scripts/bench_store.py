@@ -1,7 +1,9 @@
 """Store benchmark: acknowledged single writes per second, bulk rows per second, and get/list
 latency (median, p95) at 10k and 100k memories, all through the public service API.
 
-    .venv/bin/python scripts/bench_store.py [--sizes 10000 100000] [--json FILE]
+    .venv/bin/python scripts/bench_store.py [--sizes 10000 100000] [--bulk-only] [--json FILE]
+
+`--bulk-only` times just the bulk insert (no single writes, read latencies or raw ceiling).
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--writes", type=int, default=5000)
+    parser.add_argument("--bulk-only", action="store_true", help="time only write_many")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     results: dict[str, object] = {
@@ -128,7 +131,7 @@ def main() -> int:
     }
     print(f"Python {results['python']}, SQLite {results['sqlite']}, {results['machine']}")
 
-    for sync in ("NORMAL", "FULL"):
+    for sync in () if args.bulk_only else ("NORMAL", "FULL"):
         rate = single_writes(args.writes, sync)
         results[f"single_writes_per_s_{sync.lower()}"] = rate
         print(f"acknowledged single writes ({sync:6}): {rate:8.0f} /s  ({args.writes} writes)")
@@ -157,15 +160,17 @@ def main() -> int:
                 bulk_rows += batch
                 total += batch
                 assert all(getattr(o, "id", None) for o in out)
-            results.update(measure_reads(cairn, rng, size))
+            if not args.bulk_only:
+                results.update(measure_reads(cairn, rng, size))
         rate = bulk_rows / bulk_seconds
         results["bulk_rows_per_s"] = rate
         print(
             f"\nbulk insert (write_many, 10k per call): {rate:,.0f} rows/s over {bulk_rows:,} rows"
         )
-    ceiling = raw_ceiling(20_000)
-    results["raw_sqlite_rows_per_s"] = ceiling
-    print(f"same four inserts per memory, raw executemany: {ceiling:,.0f} rows/s (20,000 rows)")
+    if not args.bulk_only:
+        ceiling = raw_ceiling(20_000)
+        results["raw_sqlite_rows_per_s"] = ceiling
+        print(f"same four inserts per memory, raw executemany: {ceiling:,.0f} rows/s (20,000 rows)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(results, fh, indent=2)
