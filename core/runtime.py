@@ -184,16 +184,7 @@ def has_terminal(pid: int) -> bool:
         except OSError:
             return False
         return all(t.startswith(("/dev/pts/", "/dev/tty")) for t in targets)
-    try:  # pragma: no cover - other POSIX systems
-        out = subprocess.run(
-            ["ps", "-o", "tty=", "-p", str(pid)],
-            capture_output=True,
-            text=True,
-            timeout=2,
-            check=False,
-        ).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+    out = _ps(pid, "tty=")  # pragma: no cover - other POSIX systems
     return bool(out) and out not in ("?", "??")
 
 
@@ -236,6 +227,7 @@ def describe_process(pid: int, *, width: int = 300) -> Process:
 
 
 def _ps(pid: int, field: str) -> str:  # pragma: no cover - other POSIX systems
+    """One field of `ps` for `pid` ("" when `ps` cannot say)."""
     try:
         return subprocess.run(
             ["ps", "-o", field, "-p", str(pid)],

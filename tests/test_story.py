@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,35 @@ async def until(condition: Any, timeout: float = 10.0) -> None:
         await asyncio.sleep(0.02)
 
 
+def tell(
+    qapp: QApplication, paths: Paths, story: Callable[[tray_app.Running], Awaitable[None]]
+) -> int:
+    """Start the tray application as `cairn` does, run `story` once everything runs, then stop
+    it; returns the application's exit status (the story's own failures are raised)."""
+    task: list[asyncio.Future[None]] = []
+
+    async def told(running: tray_app.Running) -> None:
+        try:
+            await story(running)
+        finally:
+            running.runtime.request_stop("the story is told")
+
+    def started(running: tray_app.Running) -> None:
+        task.append(asyncio.ensure_future(told(running)))
+
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(loop)
+    try:
+        status: int = loop.run_until_complete(
+            tray_app.serve(qapp, paths, single.local_name(paths), on_started=started)
+        )
+        task[0].result()
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+    return status
+
+
 def test_an_agents_proposal_edited_and_adopted_reaches_another_agent(
     qtbot: QtBot, qapp: QApplication, paths: Paths, workspace_dir: Path
 ) -> None:
@@ -116,21 +146,8 @@ def test_an_agents_proposal_edited_and_adopted_reaches_another_agent(
         finally:
             assert running.runtime.cairn is not None
             running.runtime.cairn.store.refuse_thread(None)
-            running.runtime.request_stop("the story is told")
 
-    def started(running: tray_app.Running) -> None:
-        seen["task"] = asyncio.ensure_future(told(running))
-
-    loop = qasync.QEventLoop(qapp, already_running=False)
-    asyncio.set_event_loop(loop)
-    try:
-        status = loop.run_until_complete(
-            tray_app.serve(qapp, paths, single.local_name(paths), on_started=started)
-        )
-        seen["task"].result()  # the story's own failures, if any
-    finally:
-        asyncio.set_event_loop(None)
-        loop.close()
+    status = tell(qapp, paths, told)
 
     assert status == 0
     assert seen["written"]["status"] == "pending"  # the default policy sends an idea to review
@@ -183,25 +200,7 @@ def test_the_same_story_told_through_mcp(
         )
         seen["context"] = text(built)
 
-    async def told(running: tray_app.Running) -> None:
-        try:
-            await story(running)
-        finally:
-            running.runtime.request_stop("the story is told")
-
-    def started(running: tray_app.Running) -> None:
-        seen["task"] = asyncio.ensure_future(told(running))
-
-    loop = qasync.QEventLoop(qapp, already_running=False)
-    asyncio.set_event_loop(loop)
-    try:
-        status = loop.run_until_complete(
-            tray_app.serve(qapp, paths, single.local_name(paths), on_started=started)
-        )
-        seen["task"].result()
-    finally:
-        asyncio.set_event_loop(None)
-        loop.close()
+    status = tell(qapp, paths, story)
 
     assert status == 0
     assert seen["written"]["status"] == "pending"
@@ -223,22 +222,12 @@ def test_a_language_chosen_in_settings_is_shown_at_the_next_start(
     prefs.sync()
     seen: dict[str, Any] = {}
 
-    def started(running: tray_app.Running) -> None:
+    async def look(running: tray_app.Running) -> None:
         seen["language"] = running.desk.language.current
         seen["menu"] = [a.text() for a in running.tray.menu.actions() if not a.isSeparator()]
         running.desk.language.apply("en")  # leave the process's Qt in English for other tests
-        running.runtime.request_stop("seen")
 
-    loop = qasync.QEventLoop(qapp, already_running=False)
-    asyncio.set_event_loop(loop)
-    try:
-        status = loop.run_until_complete(
-            tray_app.serve(qapp, paths, single.local_name(paths), on_started=started)
-        )
-    finally:
-        asyncio.set_event_loop(None)
-        loop.close()
-    assert status == 0
+    assert tell(qapp, paths, look) == 0
     assert seen["language"] == "zh_CN"
     assert "Quit" not in seen["menu"] and "Memories" not in seen["menu"]
 
@@ -287,32 +276,17 @@ def test_a_persons_command_run_without_a_terminal_is_asked_about_in_the_tray(
         return str(written["suggestion_id"])
 
     async def told(running: tray_app.Running) -> None:
-        try:
-            first = await off_thread(lambda: propose(ORIGINAL))
-            second = await off_thread(lambda: propose("idea: rerun flaky auth tests twice"))
-            seen["allowed"] = await answered(running, "personAllow", "review", "adopt", first)
-            seen["refused"] = await answered(running, "personRefuse", "review", "adopt", second)
-            cairn = running.runtime.cairn
-            assert cairn is not None
-            pending = await off_thread(lambda: cairn.review.pending(Caller.human()))
-            seen["waiting"] = [p["id"] for p in pending]
-            seen["second"] = second
-        finally:
-            running.runtime.request_stop("the story is told")
+        first = await off_thread(lambda: propose(ORIGINAL))
+        second = await off_thread(lambda: propose("idea: rerun flaky auth tests twice"))
+        seen["allowed"] = await answered(running, "personAllow", "review", "adopt", first)
+        seen["refused"] = await answered(running, "personRefuse", "review", "adopt", second)
+        cairn = running.runtime.cairn
+        assert cairn is not None
+        pending = await off_thread(lambda: cairn.review.pending(Caller.human()))
+        seen["waiting"] = [p["id"] for p in pending]
+        seen["second"] = second
 
-    def started(running: tray_app.Running) -> None:
-        seen["task"] = asyncio.ensure_future(told(running))
-
-    loop = qasync.QEventLoop(qapp, already_running=False)
-    asyncio.set_event_loop(loop)
-    try:
-        status = loop.run_until_complete(
-            tray_app.serve(qapp, paths, single.local_name(paths), on_started=started)
-        )
-        seen["task"].result()
-    finally:
-        asyncio.set_event_loop(None)
-        loop.close()
+    status = tell(qapp, paths, told)
 
     assert status == 0
     assert all("core.cli review adopt" in q for q in seen["questions"])
