@@ -297,6 +297,16 @@ _V1_4 = _statements(
     "CREATE INDEX notes_file_memory ON notes_file(memory_id)",
 )
 
+
+def _v2_0(conn: sqlite3.Connection) -> None:
+    # A major step: a Cairn of schema 1.x would write index rows without counting their terms,
+    # so it must not open this database.
+    from core.search_index import CREATE_TERM_DOCS, recount
+
+    conn.execute(CREATE_TERM_DOCS)
+    recount(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(SchemaVersion(1, 0), "memories, revisions, audit, tombstones, relations", _V1_0),
     Migration(SchemaVersion(1, 1), "full-text index (FTS5) of every memory", _v1_1),
@@ -307,6 +317,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         SchemaVersion(1, 4), "identity document versions, sessions, the notes folder's files", _V1_4
     ),
+    Migration(SchemaVersion(2, 0), "document counts per indexed term", _v2_0),
 )
 
 CURRENT = MIGRATIONS[-1].version

@@ -43,7 +43,7 @@ from core.ranking import (
 )
 from core.records import SELECT_MEMORY, memory_from_row
 from core.relations import open_contradictions
-from core.search_index import index_fingerprint
+from core.search_index import document_counts, index_fingerprint
 from core.spelling import alternatives
 from core.store import Store
 from core.tokenizer import TOKENIZER_VERSION, Term, TermKind, analyze, is_stop
@@ -451,8 +451,8 @@ class SearchService:
         return _Where(" AND ".join(clauses), params)
 
     def _stats(self, conn: Any, terms: Sequence[str]) -> _Stats:
-        """Index statistics for this search. Counting a term's documents walks its whole
-        posting list in FTS5, so counts are cached until the next committed write."""
+        """Index statistics for this search: the per-field averages (read from FTS5's own
+        record) and each term's document count (`term_docs`), cached until the next commit."""
         seq = self._store.committed_seq
         cache = self._cache
         if cache.seq != seq or len(cache.df) > _CACHE_TERMS:
@@ -471,15 +471,8 @@ class SearchService:
     @staticmethod
     def _lookup_df(conn: Any, stats: _Stats, terms: Iterable[str]) -> None:
         missing = [t for t in dict.fromkeys(terms) if t not in stats.df]
-        for start in range(0, len(missing), 400):
-            chunk = missing[start : start + 400]
-            marks = ", ".join("?" for _ in chunk)
-            found = dict(
-                conn.execute(
-                    f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks})", chunk
-                )
-            )
-            stats.df.update({t: int(found.get(t, 0)) for t in chunk})
+        if missing:
+            stats.df.update(document_counts(conn, missing))
 
     def _correct(self, conn: Any, q: _Query, stats: _Stats) -> _Query:
         """Alternatives for the query's words that match nothing in the index (typos,

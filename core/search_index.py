@@ -5,6 +5,11 @@ The memory tables are the truth; this index is derived from them and `rebuild` r
 (`cairn reindex`). Rows are keyed by the memory's creation sequence (`memory.seq`). Every memory
 that is not forgotten is indexed - history (superseded) and expired memories too, because asking
 for them is a search option; filtering by state happens at query time.
+
+`term_docs` counts, for every indexed term, the index rows that hold it - what FTS5's vocabulary
+table answers too, but only by walking the term's whole posting list (milliseconds for a common
+term in a large store, on every search after a write). It changes in the same transaction as
+the rows it counts, and `recount` rebuilds it from the index.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 from core.model import Memory, Status
 from core.tokenizer import TERM_CHARS, TOKENIZER_VERSION, index_text
@@ -24,6 +30,9 @@ CREATE_FTS = (
     f"tokenize = \"unicode61 remove_diacritics 0 tokenchars '{TERM_CHARS}'\")"
 )
 CREATE_VOCAB = "CREATE VIRTUAL TABLE memory_fts_vocab USING fts5vocab('memory_fts', 'row')"
+CREATE_TERM_DOCS = (
+    "CREATE TABLE term_docs (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID"
+)
 
 
 def index_fingerprint() -> str:
@@ -49,8 +58,52 @@ def _seqs(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
     return out
 
 
+def document_counts(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
+    """How many index rows hold each of `terms` (0 for a term no row holds)."""
+    out = dict.fromkeys(terms, 0)
+    for start in range(0, len(terms), 400):
+        chunk = list(terms[start : start + 400])
+        marks = ", ".join("?" for _ in chunk)
+        out.update(conn.execute(f"SELECT term, docs FROM term_docs WHERE term IN ({marks})", chunk))
+    return out
+
+
+def _row_terms(texts: Iterable[str | None]) -> set[str]:
+    """The distinct terms of one index row (its texts are space-separated terms)."""
+    return {term for text in texts if text for term in text.split()}
+
+
+def _drop_rows(conn: sqlite3.Connection, seqs: Sequence[int], counts: Counter[str]) -> None:
+    """Delete these index rows, taking their terms off `counts`."""
+    for start in range(0, len(seqs), 400):
+        chunk = list(seqs[start : start + 400])
+        marks = ", ".join("?" for _ in chunk)
+        for row in conn.execute(
+            f"SELECT content, summary, tags, keywords FROM memory_fts WHERE rowid IN ({marks})",
+            chunk,
+        ):
+            counts.subtract(_row_terms(row))
+    conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(s,) for s in seqs])
+
+
+def _count(conn: sqlite3.Connection, counts: Counter[str]) -> None:
+    """Apply the change in each term's row count to `term_docs` (a term no row holds leaves)."""
+    moved = [(term, n) for term, n in counts.items() if n]
+    conn.executemany(
+        "INSERT INTO term_docs (term, docs) VALUES (?, ?) "
+        "ON CONFLICT(term) DO UPDATE SET docs = docs + excluded.docs",
+        moved,
+    )
+    fewer = [term for term, n in moved if n < 0]
+    for start in range(0, len(fewer), 400):
+        chunk = fewer[start : start + 400]
+        marks = ", ".join("?" for _ in chunk)
+        conn.execute(f"DELETE FROM term_docs WHERE docs <= 0 AND term IN ({marks})", chunk)
+
+
 class SearchIndex:
-    """Keeps `memory_fts` equal to the memories it indexes; plugged in as a MemoryObserver."""
+    """Keeps `memory_fts` (and `term_docs`) equal to the memories it indexes; plugged in as a
+    MemoryObserver."""
 
     def memories_written(
         self, tx: WriteTx, memories: Sequence[Memory], *, fresh: bool = False
@@ -59,18 +112,24 @@ class SearchIndex:
         unknown = [m.id for m in memories if not m.seq]
         seqs = _seqs(conn, unknown) if unknown else {}
         rows = [(m.seq or seqs[m.id], m) for m in memories]
+        counts: Counter[str] = Counter()
         if not fresh:
-            conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(s,) for s, _ in rows])
+            _drop_rows(conn, [s for s, _ in rows], counts)
+        indexed = [(s, *index_row(m)) for s, m in rows if m.status is not Status.FORGOTTEN]
         conn.executemany(
             "INSERT INTO memory_fts (rowid, content, summary, tags, keywords) "
             "VALUES (?, ?, ?, ?, ?)",
-            [(s, *index_row(m)) for s, m in rows if m.status is not Status.FORGOTTEN],
+            indexed,
         )
+        for row in indexed:
+            counts.update(_row_terms(row[1:]))
+        _count(conn, counts)
 
     def memories_removed(self, tx: WriteTx, memory_ids: Sequence[str], *, forgotten: bool) -> None:
         conn = tx.conn
-        seqs = _seqs(conn, memory_ids)
-        conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(s,) for s in seqs.values()])
+        counts: Counter[str] = Counter()
+        _drop_rows(conn, list(_seqs(conn, memory_ids).values()), counts)
+        _count(conn, counts)
         if forgotten:
             # FTS5 (before SQLite 3.42's secure-delete) leaves a deleted row's terms in older
             # index segments until they merge; merging everything right after the commit removes
@@ -113,12 +172,23 @@ def rebuild(conn: sqlite3.Connection) -> int:
         )
         total += len(rows)
     conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
+    # Schema 1.1 built the index before term_docs existed (2.0 adds it, then recounts).
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'term_docs'").fetchone():
+        recount(conn)
     conn.execute(
         "INSERT INTO meta (key, value) VALUES ('index_fingerprint', ?) "
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (index_fingerprint(),),
     )
     return total
+
+
+def recount(conn: sqlite3.Connection) -> None:
+    """`term_docs` from the index itself: one pass over FTS5's vocabulary."""
+    conn.execute("DELETE FROM term_docs")
+    conn.execute(
+        "INSERT INTO term_docs (term, docs) SELECT term, doc FROM memory_fts_vocab WHERE doc > 0"
+    )
 
 
 def _tags(raw: str) -> list[str]:

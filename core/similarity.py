@@ -19,6 +19,7 @@ from core.horizon import horizon_sql
 from core.model import Caller, Memory
 from core.ranking import FIELDS, decode_averages
 from core.ranking import idf as rsj_idf
+from core.search_index import document_counts
 from core.store import Store
 from core.tokenizer import analyze, is_stop
 
@@ -87,15 +88,8 @@ class StoreIdf:
 
     def lookup(self, terms: Iterable[str]) -> None:
         missing = [t for t in dict.fromkeys(terms) if t not in self._df]
-        for start in range(0, len(missing), 400):
-            chunk = missing[start : start + 400]
-            marks = ", ".join("?" for _ in chunk)
-            found = dict(
-                self._conn.execute(
-                    f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks})", chunk
-                )
-            )
-            self._df.update({t: int(found.get(t, 0)) for t in chunk})
+        if missing:
+            self._df.update(document_counts(self._conn, missing))
 
     def df(self, term: str) -> int:
         if term not in self._df:

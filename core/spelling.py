@@ -53,7 +53,7 @@ def alternatives(conn: sqlite3.Connection, word: str) -> list[str]:
     prefix = word[:2]
     upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
     rows = conn.execute(
-        "SELECT term, doc FROM memory_fts_vocab WHERE term >= ? AND term < ?", (prefix, upper)
+        "SELECT term, docs FROM term_docs WHERE term >= ? AND term < ?", (prefix, upper)
     ).fetchall()
     limit = 1 if len(word) <= 4 else 2
     scored: list[tuple[int, int, str]] = []

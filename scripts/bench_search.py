@@ -37,6 +37,7 @@ RAW_SQL = (
 )
 GOAL_P95_MS = {10_000: 5.0, 100_000: 25.0}  # through the service API
 GOAL_OVERHEAD = 2.0  # service / raw FTS5, at the median and at p95
+WRITES_BETWEEN = 300  # per store size: searches timed right after a new memory is written
 
 # Queries about things no memory mentions (an agent asks those too).
 _MISS_KEYWORDS = (
@@ -221,6 +222,27 @@ def time_set(
                 raw.execute(RAW_SQL, (plan,)).fetchall()
                 result.raw_ms.append((clock() - t0) * 1000)
     return result
+
+
+def time_after_writes(
+    cairn: Cairn, qs: QuerySet, writes: Sequence[GeneratedMemory], rng: random.Random
+) -> list[float]:
+    """Each search right after one new memory is written (by a person, through the service):
+    an agent that writes as it works searches with every per-commit cache cold. Returns the
+    searches' times (ms); the writes are not timed."""
+    human = Caller.human()
+    queries = list(qs.queries)
+    rng.shuffle(queries)
+    out: list[float] = []
+    for i, m in enumerate(writes):
+        written = cairn.memories.write(human, write_request(rng, m))
+        if written.id is None or written.duplicate:
+            raise SystemExit(f"a write between searches did not store a new memory: {written}")
+        req = SearchRequest(query=queries[i % len(queries)], limit=10)
+        t0 = time.perf_counter()
+        cairn.search.search(AGENT, req)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
 
 
 def verdict(value: float, goal: float) -> str:
@@ -570,6 +592,14 @@ def main() -> int:
         t0 = time.perf_counter()
         corpus = unique_memories(rng, sizes[-1])
         sets = query_sets(rng, corpus[: sizes[0]], args.queries)
+        # Written between searches (a generator of its own: the corpus and queries stay as
+        # they were before this was measured).
+        known = {m.content for m in corpus}
+        between = [
+            m
+            for m in unique_memories(random.Random(SEED + 1), 2 * WRITES_BETWEEN * len(sizes))
+            if m.content not in known
+        ][: WRITES_BETWEEN * len(sizes)]
         print(
             f"corpus: {len(corpus):,} memories ({sum(m.chinese for m in corpus) / len(corpus):.0%} "
             f"Chinese, {sum(len(m.content) for m in corpus) / len(corpus):.0f} characters on "
@@ -578,14 +608,15 @@ def main() -> int:
         )
         raw = sqlite3.connect(cairn.store.path)
         loaded = 0
+        extra = 0  # memories written between searches so far
         by_size: dict[int, list[tuple[QuerySet, SetResult]]] = {}
         for size in sizes:
             seconds = grow(cairn, corpus, loaded, size)
             rate = (size - loaded) / seconds
             loaded = size
             stored = raw.execute("SELECT count(*) FROM memory").fetchone()[0]
-            if stored != size:
-                raise SystemExit(f"the store holds {stored:,} memories, expected {size:,}")
+            if stored != size + extra:
+                raise SystemExit(f"the store holds {stored:,} memories, expected {size + extra:,}")
             print(f"\n{size:,} memories (loaded in {seconds:.1f} s, {rate:,.0f} rows/s)")
             entry: dict[str, Any] = {"load_rows_per_s": rate}
             by_size[size] = []
@@ -602,6 +633,21 @@ def main() -> int:
                     "raw_fts5": r.raw(),
                     "overhead": r.overhead(),
                 }
+            questions = sets[-1]
+            after = time_after_writes(
+                cairn,
+                questions,
+                between[extra : extra + WRITES_BETWEEN],
+                random.Random(SEED + size + 1),
+            )
+            extra += WRITES_BETWEEN
+            s = summary(after)
+            print(
+                f"  {questions.title}, each right after a write ({len(after)}; every per-commit "
+                f"cache cold)\n    service API       median {s['median_ms']:7.3f}  "
+                f"p95 {s['p95_ms']:7.3f}  p99 {s['p99_ms']:7.3f} ms"
+            )
+            entry["after_a_write"] = {"searches": len(after), "service": s}
             results["sizes"][str(size)] = entry
         raw.close()
         results["goals_met"] = goals(by_size, digest)

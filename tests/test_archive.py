@@ -20,6 +20,7 @@ import pytest
 from core.app import Cairn
 from core.archive import ArchiveService, ImportReport
 from core.errors import ErrorCode, Forbidden, InvalidInput, NotFound
+from core.migrations import CURRENT
 from core.model import Caller, Scope, Status, Surface, WriteStatus
 from core.requests import (
     UpdateRequest,
@@ -267,7 +268,7 @@ def test_an_export_holds_everything_once_and_says_so(rich: Rich, short_tmp: Path
     on_disk = json.loads(files["manifest.json"])
     assert on_disk == manifest
     assert manifest["format"] == "cairn-archive" and manifest["format_version"] == 1
-    assert manifest["schema_version"] == "1.4" and manifest["cairn_version"]
+    assert manifest["schema_version"] == str(CURRENT) and manifest["cairn_version"]
     assert set(files) - {"manifest.json"} == set(manifest["files"])
     for name, entry in manifest["files"].items():
         assert entry == {"sha256": sha(files[name]), "bytes": len(files[name])}

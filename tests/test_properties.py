@@ -11,6 +11,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core import search_index
 from core.app import Cairn
 from core.errors import IdempotencyMismatch
 from core.model import Caller, ListFilter, Scope, Status, Surface, WriteStatus
@@ -216,3 +217,121 @@ def test_near_duplicate_scores_are_the_weighted_overlap(
     assert kept == [
         oid for oid, s in sorted(got.items(), key=lambda x: (-x[1], x[0])) if s >= threshold
     ]
+
+
+# -- term document counts ----------------------------------------------------------------------
+
+# Words that stress the index: English inflections, Chinese, identifiers, paths, versions,
+# addresses, full-width forms, repeated and shared words.
+index_words = st.sampled_from(
+    [
+        "deploy",
+        "deploys",
+        "deployed",
+        "service",
+        "the",
+        "a",
+        "数据库",
+        "迁移",
+        "字段",
+        "snake_case",
+        "CamelCase",
+        "src/app/main.py",
+        "v2.3.1",
+        "127.0.0.1:3080",
+        "ＡＢＣ",
+        "port",
+        "8443",
+        "x",
+        "émigré",
+        "c++",
+        "AWS_PROFILE=prod",
+    ]
+)
+index_texts = st.lists(index_words, min_size=1, max_size=8).map(" ".join)
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("write"), index_texts, st.lists(index_words, max_size=2)),
+        st.tuples(st.just("bulk"), st.lists(index_texts, min_size=1, max_size=4), st.just([])),
+        st.tuples(st.just("edit"), index_texts, st.lists(index_words, max_size=2)),
+        st.tuples(st.just("forget"), st.just(""), st.just([])),
+        st.tuples(st.just("supersede"), index_texts, st.just([])),
+        st.tuples(st.just("archive"), st.just(""), st.just([])),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+def counted(cairn: Cairn) -> tuple[dict[str, int], dict[str, int]]:
+    """`term_docs`, and FTS5's own count of the rows that hold each term."""
+    conn = cairn.store.read_db.conn()
+    ours = dict(conn.execute("SELECT term, docs FROM term_docs"))
+    fts = dict(conn.execute("SELECT term, doc FROM memory_fts_vocab WHERE doc > 0"))
+    return ours, fts
+
+
+@PROPERTY_SETTINGS
+@given(ops=operations)
+def test_term_document_counts_follow_every_change_of_the_index(
+    ops: list[tuple[str, object, list[str]]],
+) -> None:
+    """Search and the near-duplicate check read a term's document count from `term_docs`; after
+    any mix of writes, edits, supersedes, archives and forgets it equals FTS5's own count, and
+    a reindex gives the same table."""
+    human = Caller.human()
+    with fresh_cairn() as cairn:
+        ids: list[str] = []
+        for op, text, tags in ops:
+            if op == "write":
+                r = cairn.memories.write(
+                    human,
+                    WriteRequest(
+                        content=str(text),
+                        kind="fact",
+                        scope=Scope.USER,
+                        tags=tuple(tags),
+                        summary=tags[0] if tags else None,
+                    ),
+                )
+                ids += [r.id] if r.id else []
+            elif op == "bulk":
+                assert isinstance(text, list)
+                out = cairn.memories.write_many(
+                    human, [WriteRequest(content=t, kind="fact", scope=Scope.GLOBAL) for t in text]
+                )
+                ids += [r.id for r in out if not isinstance(r, Exception) and r.id]
+            elif not ids:
+                continue
+            elif op == "edit":
+                current = cairn.memories.get(human, ids[-1]).memory
+                if current.status in (Status.ACTIVE, Status.ARCHIVED):
+                    cairn.memories.update(
+                        human,
+                        UpdateRequest(
+                            id=current.id,
+                            if_revision=current.revision,
+                            content=str(text),
+                            tags=tuple(tags),
+                        ),
+                    )
+            elif op == "forget":
+                cairn.memories.forget(human, ids.pop(0))
+            elif op == "supersede":
+                old = cairn.memories.get(human, ids[0]).memory
+                if old.status in (Status.ACTIVE, Status.ARCHIVED):
+                    cairn.memories.supersede(
+                        human,
+                        old.id,
+                        replacement=WriteRequest(
+                            content=f"{text} now", kind="fact", scope=Scope.USER
+                        ),
+                    )
+            elif op == "archive":
+                current = cairn.memories.get(human, ids[-1]).memory
+                if current.status is Status.ACTIVE:
+                    cairn.memories.set_archived(human, current.id, True)
+        ours, fts = counted(cairn)
+        assert ours == fts
+        cairn.store.writer.run(lambda tx: search_index.rebuild(tx.conn))
+        assert counted(cairn)[0] == ours

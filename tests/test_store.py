@@ -119,6 +119,11 @@ def populate(conn: sqlite3.Connection, version: SchemaVersion) -> None:
             "INSERT INTO audit (at, actor_kind, actor, action, memory_id, revision) "
             "VALUES (1, 'human', 'human', 'write', 'm_1', 1)"
         )
+    if version >= SchemaVersion(1, 1):
+        conn.execute(
+            "INSERT INTO memory_fts (rowid, content, summary, tags, keywords) "
+            "VALUES (1, 'migrat memori', '', '', '')"
+        )
 
 
 @pytest.mark.parametrize("step", range(len(MIGRATIONS)), ids=[str(m.version) for m in MIGRATIONS])
@@ -137,6 +142,9 @@ def test_each_migration_from_the_previous_version(short_tmp: Path, step: int) ->
         assert conn.execute("SELECT content FROM memory WHERE id='m_1'").fetchone() == (
             "migrated memory",
         )
+    if MIGRATIONS[step].version >= SchemaVersion(2, 0):  # counted from the index as it was
+        counts = dict(conn.execute("SELECT term, docs FROM term_docs"))
+        assert counts == {"migrat": 1, "memori": 1}
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.close()
     store = open_store(db)  # and the migrated file opens as a store
