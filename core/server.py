@@ -374,6 +374,7 @@ class Connection:
         self._tasks: set[asyncio.Task[None]] = set()  # requests being answered
         self._pushes: set[asyncio.Task[None]] = set()  # pushed changes not yet written
         self._push_backlog = 0  # their bytes
+        self._pushed_seq = 0  # the last store change queued for this subscriber
         self._loop = asyncio.get_running_loop()
         self._opened = self._loop.time()
 
@@ -517,7 +518,10 @@ class Connection:
         if self._push_backlog and self._push_backlog + len(data) > limit:
             self.session.subscribed = False
             self.cairn.activity.count("push_overflows")
-            resume = min(c.seq for c in changes.changes) - 1
+            # Every store change up to `resume` was queued; changes outside the store (seq 0:
+            # health, settings) are not in the feed to catch up with.
+            first = min((c.seq for c in changes.changes if c.seq), default=None)
+            resume = first - 1 if first is not None else self._pushed_seq
             data = _line(
                 {
                     "jsonrpc": "2.0",
@@ -532,6 +536,8 @@ class Connection:
                     },
                 }
             )
+        else:
+            self._pushed_seq = max(self._pushed_seq, changes.last_seq)
         self._push_backlog += len(data)
         task = asyncio.create_task(self._push_line(data))
         self._pushes.add(task)
