@@ -43,6 +43,7 @@ class PersonCheck(QObject):
         self._ask_terminals_too: Callable[[], bool] = lambda: False  # see follow()
         self._lock = threading.Lock()
         self._pending: Future[bool] | None = None
+        self._closed = False
         self._dialog: QMessageBox | None = None
         self._dialog_answers: Future[bool] | None = None  # the question the dialog asks
         self._ask.connect(self._show)
@@ -56,6 +57,8 @@ class PersonCheck(QObject):
             return None  # the command asked for a typed confirmation at its terminal
         answer: Future[bool] = Future()
         with self._lock:
+            if self._closed:
+                return "Cairn is stopping"
             if self._pending is not None:
                 return (
                     "the tray is already asking the person about another program; "
@@ -63,25 +66,28 @@ class PersonCheck(QObject):
                 )
             self._pending = answer
         try:
-            self._ask.emit((describe_process(peer.pid), answer))
-            try:
-                allowed = answer.result(timeout=self._answer_within_s)
-            except TimeoutError:
-                with contextlib.suppress(InvalidStateError):  # unless answered just now
-                    answer.set_result(False)
-                self._withdraw.emit(answer)
-                allowed = answer.result()
-                if not allowed:
-                    return (
-                        "nobody answered the tray's question within "
-                        f"{self._answer_within_s:g} s; nothing was done"
-                    )
-            if allowed:
-                return None
-            return "the person refused it in the tray"
+            return self._ask_and_wait(describe_process(peer.pid), answer)
         finally:
             with self._lock:
                 self._pending = None
+
+    def _ask_and_wait(self, process: Process, answer: Future[bool]) -> str | None:
+        self._ask.emit((process, answer))
+        try:
+            allowed = answer.result(timeout=self._answer_within_s)
+        except TimeoutError:
+            with contextlib.suppress(InvalidStateError):  # unless answered just now
+                answer.set_result(False)
+            self._withdraw.emit(answer)
+            allowed = answer.result()
+            if not allowed:
+                return (
+                    "nobody answered the tray's question within "
+                    f"{self._answer_within_s:g} s; nothing was done"
+                )
+        if allowed:
+            return None
+        return "Cairn is stopping" if self._closed else "the person refused it in the tray"
 
     def follow(self, config: SettingsService) -> None:
         """Take `security.confirm_terminals_in_tray` from the running Cairn's settings, read at
@@ -92,6 +98,7 @@ class PersonCheck(QObject):
     def close(self) -> None:
         """Cairn is stopping: a question still open is answered no."""
         with self._lock:
+            self._closed = True
             pending = self._pending
         if pending is not None:
             with contextlib.suppress(InvalidStateError):

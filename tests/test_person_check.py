@@ -131,3 +131,15 @@ def test_a_command_at_a_terminal_is_asked_about_only_when_the_person_wants(
         proc.kill()
         proc.wait()
         os.close(master)
+
+
+def test_stopping_cairn_answers_an_open_question_no(
+    qtbot: QtBot, piped: subprocess.Popen[bytes]
+) -> None:
+    check = PersonCheck()
+    with qtbot.waitSignal(check.asked, timeout=10_000):
+        thread, answer = ask_in_thread(check, session_of(piped.pid))
+    check.close()  # Quit chosen while the question is on screen
+    finish(qtbot, thread)
+    assert answer == ["Cairn is stopping"]
+    assert check(session_of(piped.pid)) == "Cairn is stopping"  # and nothing new is asked
