@@ -427,6 +427,12 @@ def main() -> int:
         metavar="F",
         help=f"share of searches in the multi-client mix (default {SEARCH_SHARE:g})",
     )
+    parser.add_argument(
+        "--search-workers",
+        type=int,
+        metavar="N",
+        help="server.search_workers for the daemon (default: the setting's default)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the scratch CAIRN_HOME")
     args = parser.parse_args()
@@ -438,6 +444,9 @@ def main() -> int:
 
     home = Path(tempfile.mkdtemp(prefix="cs", dir="/tmp"))
     paths = resolve_paths({"CAIRN_HOME": str(home)})
+    if args.search_workers is not None:
+        paths.config.mkdir(parents=True, exist_ok=True)
+        paths.settings_file.write_text(f"[server]\nsearch_workers = {args.search_workers}\n")
     settings = load_settings(paths.settings_file)
     digest = EngineConfig().digest()
     results: dict[str, Any] = {
@@ -452,6 +461,7 @@ def main() -> int:
         "clients": args.clients,
         "search_share": args.search_share,
         "server_workers": settings.integer("server.workers"),
+        "search_workers": settings.integer("server.search_workers"),
         "goals": {
             "search_p95_ms_one_client_10k": GOAL_SEARCH_P95_MS,
             "requests_per_s_many_clients": GOAL_REQUESTS_PER_S,
@@ -497,7 +507,7 @@ def main() -> int:
         print(
             f"daemon: `python -m core.cli serve`, pid {daemon.proc.pid}, socket answered after "
             f"{time.perf_counter() - t0:.2f} s; {settings.integer('server.workers')} worker "
-            "threads"
+            f"threads, {settings.integer('server.search_workers')} for searches"
         )
         with Client.connect(paths, agent="bench", autostart=False) as client:
             limits = client.hello["limits"]
