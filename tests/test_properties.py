@@ -28,11 +28,11 @@ AGENT = Caller(Surface.AGENT, agent="prop", verified=True)
 
 
 @contextmanager
-def fresh_cairn() -> Iterator[Cairn]:
+def fresh_cairn(clock: FakeClock | None = None) -> Iterator[Cairn]:
     root = Path(tempfile.mkdtemp(prefix="cp", dir="/tmp"))
     paths = Paths(data=root / "d", config=root / "c", state=root / "s", runtime=root / "r")
     open_policy(paths.config)
-    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=clock or FakeClock())
     try:
         yield app
     finally:
@@ -257,6 +257,7 @@ operations = st.lists(
         st.tuples(st.just("forget"), st.just(""), st.just([])),
         st.tuples(st.just("supersede"), index_texts, st.just([])),
         st.tuples(st.just("archive"), st.just(""), st.just([])),
+        st.tuples(st.just("expire"), index_texts, st.just([])),
     ),
     min_size=1,
     max_size=12,
@@ -277,10 +278,11 @@ def test_term_document_counts_follow_every_change_of_the_index(
     ops: list[tuple[str, object, list[str]]],
 ) -> None:
     """Search and the near-duplicate check read a term's document count from `term_docs`; after
-    any mix of writes, edits, supersedes, archives and forgets it equals FTS5's own count, and
-    a reindex gives the same table."""
+    any mix of writes, edits, supersedes, archives, forgets and purges of expired memories it
+    equals FTS5's own count, and a reindex gives the same table."""
     human = Caller.human()
-    with fresh_cairn() as cairn:
+    clock = FakeClock()
+    with fresh_cairn(clock) as cairn:
         ids: list[str] = []
         for op, text, tags in ops:
             if op == "write":
@@ -301,6 +303,15 @@ def test_term_document_counts_follow_every_change_of_the_index(
                     human, [WriteRequest(content=t, kind="fact", scope=Scope.GLOBAL) for t in text]
                 )
                 ids += [r.id for r in out if not isinstance(r, Exception) and r.id]
+            elif op == "expire":  # written to expire, then purged after the retention window
+                cairn.memories.write(
+                    human,
+                    WriteRequest(
+                        content=f"{text} soon", kind="fact", scope=Scope.USER, ttl_seconds=1
+                    ),
+                )
+                clock.advance(60 * 86_400)
+                cairn.memories.purge_expired()
             elif not ids:
                 continue
             elif op == "edit":
