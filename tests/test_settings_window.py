@@ -80,6 +80,24 @@ def test_a_changed_backup_interval_is_written_to_settings_toml(
     assert desk.cairn.config.current().number("backup.interval_hours") == 6.0
 
 
+def test_asking_about_terminal_commands_too_is_a_click(
+    qtbot: QtBot, desk: Desk, window: SettingsWindow
+) -> None:
+    """security.confirm_terminals_in_tray: off by default; ticked, it reaches settings.toml and
+    the running Cairn at once (the tray's question reads it for the next command)."""
+    assert not window.confirm_terminals.isChecked()
+    window.confirm_terminals.click()
+    qtbot.waitUntil(
+        lambda: settings_file(desk).get("security", {}).get("confirm_terminals_in_tray") is True
+    )
+    settle(qtbot, desk)
+    assert desk.cairn.config.current().flag("security.confirm_terminals_in_tray")
+    window.close()
+    again = desk.open(SettingsWindow)  # shown as stored
+    qtbot.waitUntil(lambda: again.view is not None)
+    assert again.confirm_terminals.isChecked()
+
+
 def test_the_notes_folder_is_written_and_followed(
     qtbot: QtBot, desk: Desk, window: SettingsWindow, short_tmp: Path
 ) -> None:

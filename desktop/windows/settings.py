@@ -33,6 +33,7 @@ from core.changes import Topic
 from core.settings import KNOB_BY_NAME, Settings, Value
 from desktop.desk import Desk, ToolWindow
 from desktop.i18n import LANGUAGES, SYSTEM, chosen
+from desktop.person_check import ASK_TERMINALS_TOO
 from desktop.widgets import named
 
 
@@ -172,11 +173,22 @@ class SettingsWindow(ToolWindow):
             self.tr("Coming with the installer."),
         )
         self.autostart.setEnabled(False)
+        self.confirm_terminals = named(
+            QCheckBox(self.tr("Ask me here about my commands typed at a terminal too")),
+            "confirmTerminals",
+            self.tr(
+                "Commands for you (adopting proposals, changing the policy or agents) run "
+                "without a terminal are always asked about here. Ticked, those typed at a "
+                "terminal are too, so a program that fakes a terminal still needs your click."
+            ),
+        )
+        self.confirm_terminals.clicked.connect(self._confirm_terminals_clicked)
         language_row = QHBoxLayout()
         language_row.addWidget(self.language)
         language_row.addStretch(1)
         form.addRow(self.tr("Language"), language_row)
         form.addRow(self.autostart)
+        form.addRow(self.confirm_terminals)
         return box
 
     # -- loading ---------------------------------------------------------------------------
@@ -194,6 +206,7 @@ class SettingsWindow(ToolWindow):
         settings = view.settings
         self.notes_folder.setText(settings.text("notes.folder"))
         self.notes_off.setEnabled(bool(settings.text("notes.folder")))
+        self.confirm_terminals.setChecked(settings.flag(ASK_TERMINALS_TOO))
         for name, spin in self.spins.items():
             if spin.hasFocus():
                 continue  # the person is typing here: never overwrite an edit in progress
@@ -249,6 +262,9 @@ class SettingsWindow(ToolWindow):
             return
         if value != current:
             self.change(name, value)
+
+    def _confirm_terminals_clicked(self, checked: bool) -> None:
+        self.change(ASK_TERMINALS_TOO, checked)
 
     def _choose_notes(self) -> None:
         start = self.notes_folder.text() or str(Path.home())

@@ -1508,6 +1508,14 @@ The strictest rule that applies wins.</source>
         <translation>将随安装程序提供。</translation>
     </message>
     <message>
+        <source>Ask me here about my commands typed at a terminal too</source>
+        <translation>在终端中输入的我的命令也在这里询问我</translation>
+    </message>
+    <message>
+        <source>Commands for you (adopting proposals, changing the policy or agents) run without a terminal are always asked about here. Ticked, those typed at a terminal are too, so a program that fakes a terminal still needs your click.</source>
+        <translation>代表你执行的命令（采纳提议、更改策略或代理）在没有终端时运行，总会在这里询问你。勾选后，在终端中输入的命令也会询问，这样伪装成终端的程序仍然需要你点击确认。</translation>
+    </message>
+    <message>
         <source>Language</source>
         <translation>语言</translation>
     </message>
