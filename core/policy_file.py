@@ -158,6 +158,14 @@ class PolicyHolder:
             if text == self._text:
                 return
             self._text = text
+            if not text.strip():
+                # An editor saving in place truncates the file first: read in between, it is
+                # empty, which must not read as every rule at its default (lifting a pause).
+                self._on_invalid(
+                    f"{self.path.name} is empty (perhaps still being saved); the last valid "
+                    "policy stays in effect"
+                )
+                return
             try:
                 policy = parse_policy(text, self._known)
             except PolicyInvalid as e:

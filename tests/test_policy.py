@@ -160,6 +160,24 @@ def test_an_invalid_edit_keeps_the_last_valid_policy_and_warns(cairn: Cairn, pat
     assert cairn.policy.current().kinds["idea"] is Mode.ASK
 
 
+def test_a_file_caught_mid_save_never_resets_the_policy(cairn: Cairn, paths: Paths) -> None:
+    """An editor that saves in place truncates the file, then writes it: read in between, the
+    file is empty - which must not read as "every rule at its default" (that would lift a
+    pause, and keep it lifted if the finished file turned out invalid)."""
+    path = paths.config / "policy.toml"
+    path.write_text(DEFAULT_TEXT.replace("paused = false", "paused = true"), encoding="utf-8")
+    cairn.policy.reload()
+    assert cairn.policy.current().paused
+    for caught in ("", "\n  \n"):
+        path.write_text(caught, encoding="utf-8")  # truncated, nothing written yet
+        cairn.policy.reload()
+        assert cairn.policy.current().paused
+        assert "empty" in cairn.warnings.snapshot()["policy_invalid"]
+    path.write_text(DEFAULT_TEXT.replace("paused = false", "paused = maybe"), encoding="utf-8")
+    cairn.policy.reload()  # the finished file is invalid: the pause still holds
+    assert cairn.policy.current().paused
+
+
 def test_an_invalid_file_at_start_falls_back_to_the_last_valid_policy(
     paths: Paths, clock: FakeClock
 ) -> None:
