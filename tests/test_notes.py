@@ -458,6 +458,25 @@ def test_an_edit_the_service_refuses_keeps_the_last_good_version(
     assert notes.errors() == []
 
 
+def test_a_note_caught_mid_save_keeps_its_memory(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """An editor saving in place truncates the file first: read in that instant the note is
+    empty, which is reported and changes nothing; the finished save updates the memory."""
+    path = write(folder / "a.md", "the deploy key lives in the vault")
+    notes.sync()
+    before = memory_at(app, "a.md")
+    path.write_text("", encoding="utf-8")
+    assert notes.sync().errors == 1
+    assert memory_at(app, "a.md") == before
+    path.write_text("the deploy key lives in the team vault", encoding="utf-8")
+    assert notes.sync().updated == 1
+    after = memory_at(app, "a.md")
+    assert after is not None and before is not None and after.id == before.id
+    assert after.content == "the deploy key lives in the team vault" and after.revision == 2
+    assert notes.errors() == []
+
+
 def test_a_secret_in_a_note_is_refused_and_never_reaches_the_database(
     app: Cairn, notes: NotesFolder, folder: Path
 ) -> None:
