@@ -186,11 +186,16 @@ def rebuild(conn: sqlite3.Connection) -> int:
 
 
 def recount(conn: sqlite3.Connection) -> None:
-    """`term_docs` from the index itself: one pass over FTS5's vocabulary."""
+    """`term_docs` from the index rows, split as every write splits them (`_row_terms`) -
+    FTS5's vocabulary splits a few characters (`‿`, `·`, Devanagari marks) differently, and
+    counts taken one way then changed the other would drift."""
+    counts: Counter[str] = Counter()
+    cursor = conn.execute("SELECT content, summary, tags, keywords FROM memory_fts")
+    while rows := cursor.fetchmany(2000):
+        for row in rows:
+            counts.update(_row_terms(row))
     conn.execute("DELETE FROM term_docs")
-    conn.execute(
-        "INSERT INTO term_docs (term, docs) SELECT term, doc FROM memory_fts_vocab WHERE doc > 0"
-    )
+    conn.executemany("INSERT INTO term_docs (term, docs) VALUES (?, ?)", counts.items())
 
 
 def _tags(raw: str) -> list[str]:
