@@ -187,7 +187,7 @@ class PolicyHolder:
         the policy in effect. Raises PolicyInvalid when the result is not a valid policy."""
         with self._lock:
             wanted = changes(self._policy)
-            base = self._text if self._text is not None else DEFAULT_TEXT
+            base = self._text if self._text and self._text.strip() else DEFAULT_TEXT
             try:
                 text = render_changes(base, wanted)
                 check = parse_policy(text, self._known)

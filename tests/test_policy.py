@@ -176,6 +176,12 @@ def test_a_file_caught_mid_save_never_resets_the_policy(cairn: Cairn, paths: Pat
     path.write_text(DEFAULT_TEXT.replace("paused = false", "paused = maybe"), encoding="utf-8")
     cairn.policy.reload()  # the finished file is invalid: the pause still holds
     assert cairn.policy.current().paused
+    path.write_text("", encoding="utf-8")
+    cairn.policy.reload()
+    # A change made through Cairn meanwhile writes a whole, commented file - not bare keys.
+    cairn.policy.set(Caller.human(), "kinds.idea", Mode.AUTO)
+    written = path.read_text(encoding="utf-8")
+    assert "# Cairn capture policy" in written and "paused = true" in written
 
 
 def test_an_invalid_file_at_start_falls_back_to_the_last_valid_policy(
