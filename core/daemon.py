@@ -149,23 +149,31 @@ class Runtime:
         loop = asyncio.get_running_loop()
         while True:
             live = self.server.live_sessions() if self.server is not None else frozenset()
-            try:
-                await loop.run_in_executor(None, functools.partial(janitor.run, live_sessions=live))
-            except Exception as e:  # noqa: BLE001 - counted in health, retried next round
-                cairn.failures.record("janitor", e, cairn.clock.now_ms())
-            await loop.run_in_executor(None, self._back_up_when_due, cairn)
-            await loop.run_in_executor(None, cairn.store.release_memory)
+            await loop.run_in_executor(None, self._housekeeping_round, cairn, janitor, live)
             await asyncio.sleep(self._janitor_interval)
 
     @staticmethod
+    def _housekeeping_round(cairn: Cairn, janitor: Janitor, live: frozenset[str]) -> None:
+        """One round, on one pool thread: the janitor, the scheduled backup
+        (`backup.interval_hours`), then handing back the caches they filled - the read
+        connection they used is this thread's. A step that fails is counted in health and
+        retried next round; the others still run."""
+        steps: tuple[tuple[str, Callable[[], object]], ...] = (
+            ("janitor", functools.partial(janitor.run, live_sessions=live)),
+            ("backup", functools.partial(Runtime._back_up_when_due, cairn)),
+            ("release_memory", cairn.store.release_memory),
+        )
+        for site, step in steps:
+            try:
+                step()
+            except Exception as e:  # noqa: BLE001 - counted in health, retried next round
+                cairn.failures.record(site, e, cairn.clock.now_ms())
+
+    @staticmethod
     def _back_up_when_due(cairn: Cairn) -> None:
-        """The scheduled backup (`backup.interval_hours`), checked at every housekeeping round."""
-        try:
-            if cairn.backups.due():
-                info = cairn.backups.backup("scheduled")
-                log.info("scheduled backup: %s", info.path)
-        except Exception as e:  # noqa: BLE001 - counted in health, retried next round
-            cairn.failures.record("backup", e, cairn.clock.now_ms())
+        if cairn.backups.due():
+            info = cairn.backups.backup("scheduled")
+            log.info("scheduled backup: %s", info.path)
 
 
 def serve_forever(paths: Paths, *, janitor_interval: float = 3600.0) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import logging
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -33,12 +34,16 @@ def _rebuild_index_if_stale(tx: WriteTx) -> None:
 def trim_heap() -> None:
     """Return freed heap memory to the operating system (glibc's `malloc_trim`; elsewhere a
     no-op). Without it, pages SQLite hands back stay in the process's resident set."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return
-    trim = getattr(ctypes.CDLL(name), "malloc_trim", None)
+    trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """libc's `malloc_trim`, looked up once (`find_library` runs `ldconfig` in a subprocess)."""
+    name = ctypes.util.find_library("c")
+    return None if name is None else getattr(ctypes.CDLL(name), "malloc_trim", None)
 
 
 class Store:
