@@ -154,6 +154,9 @@ class ToolWindow(QWidget):
     def _fetch_failed(self, error: BaseException) -> None:
         self._fetching = False
         self.show_error(error)
+        if self._fetch_again:  # changes arrived meanwhile: they may load now
+            self._fetch_again = False
+            self.refresh()
 
     def show_error(self, error: BaseException) -> None:
         """Tell the person about `error` (the presenter's message box, over this window)."""

@@ -26,7 +26,6 @@ class Worker(QObject):
     `on_error` goes to the presenter (one place that tells the person)."""
 
     _finished = Signal(object)
-    idle = Signal()  # no call in flight any more (tests wait on it)
 
     def __init__(self, report: Failed, *, threads: int = 4, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -77,9 +76,6 @@ class Worker(QObject):
         except Exception as e:  # a broken callback is reported, never fatal
             log.exception("a window's callback failed")
             self._report(e)
-        finally:
-            if self._in_flight == 0:
-                self.idle.emit()
 
     def shutdown(self) -> None:
         self._closed = True

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.agents import Agent, AgentStatus
-from core.changes import ChangeSet, Topic
+from core.changes import Topic
 from desktop.desk import ToolWindow
 from desktop.widgets import named, when
 
@@ -154,15 +154,12 @@ class AgentsWindow(ToolWindow):
             QWidget.setTabOrder(first, second)
         QShortcut(QKeySequence("Ctrl+N"), self).activated.connect(self.name_input.setFocus)
         self._enable()
-        desk.live.on(self, {Topic.AGENTS}, self._on_changes)
+        desk.live.on(self, {Topic.AGENTS}, self.refresh_if_shown)
 
     # -- the list (coalesced fetches) ----------------------------------------------------------
 
     def refresh(self) -> None:
         self.fetch(self.desk.cairn.agents.list, on_done=self._landed)
-
-    def _on_changes(self, _change_set: ChangeSet) -> None:
-        self.refresh()
 
     def _landed(self, agents: list[Agent]) -> None:
         self.loads += 1

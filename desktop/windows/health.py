@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.changes import ChangeSet, Topic
+from core.changes import Topic
 from desktop.desk import ToolWindow
 from desktop.widgets import when
 
@@ -44,8 +44,6 @@ class HealthWindow(ToolWindow):
         self.setWindowTitle(self.tr("Cairn — Health"))
         self.snapshot: dict[str, Any] | None = None
         self.fetches = 0  # snapshots received (tests count them)
-        self._in_flight = False
-        self._queued = False
 
         self.banner = QLabel()
         self.banner.setObjectName("warningsBanner")
@@ -117,43 +115,18 @@ class HealthWindow(ToolWindow):
         desk.live.on(
             self,
             {Topic.MEMORIES, Topic.REVIEW, Topic.HEALTH, Topic.AGENTS},
-            self._on_changes,
+            self.refresh_if_shown,
         )
 
-    # -- fetching (coalesced) ------------------------------------------------------------------
+    # -- fetching (coalesced by ToolWindow.fetch) ----------------------------------------------
 
     def refresh(self) -> None:
-        if self._in_flight:
-            self._queued = True
-            return
-        self._in_flight = True
-        self.desk.call(
-            self.desk.cairn.health.snapshot,
-            self.desk.person,
-            on_done=self._landed,
-            on_error=self._failed,
-            owner=self,
-        )
-
-    def _on_changes(self, _change_set: ChangeSet) -> None:
-        self.refresh()
+        self.fetch(self.desk.cairn.health.snapshot, self.desk.person, on_done=self._landed)
 
     def _landed(self, snapshot: dict[str, Any]) -> None:
-        self._in_flight = False
         self.fetches += 1
         self.snapshot = snapshot
         self._show(snapshot)
-        self._again()
-
-    def _failed(self, error: BaseException) -> None:
-        self._in_flight = False
-        self.show_error(error)
-        self._again()
-
-    def _again(self) -> None:
-        if self._queued:
-            self._queued = False
-            self.refresh()
 
     # -- showing -------------------------------------------------------------------------------
 

@@ -103,7 +103,8 @@ class PolicyWindow(ToolWindow):
         layout.addWidget(self._agents_box(), 1)
         layout.addLayout(self._file_row())
 
-        desk.live.on(self, {Topic.POLICY, Topic.HEALTH}, self.refresh_if_shown)
+        # The one warning shown here (an invalid file) is announced with POLICY too.
+        desk.live.on(self, {Topic.POLICY}, self.refresh_if_shown)
 
     def _general_box(self) -> QGroupBox:
         general = QGroupBox(self.tr("Scope and origin"))
