@@ -12,9 +12,9 @@ import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import peewee
 
@@ -22,6 +22,8 @@ from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavaila
 from core.migrations import migrate
 from core.paths import ensure_private_dir
 from core.settings import Settings
+
+T = TypeVar("T")
 
 Pragmas = tuple[tuple[str, object], ...]
 
@@ -252,3 +254,11 @@ def open_write_database(
         db.close()
         raise
     return db
+
+
+def in_lists(values: Sequence[T]) -> Iterator[tuple[list[T], str]]:
+    """`values` 400 at a time for `IN (...)` lists (under SQLite's limit on parameters), each
+    with its `?, ?, ...`."""
+    for start in range(0, len(values), 400):
+        chunk = list(values[start : start + 400])
+        yield chunk, ", ".join("?" for _ in chunk)

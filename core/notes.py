@@ -37,6 +37,7 @@ from typing import Any
 from core import scanner
 from core.changes import ChangeSet, Topic
 from core.clock import Clock
+from core.database import in_lists
 from core.errors import CairnError, CallerError, TooLarge
 from core.failures import BackgroundFailures
 from core.health import Warnings
@@ -338,9 +339,7 @@ class NotesFolder:
             return {r[0]: _Row(*r) for r in conn.execute(_SELECT_ROWS)}
         out: dict[str, _Row] = {}
         paths = sorted(only)
-        for start in range(0, len(paths), 400):
-            chunk = paths[start : start + 400]
-            marks = ", ".join("?" for _ in chunk)
+        for chunk, marks in in_lists(paths):
             query = _SELECT_ROWS + " WHERE path IN (" + marks + ")"
             out.update((r[0], _Row(*r)) for r in conn.execute(query, chunk))
         return out

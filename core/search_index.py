@@ -18,14 +18,12 @@ import hashlib
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TypeVar
+from collections.abc import Iterable, Sequence
 
+from core.database import in_lists
 from core.model import Memory, Status
 from core.tokenizer import TERM_CHARS, TOKENIZER_VERSION, index_text
 from core.writer import WriteTx
-
-T = TypeVar("T")
 
 FTS_COLUMNS = ("content", "summary", "tags", "keywords")
 CREATE_FTS = (
@@ -52,16 +50,9 @@ def index_row(memory: Memory) -> tuple[str, str, str, str]:
     )
 
 
-def _in_lists(values: Sequence[T]) -> Iterator[tuple[list[T], str]]:
-    """`values` 400 at a time (under SQLite's limit on parameters), each with its `?, ?, ...`."""
-    for start in range(0, len(values), 400):
-        chunk = list(values[start : start + 400])
-        yield chunk, ", ".join("?" for _ in chunk)
-
-
 def _seqs(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
     out: dict[str, int] = {}
-    for chunk, marks in _in_lists(ids):
+    for chunk, marks in in_lists(ids):
         out.update(conn.execute(f"SELECT id, seq FROM memory WHERE id IN ({marks})", chunk))
     return out
 
@@ -69,7 +60,7 @@ def _seqs(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
 def document_counts(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
     """How many index rows hold each of `terms` (0 for a term no row holds)."""
     out = dict.fromkeys(terms, 0)
-    for chunk, marks in _in_lists(terms):
+    for chunk, marks in in_lists(terms):
         out.update(conn.execute(f"SELECT term, docs FROM term_docs WHERE term IN ({marks})", chunk))
     return out
 
@@ -81,7 +72,7 @@ def _row_terms(texts: Iterable[str | None]) -> set[str]:
 
 def _drop_rows(conn: sqlite3.Connection, seqs: Sequence[int], counts: Counter[str]) -> None:
     """Delete these index rows, taking their terms off `counts`."""
-    for chunk, marks in _in_lists(seqs):
+    for chunk, marks in in_lists(seqs):
         for row in conn.execute(
             f"SELECT content, summary, tags, keywords FROM memory_fts WHERE rowid IN ({marks})",
             chunk,
@@ -99,7 +90,7 @@ def _count(conn: sqlite3.Connection, counts: Counter[str]) -> None:
         moved,
     )
     fewer = [term for term, n in moved if n < 0]
-    for chunk, marks in _in_lists(fewer):
+    for chunk, marks in in_lists(fewer):
         conn.execute(f"DELETE FROM term_docs WHERE docs <= 0 AND term IN ({marks})", chunk)
 
 
