@@ -88,8 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="how often housekeeping runs (default: hourly)",
     )
     command("status", "is Cairn running, where, and what it holds", connects=False)
-    health = command("health", "the health snapshot (at a terminal: yours; --agent: an agent's)")
-    health.set_defaults(health=True)
+    command("health", "the health snapshot (at a terminal: yours; --agent: an agent's)")
     command("paths", "print where Cairn keeps its files", connects=False)
     command(
         "reindex",
@@ -235,11 +234,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_health(args: argparse.Namespace) -> int:
-    if args.agent is None and at_terminal():
-        client = Client.connect(role="human", workspace=os.getcwd())
-    else:
-        client = connect(args)
-    with client:
+    with connect(args, as_person=args.agent is None and at_terminal()) as client:
         snapshot = client.call("health.get")
 
     def lines(value: Any, indent: str = "") -> None:
