@@ -71,15 +71,17 @@ def mass_forget(conn: sqlite3.Connection, actor: str, memory: Memory, now: int) 
     (an agent's such forget waits for a person like any other proposal)."""
     since = now - MASS_FORGET_WINDOW_MS
     scope, workspace = memory.scope.value, memory.workspace_id
-    (live,) = conn.execute(
-        "SELECT count(*) FROM memory WHERE scope = ? AND workspace_id IS ? "
-        "AND status IN ('active', 'archived')",
-        (scope, workspace),
-    ).fetchone()
     gone_since, mine = conn.execute(
         "SELECT count(*), coalesce(sum(forgotten_by = ?), 0) FROM tombstone "
         "WHERE scope = ? AND workspace_id IS ? AND forgotten_at >= ?",
         (actor, scope, workspace, since),
+    ).fetchone()
+    if mine + 1 < MASS_FORGET_MIN:  # nearly every forget: no need to count the scope
+        return None
+    (live,) = conn.execute(
+        "SELECT count(*) FROM memory WHERE scope = ? AND workspace_id IS ? "
+        "AND status IN ('active', 'archived')",
+        (scope, workspace),
     ).fetchone()
     held = live + gone_since  # what the scope held an hour ago, near enough
     if mine + 1 >= MASS_FORGET_MIN and 2 * (mine + 1) > held:
