@@ -160,6 +160,7 @@ class Link:
                 token=token,
                 workspace=workspace,
                 session=self._session,
+                label=self.client_label,
             )
         return self._enroll(agent, workspace)
 
@@ -174,7 +175,8 @@ class Link:
             label=self.client_label,
         )
         enrolled = client.hello.pop("enrolled", {})
-        self._tokens[agent] = str(enrolled.get("token", ""))
+        if enrolled.get("token"):
+            self._tokens[agent] = str(enrolled["token"])
         log.info("enrolled agent %s; its token is kept in %s", agent, enrolled.get("stored_in"))
         return client
 
