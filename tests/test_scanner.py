@@ -283,7 +283,7 @@ def test_word_gates_never_change_the_result(monkeypatch: pytest.MonkeyPatch) -> 
     ungated = tuple(
         dataclasses.replace(p, words=frozenset(), also=frozenset()) for p in scanner._SEARCHED
     )
-    monkeypatch.setattr(scanner, "_SEARCHED", ungated)
+    monkeypatch.setattr(scanner, "_GATES", scanner._WordGates.of(ungated))
     assert [scan(t) for t in texts] == gated
 
 
@@ -397,8 +397,8 @@ def test_fuzz_scan_and_redact_never_raise_and_redaction_is_final(text: str) -> N
     assert redact(clean) == clean
 
 
-_UNGATED = tuple(
-    dataclasses.replace(p, words=frozenset(), also=frozenset()) for p in scanner._SEARCHED
+_UNGATED = scanner._WordGates.of(
+    tuple(dataclasses.replace(p, words=frozenset(), also=frozenset()) for p in scanner._SEARCHED)
 )
 
 
@@ -406,12 +406,12 @@ _UNGATED = tuple(
 @given(fuzz_text)
 def test_fuzz_word_gates_never_change_the_result(text: str) -> None:
     gated = scan(text)
-    saved = scanner._SEARCHED
-    scanner._SEARCHED = _UNGATED
+    saved = scanner._GATES
+    scanner._GATES = _UNGATED
     try:
         ungated = scan(text)
     finally:
-        scanner._SEARCHED = saved
+        scanner._GATES = saved
     assert gated == ungated
 
 

@@ -142,6 +142,7 @@ class _WordGates:
 
     searched: tuple[_Pattern, ...]
     ungated: tuple[_Pattern, ...]
+    ungated_ids: frozenset[int]
     by_word: Mapping[bytes, tuple[int, ...]]  # gate word -> indexes in `searched`
     gate_words: frozenset[bytes]
 
@@ -154,6 +155,7 @@ class _WordGates:
         return _WordGates(
             searched,
             tuple(p for p in searched if not p.words),
+            frozenset(i for i, p in enumerate(searched) if not p.words),
             MappingProxyType({w: tuple(ids) for w, ids in by_word.items()}),
             frozenset(by_word),
         )
@@ -163,7 +165,7 @@ class _WordGates:
         opened = words & self.gate_words
         if not opened:
             return self.ungated
-        ids = {i for i, p in enumerate(self.searched) if not p.words}
+        ids = set(self.ungated_ids)
         for word in opened:
             ids.update(self.by_word[word])
         return [self.searched[i] for i in sorted(ids)]
@@ -200,9 +202,7 @@ def _hits(t: _Text) -> set[Hit]:
     hits: set[Hit] = set()
     windows = list(_windows(len(t.norm)))
     words = _words(t.low)
-    # The scanner's tests replace _SEARCHED (all gates off); index whatever is searched now.
-    gates = _GATES if _GATES.searched is _SEARCHED else _WordGates.of(_SEARCHED)
-    for pattern in gates.open(words):
+    for pattern in _GATES.open(words):
         if pattern.also and pattern.also.isdisjoint(words):
             continue
         subject = t.low if pattern.low else t.norm
@@ -357,11 +357,13 @@ __all__ = [
     "RULES",
     "SAFE_RANGES",
     "WINDOW_OVERLAP_CHARS",
+    "_GATES",
     "_PATTERNS",
     "_SEARCHED",
     "Family",
     "Finding",
     "Hit",
+    "_WordGates",
     "_fold",
     "_fold_char",
     "_hits",
