@@ -63,7 +63,10 @@ class Lifecycle:
         self._warnings = warnings
         self._archive_days = settings.number("lifecycle.archive_unused_days")
         self._session_days = settings.number("lifecycle.session_retention_days")
-        self._checked_at: int | None = None
+        # Opening the store ran quick_check already (unless turned off): the next is a day on.
+        self._checked_at: int | None = (
+            clock.now_ms() if settings.flag("store.quick_check_on_open") else None
+        )
 
     def run(self, *, live_sessions: frozenset[str] = frozenset()) -> LifecycleReport:
         """One pass; `live_sessions` are sessions with an open connection (never ended)."""
@@ -73,23 +76,22 @@ class Lifecycle:
         self.check_integrity()
         return LifecycleReport(archived, ended, expiring, missing)
 
-    def check_integrity(self, *, every_ms: int = _DAY_MS) -> bool:
-        """SQLite's quick_check, at most once a day while running (start-up checks on open);
-        a problem becomes the `integrity` health warning. True when the file is sound."""
+    def check_integrity(self) -> None:
+        """SQLite's quick_check, at most once a day while running (opening the store checks
+        too); a problem becomes the `integrity` health warning."""
         now = self._clock.now_ms()
-        if self._checked_at is not None and now - self._checked_at < every_ms:
-            return "integrity" not in self._warnings.snapshot()
+        if self._checked_at is not None and now - self._checked_at < _DAY_MS:
+            return
         self._checked_at = now
         rows = [r[0] for r in self._store.read_db.conn().execute("PRAGMA quick_check(5)")]
         if rows == ["ok"]:
             self._warnings.clear("integrity")
-            return True
+            return
         self._warnings.set(
             "integrity",
             f"the database reports damage ({'; '.join(rows)}); stop Cairn and restore the "
             "latest backup (`cairn restore --latest`)",
         )
-        return False
 
     # -- archiving ---------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from core.app import Cairn
 from core.errors import Conflict, Forbidden
 from core.janitor import Janitor
 from core.model import Caller, Status, Surface, WriteStatus
+from core.paths import Paths
 from core.requests import WriteRequest
 from core.search import SearchRequest
 from tests.conftest import FakeClock
@@ -154,3 +155,25 @@ def test_moving_a_workspace_from_inside_its_new_folder(short_tmp: Path) -> None:
         moved = runtime.cairn.memories.get(Caller.human(), mid).memory
         assert moved.workspace_id == ws
         assert [w["path"] for w in runtime.cairn.lifecycle.workspaces(Caller.human())] == [str(new)]
+
+
+def test_the_file_is_checked_once_a_day_not_again_right_after_opening(
+    paths: Paths, clock: FakeClock
+) -> None:
+    """Opening a store runs quick_check; housekeeping repeats it daily, not at its first round
+    (on a large store that is a second full read at every start)."""
+    Cairn.open(paths, clock=clock).close()  # a store that exists: the next open checks it
+    cairn = Cairn.open(paths, clock=clock)
+    try:
+        checks: list[str] = []
+        cairn.store.read_db.conn().set_trace_callback(
+            lambda sql: checks.append(sql) if "quick_check" in sql else None
+        )
+        cairn.lifecycle.run()
+        assert checks == []
+        clock.advance(DAY + 1)
+        cairn.lifecycle.run()
+        assert len(checks) == 1
+        assert "integrity" not in cairn.warnings.snapshot()
+    finally:
+        cairn.close()
