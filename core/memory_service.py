@@ -434,11 +434,21 @@ class MemoryService:
         return result
 
     def _dedupe_target(self, tx: WriteTx, prepared: Memory, now: int) -> Memory | None:
+        """The memory holding `prepared`'s dedupe key in its scope, workspace and session -
+        found by the key (the unique index), not by the id the key first gave: a memory merged
+        in from another workspace keeps its id."""
         assert prepared.dedupe_key is not None
-        mid = dedupe_memory_id(
-            prepared.scope, prepared.workspace_id, prepared.session_id, prepared.dedupe_key
-        )
-        return fetch_memory(tx.conn, mid, now)
+        row = tx.conn.execute(
+            "SELECT id FROM memory WHERE scope = ? AND coalesce(workspace_id, '') = ? "
+            "AND coalesce(session_id, '') = ? AND dedupe_key = ?",
+            (
+                prepared.scope.value,
+                prepared.workspace_id or "",
+                prepared.session_id or "",
+                prepared.dedupe_key,
+            ),
+        ).fetchone()
+        return fetch_memory(tx.conn, row[0], now) if row else None
 
     def _propose_new(
         self,
@@ -512,14 +522,16 @@ class MemoryService:
     def _store_new(self, tx: WriteTx, caller: Caller, prepared: Memory, now: int) -> WriteResult:
         if prepared.dedupe_key is None:
             return insert_new(tx, caller, [prepared], now=now, observers=self._observers)[0]
+        existing = self._dedupe_target(tx, prepared, now)
+        if existing is not None:
+            if existing.status is Status.FORGOTTEN:
+                return refused_forgotten()
+            return self._upsert(tx, caller, existing, prepared, now)
         mid = dedupe_memory_id(
             prepared.scope, prepared.workspace_id, prepared.session_id, prepared.dedupe_key
         )
-        if tombstones.tombstoned_id(tx.conn, mid):
+        if tombstones.tombstoned_id(tx.conn, mid):  # purged: no row left, the tombstone stays
             return refused_forgotten()
-        existing = fetch_memory(tx.conn, mid, now)
-        if existing is not None:
-            return self._upsert(tx, caller, existing, prepared, now)
         return insert_new(
             tx,
             caller,

@@ -177,3 +177,29 @@ def test_the_file_is_checked_once_a_day_not_again_right_after_opening(
         assert "integrity" not in cairn.warnings.snapshot()
     finally:
         cairn.close()
+
+
+def test_a_keyed_memory_merged_in_is_updated_by_its_key_afterwards(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    """A memory with a dedupe key, merged into another workspace, is that workspace's memory for
+    the key: the next write with the key is a new revision of it, not a second memory (or an
+    error from the key's uniqueness)."""
+    other_dir = short_tmp / "clone"
+    other_dir.mkdir()
+    other = cairn.workspaces.resolve(str(other_dir))
+    b = Caller(Surface.AGENT, agent="agent-a", verified=True, workspace_id=other.id)
+    keyed = write(cairn, b, "deploy target is blue", dedupe_key="deploy-target")
+    cairn.lifecycle.merge_workspaces(Caller.human(), str(other_dir), str(short_tmp / "proj"))
+    again = cairn.memories.write(
+        agent,
+        WriteRequest.from_params(
+            {
+                "content": "deploy target is green",
+                "kind": "fact",
+                "scope": "project",
+                "dedupe_key": "deploy-target",
+            }
+        ),
+    )
+    assert again.status is WriteStatus.STORED and again.id == keyed and again.revision == 3
