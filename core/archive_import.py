@@ -19,10 +19,8 @@ from typing import Any
 from core.archive_reader import (
     Archive,
 )
-from core.archive_records import (
-    ArchivedMemory,
-    IdentityVersion,
-)
+from core.archive_records import ArchivedMemory
+from core.identity import IdentityVersion, insert_version
 from core.memory_service import MemoryObserver, dedupe_memory_id
 from core.model import RelationKind, Revision, Status
 from core.records import (
@@ -155,10 +153,6 @@ _RELATION = (
 _INSERT_RELATION = (
     "INSERT INTO relation (kind, from_id, to_id, open, note, created_at, created_by, "
     "resolved_at, resolved_by, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_INSERT_IDENTITY = (
-    "INSERT INTO identity_version (doc, version, content, author_kind, author, reason, parent, "
-    "created_at, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_TOMBSTONE = (
     "INSERT OR IGNORE INTO tombstone (memory_id, content_hash, scope, workspace_id, session_id, "
@@ -433,7 +427,7 @@ class Placement:
                 if split is None and v.version not in have:
                     self._tally.count("identity_added")
                     if tx is not None:
-                        conn.execute(_INSERT_IDENTITY, astuple(v))
+                        insert_version(conn, v)
                     continue
                 if split is None and have[v.version] == v.content_hash:
                     self._tally.count("identity_unchanged")

@@ -34,7 +34,6 @@ from core.archive_records import (
     TOMBSTONE_SPEC,
     WORKSPACE_SPEC,
     ArchivedMemory,
-    IdentityVersion,
     Tombstone,
     checked,
     invalid,
@@ -42,6 +41,7 @@ from core.archive_records import (
     parse_memory,
 )
 from core.errors import InvalidInput
+from core.identity import IdentityVersion
 from core.model import Workspace
 
 MAX_LINE_BYTES = 64 * 1024 * 1024

@@ -170,19 +170,6 @@ class Tombstone:
     reason: str | None
 
 
-@dataclass(frozen=True)
-class IdentityVersion:
-    doc: str
-    version: int
-    content: str
-    author_kind: str
-    author: str
-    reason: str | None
-    parent: int | None
-    created_at: int
-    content_hash: str
-
-
 def _common(r: Mapping[str, Any]) -> dict[str, Any]:
     """The fields a memory and a revision share, as the model's values."""
     return {

@@ -15,7 +15,8 @@ import hmac
 import json
 import re
 import secrets
-from dataclasses import dataclass
+import sqlite3
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,15 @@ class IdentityVersion:
             "created_at": self.created_at,
             "content_hash": self.content_hash,
         }
+
+
+def insert_version(conn: sqlite3.Connection, v: IdentityVersion) -> None:
+    """Store one version as it is (history is append-only: a version is never rewritten)."""
+    conn.execute(
+        "INSERT INTO identity_version (doc, version, content, author_kind, author, reason, "
+        "parent, created_at, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        astuple(v),
+    )
 
 
 @dataclass(frozen=True)
@@ -390,21 +400,7 @@ class IdentityService:
             created_at=now,
             content_hash=content_hash(content),
         )
-        tx.conn.execute(
-            "INSERT INTO identity_version (doc, version, content, author_kind, author, reason, "
-            "parent, created_at, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                version.doc,
-                version.version,
-                version.content,
-                version.author_kind,
-                version.author,
-                version.reason,
-                version.parent,
-                version.created_at,
-                version.content_hash,
-            ),
-        )
+        insert_version(tx.conn, version)
         detail: dict[str, Any] = {"doc": doc, "version": version.version}
         if decided_by:
             detail["decided_by"] = decided_by
