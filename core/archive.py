@@ -14,7 +14,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from core import audit, tombstones
 from core.archive_export import (
@@ -53,15 +53,8 @@ from core.validation import content_hash
 from core.workspace import WorkspaceRegistry, canonical_path
 from core.writer import WriteTx
 
-if TYPE_CHECKING:
-    pass
-
 # A workspace a dry run would register (it does not exist yet, so it has no id yet).
 _NEW_WORKSPACE = "ws_(new)"
-_TOMBSTONED_TEXTS = (
-    "SELECT DISTINCT t.content_hash FROM tombstone t "
-    "JOIN json_each(?) j ON j.value = t.content_hash"
-)
 _SAME_TEXT = (
     "SELECT 1 FROM memory WHERE content_hash = ? AND scope = ? AND coalesce(workspace_id, '') = ? "
     "AND coalesce(session_id, '') = ? AND status IN ('active', 'archived') LIMIT 1"
@@ -289,10 +282,9 @@ class ArchiveService:
     ) -> dict[int, dict[str, Any]]:
         """One chunk of lines: forgotten text refused, the rest written (or, for a dry run,
         judged the way the write would judge it)."""
-        texts = json.dumps(sorted({content_hash(r.content) for _, r in items}))
-        buried = {
-            str(row[0]) for row in self._store.read_db.conn().execute(_TOMBSTONED_TEXTS, (texts,))
-        }
+        buried = tombstones.buried_texts(
+            self._store.read_db.conn(), (content_hash(r.content) for _, r in items)
+        )
         out: dict[int, dict[str, Any]] = {}
         live: list[tuple[int, WriteRequest]] = []
         for number, req in items:

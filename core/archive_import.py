@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import astuple, dataclass, field, replace
 from typing import Any
 
+from core import tombstones
 from core.archive_reader import (
     Archive,
 )
@@ -127,10 +128,6 @@ _LIVE_IDS = (
     "SELECT m.id FROM memory m JOIN json_each(?) j ON j.value = m.id WHERE m.status != 'forgotten'"
 )
 _TOMBSTONED_IDS = "SELECT t.memory_id FROM tombstone t JOIN json_each(?) j ON j.value = t.memory_id"
-_TOMBSTONED_HASHES = (
-    "SELECT DISTINCT t.content_hash FROM tombstone t "
-    "JOIN json_each(?) j ON j.value = t.content_hash"
-)
 _SAME_CONTENT = (
     "SELECT m.id, m.content_hash, m.scope, coalesce(m.workspace_id, ''), "
     "coalesce(m.session_id, '') FROM memory m JOIN json_each(?) j ON j.value = m.content_hash "
@@ -283,7 +280,7 @@ class Placement:
         return _Facts(
             status=status,
             buried={str(r[0]) for r in conn.execute(_TOMBSTONED_IDS, (_ids(ids),))},
-            buried_texts={str(r[0]) for r in conn.execute(_TOMBSTONED_HASHES, (_ids(texts),))},
+            buried_texts=tombstones.buried_texts(conn, texts),
             history=history,
             same=same,
             hashes=hashes,

@@ -7,7 +7,9 @@ write of the same content in the same scope and workspace, and an import of it a
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Iterable
 
 from core.model import Memory, Tombstone
 
@@ -24,6 +26,18 @@ def tombstoned_content(conn: sqlite3.Connection, memory: Memory, chash: str) -> 
         (chash, memory.scope.value, memory.workspace_id or ""),
     ).fetchone()
     return row is not None
+
+
+def buried_texts(conn: sqlite3.Connection, hashes: Iterable[str]) -> set[str]:
+    """Which of these content hashes a tombstone holds (in any scope)."""
+    return {
+        str(row[0])
+        for row in conn.execute(
+            "SELECT DISTINCT t.content_hash FROM tombstone t "
+            "JOIN json_each(?) j ON j.value = t.content_hash",
+            (json.dumps(sorted(set(hashes))),),
+        )
+    }
 
 
 def bury(
