@@ -48,6 +48,15 @@ def write_atomically(path: Path, data: bytes | str, *, mode: int = 0o600) -> Non
         fh.write(data.encode("utf-8") if isinstance(data, str) else data)
 
 
+def fsync_file(path: Path) -> None:
+    """Make a file's written bytes durable (Windows flushes only a handle open for writing)."""
+    fd = os.open(path, os.O_RDWR if sys.platform == "win32" else os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def fsync_dir(path: Path) -> None:
     """Make a rename in the directory `path` durable (not possible, nor needed, on Windows)."""
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only

@@ -23,7 +23,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from core.atomic_file import fsync_dir
+from core.atomic_file import fsync_dir, fsync_file
 from core.clock import Clock, SystemClock
 from core.database import StoreLock
 from core.errors import (
@@ -352,7 +352,7 @@ def _take(source: Path, directory: Path, reason: str, clock: Clock, timeout_s: f
         fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
         _copy(source, temp, timeout_s)
-        _fsync_file(temp)
+        fsync_file(temp)
         os.replace(temp, target)
         fsync_dir(directory)
         size = target.stat().st_size
@@ -545,11 +545,3 @@ def _remove_with_sidecars(path: Path) -> None:
     for suffix in ("", *_SIDECARS):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{path}{suffix}")
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
