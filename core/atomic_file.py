@@ -4,7 +4,7 @@ Every file Cairn writes outside the database (settings, policy, agent tokens, au
 entries, archived audit events, export archives) is written next to its final name, fsynced,
 given its mode, renamed over the old file and the rename made durable: a crash leaves the old
 file or the new one, never half of either. Backups and restores copy a database through SQLite
-and keep their own steps (core/backup.py) but use `fsync_dir` from here.
+and keep their own steps (core/backup.py) but use `fsync_file` and `fsync_dir` from here.
 """
 
 from __future__ import annotations
