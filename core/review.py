@@ -21,7 +21,7 @@ from core.ownership import ADOPTED_FLAG
 from core.records import fetch_memory
 from core.requests import UpdateRequest, WriteRequest
 from core.settings import Settings
-from core.similarity import NearDuplicates
+from core.similarity import NearDuplicates, TermSets
 from core.store import Store
 from core.suggestions import Op, Suggestion
 from core.tiers import Decision, author_tier
@@ -39,6 +39,8 @@ class ReviewQueue:
     def __init__(self, settings: Settings, near: NearDuplicates) -> None:
         self._cap = settings.integer("review.max_items")
         self._near = near
+        # The waiting texts' term sets: room for the whole queue and as much again.
+        self._terms = TermSets(limit=2 * self._cap)
 
     # As a memory observer: a forgotten memory takes its waiting proposals with it.
     def memories_written(
@@ -57,7 +59,7 @@ class ReviewQueue:
     def propose(self, tx: WriteTx, caller: Caller, suggestion: Suggestion) -> Suggestion:
         conn = tx.conn
         now = suggestion.last_seen
-        waiting = suggestions.find_same(conn, suggestion, self._near.idf())
+        waiting = suggestions.find_same(conn, suggestion, self._near.idf(), self._terms)
         if waiting is not None:
             kept = suggestions.bump(conn, waiting, suggestion, now)
             action = "reobserve"
@@ -139,15 +141,33 @@ class ReviewService:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def pending(self, caller: Caller, *, limit: int = 200) -> list[dict[str, Any]]:
+    def pending(
+        self,
+        caller: Caller,
+        *,
+        limit: int = 200,
+        op: Op | None = None,
+        target_id: str | None = None,
+    ) -> list[dict[str, Any]]:
         """Waiting proposals, most seen first, then most recent; each with the memory it would
-        change as it stands now (`target`), so a person sees both."""
+        change as it stands now (`target`), so a person sees both. `op` and `target_id` keep
+        only the proposals of that operation and target (the whole queue is searched, not the
+        first `limit`)."""
         self._person(caller)
         if not 1 <= limit <= 1000:
             raise InvalidInput("limit must be between 1 and 1000", data={"field": "limit"})
+        where, params = [], []
+        if op is not None:
+            where.append("op = ?")
+            params.append(op.value)
+        if target_id is not None:
+            where.append("target_id = ?")
+            params.append(target_id)
         conn = self._store.read_db.conn()
         rows = conn.execute(
-            f"{suggestions.SELECT} ORDER BY hits DESC, last_seen DESC, id ASC LIMIT ?", (limit,)
+            f"{suggestions.SELECT} {'WHERE ' + ' AND '.join(where) if where else ''} "
+            "ORDER BY hits DESC, last_seen DESC, id ASC LIMIT ?",
+            (*params, limit),
         ).fetchall()
         return [self._shown(conn, suggestions.from_row(r)) for r in rows]
 

@@ -29,10 +29,36 @@ SIMILAR_THRESHOLD = 0.40
 REOBSERVE_THRESHOLD = 0.40
 
 
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(t.text for t in analyze(text) if not is_stop(t))
+
+
 @lru_cache(maxsize=4096)
 def terms_of(text: str) -> frozenset[str]:
     """The distinct index terms of `text` (stopwords left out)."""
-    return frozenset(t.text for t in analyze(text) if not is_stop(t))
+    return _terms(text)
+
+
+class TermSets:
+    """The term sets of texts known by their content hash, kept across calls: a text compared
+    on every write (a waiting proposal) is analysed once, not once per write. Content-addressed,
+    so an entry is never stale; past `limit` entries all are dropped and analysed again when
+    next asked for. Not thread-safe: one owner (the writer) uses it."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._sets: dict[str, frozenset[str]] = {}
+
+    def missing(self, digests: Iterable[str]) -> list[str]:
+        if len(self._sets) > self._limit:
+            self._sets.clear()
+        return [d for d in dict.fromkeys(digests) if d not in self._sets]
+
+    def add(self, digest: str, text: str) -> None:
+        self._sets[digest] = _terms(text)
+
+    def __getitem__(self, digest: str) -> frozenset[str]:
+        return self._sets[digest]
 
 
 def weighted_overlap(a: frozenset[str], b: frozenset[str], idf: Callable[[str], float]) -> float:
@@ -59,14 +85,40 @@ def best_matches(
     threshold: float,
 ) -> list[tuple[str, float]]:
     """The (id, score) of each of `others` (id, text) at or above `threshold`, best first."""
-    mine = terms_of(text)
+    return best_term_matches(
+        terms_of(text), ((oid, terms_of(other)) for oid, other in others), idf, threshold=threshold
+    )
+
+
+def best_term_matches(
+    mine: frozenset[str],
+    others: Iterable[tuple[str, frozenset[str]]],
+    idf: Callable[[str], float],
+    *,
+    threshold: float,
+) -> list[tuple[str, float]]:
+    """best_matches on term sets: the (id, score) of each of `others` (id, its terms) at or
+    above `threshold`, best first.
+
+    A score is shared / (this text's weight + the weight of the other's remaining terms), so it
+    is at most shared / this text's weight: an other below the threshold on that bound cannot
+    reach it, and its remaining terms are never weighed (with a StoreIdf, the remaining terms
+    of those that can are looked up in one batch)."""
     weight = {t: idf(t) for t in mine}  # each of this text's terms weighed once, not per pair
     mine_total = sum(weight.values())
-    scored = []
-    for oid, other in others:
-        theirs = terms_of(other)
-        whole = mine_total + sum(idf(t) for t in theirs - mine)
+    floor = threshold * mine_total * (1 - 1e-9)
+    hopeful = []
+    for oid, theirs in others:
         shared = sum(weight[t] for t in mine & theirs)
+        if shared >= floor:
+            hopeful.append((oid, theirs - mine, shared))
+    if not hopeful:
+        return []
+    if isinstance(idf, StoreIdf):
+        idf.lookup(frozenset().union(*(rest for _, rest, _ in hopeful)))
+    scored = []
+    for oid, rest, shared in hopeful:
+        whole = mine_total + sum(idf(t) for t in rest)
         # the same value as weighted_overlap(mine, theirs, idf)
         scored.append((oid, shared / whole if whole > 0 else 0.0))
     return sorted(((oid, s) for oid, s in scored if s >= threshold), key=lambda x: (-x[1], x[0]))
@@ -183,18 +235,5 @@ class NearDuplicates:
         }
         rows = [found[s] for s in seqs if s in found][: self._CANDIDATES]
         candidates = [(mid, text) for mid, text in rows if text != memory.content]
-        # A score is shared / (this text's weight + the weight of the other's remaining terms),
-        # so it is at most shared / this text's weight: a candidate below the threshold on that
-        # bound cannot reach it, and its other terms need no document counts.
-        weight = {t: idf(t) for t in mine}
-        floor = SIMILAR_THRESHOLD * sum(weight.values()) * (1 - 1e-9)
-        hopeful = [
-            (mid, text)
-            for mid, text in candidates
-            if sum(weight[t] for t in mine & terms_of(text)) >= floor
-        ]
-        if not hopeful:
-            return ()
-        idf.lookup(frozenset().union(*(terms_of(text) for _, text in hopeful)))
-        matches = best_matches(memory.content, hopeful, idf, threshold=SIMILAR_THRESHOLD)
+        matches = best_matches(memory.content, candidates, idf, threshold=SIMILAR_THRESHOLD)
         return tuple(mid for mid, _ in matches)

@@ -15,8 +15,15 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from core.database import in_lists
 from core.model import Scope
-from core.similarity import REOBSERVE_THRESHOLD, is_superset, terms_of, weighted_overlap
+from core.similarity import (
+    REOBSERVE_THRESHOLD,
+    TermSets,
+    best_term_matches,
+    is_superset,
+    terms_of,
+)
 from core.validation import content_hash
 
 
@@ -276,11 +283,12 @@ def _merge_key(s: Suggestion) -> tuple[str, str, str, str]:
 
 
 def find_same(
-    conn: sqlite3.Connection, s: Suggestion, idf: Callable[[str], float]
+    conn: sqlite3.Connection, s: Suggestion, idf: Callable[[str], float], terms: TermSets
 ) -> Suggestion | None:
     """The waiting suggestion that `s` is a re-observation of: the same target (for changes of
     an existing memory or document), or for a new memory the same scope and workspace with
-    content at least REOBSERVE_THRESHOLD alike."""
+    content at least REOBSERVE_THRESHOLD alike. `terms` keeps the waiting texts' term sets
+    from one proposal to the next."""
     if s.target_id is not None:
         row = conn.execute(
             f"{SELECT} WHERE op = ? AND target_id = ? ORDER BY last_seen DESC LIMIT 1",
@@ -289,24 +297,32 @@ def find_same(
         return from_row(row) if row else None
     if s.content is None:
         return None
-    op, scope, ws, sid = _merge_key(s)
-    rows = conn.execute(
-        f"{SELECT} WHERE op = ? AND target_id IS NULL AND coalesce(scope, '') = ? "
-        "AND coalesce(workspace_id, '') = ? AND coalesce(session_id, '') = ?",
-        (op, scope, ws, sid),
+    key = (
+        "op = ? AND target_id IS NULL AND coalesce(scope, '') = ? "
+        "AND coalesce(workspace_id, '') = ? AND coalesce(session_id, '') = ?"
+    )
+    waiting = conn.execute(
+        # every suggestion with content has its hash (see _values)
+        f"SELECT id, content_hash FROM suggestion WHERE {key} AND content_hash IS NOT NULL",
+        _merge_key(s),
     ).fetchall()
-    mine = terms_of(s.content)
-    best: tuple[float, Suggestion] | None = None
-    for row in rows:
-        other = from_row(row)
-        if other.content is None:
-            continue
-        if other.digest == s.digest:
-            return other
-        score = weighted_overlap(mine, terms_of(other.content), idf)
-        if score >= REOBSERVE_THRESHOLD and (best is None or score > best[0]):
-            best = (score, other)
-    return best[1] if best else None
+    mine = s.digest
+    for sid, digest in waiting:
+        if digest == mine:
+            return fetch(conn, sid)
+    missing = terms.missing(digest for _, digest in waiting)
+    for chunk, marks in in_lists(missing):
+        for digest, content in conn.execute(
+            f"SELECT content_hash, content FROM suggestion WHERE content_hash IN ({marks})", chunk
+        ):
+            terms.add(digest, content)
+    found = best_term_matches(
+        terms_of(s.content),
+        ((sid, terms[digest]) for sid, digest in waiting),
+        idf,
+        threshold=REOBSERVE_THRESHOLD,
+    )
+    return fetch(conn, found[0][0]) if found else None
 
 
 def insert(conn: sqlite3.Connection, s: Suggestion) -> None:

@@ -1,7 +1,9 @@
-"""Store benchmark: acknowledged single writes per second, bulk rows per second, and get/list
-latency (median, p95) at 10k and 100k memories, all through the public service API.
+"""Store benchmark: acknowledged single writes per second, writes that wait for review (with
+200, 1000 and 5000 proposals waiting), bulk rows per second, and get/list latency (median, p95)
+at 10k and 100k memories, all through the public service API.
 
-    .venv/bin/python scripts/bench_store.py [--sizes 10000 100000] [--bulk-only] [--json FILE]
+    .venv/bin/python scripts/bench_store.py [--sizes 10000 100000] [--queues 200 1000 5000]
+        [--bulk-only] [--json FILE]
 
 `--bulk-only` times just the bulk insert (no single writes, read latencies or raw ceiling).
 """
@@ -20,8 +22,10 @@ from benchlib import fmt, latency, scratch_cairn, sentence
 
 from core.app import Cairn
 from core.model import Caller, ListFilter, Scope, Surface
+from core.policy import Mode, all_auto, with_mode
 from core.requests import WriteRequest
 from core.settings import Settings
+from core.validation import Limits
 
 
 def single_writes(n: int, synchronous: str, texts: list[str] | None = None) -> float:
@@ -37,6 +41,39 @@ def single_writes(n: int, synchronous: str, texts: list[str] | None = None) -> f
         for text in texts:
             cairn.memories.write(agent, WriteRequest(content=text, kind="fact", scope=Scope.USER))
         return n / (time.perf_counter() - t0)
+
+
+_SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+
+
+def proposal_writes(queue_sizes: list[int], n: int = 200) -> dict[int, dict[str, float]]:
+    """Milliseconds per agent write that waits for review, with each of `queue_sizes`
+    proposals already waiting (each new one is compared with every waiting proposal of its
+    scope, to count a re-observation instead of queueing the same idea twice)."""
+    settings = Settings.defaults().with_values(review__max_items=max(queue_sizes) + n)
+    policy = with_mode(all_auto(Limits(settings).kinds), "kinds.idea", Mode.ASK)
+    rng = random.Random(3)
+    agent = Caller(Surface.AGENT, agent="bench", verified=True)
+
+    def propose() -> None:
+        # The generated sentences alone are near-duplicates of one another (most would be
+        # counted as seen again, not queued): four made-up words make most an idea of its own.
+        made_up = " ".join("".join(rng.choices(_SYLLABLES, k=3)) for _ in range(4))
+        text = f"{sentence(rng)}, for {made_up}"
+        cairn.memories.write(agent, WriteRequest(content=text, kind="idea", scope=Scope.USER))
+
+    out = {}
+    with scratch_cairn(settings, policy=policy) as cairn:
+        # Stored memories first, so that words weigh by their rarity as in a store in use.
+        facts = [
+            WriteRequest(content=sentence(rng), kind="fact", scope=Scope.USER) for _ in range(2000)
+        ]
+        cairn.memories.write_many(Caller.human(), facts)
+        for size in sorted(queue_sizes):
+            while cairn.review.count() < size:
+                propose()
+            out[size] = latency(propose, n)
+    return out
 
 
 def real_text() -> list[str] | None:
@@ -134,6 +171,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--writes", type=int, default=5000)
+    parser.add_argument(
+        "--queues", type=int, nargs="+", default=[200, 1000, 5000], help="proposals waiting"
+    )
     parser.add_argument("--bulk-only", action="store_true", help="time only write_many")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
@@ -155,6 +195,11 @@ def main() -> int:
         rate = single_writes(len(real), "NORMAL", real)
         results["single_writes_per_s_locomo"] = rate
         print(f"acknowledged single writes (NORMAL): {rate:8.0f} /s  ({len(real)} LoCoMo turns)")
+
+    if not args.bulk_only:
+        for size, stats in proposal_writes(args.queues).items():
+            results[f"proposal_write_{size}"] = stats
+            print(f"write that waits for review, {size:6,} waiting: {fmt(stats)}")
 
     human = Caller.human()
     rng = random.Random(7)

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.app import Cairn
 from core.paths import Paths
-from core.policy import POLICY_FILE, all_auto
+from core.policy import POLICY_FILE, Policy, all_auto
 from core.policy_file import write_policy
 from core.settings import Settings
 from core.validation import Limits
@@ -70,13 +70,15 @@ def sentence(rng: random.Random, chinese_share: float = 0.2) -> str:
 
 
 @contextmanager
-def scratch_cairn(settings: Settings | None = None) -> Iterator[Cairn]:
-    """A throwaway Cairn whose capture policy lets every write land: benchmarks measure the
-    store, not the review queue."""
+def scratch_cairn(
+    settings: Settings | None = None, *, policy: Policy | None = None
+) -> Iterator[Cairn]:
+    """A throwaway Cairn whose capture policy (by default) lets every write land: benchmarks
+    measure the store, not the review queue, unless they say otherwise."""
     root = Path(tempfile.mkdtemp(prefix="cb", dir="/tmp"))
     paths = Paths(data=root / "d", config=root / "c", state=root / "s", runtime=root / "r")
     settings = settings or Settings.defaults()
-    write_policy(paths.config / POLICY_FILE, all_auto(Limits(settings).kinds))
+    write_policy(paths.config / POLICY_FILE, policy or all_auto(Limits(settings).kinds))
     app = Cairn.open(paths, settings=settings)
     try:
         yield app

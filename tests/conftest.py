@@ -9,16 +9,19 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from core.app import Cairn
-from core.model import BUILTIN_KINDS, Caller, Surface
+from core.model import BUILTIN_KINDS, Caller, Scope, Surface, WriteStatus
 from core.paths import Paths, resolve_paths
 from core.policy import POLICY_FILE, all_auto
 from core.policy_file import write_policy
+from core.requests import WriteRequest
 from core.settings import Settings
 
 if TYPE_CHECKING:
@@ -133,13 +136,12 @@ def cairn_env(home: Path) -> dict[str, str]:
 # -- the windows ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def desk(qtbot: QtBot, paths: Paths) -> Iterator[Desk]:
-    """The windows' context over a real Cairn with the shipped (governed) capture policy. The
-    store refuses the GUI thread, so a window calling a service directly fails the test."""
+@contextmanager
+def desk_on(app: Cairn) -> Iterator[Desk]:
+    """The windows' context over `app`. The store refuses the GUI thread meanwhile, so a window
+    calling a service directly fails the test."""
     from desktop.desk import Desk
 
-    app = Cairn.open(paths)
     app.store.refuse_thread(threading.get_ident())
     d = Desk(app)
     try:
@@ -148,6 +150,16 @@ def desk(qtbot: QtBot, paths: Paths) -> Iterator[Desk]:
         d.close()
         gc.collect()  # on this (the GUI) thread, never later on a worker's
         app.store.refuse_thread(None)
+
+
+@pytest.fixture
+def desk(qtbot: QtBot, paths: Paths) -> Iterator[Desk]:
+    """The windows' context over a real Cairn with the shipped (governed) capture policy."""
+    app = Cairn.open(paths)
+    try:
+        with desk_on(app) as d:
+            yield d
+    finally:
         app.close()
 
 
@@ -155,19 +167,42 @@ def desk(qtbot: QtBot, paths: Paths) -> Iterator[Desk]:
 def served_desk(qtbot: QtBot, paths: Paths) -> Iterator[tuple[Desk, Runtime]]:
     """The windows' context over a serving Cairn (its socket on a thread of this process), so
     real socket clients can propose while the windows watch. The GUI thread is refused."""
-    from desktop.desk import Desk
     from tests.serving import served_in_thread
 
     with served_in_thread(paths) as runtime:
         assert runtime.cairn is not None
-        runtime.cairn.store.refuse_thread(threading.get_ident())
-        d = Desk(runtime.cairn)
-        try:
+        with desk_on(runtime.cairn) as d:
             yield d, runtime
-        finally:
-            d.close()
-            gc.collect()
-            runtime.cairn.store.refuse_thread(None)
+
+
+def made_up_word(n: int) -> str:
+    """A word of its own for each `n` (below 20**4), shared with no other text."""
+    return "".join("bcdfghjklmnpqrstvwxz"[n // 20**k % 20] + "aeiou"[k] for k in range(4))
+
+
+@pytest.fixture
+def crowded_desk(qtbot: QtBot, paths: Paths, workspace_dir: Path) -> Iterator[Desk]:
+    """The windows' context over a store whose review queue holds 1001 proposals: helper's
+    proposal for the identity document "user" first (so the least recent: listed last), then
+    1000 memory proposals, each an idea of its own."""
+    paths.config.mkdir(parents=True, exist_ok=True)
+    (paths.config / "settings.toml").write_text("[review]\nmax_items = 2000\n", encoding="utf-8")
+    app = Cairn.open(paths)
+    try:
+        helper = Caller(Surface.AGENT, agent="helper", verified=True)
+        app.identity.propose(helper, "user", "Works in Rust and Python.\n", "said so")
+        writer = replace(helper, workspace_id=app.workspaces.resolve(str(workspace_dir)).id)
+        for i in range(1000):
+            words = " ".join(made_up_word(3 * i + j) for j in range(3))
+            result = app.memories.write(
+                writer, WriteRequest(content=f"try {words}", kind="idea", scope=Scope.PROJECT)
+            )
+            assert result.status is WriteStatus.PENDING, result
+        assert app.review.count() == 1001
+        with desk_on(app) as d:
+            yield d
+    finally:
+        app.close()
 
 
 def settle(qtbot: QtBot, desk: Desk, timeout_ms: int = 5000) -> None:

@@ -231,3 +231,14 @@ def test_a_document_is_exported_with_its_history(qtbot: QtBot, desk: Desk, short
     assert "## Current content" in text and "Has `code` in it." in text
     assert "### Version 2" in text and "### Version 1" in text and "with code" in text
     assert history(qtbot, desk)[1].content.strip() in text
+
+
+def test_a_proposal_behind_a_thousand_others_is_still_shown(
+    qtbot: QtBot, crowded_desk: Desk
+) -> None:
+    """The window asks the store for this document's proposals, not for the first 1000 of the
+    whole queue: one proposed before 1000 memory proposals (so listed after them) is shown."""
+    window = open_on(qtbot, crowded_desk)
+    qtbot.waitUntil(lambda: window.side.proposals.count() == 1)
+    item = window.side.proposals.item(0)
+    assert item is not None and item.text().startswith("helper")

@@ -448,3 +448,17 @@ def test_a_flagged_finding_can_be_allowed_from_now_on(
     allowed = read(qtbot, desk, desk.cairn.allowlist.entries, Caller.human())
     assert {e["rule"] for e in allowed} == rules
     assert "Ignore all previous instructions" in " ".join(contents(qtbot, desk))
+
+
+def test_a_queue_longer_than_the_list_says_how_many_wait(qtbot: QtBot, crowded_desk: Desk) -> None:
+    """The window lists the 1000 most seen proposals and says that 1001 wait, not "1000 of
+    1000"; deciding one counts it off."""
+    window = window_for(qtbot, crowded_desk, rows=1000)
+    assert window.pending_count() == 1001
+    label = window.queue.count_label.text()
+    assert label == "1000 of 1001 waiting (the 1000 most seen are listed)", label
+    window.detail.reject_reason.setText("not now")
+    window.reject()
+    qtbot.waitUntil(lambda: window.pending_count() == 1000)
+    settle(qtbot, crowded_desk)
+    assert window.queue.count_label.text() == "1000 of 1000 waiting"

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from core.changes import Topic
 from core.errors import CairnError, Conflict
 from core.identity import IdentityVersion, RevertPreview
+from core.suggestions import Op
 from desktop.desk import Desk, ToolWindow
 from desktop.widgets import named
 from desktop.windows.identity_editor import DocumentEditor
@@ -51,11 +52,7 @@ def load(desk: Desk, doc: str | None) -> Loaded:
     if chosen is None:
         return Loaded(documents, None, [], [])
     history = desk.cairn.identity.history(person, chosen)
-    proposals = [
-        p
-        for p in desk.cairn.review.pending(person, limit=1000)
-        if p["op"] == "identity" and p["target_id"] == chosen
-    ]
+    proposals = desk.cairn.review.pending(person, limit=1000, op=Op.IDENTITY, target_id=chosen)
     return Loaded(documents, chosen, history, proposals)
 
 

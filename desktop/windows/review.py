@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -19,6 +20,24 @@ from desktop.widgets import named
 from desktop.windows.review_detail import ProposalDetail
 from desktop.windows.review_queue import Item, ProposalList
 
+# The window lists the most seen proposals up to this many (a queue may hold up to 100,000);
+# its count says how many wait in all.
+LISTED = 1000
+
+
+@dataclass(frozen=True)
+class Queue:
+    """What the window shows, read in one worker call."""
+
+    items: list[Item]  # the LISTED most seen, most seen first
+    waiting: int  # how many wait in all
+
+
+def load(desk: Desk) -> Queue:
+    """The most seen proposals and how many wait (a worker call)."""
+    review = desk.cairn.review
+    return Queue(review.pending(desk.person, limit=LISTED), review.count())
+
 
 class ReviewWindow(ToolWindow):
     """The queue of proposals. Refreshes from the change channel; never drops an edit."""
@@ -30,6 +49,7 @@ class ReviewWindow(ToolWindow):
         super().__init__(desk)
         self.setWindowTitle(self.tr("Cairn — Review queue"))
         self._items: list[Item] = []
+        self._waiting = 0
         self._drafts: dict[str, dict[str, Any]] = {}  # unsaved edits of proposals left behind
         self._build()
         desk.live.on(self, {Topic.REVIEW, Topic.MEMORIES, Topic.IDENTITY}, self.refresh_if_shown)
@@ -87,8 +107,8 @@ class ReviewWindow(ToolWindow):
     # -- what others read -------------------------------------------------------------------
 
     def pending_count(self) -> int:
-        """How many proposals wait (as of the last refresh)."""
-        return len(self._items)
+        """How many proposals wait (as of the last refresh), listed or not."""
+        return self._waiting
 
     def current(self) -> Item | None:
         """The proposal in the detail pane, as last loaded."""
@@ -103,16 +123,16 @@ class ReviewWindow(ToolWindow):
     # -- loading ----------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        self.fetch(self.desk.cairn.review.pending, self.desk.person, on_done=self._loaded)
+        self.fetch(load, self.desk, on_done=self._loaded)
 
-    def _loaded(self, items: list[Item]) -> None:
-        self._items = items
-        self.queue.fill_filters(items)
+    def _loaded(self, queue: Queue) -> None:
+        self._items, self._waiting = queue.items, queue.waiting
+        self.queue.fill_filters(self._items)
         self._fill_table()
 
     def _fill_table(self) -> None:
         current_id = self.current_id()
-        shown, current_row = self.queue.fill(self._items, current_id)
+        shown, current_row = self.queue.fill(self._items, current_id, waiting=self._waiting)
         self._follow(current_id, current_row, shown)
         self.queue.selection_changed()
 
@@ -249,6 +269,7 @@ class ReviewWindow(ToolWindow):
             self._show(None)
             # Move on to the next proposal, the way the arrows would.
             self._items = [i for i in self._items if i["id"] != sid]
+            self._waiting -= 1
             self._fill_table()
             if 0 <= row < table.rowCount():
                 table.setCurrentCell(row, 0)

@@ -131,10 +131,9 @@ class ProposalList(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
-        header = self.table.horizontalHeader()
-        for col in range(6):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(6, QHeaderView.ResizeMode.Stretch)
+        # The first six columns fit their contents once per fill: in ResizeToContents mode
+        # every cell set re-measured its whole column, and a fill of 1000 rows took a minute.
+        self.table.horizontalHeader().setSectionResizeMode(6, QHeaderView.ResizeMode.Stretch)
         self.table.setToolTip(
             translate(
                 "ReviewWindow",
@@ -201,10 +200,12 @@ class ProposalList(QWidget):
             and (reason == ANY or any(r["code"] == reason for r in i["reasons"]))
         ]
 
-    def fill(self, items: list[Item], current_id: str | None) -> tuple[list[Item], int]:
-        """Rebuild the rows from `items`, keeping the selection and the current proposal's row;
-        no table signal fires meanwhile. Returns the proposals shown and the current one's row
-        (-1 when it is not shown)."""
+    def fill(
+        self, items: list[Item], current_id: str | None, *, waiting: int
+    ) -> tuple[list[Item], int]:
+        """Rebuild the rows from `items` (the listed ones of the `waiting` proposals), keeping
+        the selection and the current proposal's row; no table signal fires meanwhile. Returns
+        the proposals shown and the current one's row (-1 when it is not shown)."""
         selected = set(self.selected_ids())
         shown = self.visible(items)
         self.table.blockSignals(True)
@@ -226,9 +227,12 @@ class ProposalList(QWidget):
                     | QItemSelectionModel.SelectionFlag.Rows,
                 )
         self.table.blockSignals(False)
-        self.count_label.setText(
-            translate("ReviewWindow", "{} of {} waiting").format(len(shown), len(items))
-        )
+        for col in range(6):
+            self.table.resizeColumnToContents(col)
+        count = translate("ReviewWindow", "{} of {} waiting").format(len(shown), waiting)
+        if waiting > len(items):
+            count += translate("ReviewWindow", " (the {} most seen are listed)").format(len(items))
+        self.count_label.setText(count)
         return shown, current_row
 
     def _fill_row(self, row: int, item: Item) -> None:

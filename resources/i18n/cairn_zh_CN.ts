@@ -1325,6 +1325,10 @@ The strictest rule that applies wins.</source>
         <translation>采纳后将遗忘这条记忆。</translation>
     </message>
     <message>
+        <source> (the {} most seen are listed)</source>
+        <translation>（列出出现次数最多的 {} 条）</translation>
+    </message>
+    <message>
         <source>The content cannot be empty.</source>
         <translation>内容不能为空。</translation>
     </message>
