@@ -174,14 +174,16 @@ def test_a_stale_index_is_rebuilt_on_open(paths: Paths, clock: FakeClock) -> Non
 
 
 def test_forget_removes_the_words_from_the_index_files(cairn: Cairn, agent: Caller) -> None:
-    mid = put(cairn, agent, "the escrow codename is quokka-marmalade-7731 for the vault")
+    # The number is long: the file holds thousands of hex digits (hashes, ids), and a short
+    # one turned up among them by chance (b"7731", in one full run on 2026-11-30).
+    mid = put(cairn, agent, "the escrow codename is quokka-marmalade-77310942 for the vault")
     for i in range(40):
         put(cairn, agent, f"filler memory number {i} about routine things")
     cairn.memories.forget(Caller.human(), mid)
     cairn.store.writer.run(lambda tx: None)  # the index merge queued after the forget runs first
     cairn.store.checkpoint("TRUNCATE")
     data = cairn.store.path.read_bytes()
-    for needle in (b"quokka", b"marmalad", b"7731", b"codenam", b"escrow"):
+    for needle in (b"quokka", b"marmalad", b"77310942", b"codenam", b"escrow"):
         assert needle not in data, needle
     assert ids(cairn, agent, "quokka marmalade") == []
 
