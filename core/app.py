@@ -225,6 +225,11 @@ class Cairn:
         )
         return {n: self.settings.value(f"server.{n}") for n in names}  # type: ignore[misc]
 
+    @property
+    def committed_seq(self) -> int:
+        """The sequence number of the last committed change (what `changes.since` counts)."""
+        return self.store.committed_seq
+
     def request_shutdown(self, why: str) -> None:
         """Ask whoever runs this Cairn (the daemon or the tray) to stop cleanly."""
         if self.shutdown_hook is None:

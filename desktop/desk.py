@@ -115,6 +115,9 @@ class ToolWindow(QWidget):
             self.restoreGeometry(saved)
         self._fetching = False
         self._fetch_again = False
+        # The store's committed sequence when the last load started (-1: none, or it failed):
+        # a load that started at or after a change already shows it.
+        self._fetch_seq = -1
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
@@ -123,9 +126,16 @@ class ToolWindow(QWidget):
     def refresh(self) -> None:
         """Load what the window shows (off the GUI thread, through `desk.call` or `fetch`)."""
 
-    def refresh_if_shown(self, _changes: ChangeSet) -> None:
-        """A change-channel slot: reload now if shown (a hidden window reloads when it shows)."""
-        if self.isVisible():
+    def refresh_if_shown(self, changes: ChangeSet) -> None:
+        """A change-channel slot: reload now if shown (a hidden window reloads when it shows),
+        unless a load that started after these changes committed is on its way or done."""
+        if self.isVisible() and not 0 < changes.last_seq <= self._fetch_seq:
+            self.refresh()
+
+    def refresh_after_write(self) -> None:
+        """After this window's own write landed: reload, unless the change channel already
+        started a load after the write committed - one load per write, not two."""
+        if self._fetch_seq < self.desk.cairn.committed_seq:
             self.refresh()
 
     def fetch(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None]) -> None:
@@ -136,6 +146,7 @@ class ToolWindow(QWidget):
             self._fetch_again = True
             return
         self._fetching = True
+        self._fetch_seq = self.desk.cairn.committed_seq
         self.desk.call(
             fn,
             *args,
@@ -153,6 +164,7 @@ class ToolWindow(QWidget):
 
     def _fetch_failed(self, error: BaseException) -> None:
         self._fetching = False
+        self._fetch_seq = -1
         self.show_error(error)
         if self._fetch_again:  # changes arrived meanwhile: they may load now
             self._fetch_again = False

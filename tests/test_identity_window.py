@@ -18,6 +18,7 @@ from core.identity import IdentityVersion
 from core.model import Caller
 from core.runtime import socket_path
 from desktop.desk import Desk
+from desktop.windows import identity as identity_window
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.identity_revert import RevertDialog
 from tests.conftest import settle
@@ -242,3 +243,23 @@ def test_a_proposal_behind_a_thousand_others_is_still_shown(
     qtbot.waitUntil(lambda: window.side.proposals.count() == 1)
     item = window.side.proposals.item(0)
     assert item is not None and item.text().startswith("helper")
+
+
+def test_a_saved_edit_reloads_the_window_once(
+    qtbot: QtBot, desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = open_on(qtbot, desk)
+    loads: list[int] = []
+    load = identity_window.load
+
+    def counted(d: Desk, doc: str | None) -> Any:
+        loads.append(1)
+        return load(d, doc)
+
+    monkeypatch.setattr("desktop.windows.identity.load", counted)
+    save(qtbot, desk, window, "Prefers short answers.\n", "said so")
+    qtbot.wait(300)  # anything late (a second reload) would start meanwhile
+    settle(qtbot, desk)
+    assert len(loads) == 1
+    assert window.doc_editor.base_label.text() == "Editing user, based on version 2"
+    assert not window.doc_editor.dirty

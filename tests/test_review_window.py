@@ -18,6 +18,7 @@ from core.model import Caller
 from core.runtime import socket_path
 from desktop.desk import Desk
 from desktop.diff import Change, diff_html, word_diff
+from desktop.windows import review as review_window
 from desktop.windows.review import ReviewWindow
 from tests.conftest import settle
 from tests.serving import RawClient
@@ -462,3 +463,33 @@ def test_a_queue_longer_than_the_list_says_how_many_wait(qtbot: QtBot, crowded_d
     qtbot.waitUntil(lambda: window.pending_count() == 1000)
     settle(qtbot, crowded_desk)
     assert window.queue.count_label.text() == "1000 of 1000 waiting"
+
+
+def test_a_decision_reloads_the_queue_once(
+    qtbot: QtBot,
+    served: tuple[Desk, Runtime],
+    agent: RawClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Deciding reloads the queue once: the change channel's reload is not followed by a
+    second one from the decision's own answer (each is a read of up to 1,000 proposals)."""
+    desk, _ = served
+    propose(agent, "idea: cache the parsed config")
+    propose(agent, "idea: split the test suite by package")
+    window = window_for(qtbot, desk, 2)
+    loads: list[int] = []
+    load = review_window.load
+
+    def counted(d: Desk) -> Any:
+        loads.append(1)
+        return load(d)
+
+    monkeypatch.setattr("desktop.windows.review.load", counted)
+    window.detail.reject_reason.setText("not now")
+    window.reject()
+    qtbot.waitUntil(lambda: window.pending_count() == 1)
+    settle(qtbot, desk)
+    qtbot.wait(300)  # anything late (a second reload) would start meanwhile
+    settle(qtbot, desk)
+    assert len(loads) == 1
+    assert window.queue.table.rowCount() == 1

@@ -206,7 +206,7 @@ class IdentityWindow(ToolWindow):
         if version.doc == self._doc:
             self.doc_editor.dirty = False
             self.doc_editor.reason.clear()
-        self.refresh()
+        self.refresh_after_write()
 
     def _save_failed(self, error: BaseException) -> None:
         if not isinstance(error, CairnError):
@@ -274,7 +274,7 @@ class IdentityWindow(ToolWindow):
                 version.version, preview.target_version
             )
         )
-        self.refresh()
+        self.refresh_after_write()
 
     def _revert_failed(self, error: BaseException) -> None:
         if not isinstance(error, CairnError):
@@ -316,7 +316,7 @@ class IdentityWindow(ToolWindow):
 
     def _decided(self, text: str) -> None:
         self.status.setText(text)
-        self.refresh()
+        self.refresh_after_write()
 
     def _decision_failed(self, error: BaseException) -> None:
         if not isinstance(error, CairnError):

@@ -273,7 +273,7 @@ class ReviewWindow(ToolWindow):
             self._fill_table()
             if 0 <= row < table.rowCount():
                 table.setCurrentCell(row, 0)
-        self.refresh()
+        self.refresh_after_write()
 
     def adopt_many(self) -> None:
         self._decide_many(adopt=True)
@@ -302,4 +302,4 @@ class ReviewWindow(ToolWindow):
         self.status.setText(text)
         self.detail.dirty = False
         self._drafts.clear()
-        self.refresh()
+        self.refresh_after_write()
