@@ -38,10 +38,16 @@ class Desk:
         self._windows: dict[type[ToolWindow], ToolWindow] = {}
         self.language = Language()
         self._language_listeners: list[Callable[[], None]] = []
+        self._open_listeners: list[Callable[[ToolWindow], None]] = []
 
     def on_language(self, listener: Callable[[], None]) -> None:
         """Call `listener` after the language changed (the tray rebuilds its menu)."""
         self._language_listeners.append(listener)
+
+    def on_open(self, listener: Callable[[ToolWindow], None]) -> None:
+        """Call `listener` with each window when it is built (without a tray, the tray gives
+        every window its menu)."""
+        self._open_listeners.append(listener)
 
     def start_language(self) -> None:
         """Show the language the person chose (or the system's) - before any window opens."""
@@ -81,6 +87,8 @@ class Desk:
         if window is None:
             window = kind(self)
             self._windows[kind] = window
+            for listener in self._open_listeners:
+                listener(window)
         window.show()
         window.raise_()
         window.activateWindow()

@@ -12,9 +12,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import shiboken6
-from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QSize, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QIcon
-from PySide6.QtWidgets import QBoxLayout, QLabel, QMenu, QMessageBox, QSystemTrayIcon
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QSystemTrayIcon,
+    QVBoxLayout,
+)
 
 from core.changes import ChangeSet, Topic
 from core.model import BUILTIN_KINDS
@@ -84,7 +93,7 @@ class Tray(QObject):
         self.notifications: list[str] = []
         self.collect_ms = COLLECT_MS
         self.cooldown_s = COOLDOWN_S
-        self.note: QLabel | QMessageBox | None = None
+        self.note: QLabel | None = None  # without a tray: the note of the last window built
         self._icons = {IDLE: load_icon(IDLE), PENDING: load_icon(PENDING)}
         self._counting = False
         self._count_again = False
@@ -197,34 +206,69 @@ class Tray(QObject):
     # -- starting ----------------------------------------------------------------------------
 
     def start(self) -> bool:
-        """Show the icon; on a desktop without a tray, open the review queue with a note saying
-        why (closing the last window then quits). Returns whether a tray is there."""
+        """Show the icon; on a desktop without a tray, open the review queue instead: every
+        window then carries a note saying why (closing the last window quits) and buttons for
+        what the menu would offer. Returns whether a tray is there."""
         available = QSystemTrayIcon.isSystemTrayAvailable()
         if available:
             self.icon.show()
             log.info("tray icon shown (system tray available: %s)", available)
             return True
         log.info("no system tray on this desktop: showing the review queue window instead")
-        window = self.open_window("review")
-        text = self.tr(
-            "Your desktop has no system tray, so Cairn opened its window. Cairn keeps running "
-            "while a Cairn window is open; closing the last one quits Cairn."
-        )
-        layout = window.layout()
-        if isinstance(layout, QBoxLayout):
-            label = QLabel(text, window)
-            label.setObjectName("noTrayNote")
-            label.setWordWrap(True)
-            label.setStyleSheet("QLabel { background: #fff4d6; padding: 6px; }")
-            layout.insertWidget(0, label)
-            self.note = label
-        else:
-            box = QMessageBox(QMessageBox.Icon.Information, self.tr("Cairn"), text, parent=window)
-            box.setObjectName("noTrayNote")
-            box.setWindowModality(Qt.WindowModality.NonModal)
-            box.open()
-            self.note = box
+        self.desk.on_open(self._add_menu_strip)
+        self.open_window("review")
         return False
+
+    def _add_menu_strip(self, window: ToolWindow) -> None:
+        """Without a tray: the note and the menu's entries (each other window, and Quit) across
+        the top of `window`, in the language it is built in."""
+        layout = window.layout()
+        if not isinstance(layout, QBoxLayout):  # every ToolWindow lays out in a box
+            log.warning("%s has no box layout: no menu strip", type(window).__name__)
+            return
+        strip = QFrame(window)
+        strip.setObjectName("noTrayStrip")
+        strip.setStyleSheet("QFrame#noTrayStrip { background: #fff4d6; }")
+        note = QLabel(
+            self.tr(
+                "Your desktop has no system tray, so Cairn opened its window. Cairn keeps "
+                "running while a Cairn window is open; closing the last one quits Cairn."
+            ),
+            strip,
+        )
+        note.setObjectName("noTrayNote")
+        note.setWordWrap(True)
+        buttons = QHBoxLayout()
+        entries = [
+            ("review", self.tr("Review queue")),
+            ("memories", self.tr("Memories")),
+            ("identity", self.tr("Identity")),
+            ("policy", self.tr("Capture policy")),
+            ("agents", self.tr("Agents")),
+            ("health", self.tr("Health")),
+            ("archive", self.tr("Export…")),
+            ("settings", self.tr("Settings")),
+        ]
+        for key, text in entries:
+            if isinstance(window, window_class(key)):
+                continue
+            button = QPushButton(text, strip)
+            button.setObjectName(f"noTray-{key}")
+            button.clicked.connect(self._opener(key))
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        quit_button = QPushButton(self.tr("Quit"), strip)
+        quit_button.setObjectName("noTray-quit")
+        quit_button.setToolTip(
+            self.tr("Stop Cairn: agents lose their connection until it starts again")
+        )
+        quit_button.clicked.connect(self._quit)
+        buttons.addWidget(quit_button)
+        column = QVBoxLayout(strip)
+        column.addWidget(note)
+        column.addLayout(buttons)
+        layout.insertWidget(0, strip)
+        self.note = note
 
     def hide(self) -> None:
         self._burst_timer.stop()

@@ -31,7 +31,7 @@ from core.paths import Paths, resolve_paths
 from core.requests import UpdateRequest, WriteRequest
 from desktop.desk import Desk
 from desktop.person_check import PersonCheck
-from desktop.tray import WINDOWS, window_class
+from desktop.tray import WINDOWS, Tray, window_class
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -157,6 +157,14 @@ def main(argv: list[str] | None = None) -> int:
                 grab(window, args.out / f"{kind.name}{suffix}.png")
         desk.set_language("en")
         waiting = cairn.review.pending(Caller.human())[0]["id"]
+        # A desktop without a tray (as offscreen is): the review queue with the menu's strip.
+        tray = Tray(desk, quit=lambda: None)
+        tray.start()
+        window = desk.open(window_class("review"))
+        window.resize(*window.default_size)
+        pump()
+        grab(window, args.out / "no-tray.png")
+        tray.close()
     finally:
         desk.close()
         cairn.close()

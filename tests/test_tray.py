@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QLabel, QSystemTrayIcon
+from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QSystemTrayIcon, QWidget
 from pytestqt.qtbot import QtBot
 
 from core.daemon import Runtime
@@ -149,6 +149,53 @@ def test_without_a_system_tray_the_review_queue_opens_with_a_note(
     note = window.findChild(QLabel, "noTrayNote")
     assert note is not None and note is tray.note
     assert "no system tray" in note.text() and "closing the last one quits" in note.text()
+    settle(qtbot, desk)
+
+
+def strip_buttons(window: QWidget) -> dict[str, QPushButton]:
+    strip = window.findChild(QFrame, "noTrayStrip")
+    assert strip is not None
+    return {
+        b.objectName().removeprefix("noTray-"): b
+        for b in strip.findChildren(QPushButton)
+        if b.objectName().startswith("noTray-")
+    }
+
+
+def test_without_a_system_tray_every_window_offers_what_the_menu_would(
+    qtbot: QtBot, tray: Tray, desk: Desk, quits: list[str]
+) -> None:
+    """With no tray there is no menu: each window carries buttons for the others and Quit, and
+    keeps them (in the new language) when the language changes."""
+    assert tray.start() is False
+    review = desk.window(window_class("review"))
+    assert review is not None
+    buttons = strip_buttons(review)
+    assert set(buttons) == {
+        "memories", "identity", "policy", "agents", "health", "archive", "settings", "quit"
+    }  # fmt: skip
+    buttons["memories"].click()
+    memories = desk.window(window_class("memories"))
+    assert memories is not None and memories.isVisible()
+    assert "review" in strip_buttons(memories) and "memories" not in strip_buttons(memories)
+    strip_buttons(memories)["settings"].click()
+    settings = desk.window(window_class("settings"))
+    assert settings is not None and settings.isVisible()
+    settle(qtbot, desk)
+
+    try:
+        desk.set_language("zh_CN", reopen=window_class("settings"))
+        rebuilt = desk.window(window_class("settings"))
+        assert rebuilt is not None and rebuilt is not settings and rebuilt.isVisible()
+        note = rebuilt.findChild(QLabel, "noTrayNote")
+        assert note is not None and "系统托盘" in note.text()
+        assert strip_buttons(rebuilt)["review"].text() == "审核队列"
+    finally:
+        desk.set_language("en")
+    settle(qtbot, desk)
+    assert not quits
+    strip_buttons(desk.open(window_class("review")))["quit"].click()  # rebuilt in English
+    assert quits == ["quit"]
     settle(qtbot, desk)
 
 

@@ -1614,6 +1614,10 @@ The strictest rule that applies wins.</source>
         <translation>你的桌面没有系统托盘，因此 Cairn 打开了它的窗口。只要还有 Cairn 窗口开着，Cairn 就会继续运行；关闭最后一个窗口即退出 Cairn。</translation>
     </message>
     <message>
+        <source>Review queue</source>
+        <translation>审核队列</translation>
+    </message>
+    <message>
         <source>Cairn</source>
         <translation>Cairn</translation>
     </message>
