@@ -70,15 +70,26 @@ def _row_terms(texts: Iterable[str | None]) -> set[str]:
     return {term for text in texts if text for term in text.split()}
 
 
-def _drop_rows(conn: sqlite3.Connection, seqs: Sequence[int], counts: Counter[str]) -> None:
-    """Delete these index rows, taking their terms off `counts`."""
+def _indexed(conn: sqlite3.Connection, seqs: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    """The index rows of these memories (by seq) as they stand."""
+    out: dict[int, tuple[str, ...]] = {}
     for chunk, marks in in_lists(seqs):
-        for row in conn.execute(
-            f"SELECT content, summary, tags, keywords FROM memory_fts WHERE rowid IN ({marks})",
+        for seq, *texts in conn.execute(
+            "SELECT rowid, content, summary, tags, keywords FROM memory_fts "
+            f"WHERE rowid IN ({marks})",
             chunk,
         ):
-            counts.subtract(_row_terms(row))
-    conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(s,) for s in seqs])
+            out[int(seq)] = tuple(texts)
+    return out
+
+
+def _drop_rows(
+    conn: sqlite3.Connection, rows: dict[int, tuple[str, ...]], counts: Counter[str]
+) -> None:
+    """Delete these index rows (from `_indexed`), taking their terms off `counts`."""
+    for texts in rows.values():
+        counts.subtract(_row_terms(texts))
+    conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(s,) for s in rows])
 
 
 def _count(conn: sqlite3.Connection, counts: Counter[str]) -> None:
@@ -104,11 +115,17 @@ class SearchIndex:
         conn = tx.conn
         unknown = [m.id for m in memories if not m.seq]
         seqs = _seqs(conn, unknown) if unknown else {}
-        rows = [(m.seq or seqs[m.id], m) for m in memories]
+        wanted = {
+            m.seq or seqs[m.id]: index_row(m) for m in memories if m.status is not Status.FORGOTTEN
+        }
         counts: Counter[str] = Counter()
         if not fresh:
-            _drop_rows(conn, [s for s, _ in rows], counts)
-        indexed = [(s, *index_row(m)) for s, m in rows if m.status is not Status.FORGOTTEN]
+            current = _indexed(conn, [m.seq or seqs[m.id] for m in memories])
+            # A pin, an archive, a supersede leave the text as it was: its row stays.
+            same = {s for s, texts in current.items() if wanted.get(s) == texts}
+            _drop_rows(conn, {s: t for s, t in current.items() if s not in same}, counts)
+            wanted = {s: texts for s, texts in wanted.items() if s not in same}
+        indexed = [(s, *texts) for s, texts in wanted.items()]
         conn.executemany(
             "INSERT INTO memory_fts (rowid, content, summary, tags, keywords) "
             "VALUES (?, ?, ?, ?, ?)",
@@ -121,7 +138,7 @@ class SearchIndex:
     def memories_removed(self, tx: WriteTx, memory_ids: Sequence[str], *, forgotten: bool) -> None:
         conn = tx.conn
         counts: Counter[str] = Counter()
-        _drop_rows(conn, list(_seqs(conn, memory_ids).values()), counts)
+        _drop_rows(conn, _indexed(conn, list(_seqs(conn, memory_ids).values())), counts)
         _count(conn, counts)
         if forgotten:
             # FTS5 (before SQLite 3.42's secure-delete) leaves a deleted row's terms in older

@@ -261,6 +261,7 @@ operations = st.lists(
         st.tuples(st.just("forget"), st.just(""), st.just([])),
         st.tuples(st.just("supersede"), index_texts, st.just([])),
         st.tuples(st.just("archive"), st.just(""), st.just([])),
+        st.tuples(st.just("pin"), st.just(""), st.just([])),
         st.tuples(st.just("expire"), index_texts, st.just([])),
     ),
     min_size=1,
@@ -286,7 +287,7 @@ def test_term_document_counts_follow_every_change_of_the_index(
     ops: list[tuple[str, object, list[str]]],
 ) -> None:
     """Search and the near-duplicate check read a term's document count from `term_docs`; after
-    any mix of writes, edits, supersedes, archives, forgets and purges of expired memories it
+    any mix of writes, edits, supersedes, archives, pins, forgets and purges of expired memories it
     equals FTS5's own count, and a reindex gives the same table."""
     human = Caller.human()
     clock = FakeClock()
@@ -350,6 +351,10 @@ def test_term_document_counts_follow_every_change_of_the_index(
                 current = cairn.memories.get(human, ids[-1]).memory
                 if current.status is Status.ACTIVE:
                     cairn.memories.set_archived(human, current.id, True)
+            elif op == "pin":
+                current = cairn.memories.get(human, ids[-1]).memory
+                if current.status in (Status.ACTIVE, Status.ARCHIVED):
+                    cairn.memories.set_pinned(human, current.id, not current.pinned)
         ours, fts = counted(cairn)
         assert ours == fts
         cairn.store.writer.run(lambda tx: search_index.rebuild(tx.conn))
