@@ -19,7 +19,7 @@ from core.health import Warnings
 from core.memory_service import MemoryService
 from core.model import Caller, Memory
 from core.ownership import NOTES_SOURCE
-from core.records import fetch_memory
+from core.records import fetch_memories
 from core.settings import Settings
 from core.store import Store
 from core.workspace import WorkspaceRegistry, canonical_path
@@ -169,16 +169,18 @@ class Lifecycle:
         for session in ended:
 
             def job(tx: WriteTx, sid: str = session) -> int:
-                rows = tx.conn.execute(
-                    "SELECT id FROM memory WHERE scope = 'session' AND session_id = ? "
-                    "AND expires_at IS NULL AND status IN ('active', 'archived')",
-                    (sid,),
-                ).fetchall()
-                for (mid,) in rows:
-                    memory = fetch_memory(tx.conn, mid, now)
-                    assert memory is not None
-                    self._expire(tx, system, memory, now)
-                return len(rows)
+                ids = [
+                    r[0]
+                    for r in tx.conn.execute(
+                        "SELECT id FROM memory WHERE scope = 'session' AND session_id = ? "
+                        "AND expires_at IS NULL AND status IN ('active', 'archived') ORDER BY seq",
+                        (sid,),
+                    )
+                ]
+                found = fetch_memories(tx.conn, ids, now)
+                for mid in ids:
+                    self._expire(tx, system, found[mid], now)
+                return len(ids)
 
             expiring += self._store.writer.run(job)
         return len(ended), expiring
@@ -244,12 +246,17 @@ class Lifecycle:
 
         def job(tx: WriteTx) -> dict[str, Any]:
             moved, kept = 0, []
-            rows = tx.conn.execute(
-                "SELECT id FROM memory WHERE workspace_id = ? AND status != 'forgotten'", (src.id,)
-            ).fetchall()
-            for (mid,) in rows:
-                memory = fetch_memory(tx.conn, mid, now)
-                assert memory is not None
+            ids = [
+                r[0]
+                for r in tx.conn.execute(
+                    "SELECT id FROM memory WHERE workspace_id = ? AND status != 'forgotten' "
+                    "ORDER BY seq",
+                    (src.id,),
+                )
+            ]
+            found = fetch_memories(tx.conn, ids, now)
+            for mid in ids:
+                memory = found[mid]
                 if (
                     memory.dedupe_key is not None
                     and tx.conn.execute(

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from core.database import in_lists
 from core.model import Memory, Origin, Revision, Scope, Status, Tier
 
 MEMORY_COLUMNS: tuple[str, ...] = (
@@ -245,10 +246,9 @@ def fetch_memory(conn: sqlite3.Connection, memory_id: str, now_ms: int) -> Memor
 
 
 def fetch_memories(conn: sqlite3.Connection, ids: Sequence[str], now_ms: int) -> dict[str, Memory]:
+    """The memories of `ids` that exist, by id."""
     out: dict[str, Memory] = {}
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
+    for chunk, marks in in_lists(ids):
         for row in conn.execute(SELECT_MEMORY + f" WHERE m.id IN ({marks})", chunk):
             mem = memory_from_row(row, now_ms)
             out[mem.id] = mem
