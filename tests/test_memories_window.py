@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
@@ -19,6 +19,7 @@ from core.requests import WriteRequest
 from core.search import SearchRequest
 from desktop.desk import Desk
 from desktop.memory_model import PAGE_SIZE
+from desktop.windows import memories as memories_window
 from desktop.windows.memories import MemoriesWindow
 from tests.conftest import settle
 
@@ -166,7 +167,9 @@ def test_filters_narrow_the_listing(qtbot: QtBot, desk: Desk) -> None:
     assert {m.id for m in shown(window)} == {ids[0], ids[1]}
 
 
-def test_an_edit_lands_a_new_revision_shown_in_history(qtbot: QtBot, desk: Desk) -> None:
+def test_an_edit_lands_a_new_revision_shown_in_history(
+    qtbot: QtBot, desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (mid,) = seed(desk, [note("the cache lives at 10.0.0.7", tags=["infra"])])
     window = opened(qtbot, desk)
     select(qtbot, window, mid)
@@ -177,9 +180,20 @@ def test_an_edit_lands_a_new_revision_shown_in_history(qtbot: QtBot, desk: Desk)
     editor.content.setPlainText("the cache lives at 10.0.0.9")
     editor.tags.setText("infra, cache")
     editor.importance.setValue(5)
+    loads: list[str] = []
+    fetch = memories_window.fetch_detail
+
+    def counted(d: Desk, memory_id: str) -> Any:
+        loads.append(memory_id)
+        return fetch(d, memory_id)
+
+    monkeypatch.setattr("desktop.windows.memories.fetch_detail", counted)
     click(editor.save_button)
     qtbot.waitUntil(lambda: window.editor is None)
     qtbot.waitUntil(lambda: window.panel.history.topLevelItemCount() == 2)
+    qtbot.wait(300)  # a second load of the details would start meanwhile
+    settle(qtbot, desk)
+    assert loads == [mid]  # once, from the change channel
     top = window.panel.history.topLevelItem(0)
     assert top is not None and top.text(0) == "2" and "10.0.0.9" in top.text(4)
     m = stored(desk, mid)

@@ -380,8 +380,8 @@ class MemoriesWindow(ToolWindow):
 
     def _save(self, editor: MemoryEditor, req: UpdateRequest) -> None:
         def done(result: WriteResult) -> None:
-            if editor.landed(result):
-                self._load_detail()
+            # Landed, the new revision reaches the details through the change channel.
+            editor.landed(result)
 
         def failed(error: BaseException) -> None:
             editor.save_button.setEnabled(True)
