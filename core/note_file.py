@@ -230,20 +230,24 @@ def walk_notes(folder: Path) -> Iterator[tuple[str, tuple[int, int]]]:
 
 
 def stat_paths(folder: Path, paths: Iterable[str]) -> dict[str, tuple[int, int]]:
-    """The notes among `paths` that exist now, as `_walk` would find them (no symbolic link
-    on the way, no hidden part)."""
+    """The notes among `paths` that exist now, as `walk_notes` would find them (no symbolic
+    link on the way, no hidden part). Each file and each subfolder on the way is stat'ed once."""
     out: dict[str, tuple[int, int]] = {}
+    subfolders: set[str] = set()  # the subfolders seen to be real folders, not links
     for relative in paths:
         if not eligible(relative):
             continue
+        *parents, name = relative.split("/")
         current = str(folder)
         try:
-            for part in relative.split("/"):
+            for part in parents:
                 current = os.path.join(current, part)
-                st = os.lstat(current)
-                if stat.S_ISLNK(st.st_mode):
-                    break
+                if current not in subfolders:
+                    if not stat.S_ISDIR(os.lstat(current).st_mode):
+                        break  # a symbolic link (or a file): not followed
+                    subfolders.add(current)
             else:
+                st = os.lstat(os.path.join(current, name))
                 if stat.S_ISREG(st.st_mode):
                     out[relative] = (st.st_mtime_ns, st.st_size)
         except OSError:
@@ -252,11 +256,13 @@ def stat_paths(folder: Path, paths: Iterable[str]) -> dict[str, tuple[int, int]]
 
 
 def folder_identity(folder: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the folder at `folder` (symbolic links followed), or None when
+    there is no folder there or it cannot be looked at."""
     try:
         st = os.stat(folder)
     except OSError:
         return None
-    return st.st_dev, st.st_ino
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 def relative_path(root: str, path: str) -> str | None:

@@ -314,6 +314,8 @@ class NotesFolder:
             if same_stat and trust_stat:
                 tally.unchanged += 1
                 continue
+            # The row keeps this stat, taken before the read: a file saved while it is read has
+            # a newer stat than its row, so the next pass reads it again - no second stat needed.
             file = self._read(folder, path, mtime_ns, size)
             if (
                 current
