@@ -19,7 +19,7 @@ from core.requests import WriteRequest
 from core.search import SearchRequest
 from desktop.desk import Desk
 from desktop.memory_model import PAGE_SIZE
-from desktop.windows import memories as memories_window
+from desktop.windows import memory_detail
 from desktop.windows.memories import MemoriesWindow
 from tests.conftest import settle
 
@@ -181,7 +181,7 @@ def test_an_edit_lands_a_new_revision_shown_in_history(
     editor.tags.setText("infra, cache")
     editor.importance.setValue(5)
     loads: list[str] = []
-    fetch = memories_window.fetch_detail
+    fetch = memory_detail.fetch_detail
 
     def counted(d: Desk, memory_id: str) -> Any:
         loads.append(memory_id)
