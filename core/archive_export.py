@@ -28,10 +28,11 @@ from core.atomic_file import replacing
 from core.clock import Clock
 from core.errors import InvalidInput, IOFault
 from core.migrations import read_version
-from core.model import Memory, Relation, RelationKind, Revision, Scope
+from core.model import Memory, Relation, Revision, Scope
 from core.paths import Paths
 from core.policy import POLICY_FILE
-from core.records import SELECT_MEMORY, memory_from_row, revision_from_row
+from core.records import SELECT_MEMORY, SELECT_REVISION, memory_from_row, revision_from_row
+from core.relations import RELATION_COLUMNS, relation_from_row
 from core.store import Store
 
 FORMAT = "cairn-archive"
@@ -63,12 +64,12 @@ _FILTER = (
     " OR m.workspace_id IN (SELECT value FROM json_each(?2)))"
 )
 _EXPORT_MEMORIES = SELECT_MEMORY + _FILTER + " ORDER BY m.created_at, m.id"
-_REVISIONS_OF_MEMORIES = (
-    "SELECT r.memory_id, r.revision, r.content, r.summary, r.kind, r.scope, r.workspace_id, "
-    "r.session_id, r.tags, r.keywords, r.importance, r.pinned, r.status, r.tier, r.expires_at, "
-    "r.actor, r.action, r.reason, r.created_at FROM revision r JOIN memory m ON m.id = r.memory_id"
+_EXPORT_REVISIONS = (
+    SELECT_REVISION
+    + " JOIN memory m ON m.id = r.memory_id"
+    + _FILTER
+    + " ORDER BY m.created_at, m.id, r.revision"
 )
-_EXPORT_REVISIONS = _REVISIONS_OF_MEMORIES + _FILTER + " ORDER BY m.created_at, m.id, r.revision"
 _EXPORT_MARKDOWN = (
     SELECT_MEMORY
     + " LEFT JOIN workspace w ON w.id = m.workspace_id"
@@ -76,20 +77,20 @@ _EXPORT_MARKDOWN = (
     + " ORDER BY CASE m.scope WHEN 'global' THEN 0 WHEN 'user' THEN 1 WHEN 'project' THEN 2"
     " ELSE 3 END, coalesce(w.path, ''), coalesce(m.session_id, ''), m.kind, m.created_at, m.id"
 )
+_ENDS = len(RELATION_COLUMNS)  # where a relation row's ends begin
+# Each relation's columns, then the scope, workspace and status of its two ends.
 _RELATIONS = (
-    "SELECT r.kind, r.from_id, r.to_id, r.open, r.created_at, r.created_by, r.note, "
-    "r.resolved_at, r.resolved_by, r.resolution, f.scope, f.workspace_id, f.status, t.scope, "
-    "t.workspace_id, t.status FROM relation r JOIN memory f ON f.id = r.from_id "
-    "JOIN memory t ON t.id = r.to_id ORDER BY r.from_id, r.kind, r.to_id"
+    "SELECT "  # noqa: S608 - assembled from constant column names
+    + ", ".join(f"r.{c}" for c in RELATION_COLUMNS)
+    + ", f.scope, f.workspace_id, f.status, t.scope, t.workspace_id, t.status"
+    " FROM relation r JOIN memory f ON f.id = r.from_id JOIN memory t ON t.id = r.to_id"
+    " ORDER BY r.from_id, r.kind, r.to_id"
 )
 _TOMBSTONES = (
     "SELECT memory_id, content_hash, scope, workspace_id, session_id, forgotten_by, "
     "forgotten_at, reason FROM tombstone ORDER BY forgotten_at, memory_id"
 )
-_AUDIT = (
-    "SELECT seq, at, actor_kind, actor, verified, action, memory_id, revision, preview, detail "
-    "FROM audit ORDER BY seq"
-)
+_AUDIT = f"SELECT {', '.join(audit.AUDIT_COLUMNS)} FROM audit ORDER BY seq"  # noqa: S608 - constant
 _IDENTITY = (
     "SELECT doc, version, content, author_kind, author, reason, parent, created_at, content_hash "
     "FROM identity_version ORDER BY doc, version"
@@ -343,28 +344,14 @@ class Exporter:
         now = self._clock.now_ms()
         links: dict[str, list[Relation]] = {}
         for row in conn.execute(_RELATIONS):
-            from_ok = row[12] != "forgotten" and filters.admits(row[10], row[11])
-            to_ok = row[15] != "forgotten" and filters.admits(row[13], row[14])
-            if not from_ok:
+            from_scope, from_ws, from_status, to_scope, to_ws, to_status = row[_ENDS:]
+            if from_status == "forgotten" or not filters.admits(from_scope, from_ws):
                 continue  # not this archive's memory: its relations are not counted here
-            if not to_ok:
+            if to_status == "forgotten" or not filters.admits(to_scope, to_ws):
                 tally.left_out["relations"] += 1
                 continue
-            links.setdefault(row[1], []).append(
-                Relation(
-                    id=0,
-                    kind=RelationKind(row[0]),
-                    from_id=row[1],
-                    to_id=row[2],
-                    open=bool(row[3]),
-                    created_at=int(row[4]),
-                    created_by=row[5],
-                    note=row[6],
-                    resolved_at=row[7],
-                    resolved_by=row[8],
-                    resolution=row[9],
-                )
-            )
+            link = relation_from_row(row)
+            links.setdefault(link.from_id, []).append(link)
         revisions = _Revisions(
             revision_from_row(r) for r in conn.execute(_EXPORT_REVISIONS, params)
         )
@@ -499,18 +486,7 @@ class Exporter:
             else:
                 tally.left_out["audit_events"] += 1
         for row in conn.execute(_AUDIT):
-            event = {
-                "seq": int(row[0]),
-                "at": int(row[1]),
-                "actor_kind": row[2],
-                "actor": row[3],
-                "verified": bool(row[4]),
-                "action": row[5],
-                "memory_id": row[6],
-                "revision": row[7],
-                "preview": row[8],
-                "detail": json.loads(row[9] or "{}"),
-            }
+            event = audit.event_from_values(row).to_dict()
             if keep(event):
                 out.record(event)
             else:

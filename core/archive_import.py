@@ -25,12 +25,14 @@ from core.identity import IdentityVersion, insert_version
 from core.memory_service import MemoryObserver, dedupe_memory_id
 from core.model import RelationKind, Revision, Status
 from core.records import (
+    SELECT_REVISION,
     insert_memories,
     insert_revisions,
     memory_values,
     next_memory_seq,
     replace_memory,
     revision_from_row,
+    revision_row,
 )
 from core.validation import content_hash
 from core.writer import WriteTx
@@ -138,10 +140,8 @@ _SAME_KEY = (
     "AND coalesce(session_id, '') = ? AND dedupe_key = ?"
 )
 _REVISIONS_OF = (
-    "SELECT r.memory_id, r.revision, r.content, r.summary, r.kind, r.scope, r.workspace_id, "
-    "r.session_id, r.tags, r.keywords, r.importance, r.pinned, r.status, r.tier, r.expires_at, "
-    "r.actor, r.action, r.reason, r.created_at FROM revision r "
-    "JOIN json_each(?) j ON j.value = r.memory_id ORDER BY r.memory_id, r.revision"
+    SELECT_REVISION
+    + " JOIN json_each(?) j ON j.value = r.memory_id ORDER BY r.memory_id, r.revision"
 )
 _RELATION = (
     "SELECT open, note, created_at, created_by, resolved_at, resolved_by, resolution "
@@ -159,31 +159,6 @@ _INSERT_TOMBSTONE = (
 
 def _ids(values: Sequence[str] | set[str]) -> str:
     return json.dumps(sorted(set(values)))
-
-
-def revision_row(r: Revision) -> tuple[Any, ...]:
-    """A revision as its row, in the column order of `insert_revisions` and `_REVISIONS_OF`."""
-    return (
-        r.memory_id,
-        r.revision,
-        r.content,
-        r.summary,
-        r.kind,
-        r.scope.value,
-        r.workspace_id,
-        r.session_id,
-        json.dumps(list(r.tags), ensure_ascii=False),
-        r.keywords,
-        r.importance,
-        1 if r.pinned else 0,
-        r.status.value,
-        r.tier.value,
-        r.expires_at,
-        r.actor,
-        r.action,
-        r.reason,
-        r.created_at,
-    )
 
 
 class Placement:

@@ -157,19 +157,40 @@ class AuditEvent:
         }
 
 
-def event_from_row(row: Any) -> AuditEvent:
+AUDIT_COLUMNS: tuple[str, ...] = (
+    "seq",
+    "at",
+    "actor_kind",
+    "actor",
+    "verified",
+    "action",
+    "memory_id",
+    "revision",
+    "preview",
+    "detail",
+)
+
+
+def event_from_values(values: Sequence[Any]) -> AuditEvent:
+    """Build an AuditEvent from a row's values in AUDIT_COLUMNS order."""
+    seq, at, actor_kind, actor, verified, action, memory_id, revision, text, detail = values
     return AuditEvent(
-        seq=int(row.seq),
-        at=int(row.at),
-        actor_kind=row.actor_kind,
-        actor=row.actor,
-        verified=bool(row.verified),
-        action=row.action,
-        memory_id=row.memory_id,
-        revision=row.revision,
-        preview=row.preview,
-        detail=json.loads(row.detail or "{}"),
+        seq=int(seq),
+        at=int(at),
+        actor_kind=actor_kind,
+        actor=actor,
+        verified=bool(verified),
+        action=action,
+        memory_id=memory_id,
+        revision=revision,
+        preview=text,
+        detail=json.loads(detail or "{}"),
     )
+
+
+def event_from_row(row: Any) -> AuditEvent:
+    """Build an AuditEvent from a row of the audit table's model."""
+    return event_from_values([getattr(row, c) for c in AUDIT_COLUMNS])
 
 
 _MEMORY_TOPICS = frozenset({Topic.MEMORIES, Topic.HEALTH})

@@ -79,7 +79,7 @@ _INSERT_REVISION = (
     f"INSERT INTO revision ({', '.join(REVISION_COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in REVISION_COLUMNS)})"
 )
-_SELECT_REVISION = f"SELECT {', '.join(REVISION_COLUMNS)} FROM revision"
+SELECT_REVISION = "SELECT " + ", ".join(f"r.{c}" for c in REVISION_COLUMNS) + " FROM revision r"
 
 
 def memory_from_row(row: Sequence[Any], now_ms: int) -> Memory:
@@ -180,30 +180,37 @@ def memory_values(m: Memory, *, seq: int, content_hash: str | None) -> tuple[Any
     )
 
 
+def _revision_fields(x: Memory | Revision) -> tuple[Any, ...]:
+    """The fields a memory and its revisions share, in REVISION_COLUMNS order (`revision` to
+    `expires_at`)."""
+    return (
+        x.revision,
+        x.content,
+        x.summary,
+        x.kind,
+        x.scope.value,
+        x.workspace_id,
+        x.session_id,
+        _json_list(x.tags),
+        x.keywords,
+        x.importance,
+        1 if x.pinned else 0,
+        x.status.value,
+        x.tier.value,
+        x.expires_at,
+    )
+
+
 def revision_values(
     m: Memory, *, actor: str, action: str, reason: str | None, at: int
 ) -> tuple[Any, ...]:
-    return (
-        m.id,
-        m.revision,
-        m.content,
-        m.summary,
-        m.kind,
-        m.scope.value,
-        m.workspace_id,
-        m.session_id,
-        _json_list(m.tags),
-        m.keywords,
-        m.importance,
-        1 if m.pinned else 0,
-        m.status.value,
-        m.tier.value,
-        m.expires_at,
-        actor,
-        action,
-        reason,
-        at,
-    )
+    """The revision row of `m` as it stands, in REVISION_COLUMNS order."""
+    return (m.id, *_revision_fields(m), actor, action, reason, at)
+
+
+def revision_row(r: Revision) -> tuple[Any, ...]:
+    """A revision as its row, in REVISION_COLUMNS order (what `revision_from_row` reads)."""
+    return (r.memory_id, *_revision_fields(r), r.actor, r.action, r.reason, r.created_at)
 
 
 def insert_memory(
@@ -257,7 +264,7 @@ def fetch_memories(conn: sqlite3.Connection, ids: Sequence[str], now_ms: int) ->
 
 def fetch_revisions(conn: sqlite3.Connection, memory_id: str) -> list[Revision]:
     rows = conn.execute(
-        _SELECT_REVISION + " WHERE memory_id = ? ORDER BY revision", (memory_id,)
+        SELECT_REVISION + " WHERE r.memory_id = ? ORDER BY r.revision", (memory_id,)
     ).fetchall()
     return [revision_from_row(r) for r in rows]
 

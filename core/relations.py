@@ -10,13 +10,24 @@ from typing import Any
 from core.errors import NotFound
 from core.model import Relation, RelationKind
 
-_COLUMNS = (
-    "id, kind, from_id, to_id, open, created_at, created_by, note, resolved_at, resolved_by, "
-    "resolution"
+RELATION_COLUMNS: tuple[str, ...] = (
+    "id",
+    "kind",
+    "from_id",
+    "to_id",
+    "open",
+    "created_at",
+    "created_by",
+    "note",
+    "resolved_at",
+    "resolved_by",
+    "resolution",
 )
+_COLUMNS = ", ".join(RELATION_COLUMNS)
 
 
 def relation_from_row(row: Sequence[Any]) -> Relation:
+    """Build a Relation from a row whose first values are RELATION_COLUMNS (later ones unread)."""
     return Relation(
         id=int(row[0]),
         kind=RelationKind(row[1]),
