@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from core.archive_reader import is_archive, read_archive, read_lines
 from core.archive_records import (
     ArchivedMemory,
 )
+from core.bulk import refused_forgotten
 from core.clock import Clock
 from core.errors import (
     CairnError,
@@ -43,10 +45,18 @@ from core.errors import (
     TooLarge,
 )
 from core.governance import Gate, Outcome, memory_fields
-from core.memory_service import MemoryObserver, MemoryService, dedupe_memory_id
-from core.model import Caller, Memory, Scope, Surface, WriteResult, WriteStatus
+from core.memory_service import (
+    MemoryObserver,
+    MemoryService,
+    dedupe_memory_id,
+    dedupe_target,
+    replay,
+    replayed,
+    request_hash,
+    upserted,
+)
+from core.model import Caller, Memory, Scope, Status, Surface, WriteResult, WriteStatus
 from core.paths import Paths
-from core.records import fetch_memory
 from core.requests import WriteRequest
 from core.store import Store
 from core.validation import content_hash
@@ -240,7 +250,7 @@ class ArchiveService:
                         groups.setdefault(parsed[0], []).append((number, parsed[1]))
         except OSError as e:
             raise IOFault(f"{path} could not be read: {e.strerror or e}") from e
-        seen: set[tuple[str, str, str, str]] = set()
+        ahead = _Ahead()
         for where, items in groups.items():
             try:
                 workspace_id = self._workspace(caller, where, dry_run)
@@ -252,7 +262,7 @@ class ArchiveService:
                 Surface.IMPORT, workspace_id=workspace_id, session_id=caller.session_id
             )
             for start in range(0, len(items), CHUNK):
-                outcomes.update(self._land(importer, items[start : start + CHUNK], dry_run, seen))
+                outcomes.update(self._land(importer, items[start : start + CHUNK], dry_run, ahead))
         lines = [outcomes[n] for n in sorted(outcomes)]
         for line in lines:
             tally.count(_counted_as(line))
@@ -278,7 +288,7 @@ class ArchiveService:
         importer: Caller,
         items: Sequence[tuple[int, WriteRequest]],
         dry_run: bool,
-        seen: set[tuple[str, str, str, str]],
+        ahead: _Ahead,
     ) -> dict[int, dict[str, Any]]:
         """One chunk of lines: forgotten text refused, the rest written (or, for a dry run,
         judged the way the write would judge it)."""
@@ -299,7 +309,7 @@ class ArchiveService:
                 live.append((number, req))
         reqs = [r for _, r in live]
         if dry_run:
-            results = [self._judge(importer, r, seen) for r in reqs]
+            results = [self._judge(importer, r, ahead) for r in reqs]
         else:
             results = self._memories.write_many(importer, reqs)
         for (number, _), result in zip(live, results, strict=True):
@@ -307,10 +317,11 @@ class ArchiveService:
         return out
 
     def _judge(
-        self, importer: Caller, req: WriteRequest, seen: set[tuple[str, str, str, str]]
+        self, importer: Caller, req: WriteRequest, ahead: _Ahead
     ) -> WriteResult | CairnError:
-        """What `write_many` would answer for one line, without writing: its validation, the
-        gate, exact duplicates (here or earlier in the file) and dedupe keys."""
+        """What `write_many` would answer for one line, without writing, by the write path's
+        own rules: its validation, the gate, idempotency keys, dedupe keys and exact
+        duplicates - against the store and the lines before it (`ahead`)."""
         try:
             memory = self._memories.prepare(importer, req)
         except CairnError as e:
@@ -324,32 +335,71 @@ class ArchiveService:
         )
         if verdict.outcome is Outcome.REFUSE:
             return verdict.refused()
-        conn = self._store.read_db.conn()
-        if memory.dedupe_key is not None:
-            return self._judge_keyed(conn, memory, memory.dedupe_key)
-        key = (
-            content_hash(memory.content),
-            memory.scope.value,
-            memory.workspace_id or "",
-            memory.session_id or "",
-        )
-        if key in seen or conn.execute(_SAME_TEXT, key).fetchone() is not None:
-            return WriteResult(WriteStatus.STORED, duplicate=True)
-        seen.add(key)
-        return WriteResult(WriteStatus.STORED, revision=1)
+        return self._answer(importer, req, memory, ahead)
 
-    def _judge_keyed(self, conn: sqlite3.Connection, memory: Memory, key: str) -> WriteResult:
-        """A dedupe-key write: a new memory, an upsert of the one with that key (approximately:
-        a change of content or kind counts as an update), or refused when it was forgotten."""
-        mid = dedupe_memory_id(memory.scope, memory.workspace_id, memory.session_id, key)
-        if tombstones.tombstoned_id(conn, mid):
-            return WriteResult(WriteStatus.REFUSED, reason_code="forgotten")
-        existing = fetch_memory(conn, mid, self._clock.now_ms())
-        if existing is None:
+    def _answer(
+        self, importer: Caller, req: WriteRequest, memory: Memory, ahead: _Ahead
+    ) -> WriteResult | CairnError:
+        """`_judge` past the gate: an idempotency key answered before, or `_foresee`."""
+        conn = self._store.read_db.conn()
+        if req.idempotency_key is None:
+            return self._foresee(conn, memory, ahead)
+        key = (importer.actor, req.idempotency_key)
+        try:
+            if key in ahead.answers:
+                return replay(req, *ahead.answers[key])
+            earlier = replayed(conn, importer, req)
+        except CairnError as e:
+            return e
+        if earlier is not None:
+            return earlier
+        result = self._foresee(conn, memory, ahead)
+        ahead.answers[key] = (request_hash(req), result.to_dict())
+        return result
+
+    def _foresee(self, conn: sqlite3.Connection, memory: Memory, ahead: _Ahead) -> WriteResult:
+        """What storing `memory` would answer (see `_judge`)."""
+        where = (memory.scope.value, memory.workspace_id or "", memory.session_id or "")
+        if memory.dedupe_key is None:
+            text = (content_hash(memory.content), *where)
+            if text in ahead.texts or conn.execute(_SAME_TEXT, text).fetchone() is not None:
+                return WriteResult(WriteStatus.STORED, duplicate=True)
+            ahead.texts.add(text)
             return WriteResult(WriteStatus.STORED, revision=1)
-        same = existing.content == memory.content and existing.kind == memory.kind
-        revision = existing.revision + (0 if same else 1)
-        return WriteResult(WriteStatus.STORED, existing.id, revision, duplicate=same)
+        return self._foresee_keyed(conn, memory, (*where, memory.dedupe_key), ahead)
+
+    def _foresee_keyed(
+        self,
+        conn: sqlite3.Connection,
+        memory: Memory,
+        key: tuple[str, str, str, str],
+        ahead: _Ahead,
+    ) -> WriteResult:
+        """`_foresee` for a memory with a dedupe key (`key`: scope, workspace, session, key)."""
+        existing = ahead.keyed.get(key) or dedupe_target(conn, memory, self._clock.now_ms())
+        if existing is not None:
+            if existing.status is Status.FORGOTTEN:
+                return refused_forgotten()
+            changed = upserted(existing, memory)
+            if changed is None:
+                return WriteResult.stored(existing, duplicate=True)
+            ahead.keyed[key] = replace(changed, revision=existing.revision + 1)
+            return WriteResult.stored(ahead.keyed[key])
+        mid = dedupe_memory_id(memory.scope, memory.workspace_id, memory.session_id, *key[3:])
+        if tombstones.tombstoned_id(conn, mid):  # purged: no row left, the tombstone stays
+            return refused_forgotten()
+        ahead.keyed[key] = replace(memory, id=mid)
+        return WriteResult.stored(ahead.keyed[key])
+
+
+@dataclass
+class _Ahead:
+    """What the lines before the one judged would have written, for a dry run: their texts,
+    the keyed memories as they would stand, and the answers to their idempotency keys."""
+
+    texts: set[tuple[str, str, str, str]] = field(default_factory=set)
+    keyed: dict[tuple[str, str, str, str], Memory] = field(default_factory=dict)
+    answers: dict[tuple[str, str], tuple[str, dict[str, Any]]] = field(default_factory=dict)
 
 
 def _parse_line(raw: bytes | None, *, first: bool) -> tuple[str | None, WriteRequest] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -121,11 +122,6 @@ def dedupe_memory_id(
     return "m_" + hashlib.sha256(basis.encode("utf-8")).hexdigest()[:28]
 
 
-def _request_hash(fingerprint: dict[str, Any]) -> str:
-    blob = json.dumps(fingerprint, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
 def _same_fields(a: Memory, b: Memory) -> bool:
     keys = (
         "content",
@@ -150,6 +146,90 @@ class Proposals(Protocol):
     """Where a write that waits for a person goes (the review queue)."""
 
     def propose(self, tx: WriteTx, caller: Caller, suggestion: Suggestion) -> Suggestion: ...
+
+
+def dedupe_target(conn: sqlite3.Connection, prepared: Memory, now: int) -> Memory | None:
+    """The memory holding `prepared`'s dedupe key in its scope, workspace and session - found by
+    the key (the unique index), not by the id the key first gave: a memory merged in from
+    another workspace keeps its id."""
+    assert prepared.dedupe_key is not None
+    row = conn.execute(
+        "SELECT id FROM memory WHERE scope = ? AND coalesce(workspace_id, '') = ? "
+        "AND coalesce(session_id, '') = ? AND dedupe_key = ?",
+        (
+            prepared.scope.value,
+            prepared.workspace_id or "",
+            prepared.session_id or "",
+            prepared.dedupe_key,
+        ),
+    ).fetchone()
+    return fetch_memory(conn, row[0], now) if row else None
+
+
+def upserted(existing: Memory, prepared: Memory) -> Memory | None:
+    """What a second write with `existing`'s dedupe key makes of it (before its revision and
+    stamps move on); None when it changes nothing."""
+    candidate = replace(
+        existing,
+        content=prepared.content,
+        summary=prepared.summary,
+        kind=prepared.kind,
+        tags=prepared.tags,
+        keywords=prepared.keywords,
+        importance=prepared.importance,
+        pinned=existing.pinned or prepared.pinned,
+        status=Status.ACTIVE if existing.status is Status.ARCHIVED else existing.status,
+        expires_at=prepared.expires_at,
+        source=prepared.source or existing.source,
+    )
+    return None if _same_fields(candidate, existing) else candidate
+
+
+def replayed(conn: sqlite3.Connection, caller: Caller, req: WriteRequest) -> WriteResult | None:
+    """The answer a write with this idempotency key already got (marked `replayed`), or None
+    when the key is new (or the request has none).
+
+    Raises:
+        IdempotencyMismatch: the key was used for a different write.
+    """
+    if req.idempotency_key is None:
+        return None
+    row = conn.execute(
+        "SELECT request_hash, response FROM idempotency WHERE actor = ? AND key = ?",
+        (caller.actor, req.idempotency_key),
+    ).fetchone()
+    return replay(req, row[0], json.loads(row[1])) if row is not None else None
+
+
+def request_hash(req: WriteRequest) -> str:
+    """What an idempotency key is checked against: the hash of the request's fields."""
+    blob = json.dumps(req.fingerprint(), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def replay(req: WriteRequest, first_hash: str, first: dict[str, Any]) -> WriteResult:
+    """`first` (the answer a write with `req`'s idempotency key got) again, marked `replayed`.
+
+    Raises:
+        IdempotencyMismatch: that write (hashed `first_hash`) was a different one.
+    """
+    if first_hash != request_hash(req):
+        raise IdempotencyMismatch(
+            f"idempotency key {req.idempotency_key!r} was already used for a different write; "
+            "use a new key for new content",
+            data={"idempotency_key": req.idempotency_key},
+        )
+    return WriteResult(
+        WriteStatus(first["status"]),
+        id=first.get("id"),
+        revision=first.get("revision"),
+        suggestion_id=first.get("suggestion_id"),
+        reason=first.get("reason"),
+        reason_code=first.get("reason_code"),
+        duplicate=bool(first.get("duplicate")),
+        similar=tuple(first.get("similar", ())),
+        replayed=True,
+    )
 
 
 class MemoryService:
@@ -352,41 +432,18 @@ class MemoryService:
         None means a person already decided (adoption, import)."""
         conn = tx.conn
         now = self._clock.now_ms()
-        request_hash = None
-        if req.idempotency_key is not None:
-            request_hash = _request_hash(req.fingerprint())
-            row = conn.execute(
-                "SELECT request_hash, response FROM idempotency WHERE actor = ? AND key = ?",
-                (caller.actor, req.idempotency_key),
-            ).fetchone()
-            if row is not None:
-                if row[0] != request_hash:
-                    raise IdempotencyMismatch(
-                        f"idempotency key {req.idempotency_key!r} was already used for a "
-                        "different write; use a new key for new content",
-                        data={"idempotency_key": req.idempotency_key},
-                    )
-                first = json.loads(row[1])
-                return WriteResult(
-                    WriteStatus(first["status"]),
-                    id=first.get("id"),
-                    revision=first.get("revision"),
-                    suggestion_id=first.get("suggestion_id"),
-                    reason=first.get("reason"),
-                    reason_code=first.get("reason_code"),
-                    duplicate=bool(first.get("duplicate")),
-                    similar=tuple(first.get("similar", ())),
-                    replayed=True,
-                )
+        earlier = replayed(conn, caller, req)
+        if earlier is not None:
+            return earlier
         result = self._land(tx, caller, prepared, verdict=verdict, similar=similar, now=now)
-        if req.idempotency_key is not None and request_hash is not None:
+        if req.idempotency_key is not None:
             conn.execute(
                 "INSERT INTO idempotency (actor, key, request_hash, response, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
                 (
                     caller.actor,
                     req.idempotency_key,
-                    request_hash,
+                    request_hash(req),
                     json.dumps(result.to_dict()),
                     now,
                 ),
@@ -416,7 +473,7 @@ class MemoryService:
                 now=now,
             )
         if caller.surface is Surface.AGENT and prepared.dedupe_key is not None:
-            existing = self._dedupe_target(tx, prepared, now)
+            existing = dedupe_target(tx.conn, prepared, now)
             if existing is not None and not owns(caller, existing):
                 reasons = (Reason("not_owner", owner_of(existing)),)
                 return self._propose_new(
@@ -432,23 +489,6 @@ class MemoryService:
         if similar:
             result = replace(result, similar=tuple(i for i in similar if i != result.id))
         return result
-
-    def _dedupe_target(self, tx: WriteTx, prepared: Memory, now: int) -> Memory | None:
-        """The memory holding `prepared`'s dedupe key in its scope, workspace and session -
-        found by the key (the unique index), not by the id the key first gave: a memory merged
-        in from another workspace keeps its id."""
-        assert prepared.dedupe_key is not None
-        row = tx.conn.execute(
-            "SELECT id FROM memory WHERE scope = ? AND coalesce(workspace_id, '') = ? "
-            "AND coalesce(session_id, '') = ? AND dedupe_key = ?",
-            (
-                prepared.scope.value,
-                prepared.workspace_id or "",
-                prepared.session_id or "",
-                prepared.dedupe_key,
-            ),
-        ).fetchone()
-        return fetch_memory(tx.conn, row[0], now) if row else None
 
     def _propose_new(
         self,
@@ -486,7 +526,7 @@ class MemoryService:
             return refused_forgotten()
         target: Memory | None = None
         if prepared.dedupe_key is not None:
-            target = self._dedupe_target(tx, prepared, now)
+            target = dedupe_target(tx.conn, prepared, now)
         elif similar:
             first = fetch_memory(conn, similar[0], now)
             if first is not None and (first.scope, first.workspace_id, first.session_id) == (
@@ -522,7 +562,7 @@ class MemoryService:
     def _store_new(self, tx: WriteTx, caller: Caller, prepared: Memory, now: int) -> WriteResult:
         if prepared.dedupe_key is None:
             return insert_new(tx, caller, [prepared], now=now, observers=self._observers)[0]
-        existing = self._dedupe_target(tx, prepared, now)
+        existing = dedupe_target(tx.conn, prepared, now)
         if existing is not None:
             if existing.status is Status.FORGOTTEN:
                 return refused_forgotten()
@@ -545,21 +585,8 @@ class MemoryService:
         self, tx: WriteTx, caller: Caller, existing: Memory, prepared: Memory, now: int
     ) -> WriteResult:
         """A second write with the same dedupe key: a new revision of the same memory."""
-        status = Status.ACTIVE if existing.status is Status.ARCHIVED else existing.status
-        candidate = replace(
-            existing,
-            content=prepared.content,
-            summary=prepared.summary,
-            kind=prepared.kind,
-            tags=prepared.tags,
-            keywords=prepared.keywords,
-            importance=prepared.importance,
-            pinned=existing.pinned or prepared.pinned,
-            status=status,
-            expires_at=prepared.expires_at,
-            source=prepared.source or existing.source,
-        )
-        if _same_fields(candidate, existing):
+        candidate = upserted(existing, prepared)
+        if candidate is None:
             return WriteResult.stored(existing, duplicate=True)
         updated = replace(
             candidate,

@@ -601,6 +601,44 @@ def test_a_tampered_archive_is_refused_and_nothing_changes(
     assert imports(empty) == 0
 
 
+def test_a_damaged_file_is_named_before_any_record_and_records_in_order(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """Each file is read once, verified and parsed in the same pass: a changed file is still
+    what is refused, whichever file holds a bad record, and bad records are named in the order
+    files are parsed (workspaces first)."""
+    good = short_tmp / "good.zip"
+    export(rich.cairn, good)
+    files = members(good)
+
+    def crafted(name: str, change: dict[str, bytes]) -> Path:
+        manifest = json.loads(files["manifest.json"])
+        for member, data in change.items():
+            manifest["files"][member] = {"sha256": sha(data), "bytes": len(data)}
+        path = short_tmp / name
+        rezip(good, path, {**change, "manifest.json": json.dumps(manifest).encode()})
+        return path
+
+    def refusal(path: Path) -> str:
+        with pytest.raises(InvalidInput) as caught:
+            import_(empty, path)
+        return caught.value.message
+
+    bad_memories = crafted("memories.zip", {"memories.jsonl": b"[]\n"})
+    assert "memories.jsonl line 1 is not a JSON object" in refusal(bad_memories)
+    damaged(bad_memories, short_tmp / "both.zip", "tombstones.jsonl")
+    assert "tombstones.jsonl cannot be read" in refusal(short_tmp / "both.zip")
+    both = crafted("records.zip", {"memories.jsonl": b"[]\n", "workspaces.jsonl": b"[]\n"})
+    assert "workspaces.jsonl line 1 is not a JSON object" in refusal(both)
+    # A file longer than its manifest says is refused for that, not for what it holds.
+    manifest = json.loads(files["manifest.json"])
+    manifest["files"]["memories.jsonl"]["bytes"] -= 1
+    rezip(good, short_tmp / "long.zip", {"manifest.json": json.dumps(manifest).encode()})
+    assert "memories.jsonl does not match its sha256" in refusal(short_tmp / "long.zip")
+    assert imports(empty) == 0
+    assert state(empty)["memory"] == []
+
+
 def test_people_only(rich: Rich, short_tmp: Path) -> None:
     agent = Caller(Surface.AGENT, agent="helper", verified=True, workspace_id=rich.ws)
     svc = service(rich.cairn)
@@ -707,6 +745,53 @@ def test_a_json_lines_file_lands_as_the_persons_and_reports_each_line(
     again = import_(empty, path)
     assert again.lines[0]["reason_code"] == "forgotten"
     assert again.skipped_forgotten == 2  # line 1, and line 7 which repeats it
+
+
+def test_a_json_lines_dry_run_answers_as_the_import_does_for_keys(
+    empty: Cairn, short_tmp: Path
+) -> None:
+    """Dedupe keys and idempotency keys: the dry run decides each line with the import's own
+    rules - a keyed memory whose tags changed is updated, a reused idempotency key with other
+    text is an error, the same request again is answered as before."""
+
+    def lines_file(name: str, *objects: dict[str, Any]) -> Path:
+        path = short_tmp / name
+        path.write_text("".join(json.dumps(o) + "\n" for o in objects), encoding="utf-8")
+        return path
+
+    keyed = {"content": "Build status: green", "kind": "fact", "scope": "global"}
+    train = {"content": "The release train leaves on Friday", "kind": "fact", "scope": "global"}
+    first = lines_file(
+        "first.jsonl",
+        keyed | {"dedupe_key": "build-status", "tags": ["ci"]},
+        train | {"idempotency_key": "train-1"},
+    )
+    assert import_(empty, first).added == 2
+    second = lines_file(
+        "second.jsonl",
+        keyed | {"dedupe_key": "build-status", "tags": ["ci", "status"]},
+        keyed | {"dedupe_key": "build-status", "tags": ["ci", "status"], "importance": 5},
+        train | {"content": "The release train leaves on Monday", "idempotency_key": "train-1"},
+        train | {"idempotency_key": "train-1"},
+    )
+
+    def answers(report: ImportReport) -> list[tuple[Any, ...]]:
+        return [
+            (x["line"], x["status"], x.get("result"), x.get("error"), x.get("revision"))
+            for x in report.lines
+        ]
+
+    before = state(empty)
+    dry = import_(empty, second, dry_run=True)
+    assert state(empty) == before
+    real = import_(empty, second)
+    assert answers(real) == [
+        (1, "stored", "updated", None, 2),
+        (2, "stored", "updated", None, 3),
+        (3, "error", None, "idempotency_mismatch", None),
+        (4, "stored", "added", None, 1),  # the first answer, replayed
+    ]
+    assert answers(dry) == answers(real)
 
 
 # -- search -------------------------------------------------------------------------------------
