@@ -493,3 +493,47 @@ def test_a_decision_reloads_the_queue_once(
     settle(qtbot, desk)
     assert len(loads) == 1
     assert window.queue.table.rowCount() == 1
+
+
+def test_a_memory_no_proposal_aims_at_does_not_reload_the_queue(
+    qtbot: QtBot,
+    served: tuple[Desk, Runtime],
+    agent: RawClient,
+    workspace_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Agents' stored writes do not reload the queue (up to 1,000 proposals, each time) unless
+    a listed proposal would change that memory; then the diff follows it."""
+    desk, runtime = served
+    stored = agent.request(
+        "memory.write", {"content": "the port is 8080", "kind": "fact", "scope": "project"}
+    )["result"]
+    other = connect(runtime, workspace_dir, "other")
+    answer = other.request(
+        "memory.update", {"id": stored["id"], "if_revision": 1, "content": "the port is 9090"}
+    )["result"]
+    assert answer["status"] == "pending"
+    window = window_for(qtbot, desk, 1)
+    loads: list[int] = []
+    load = review_window.load
+
+    def counted(d: Desk) -> Any:
+        loads.append(1)
+        return load(d)
+
+    monkeypatch.setattr("desktop.windows.review.load", counted)
+    for n in range(3):
+        written = agent.request(
+            "memory.write", {"content": f"the build takes {n + 3} minutes", "kind": "fact",
+                             "scope": "project"},
+        )["result"]  # fmt: skip
+        assert written["status"] == "stored"
+    qtbot.wait(300)
+    settle(qtbot, desk)
+    assert loads == []
+    agent.request(
+        "memory.update", {"id": stored["id"], "if_revision": 1, "content": "the port is 8081"}
+    )
+    qtbot.waitUntil(lambda: "8081" in window.detail.diff.toPlainText())
+    assert len(loads) == 1
+    other.close()

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from core.changes import Topic
+from core.changes import ChangeSet, Topic
 from core.errors import CairnError, Conflict
 from desktop.desk import Desk, ToolWindow
 from desktop.widgets import named
@@ -52,7 +52,7 @@ class ReviewWindow(ToolWindow):
         self._waiting = 0
         self._drafts: dict[str, dict[str, Any]] = {}  # unsaved edits of proposals left behind
         self._build()
-        desk.live.on(self, {Topic.REVIEW, Topic.MEMORIES, Topic.IDENTITY}, self.refresh_if_shown)
+        desk.live.on(self, {Topic.REVIEW, Topic.MEMORIES, Topic.IDENTITY}, self._on_changes)
 
     # -- building ---------------------------------------------------------------------------
 
@@ -124,6 +124,20 @@ class ReviewWindow(ToolWindow):
 
     def refresh(self) -> None:
         self.fetch(load, self.desk, on_done=self._loaded)
+
+    def _on_changes(self, changes: ChangeSet) -> None:
+        """Reload for a change of the queue, or of what a listed proposal would change - not for
+        every memory agents store meanwhile."""
+        if Topic.REVIEW in changes.topics or self._aimed_at(changes):
+            self.refresh_if_shown(changes)
+
+    def _aimed_at(self, changes: ChangeSet) -> bool:
+        """Whether `changes` touch a memory or identity document a listed proposal would change."""
+        targets = {i["target_id"] for i in self._items if i.get("target_id")}
+        targets |= {i["replacement_id"] for i in self._items if i.get("replacement_id")}
+        if any(c.memory_id in targets for c in changes.changes if c.memory_id):
+            return True
+        return Topic.IDENTITY in changes.topics and any(i["op"] == "identity" for i in self._items)
 
     def _loaded(self, queue: Queue) -> None:
         self._items, self._waiting = queue.items, queue.waiting
