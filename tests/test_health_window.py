@@ -10,7 +10,9 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from core.daemon import Runtime
+from core.model import Caller, Scope
 from core.policy import POLICY_FILE
+from core.requests import WriteRequest
 from core.runtime import socket_path
 from desktop.desk import Desk
 from desktop.windows.health import HealthWindow
@@ -97,6 +99,36 @@ def test_fetches_are_coalesced(qtbot: QtBot, desk: Desk) -> None:
         window.refresh()
     settle(qtbot, desk)
     assert window.fetches - before == 2  # the one in flight and one more, not twenty
+
+
+def test_a_burst_of_writes_reloads_the_window_once_a_second_at_most(
+    qtbot: QtBot, desk: Desk
+) -> None:
+    """A snapshot counts the whole store (0.1 s at 100k memories): changes arriving faster
+    than `min_interval_ms` wait for one reload at its end."""
+    window = opened(qtbot, desk)
+    window.min_interval_ms = 60_000  # the burst below ends well inside it, however slow the host
+    before = window.fetches
+    human = Caller.human()
+
+    def burst() -> None:
+        for n in range(20):
+            desk.cairn.memories.write(
+                human,
+                WriteRequest(
+                    content=f"the build takes {n} minutes", kind="fact", scope=Scope.GLOBAL
+                ),
+            )
+
+    off_gui(burst)
+    qtbot.wait(200)
+    settle(qtbot, desk)
+    assert window.fetches - before <= 1  # the first change at once (if none was recent)
+    assert window.reload_timer.isActive()  # the rest: one reload when the interval ends
+    window.reload_timer.start(0)
+    qtbot.waitUntil(lambda: window.figures["total"].text() == "20")
+    settle(qtbot, desk)
+    assert window.fetches - before <= 2
 
 
 def test_an_invalid_policy_file_shows_a_warning_banner(qtbot: QtBot, desk: Desk) -> None:

@@ -1,12 +1,14 @@
 """The Health window: the health snapshot a person sees (docs/health.md), live. Warnings lead in
 a red banner; the headline counters, the breakdowns and each agent's activity follow. It fetches
-again when the store or the counters change, at most one fetch in flight and one queued."""
+again when the store or the counters change - at most once a second (a snapshot counts the whole
+store), one fetch in flight and one queued."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QLocale, Qt
+from PySide6.QtCore import QLocale, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
@@ -21,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.changes import Topic
+from core.changes import ChangeSet, Topic
 from desktop.desk import ToolWindow
 from desktop.widgets import when
 
@@ -35,6 +37,17 @@ BANNER_STYLE = (
 BREAKDOWNS = ("memories", "refusals", "held_for_review", "connections", "background_failures")
 
 
+def _banner() -> QLabel:
+    """The red banner the warnings lead in (hidden while there are none)."""
+    banner = QLabel()
+    banner.setObjectName("warningsBanner")
+    banner.setWordWrap(True)
+    banner.setStyleSheet(BANNER_STYLE)
+    banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    banner.hide()
+    return banner
+
+
 class HealthWindow(ToolWindow):
     name = "health"
     default_size = (820, 640)
@@ -44,13 +57,12 @@ class HealthWindow(ToolWindow):
         self.setWindowTitle(self.tr("Cairn — Health"))
         self.snapshot: dict[str, Any] | None = None
         self.fetches = 0  # snapshots received (tests count them)
+        self.min_interval_ms = 1000  # faster changes wait for one reload at the interval's end
+        self.reload_timer = QTimer(self, singleShot=True)
+        self.reload_timer.timeout.connect(self._reload_when_shown)
+        self._asked_at: float | None = None  # when the last snapshot was asked for
 
-        self.banner = QLabel()
-        self.banner.setObjectName("warningsBanner")
-        self.banner.setWordWrap(True)
-        self.banner.setStyleSheet(BANNER_STYLE)
-        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.banner.hide()
+        self.banner = _banner()
 
         self.figures: dict[str, QLabel] = {}
         form = QFormLayout()
@@ -121,7 +133,25 @@ class HealthWindow(ToolWindow):
     # -- fetching (coalesced by ToolWindow.fetch) ----------------------------------------------
 
     def refresh(self) -> None:
+        self._asked_at = time.monotonic()
         self.fetch(self.desk.cairn.health.snapshot, self.desk.person, on_done=self._landed)
+
+    def refresh_if_shown(self, changes: ChangeSet) -> None:
+        """A change-channel slot: reload if the last snapshot was asked for at least
+        `min_interval_ms` ago; otherwise once, when that much time has passed."""
+        if not self.isVisible() or self.reload_timer.isActive():
+            return
+        since_ms = (
+            (time.monotonic() - self._asked_at) * 1000 if self._asked_at is not None else None
+        )
+        if since_ms is None or since_ms >= self.min_interval_ms:
+            super().refresh_if_shown(changes)
+        else:
+            self.reload_timer.start(int(self.min_interval_ms - since_ms))
+
+    def _reload_when_shown(self) -> None:
+        if self.isVisible():
+            self.refresh()
 
     def _landed(self, snapshot: dict[str, Any]) -> None:
         self.fetches += 1
