@@ -14,6 +14,7 @@ from PySide6.QtCore import (
     QModelIndex,
     QPersistentModelIndex,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QColor
@@ -105,7 +106,12 @@ class MemoryTableModel(QAbstractTableModel):
         self.pages = 0  # pages (or searches) landed since the last reset
         self.searching = False
         self._refreshing = False
-        self._pending_ids: set[str] | None = None  # changes that came while refreshing
+        self._pending_ids: set[str] | None = None  # changes gathered for the next refresh
+        # Changes are gathered this long before a refresh: each refresh repaints the table.
+        self.gather_ms = 150
+        self.gather = QTimer(self)
+        self.gather.setSingleShot(True)
+        self.gather.timeout.connect(self._refresh_gathered)
         self._headers = (
             self.tr("Memory"),
             self.tr("Kind"),
@@ -196,6 +202,7 @@ class MemoryTableModel(QAbstractTableModel):
         self.searching = bool(filters.query.strip())
         self._pending_ids = None
         self._refreshing = False
+        self.gather.stop()
         self.endResetModel()
         self.fetchMore(QModelIndex())
 
@@ -258,12 +265,20 @@ class MemoryTableModel(QAbstractTableModel):
     # -- live changes --------------------------------------------------------------------------
 
     def changed(self, memory_ids: Iterable[str]) -> None:
-        """Memories changed in the store: bring the rows up to date (coalesced: one refresh in
-        flight, the ids of later changes gathered for the next)."""
-        ids = set(memory_ids)
-        if self._refreshing:
-            self._pending_ids = (self._pending_ids or set()) | ids
-            return
+        """Memories changed in the store: bring the rows up to date - after `gather_ms`, with
+        every change that came meanwhile (one refresh in flight; changes that come while it runs
+        wait for the next)."""
+        self._pending_ids = (self._pending_ids or set()) | set(memory_ids)
+        if not self._refreshing and not self.gather.isActive():
+            self.gather.start(self.gather_ms)
+
+    def _refresh_gathered(self) -> None:
+        pending, self._pending_ids = self._pending_ids, None
+        if pending is not None:
+            self._start_refresh(pending)
+
+    def _start_refresh(self, ids: set[str]) -> None:
+        """Bring the rows of `ids`, and any newer memories, up to date (one worker call)."""
         if self.searching:
             # A search's ranking may change with any write: run it again (its hits are few).
             self._refreshing = True
@@ -301,9 +316,8 @@ class MemoryTableModel(QAbstractTableModel):
 
     def _next_refresh(self) -> None:
         self._refreshing = False
-        pending, self._pending_ids = self._pending_ids, None
-        if pending is not None:
-            self.changed(pending)
+        if self._pending_ids is not None and not self.gather.isActive():
+            self.gather.start(self.gather_ms)
 
     def _refresh_failed(self, generation: int, error: BaseException) -> None:
         if generation == self._generation:

@@ -17,6 +17,7 @@ from pytestqt.qtbot import QtBot
 from core.model import Caller, Memory, Status, Surface
 from core.requests import WriteRequest
 from core.search import SearchRequest
+from desktop import memory_model
 from desktop.desk import Desk
 from desktop.memory_model import PAGE_SIZE
 from desktop.windows import memory_detail
@@ -286,6 +287,36 @@ def test_live_changes_keep_the_selection(qtbot: QtBot, desk: Desk) -> None:
     qtbot.waitUntil(lambda: window.model.rowCount() == 2)
     current = window.selected()
     assert current is not None and current.id == first
+
+
+def test_a_burst_of_writes_lands_in_the_table_as_one_refresh(
+    qtbot: QtBot, desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each refresh repaints the table (about 20 ms offscreen): memories stored in a burst are
+    gathered for `gather_ms` and land together."""
+    seed(desk, [note("the first memory")])
+    window = opened(qtbot, desk)
+    window.model.gather_ms = 60_000  # the burst below ends well inside it, however slow the host
+    refreshes: list[int] = []
+    refresh = memory_model._refresh
+
+    def counted(*args: Any) -> Any:
+        refreshes.append(len(args[-1]))
+        return refresh(*args)
+
+    monkeypatch.setattr("desktop.memory_model._refresh", counted)
+
+    def burst() -> None:
+        for n in range(20):
+            desk.cairn.memories.write(Caller.human(), note(f"step {n} done"))
+
+    off_gui(burst)
+    qtbot.wait(200)
+    settle(qtbot, desk)
+    assert refreshes == [] and len(shown(window)) == 1
+    window.model.gather.start(0)
+    qtbot.waitUntil(lambda: len(shown(window)) == 21)
+    assert refreshes == [20]  # one refresh, with every changed memory
 
 
 def test_flagged_content_is_shown_with_its_flag(qtbot: QtBot, desk: Desk) -> None:
