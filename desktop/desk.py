@@ -3,11 +3,12 @@ thread, the change channel, the error presenter - and the windows themselves, on
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import shiboken6
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, QTimer
 from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QWidget
 
@@ -113,6 +114,7 @@ class ToolWindow(QWidget):
 
     name = "window"  # the key its geometry is kept under
     default_size = (760, 520)
+    min_interval_ms = 0  # change-channel reloads at most this often (0: as changes come)
 
     def __init__(self, desk: Desk) -> None:
         super().__init__()
@@ -126,6 +128,10 @@ class ToolWindow(QWidget):
         # The store's committed sequence when the last load started (-1: none, or it failed):
         # a load that started at or after a change already shows it.
         self._fetch_seq = -1
+        self._fetched_at: float | None = None  # when the last load started (monotonic)
+        self.reload_timer = QTimer(self)
+        self.reload_timer.setSingleShot(True)
+        self.reload_timer.timeout.connect(self._reload_when_shown)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
@@ -135,9 +141,23 @@ class ToolWindow(QWidget):
         """Load what the window shows (off the GUI thread, through `desk.call` or `fetch`)."""
 
     def refresh_if_shown(self, changes: ChangeSet) -> None:
-        """A change-channel slot: reload now if shown (a hidden window reloads when it shows),
-        unless a load that started after these changes committed is on its way or done."""
-        if self.isVisible() and not 0 < changes.last_seq <= self._fetch_seq:
+        """A change-channel slot: reload if shown (a hidden window reloads when it shows),
+        unless a load that started after these changes committed is on its way or done. A
+        window whose load is costly sets `min_interval_ms`: changes that come sooner after the
+        last load started wait for one reload when that time has passed."""
+        if not self.isVisible() or 0 < changes.last_seq <= self._fetch_seq:
+            return
+        if self.reload_timer.isActive():
+            return
+        if self.min_interval_ms and self._fetched_at is not None:
+            since_ms = (time.monotonic() - self._fetched_at) * 1000
+            if since_ms < self.min_interval_ms:
+                self.reload_timer.start(int(self.min_interval_ms - since_ms))
+                return
+        self.refresh()
+
+    def _reload_when_shown(self) -> None:
+        if self.isVisible():
             self.refresh()
 
     def refresh_after_write(self) -> None:
@@ -150,11 +170,13 @@ class ToolWindow(QWidget):
         """Run the window's load `fn(*args)` off the GUI thread, one at a time: asked for while
         one runs (changes arrived meanwhile), `refresh` runs once more after it lands. A failure
         is shown over the window."""
+        self.reload_timer.stop()  # this load (or the one queued) shows every change so far
         if self._fetching:
             self._fetch_again = True
             return
         self._fetching = True
         self._fetch_seq = self.desk.cairn.committed_seq
+        self._fetched_at = time.monotonic()
         self.desk.call(
             fn,
             *args,

@@ -20,7 +20,7 @@ from desktop.desk import Desk
 from desktop.diff import Change, diff_html, word_diff
 from desktop.windows import review as review_window
 from desktop.windows.review import ReviewWindow
-from tests.conftest import settle
+from tests.conftest import made_up_word, settle
 from tests.serving import RawClient
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(60)]
@@ -537,3 +537,22 @@ def test_a_memory_no_proposal_aims_at_does_not_reload_the_queue(
     qtbot.waitUntil(lambda: "8081" in window.detail.diff.toPlainText())
     assert len(loads) == 1
     other.close()
+
+
+def test_a_burst_of_proposals_reloads_the_queue_once_a_second_at_most(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """Each load reads up to 1,000 proposals and fills as many rows: proposals arriving faster
+    than `min_interval_ms` wait for one reload at its end."""
+    desk, _ = served
+    window = window_for(qtbot, desk, 0)
+    window.min_interval_ms = 60_000  # the burst below ends well inside it, however slow the host
+    rows_before = window.queue.table.rowCount()
+    for n in range(5):
+        propose(agent, f"idea: {made_up_word(n)} for the {made_up_word(n + 100)} service")
+    qtbot.wait(200)
+    settle(qtbot, desk)
+    assert window.queue.table.rowCount() <= rows_before + 1  # at most the first, at once
+    assert window.reload_timer.isActive()
+    window.reload_timer.start(0)
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 5)

@@ -5,10 +5,9 @@ store), one fetch in flight and one queued."""
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QLocale, Qt, QTimer
+from PySide6.QtCore import QLocale, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
@@ -23,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.changes import ChangeSet, Topic
+from core.changes import Topic
 from desktop.desk import ToolWindow
 from desktop.widgets import when
 
@@ -51,16 +50,13 @@ def _banner() -> QLabel:
 class HealthWindow(ToolWindow):
     name = "health"
     default_size = (820, 640)
+    min_interval_ms = 1000  # a snapshot counts the whole store (0.1 s at 100k memories)
 
     def __init__(self, desk: Desk) -> None:
         super().__init__(desk)
         self.setWindowTitle(self.tr("Cairn — Health"))
         self.snapshot: dict[str, Any] | None = None
         self.fetches = 0  # snapshots received (tests count them)
-        self.min_interval_ms = 1000  # faster changes wait for one reload at the interval's end
-        self.reload_timer = QTimer(self, singleShot=True)
-        self.reload_timer.timeout.connect(self._reload_when_shown)
-        self._asked_at: float | None = None  # when the last snapshot was asked for
 
         self.banner = _banner()
 
@@ -133,25 +129,7 @@ class HealthWindow(ToolWindow):
     # -- fetching (coalesced by ToolWindow.fetch) ----------------------------------------------
 
     def refresh(self) -> None:
-        self._asked_at = time.monotonic()
         self.fetch(self.desk.cairn.health.snapshot, self.desk.person, on_done=self._landed)
-
-    def refresh_if_shown(self, changes: ChangeSet) -> None:
-        """A change-channel slot: reload if the last snapshot was asked for at least
-        `min_interval_ms` ago; otherwise once, when that much time has passed."""
-        if not self.isVisible() or self.reload_timer.isActive():
-            return
-        since_ms = (
-            (time.monotonic() - self._asked_at) * 1000 if self._asked_at is not None else None
-        )
-        if since_ms is None or since_ms >= self.min_interval_ms:
-            super().refresh_if_shown(changes)
-        else:
-            self.reload_timer.start(int(self.min_interval_ms - since_ms))
-
-    def _reload_when_shown(self) -> None:
-        if self.isVisible():
-            self.refresh()
 
     def _landed(self, snapshot: dict[str, Any]) -> None:
         self.fetches += 1

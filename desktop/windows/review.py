@@ -44,6 +44,7 @@ class ReviewWindow(ToolWindow):
 
     name = "review"
     default_size = (1280, 720)
+    min_interval_ms = 1000  # a load reads up to 1,000 proposals and fills as many rows
 
     def __init__(self, desk: Desk) -> None:
         super().__init__(desk)
