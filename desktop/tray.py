@@ -250,7 +250,7 @@ class Tray(QObject):
             ("settings", self.tr("Settings")),
         ]
         for key, text in entries:
-            if isinstance(window, window_class(key)):
+            if window.name == key:  # (each window's name is its key here: no module to import)
                 continue
             button = QPushButton(text, strip)
             button.setObjectName(f"noTray-{key}")
