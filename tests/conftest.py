@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -173,6 +174,22 @@ def served_desk(qtbot: QtBot, paths: Paths) -> Iterator[tuple[Desk, Runtime]]:
         assert runtime.cairn is not None
         with desk_on(runtime.cairn) as d:
             yield d, runtime
+
+
+def calls_of(
+    monkeypatch: pytest.MonkeyPatch, module: ModuleType, name: str
+) -> list[tuple[Any, ...]]:
+    """Each call's arguments to `module.name` from now on (the function still runs): how a test
+    counts a window's loads."""
+    calls: list[tuple[Any, ...]] = []
+    real = getattr(module, name)
+
+    def spy(*args: Any) -> Any:
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(module, name, spy)
+    return calls
 
 
 def made_up_word(n: int) -> str:

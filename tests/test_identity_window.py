@@ -21,7 +21,7 @@ from desktop.desk import Desk
 from desktop.windows import identity as identity_window
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.identity_revert import RevertDialog
-from tests.conftest import settle
+from tests.conftest import calls_of, settle
 from tests.serving import RawClient
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(60)]
@@ -249,14 +249,7 @@ def test_a_saved_edit_reloads_the_window_once(
     qtbot: QtBot, desk: Desk, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     window = open_on(qtbot, desk)
-    loads: list[int] = []
-    load = identity_window.load
-
-    def counted(d: Desk, doc: str | None) -> Any:
-        loads.append(1)
-        return load(d, doc)
-
-    monkeypatch.setattr("desktop.windows.identity.load", counted)
+    loads = calls_of(monkeypatch, identity_window, "load")
     save(qtbot, desk, window, "Prefers short answers.\n", "said so")
     qtbot.wait(300)  # anything late (a second reload) would start meanwhile
     settle(qtbot, desk)

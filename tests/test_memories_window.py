@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
@@ -20,9 +20,9 @@ from core.search import SearchRequest
 from desktop import memory_model
 from desktop.desk import Desk
 from desktop.memory_model import PAGE_SIZE
-from desktop.windows import memory_detail
+from desktop.windows import memories as memories_window
 from desktop.windows.memories import MemoriesWindow
-from tests.conftest import settle
+from tests.conftest import calls_of, settle
 
 pytestmark = pytest.mark.gui
 T = TypeVar("T")
@@ -181,20 +181,13 @@ def test_an_edit_lands_a_new_revision_shown_in_history(
     editor.content.setPlainText("the cache lives at 10.0.0.9")
     editor.tags.setText("infra, cache")
     editor.importance.setValue(5)
-    loads: list[str] = []
-    fetch = memory_detail.fetch_detail
-
-    def counted(d: Desk, memory_id: str) -> Any:
-        loads.append(memory_id)
-        return fetch(d, memory_id)
-
-    monkeypatch.setattr("desktop.windows.memories.fetch_detail", counted)
+    loads = calls_of(monkeypatch, memories_window, "fetch_detail")
     click(editor.save_button)
     qtbot.waitUntil(lambda: window.editor is None)
     qtbot.waitUntil(lambda: window.panel.history.topLevelItemCount() == 2)
     qtbot.wait(300)  # a second load of the details would start meanwhile
     settle(qtbot, desk)
-    assert loads == [mid]  # once, from the change channel
+    assert [memory_id for _desk, memory_id in loads] == [mid]  # once, from the change channel
     top = window.panel.history.topLevelItem(0)
     assert top is not None and top.text(0) == "2" and "10.0.0.9" in top.text(4)
     m = stored(desk, mid)
@@ -297,14 +290,7 @@ def test_a_burst_of_writes_lands_in_the_table_as_one_refresh(
     seed(desk, [note("the first memory")])
     window = opened(qtbot, desk)
     window.model.gather_ms = 60_000  # the burst below ends well inside it, however slow the host
-    refreshes: list[int] = []
-    refresh = memory_model._refresh
-
-    def counted(*args: Any) -> Any:
-        refreshes.append(len(args[-1]))
-        return refresh(*args)
-
-    monkeypatch.setattr("desktop.memory_model._refresh", counted)
+    refreshes = calls_of(monkeypatch, memory_model, "_refresh")
 
     def burst() -> None:
         for n in range(20):
@@ -316,7 +302,7 @@ def test_a_burst_of_writes_lands_in_the_table_as_one_refresh(
     assert refreshes == [] and len(shown(window)) == 1
     window.model.gather.start(0)
     qtbot.waitUntil(lambda: len(shown(window)) == 21)
-    assert refreshes == [20]  # one refresh, with every changed memory
+    assert [len(args[-1]) for args in refreshes] == [20]  # one refresh, every changed memory
 
 
 def test_flagged_content_is_shown_with_its_flag(qtbot: QtBot, desk: Desk) -> None:

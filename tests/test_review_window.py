@@ -20,7 +20,7 @@ from desktop.desk import Desk
 from desktop.diff import Change, diff_html, word_diff
 from desktop.windows import review as review_window
 from desktop.windows.review import ReviewWindow
-from tests.conftest import made_up_word, settle
+from tests.conftest import calls_of, made_up_word, settle
 from tests.serving import RawClient
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(60)]
@@ -71,6 +71,22 @@ def propose(agent: RawClient, content: str, kind: str = "idea") -> str:
     result = answer["result"]
     assert result["status"] == "pending", result
     return str(result["suggestion_id"])
+
+
+def port_update_pending(
+    runtime: Runtime, agent: RawClient, workspace_dir: Path
+) -> tuple[dict[str, Any], RawClient]:
+    """`agent` stores "the port is 8080"; another agent ("other", returned to close) proposes
+    to change it to 9090, which waits: the memory is not its own."""
+    stored = agent.request(
+        "memory.write", {"content": "the port is 8080", "kind": "fact", "scope": "project"}
+    )["result"]
+    other = connect(runtime, workspace_dir, "other")
+    answer = other.request(
+        "memory.update", {"id": stored["id"], "if_revision": 1, "content": "the port is 9090"}
+    )["result"]
+    assert answer["status"] == "pending"
+    return stored, other
 
 
 def window_for(qtbot: QtBot, desk: Desk, rows: int) -> ReviewWindow:
@@ -257,14 +273,7 @@ def test_an_adopt_conflict_is_shown_in_the_window(
     qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
 ) -> None:
     desk, runtime = served
-    stored = agent.request(
-        "memory.write", {"content": "the port is 8080", "kind": "fact", "scope": "project"}
-    )["result"]
-    other = connect(runtime, workspace_dir, "other")
-    answer = other.request(
-        "memory.update", {"id": stored["id"], "if_revision": 1, "content": "the port is 9090"}
-    )["result"]
-    assert answer["status"] == "pending"
+    stored, other = port_update_pending(runtime, agent, workspace_dir)
     window = window_for(qtbot, desk, 1)
     assert "8080" in window.detail.diff.toPlainText() and "9090" in window.detail.diff.toPlainText()
     agent.request(
@@ -477,14 +486,7 @@ def test_a_decision_reloads_the_queue_once(
     propose(agent, "idea: cache the parsed config")
     propose(agent, "idea: split the test suite by package")
     window = window_for(qtbot, desk, 2)
-    loads: list[int] = []
-    load = review_window.load
-
-    def counted(d: Desk) -> Any:
-        loads.append(1)
-        return load(d)
-
-    monkeypatch.setattr("desktop.windows.review.load", counted)
+    loads = calls_of(monkeypatch, review_window, "load")
     window.detail.reject_reason.setText("not now")
     window.reject()
     qtbot.waitUntil(lambda: window.pending_count() == 1)
@@ -505,23 +507,9 @@ def test_a_memory_no_proposal_aims_at_does_not_reload_the_queue(
     """Agents' stored writes do not reload the queue (up to 1,000 proposals, each time) unless
     a listed proposal would change that memory; then the diff follows it."""
     desk, runtime = served
-    stored = agent.request(
-        "memory.write", {"content": "the port is 8080", "kind": "fact", "scope": "project"}
-    )["result"]
-    other = connect(runtime, workspace_dir, "other")
-    answer = other.request(
-        "memory.update", {"id": stored["id"], "if_revision": 1, "content": "the port is 9090"}
-    )["result"]
-    assert answer["status"] == "pending"
+    stored, other = port_update_pending(runtime, agent, workspace_dir)
     window = window_for(qtbot, desk, 1)
-    loads: list[int] = []
-    load = review_window.load
-
-    def counted(d: Desk) -> Any:
-        loads.append(1)
-        return load(d)
-
-    monkeypatch.setattr("desktop.windows.review.load", counted)
+    loads = calls_of(monkeypatch, review_window, "load")
     for n in range(3):
         written = agent.request(
             "memory.write", {"content": f"the build takes {n + 3} minutes", "kind": "fact",
