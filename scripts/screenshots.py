@@ -25,6 +25,8 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
 from core.app import Cairn
+from core.autostart import Autostart
+from core.autostart_entries import Kind
 from core.daemon import Runtime
 from core.model import Caller, Surface
 from core.paths import Paths, resolve_paths
@@ -130,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(tempfile.mkdtemp(prefix="cs", dir="/tmp"))
     os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
     os.environ["CAIRN_HOME"] = str(root)  # the `cairn` run below finds this store
+    os.environ["HOME"] = str(root / "home")  # Settings shows the tray's autostart entry here
+    os.environ.pop("XDG_CONFIG_HOME", None)
+    Autostart.here().enable(Kind.TRAY)
     paths = resolve_paths()
     project = root / "billing"
     project.mkdir()

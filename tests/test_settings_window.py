@@ -14,6 +14,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from core.autostart import Autostart
+from core.autostart_entries import Kind
 from core.model import Caller
 from desktop.desk import Desk
 from desktop.windows.settings import SettingsWindow
@@ -47,8 +49,53 @@ def test_the_data_locations_are_shown(desk: Desk, window: SettingsWindow) -> Non
     assert window.locations["database"].text() == str(desk.cairn.paths.database)
     assert window.locations["backups"].text() == str(desk.cairn.paths.backups)
     assert window.locations["database"].isReadOnly()
-    assert not window.autostart.isEnabled()
-    assert window.autostart.toolTip() == "Coming with the installer."
+
+
+def test_the_login_box_writes_and_removes_the_tray_autostart_entry(
+    qtbot: QtBot, window: SettingsWindow
+) -> None:
+    entry = window.autostart_entries.where.tray
+    tray = Path(str(entry))
+    assert window.autostart.isEnabled() and not window.autostart.isChecked()
+    window.autostart.click()
+    said = f"It takes effect at your next login. Its entry: {entry}."
+    qtbot.waitUntil(lambda: window.autostart_note.text() == said)
+    assert window.autostart.isEnabled() and window.autostart.isChecked()
+    assert window.autostart_entries.status().enabled[0].current
+    window.autostart.click()
+    said = "Cairn no longer starts when you log in. This one keeps running."
+    qtbot.waitUntil(lambda: window.autostart_note.text() == said)
+    assert window.autostart.isEnabled() and not window.autostart.isChecked()
+    assert not tray.exists()
+    window.refresh()  # what the last click did is said once
+    qtbot.waitUntil(lambda: window.autostart_note.text() == "")
+
+
+def test_an_entry_for_another_installation_is_pointed_out(qtbot: QtBot, desk: Desk) -> None:
+    entries = Autostart.here()
+    tray = Path(str(entries.where.tray))
+    tray.parent.mkdir(parents=True)
+    tray.write_text(entries.entry(Kind.TRAY).content.replace("cairn", "old-cairn"))
+    w = desk.open(SettingsWindow)
+    qtbot.waitUntil(lambda: w.view is not None)
+    assert w.autostart.isChecked()
+    assert "starts another installation or version of Cairn" in w.autostart_note.text()
+    settle(qtbot, desk)
+
+
+def test_the_login_box_says_the_headless_daemon_starts_instead_and_replaces_it(
+    qtbot: QtBot, desk: Desk
+) -> None:
+    Autostart.here().enable(Kind.HEADLESS)
+    w = desk.open(SettingsWindow)
+    qtbot.waitUntil(lambda: w.view is not None)
+    assert not w.autostart.isChecked()
+    assert "The headless daemon starts when you log in" in w.autostart_note.text()
+    w.autostart.click()
+    qtbot.waitUntil(lambda: w.autostart_note.text().startswith("The headless daemon no longer"))
+    assert w.autostart.isEnabled() and w.autostart.isChecked()
+    assert [f.kind for f in w.autostart_entries.status().enabled] == [Kind.TRAY]
+    settle(qtbot, desk)
 
 
 def test_back_up_now_adds_a_backup_to_the_list(

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
+    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
@@ -28,6 +29,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from core.autostart import Autostart, Found, Report
+from core.autostart_entries import Kind
 from core.backup import BackupInfo
 from core.changes import Topic
 from core.settings import KNOB_BY_NAME, Settings, Value
@@ -43,6 +46,7 @@ class SettingsView:
 
     settings: Settings
     backups: list[BackupInfo]
+    autostart: Report
 
 
 class SettingsWindow(ToolWindow):
@@ -55,6 +59,8 @@ class SettingsWindow(ToolWindow):
         super().__init__(desk)
         self.setWindowTitle(self.tr("Cairn — Settings"))
         self.view: SettingsView | None = None
+        self.autostart_entries = Autostart.here()
+        self._autostart_said = ""  # what the last tick or untick did, until the next load
         layout = QVBoxLayout(self)
         layout.addWidget(self._location_box())
         layout.addWidget(self._notes_box())
@@ -170,9 +176,14 @@ class SettingsWindow(ToolWindow):
         self.autostart = named(
             QCheckBox(self.tr("Start Cairn when I log in")),
             "autostart",
-            self.tr("Coming with the installer."),
+            self.tr(
+                "The tray starts with your desktop session, from this installation. Nothing "
+                "starts or stops now. The same as `cairn autostart enable` and `disable`."
+            ),
         )
-        self.autostart.setEnabled(False)
+        self.autostart.clicked.connect(self._autostart_clicked)
+        self.autostart_note = named(QLabel(), "autostartNote")
+        self.autostart_note.setWordWrap(True)
         self.confirm_terminals = named(
             QCheckBox(self.tr("Ask me here about my commands typed at a terminal too")),
             "confirmTerminals",
@@ -188,15 +199,16 @@ class SettingsWindow(ToolWindow):
         language_row.addStretch(1)
         form.addRow(self.tr("Language"), language_row)
         form.addRow(self.autostart)
+        form.addRow(self.autostart_note)
         form.addRow(self.confirm_terminals)
         return box
 
     # -- loading ---------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        cairn = self.desk.cairn
+        cairn, entries = self.desk.cairn, self.autostart_entries
         self.desk.call(
-            lambda: SettingsView(cairn.config.current(), cairn.backups.list()),
+            lambda: SettingsView(cairn.config.current(), cairn.backups.list(), entries.status()),
             on_done=self._show,
             owner=self,
         )
@@ -217,6 +229,7 @@ class SettingsWindow(ToolWindow):
                 spin.setValue(settings.integer(name))
             spin.blockSignals(False)
         self._show_backups(view.backups)
+        self._show_autostart(view.autostart)
 
     def _show_backups(self, backups: list[BackupInfo]) -> None:
         locale = QLocale()
@@ -230,6 +243,39 @@ class SettingsWindow(ToolWindow):
                 item = QTableWidgetItem(text)
                 item.setToolTip(str(info.path))
                 self.backups.setItem(row, column, item)
+
+    def _show_autostart(self, report: Report) -> None:
+        tray = next((f for f in report.enabled if f.kind is Kind.TRAY), None)
+        headless = next((f for f in report.enabled if f.kind is Kind.HEADLESS), None)
+        self.autostart.setChecked(tray is not None)
+        notes = [self._autostart_said] if self._autostart_said else []
+        self._autostart_said = ""
+        if tray is not None and headless is not None:
+            notes.append(
+                self.tr(
+                    "The headless daemon starts when you log in too: whichever starts first "
+                    "holds your memories. Untick and tick the box to keep only the tray."
+                )
+            )
+        elif headless is not None:
+            notes.append(
+                self.tr(
+                    "The headless daemon starts when you log in (`cairn autostart enable "
+                    "--headless`). Ticking the box starts the tray instead."
+                )
+            )
+        if tray is not None:
+            notes.append(self._tray_note(tray))
+        self.autostart_note.setText(" ".join(notes))
+        self.autostart_note.setVisible(bool(notes))
+
+    def _tray_note(self, tray: Found) -> str:
+        if not tray.current:
+            return self.tr(
+                "Its entry (%1) starts another installation or version of Cairn. Untick and "
+                "tick the box to start this one."
+            ).replace("%1", tray.path)
+        return self.tr("Its entry: %1.").replace("%1", tray.path)
 
     # -- changes ---------------------------------------------------------------------------
 
@@ -265,6 +311,39 @@ class SettingsWindow(ToolWindow):
 
     def _confirm_terminals_clicked(self, checked: bool) -> None:
         self.change(ASK_TERMINALS_TOO, checked)
+
+    def _autostart_clicked(self, checked: bool) -> None:
+        """Write the tray's autostart entry (removing the headless daemon's: never both), or
+        remove every entry - off the GUI thread (on Windows a shortcut is made by PowerShell)."""
+        entries = self.autostart_entries
+        self.autostart.setEnabled(False)
+        self.desk.call(
+            (lambda: entries.enable(Kind.TRAY)) if checked else entries.disable,
+            on_done=self._autostart_done,
+            on_error=self._autostart_failed,
+            owner=self,
+        )
+
+    def _autostart_done(self, report: Report) -> None:
+        if report.written is None:
+            said = [self.tr("Cairn no longer starts when you log in. This one keeps running.")]
+        else:
+            said = [self.tr("It takes effect at your next login.")]
+            if any(f.kind is Kind.HEADLESS for f in report.removed):
+                said.insert(
+                    0,
+                    self.tr(
+                        "The headless daemon no longer starts when you log in: only one of the "
+                        "two can."
+                    ),
+                )
+        self._autostart_said = " ".join(said)
+        self.autostart.setEnabled(True)
+        self.refresh()
+
+    def _autostart_failed(self, error: BaseException) -> None:
+        self.autostart.setEnabled(True)
+        self._failed(error)
 
     def _choose_notes(self) -> None:
         start = self.notes_folder.text() or str(Path.home())

@@ -1508,8 +1508,36 @@ The strictest rule that applies wins.</source>
         <translation>登录时启动 Cairn</translation>
     </message>
     <message>
-        <source>Coming with the installer.</source>
-        <translation>将随安装程序提供。</translation>
+        <source>The tray starts with your desktop session, from this installation. Nothing starts or stops now. The same as `cairn autostart enable` and `disable`.</source>
+        <translation>托盘程序随桌面会话启动，使用当前安装的 Cairn。此操作不会立即启动或停止任何程序。与 `cairn autostart enable` 和 `disable` 相同。</translation>
+    </message>
+    <message>
+        <source>The headless daemon starts when you log in too: whichever starts first holds your memories. Untick and tick the box to keep only the tray.</source>
+        <translation>无界面守护进程也会在登录时启动：先启动的一方持有你的记忆。取消勾选再勾选，即可只保留托盘程序。</translation>
+    </message>
+    <message>
+        <source>The headless daemon starts when you log in (`cairn autostart enable --headless`). Ticking the box starts the tray instead.</source>
+        <translation>登录时启动的是无界面守护进程（`cairn autostart enable --headless`）。勾选此项将改为启动托盘程序。</translation>
+    </message>
+    <message>
+        <source>Its entry (%1) starts another installation or version of Cairn. Untick and tick the box to start this one.</source>
+        <translation>其启动项（%1）启动的是另一个安装或版本的 Cairn。取消勾选再勾选，即可改为启动当前这个。</translation>
+    </message>
+    <message>
+        <source>Its entry: %1.</source>
+        <translation>启动项：%1。</translation>
+    </message>
+    <message>
+        <source>Cairn no longer starts when you log in. This one keeps running.</source>
+        <translation>Cairn 不再在登录时启动。当前运行的 Cairn 会继续运行。</translation>
+    </message>
+    <message>
+        <source>It takes effect at your next login.</source>
+        <translation>下次登录时生效。</translation>
+    </message>
+    <message>
+        <source>The headless daemon no longer starts when you log in: only one of the two can.</source>
+        <translation>无界面守护进程不再在登录时启动：两者只能启用其一。</translation>
     </message>
     <message>
         <source>Ask me here about my commands typed at a terminal too</source>
