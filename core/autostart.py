@@ -37,7 +37,8 @@ from core.autostart_entries import (
     render,
 )
 from core.errors import IOFault
-from core.paths import HOME_ENV, resolve_paths
+from core.paths import cairn_home as home_named
+from core.paths import resolve_paths
 
 SYSTEMCTL_TIMEOUT_S = 10.0
 
@@ -92,12 +93,12 @@ class Autostart:
         """This machine, this user, this installation."""
         env = os.environ if environ is None else environ
         platform = Platform.current()
-        home = env.get(HOME_ENV, "").strip()
+        home = home_named(env)
         return cls(
             platform=platform,
             where=locations(platform, env),
             program=installed_program(platform),
-            cairn_home=os.path.abspath(os.path.expanduser(home)) if home else None,
+            cairn_home=str(home) if home is not None else None,
             log_file=str(resolve_paths(env).logs / "daemon.log"),
         )
 

@@ -65,6 +65,13 @@ class Paths:
         }
 
 
+def cairn_home(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The absolute directory `CAIRN_HOME` names (`~` expanded), or None when it is unset."""
+    env = os.environ if environ is None else environ
+    home = env.get(HOME_ENV, "").strip()
+    return Path(os.path.abspath(os.path.expanduser(home))) if home else None
+
+
 def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
     """Resolve Cairn's directories for the current user.
 
@@ -72,9 +79,8 @@ def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
     so a test or a second, independent Cairn can run side by side with the user's own.
     """
     env = os.environ if environ is None else environ
-    home = env.get(HOME_ENV, "").strip()
-    if home:
-        root = Path(os.path.abspath(os.path.expanduser(home)))
+    root = cairn_home(env)
+    if root is not None:
         return Paths(
             data=root / "data", config=root / "config", state=root / "state", runtime=root / "run"
         )
