@@ -47,6 +47,7 @@ from core.search_index import document_counts, index_fingerprint
 from core.spelling import alternatives
 from core.store import Store
 from core.tokenizer import TOKENIZER_VERSION, Term, TermKind, analyze, is_stop
+from core.validation import utf8_size
 
 MAX_SEARCH_LIMIT = 100
 MAX_VARIANTS = 8
@@ -406,6 +407,9 @@ class SearchService:
     # -- steps -----------------------------------------------------------------------------
 
     def _check(self, caller: Caller, req: SearchRequest) -> None:
+        utf8_size("query", req.query)
+        for variant in req.variants:
+            utf8_size("variants", variant)
         if not req.query.strip():
             raise InvalidInput("query is empty", data={"field": "query"})
         if len(req.query) > MAX_QUERY_CHARS or any(len(v) > MAX_QUERY_CHARS for v in req.variants):

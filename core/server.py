@@ -16,6 +16,7 @@ import functools
 import json
 import logging
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +109,18 @@ def response_error(
     return {"jsonrpc": "2.0", "id": req_id, "error": error_object(code, message, data)}
 
 
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _holds_lone_surrogate(message: Any) -> bool:
+    """Whether a parsed frame holds a string UTF-8 cannot encode (JSON lets `\\ud800` through)."""
+    try:
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def parse_frame(frame: bytes) -> tuple[Any, str, dict[str, Any], bool]:
     """(id, method, params, is_notification) of one frame, or RpcError naming what is wrong.
     Order: encoding, JSON, shape."""
@@ -123,6 +136,20 @@ def parse_frame(frame: bytes) -> tuple[Any, str, dict[str, Any], bool]:
         raise RpcError(ErrorCode.PARSE_ERROR, "frame is nested too deeply") from None
     except ValueError as e:
         raise RpcError(ErrorCode.PARSE_ERROR, f"frame is not valid JSON: {e}") from None
+    if _ESCAPED_SURROGATE.search(text) and _holds_lone_surrogate(message):
+        rest = (
+            {k: v for k, v in message.items() if k != "params"}
+            if isinstance(message, dict)
+            else None
+        )
+        in_params = rest is not None and not _holds_lone_surrogate(rest)
+        req_id = rest.get("id") if rest is not None and in_params else None
+        raise RpcError(
+            ErrorCode.INVALID_PARAMS if in_params else ErrorCode.INVALID_REQUEST,
+            "frame holds an unpaired surrogate (an escaped \\ud800-\\udfff without its pair): "
+            "not Unicode text",
+            req_id if isinstance(req_id, str | int) and not isinstance(req_id, bool) else None,
+        )
     if isinstance(message, list):
         raise RpcError(
             ErrorCode.INVALID_REQUEST, "batches are not supported; send one request per line"

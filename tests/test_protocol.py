@@ -85,6 +85,20 @@ def test_framing_errors(server: Runtime) -> None:
     assert_error(reply, ErrorCode.INVALID_PARAMS, "params must be an object")
     assert reply["id"] == 7
     assert_error(c.request("capabilities", extra=1), ErrorCode.INVALID_REQUEST, "unknown member")
+    # valid JSON, but an escaped lone surrogate is not Unicode text: wherever it is
+    c.send(b'{"jsonrpc":"2.0","id":8,"method":"memory.search","params":{"query":"a\\ud800b"}}\n')
+    reply = c.read()
+    assert_error(reply, ErrorCode.INVALID_PARAMS, "unpaired surrogate")
+    assert reply["id"] == 8
+    c.send(b'{"jsonrpc":"2.0","id":"\\udfff","method":"capabilities"}\n')
+    reply = c.read()
+    assert_error(reply, ErrorCode.INVALID_REQUEST, "unpaired surrogate")
+    assert reply["id"] is None
+    # a pair (an emoji) is text
+    c.send(
+        b'{"jsonrpc":"2.0","id":9,"method":"memory.search","params":{"query":"\\ud83d\\ude00"}}\n'
+    )
+    assert "result" in c.read()
     # after all that, the connection still serves
     assert c.request("capabilities")["result"]["protocol_version"] == 1
     c.close()

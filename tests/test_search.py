@@ -342,7 +342,15 @@ def test_min_commit_seq_is_honoured(cairn: Cairn, agent: Caller) -> None:
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("limit", 0), ("limit", 101), ("query", "  "), ("query", "x" * 5000)]
+    ("field", "value"),
+    [
+        ("limit", 0),
+        ("limit", 101),
+        ("query", "  "),
+        ("query", "x" * 5000),
+        ("query", "gate\ud800way"),
+        ("variants", ("fine", "x\udfff")),
+    ],
 )
 def test_bad_search_requests_are_refused(
     cairn: Cairn, agent: Caller, field: str, value: object
