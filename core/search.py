@@ -218,9 +218,8 @@ def _parse(text: str) -> _Query:
     for term in analyze(text):
         if not is_stop(term) and term.text not in seen:
             seen[term.text] = term
-    if not seen:  # a query made only of stopwords still searches for them
-        for term in analyze(text):
-            seen.setdefault(term.text, term)
+    # A query of stopwords alone has nothing to look for: they are never indexed, and the
+    # spelling step would only turn them into other words ("what" -> "wheat").
     terms = tuple(seen.values())
     return _Query(terms, tuple(t.text for t in terms if t.is_symbol))
 

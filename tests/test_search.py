@@ -434,6 +434,16 @@ def test_typos_and_abbreviations_find_their_words(cairn: Cairn, agent: Caller) -
     assert ids(cairn, agent, "browser") == [target]
 
 
+def test_a_query_of_stopwords_is_never_corrected_into_other_words(
+    cairn: Cairn, agent: Caller
+) -> None:
+    put(cairn, agent, "The wheat harvest starts in August.")
+    put(cairn, agent, "Thee and thou are old forms; the theme is archaic English.")
+    for query in ("what?", "the", "these"):
+        result = cairn.search.search(agent, SearchRequest(query=query))
+        assert result.hits == () and result.presence is Presence.NONE, query
+
+
 def test_spelling_distance_and_alternatives() -> None:
     from core.spelling import distance
 
