@@ -24,7 +24,7 @@ from enum import StrEnum
 
 import snowballstemmer
 
-TOKENIZER_VERSION = "cairn-tok-2"
+TOKENIZER_VERSION = "cairn-tok-3"
 
 # Characters FTS5's unicode61 tokenizer must keep inside tokens, because our symbol terms use them.
 TERM_CHARS = "._:/-@#+~"
@@ -69,7 +69,17 @@ _EDGE = re.compile(r"^[^\w~/#@]+|[^\w+#]+$")
 _SEPARATOR = re.compile(r"[._:/\\\-@#+~=?&,;'\"()\[\]{}<>|!*$%^`]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"^\w+$")
-_NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
+_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
+_THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")  # 1,000,000 is one number
+# Punctuation that separates things inside a chunk ("1,2,3", "f(a,b)=c", "?q=x&y=z"): each side
+# is a chunk of its own, never glued into one symbol ("123").
+_BREAK = re.compile(r"[,;=?&()\[\]{}<>|!*$%^\"'`]+")
+# What a person names on its own inside a whole symbol: an IPv4 address (in host:port or a URL),
+# a host before its port, a file name at the end of a path, a version without its "v".
+_IPV4 = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
+_HOST_PORT = re.compile(r"^((?=[\w.-]*[^\W\d_])[\w.-]+):\d{1,5}$")  # a letter: 10:30 is a time
+_FILE_NAME = re.compile(r"/([\w.+-]+\.\w+)$")
+_V_VERSION = re.compile(r"^v(\d+(?:\.\d+)+)$")
 _KEEP = re.compile(rf"[^\w{re.escape(TERM_CHARS)}]+")
 
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(
@@ -189,8 +199,10 @@ def _chunk_terms_uncached(chunk: str) -> list[Term]:
     chunk = _EDGE.sub("", chunk)
     if not chunk:
         return []
-    if _NUMBER.match(chunk):
-        return [Term(chunk.replace(",", "").casefold(), TermKind.NUMBER)]
+    if _THOUSANDS.match(chunk) or _NUMBER.match(chunk):
+        return [Term(chunk.replace(",", ""), TermKind.NUMBER)]
+    if _BREAK.search(chunk):
+        return [t for piece in _BREAK.split(chunk) for t in _chunk_terms_uncached(piece)]
     compound = bool(_SEPARATOR.search(chunk)) or bool(_CAMEL.search(chunk))
     if not compound and _WORD.match(chunk):
         if chunk.isalpha() or chunk.isdigit():
@@ -204,10 +216,22 @@ def _chunk_terms_uncached(chunk: str) -> list[Term]:
     out: list[Term] = []
     if len(whole) >= 2:
         out.append(Term(whole, TermKind.SYMBOL))
+        out.extend(Term(inner, TermKind.SYMBOL) for inner in _inner_symbols(whole))
     for piece in _SEPARATOR.split(chunk):
         # Pieces never pin on their own: "01" inside SCOPED_ALPHA_01 is not an identifier.
         out.extend(Term(term.text, TermKind.PART) for term in (_word_terms(piece) if piece else []))
     return out
+
+
+def _inner_symbols(whole: str) -> list[str]:
+    """Symbols inside a whole one that a person would write on their own (`10.0.0.12` in
+    `10.0.0.12:5432`, `app.py` in `src/app.py`, `1.2.3` in `v1.2.3`), so either pins the other."""
+    found = _IPV4.findall(whole)
+    for pattern in (_HOST_PORT, _FILE_NAME, _V_VERSION):
+        match = pattern.search(whole)
+        if match:
+            found.append(match.group(1))
+    return [s for s in dict.fromkeys(found) if s != whole and len(s) >= 2]
 
 
 def analyze(text: str) -> list[Term]:

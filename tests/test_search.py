@@ -43,11 +43,32 @@ def ids(cairn: Cairn, caller: Caller, query: str, **kw: object) -> list[str]:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("127.0.0.1:3080", {"127.0.0.1:3080", "127", "0", "1", "3080"}),
+        # a whole symbol, what is inside it that a person names on its own, and its pieces
+        ("127.0.0.1:3080", {"127.0.0.1:3080", "127.0.0.1", "127", "0", "1", "3080"}),
+        ("db.internal:5432", {"db.internal:5432", "db.internal", "db", "internal", "5432"}),
         ("snake_case", {"snake_case", "snake", "case"}),
         ("CamelCaseName", {"camelcasename", "camel", "case", "name"}),
-        ("a/b/c.py", {"a/b/c.py", "a", "b", "c", "py"}),
-        ("v1.2.3", {"v1.2.3", "v1", "2", "3"}),
+        ("a/b/c.py", {"a/b/c.py", "c.py", "a", "b", "c", "py"}),
+        ("v1.2.3", {"v1.2.3", "1.2.3", "v1", "2", "3"}),
+        (
+            "http://10.0.0.12:8080/health",
+            {
+                "http://10.0.0.12:8080/health",
+                "10.0.0.12",
+                "http",
+                "10",
+                "0",
+                "12",
+                "8080",
+                "health",
+            },
+        ),
+        # list punctuation separates; only thousands separators join digits
+        ("1,2,3", {"1", "2", "3"}),
+        ("foo,bar;baz", {"foo", "bar", "baz"}),
+        ("f(x,y)=z", {"f", "x", "y", "z"}),
+        ("1,000,000 rows", {"1000000", "row"}),
+        ("2,5", {"2", "5"}),
         ("configured databases", {"configur", "databas"}),
         ("记忆系统", {"记", "忆", "系", "统", "记忆", "忆系", "系统"}),
         ("ＡＰＩ　３０８０", {"api", "3080"}),
@@ -199,6 +220,30 @@ def test_exact_symbols_pin_above_unpinned_results(cairn: Cairn, agent: Caller) -
     assert result.hits[0].pinned_by == ("8081",)
     # single characters are never symbols
     assert all(t.is_symbol is False for t in analyze("a b 7 x"))
+
+
+def test_a_symbol_named_inside_a_longer_one_pins_it(cairn: Cairn, agent: Caller) -> None:
+    postgres = put(cairn, agent, "Postgres listens on 10.0.0.12:5432 in staging")
+    put(cairn, agent, "Subnet 10.0.0.0/24 has 12 hosts, gateway 10.0.0.1")
+    startup = put(cairn, agent, "Startup logic is in src/core/app.py")
+    put(cairn, agent, "The mobile app is written in py, the app py app py")
+    node = put(cairn, agent, "The frontend needs node v18.2.0 or newer")
+    for query, memory, symbol in (
+        ("10.0.0.12", postgres, "10.0.0.12"),
+        ("app.py", startup, "app.py"),
+        ("node 18.2.0", node, "18.2.0"),
+    ):
+        hits = cairn.search.search(agent, SearchRequest(query=query)).hits
+        assert hits[0].memory.id == memory, query
+        assert hits[0].pinned_by == (symbol,), query
+
+
+def test_list_punctuation_makes_no_symbol(cairn: Cairn, agent: Caller) -> None:
+    steps = put(cairn, agent, "Run the migration steps 1,2,3 in order")
+    code = put(cairn, agent, "Error code 123 means the quota is spent")
+    hits = cairn.search.search(agent, SearchRequest(query="error code 123")).hits
+    assert [h.memory.id for h in hits][:1] == [code]
+    assert all(h.memory.id != steps or not h.pinned_by for h in hits)
 
 
 def test_variants_are_fused(cairn: Cairn, agent: Caller) -> None:
