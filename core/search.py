@@ -362,6 +362,9 @@ class SearchService:
                 conn, [memories[s].id for s in top if s in memories]
             )
             partners = self._partners(conn, contradictions, memories, where, now)
+            # A side the caller may not see (another workspace's, forgotten) is never named.
+            seen = {m.id for m in memories.values()} | set(partners)
+            contradictions = [r for r in contradictions if r.from_id in seen and r.to_id in seen]
         redact = self._memories.redactor.memory  # what a model may read of each result
         hits = [
             self._hit(

@@ -368,6 +368,37 @@ def test_contradictions_return_both_sides_marked(cairn: Cairn, agent: Caller) ->
     assert got[a].disputed_with == (b,) and got[b].disputed_with == (a,)
 
 
+def test_a_dispute_names_only_memories_the_caller_may_see(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    other_dir = short_tmp / "other"
+    other_dir.mkdir()
+    other = Caller(
+        Surface.AGENT,
+        agent="b",
+        verified=True,
+        workspace_id=cairn.workspaces.resolve(str(other_dir)).id,
+    )
+    mine = put(cairn, agent, "The user prefers tabs for indentation", scope="user")
+    theirs = put(cairn, other, "Project rule: indentation uses spaces, never tabs")
+    cairn.memories.mark_contradiction(Caller.human(), mine, theirs)
+    result = cairn.search.search(agent, SearchRequest(query="indentation tabs"))
+    assert [(h.memory.id, h.disputed_with) for h in result.hits] == [(mine, ())]
+    assert result.relations == ()
+    bundle = cairn.context.build(agent, ContextRequest(query="indentation tabs"))
+    assert theirs not in bundle.text and "DISPUTED" not in bundle.text
+    # the other workspace's agent sees the dispute with the user memory it can see
+    seen = cairn.search.search(other, SearchRequest(query="indentation tabs"))
+    assert {h.memory.id: h.disputed_with for h in seen.hits} == {
+        theirs: (mine,),
+        mine: (theirs,),
+    }
+    # a forgotten side is no longer named
+    cairn.memories.forget(Caller.human(), theirs)
+    seen = cairn.search.search(other, SearchRequest(query="indentation tabs"))
+    assert [(h.memory.id, h.disputed_with) for h in seen.hits] == [(mine, ())]
+
+
 def test_agent_recall_counts_but_human_browsing_does_not(cairn: Cairn, agent: Caller) -> None:
     mid = put(cairn, agent, "ptarmigan release checklist")
     cairn.search.search(Caller.human(), SearchRequest(query="ptarmigan"))
