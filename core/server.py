@@ -189,7 +189,11 @@ def visible_change(caller: Caller, change: Change) -> bool:
         return True
     if change.scope == Scope.PROJECT.value:
         return caller.workspace_id is not None and change.workspace_id == caller.workspace_id
-    return caller.session_id is not None and change.session_id == caller.session_id
+    return (
+        caller.session_id is not None
+        and change.session_id == caller.session_id
+        and change.workspace_id == caller.workspace_id
+    )
 
 
 class Server:

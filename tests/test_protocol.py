@@ -357,12 +357,15 @@ def test_fuzzed_frames_never_stop_the_server(server: Runtime, junk: bytes) -> No
 # -- the binding, method by method -----------------------------------------------------------
 
 
+@pytest.mark.parametrize("b_session", ["sb", "sa"], ids=["own session", "same session id"])
 def test_every_method_enforces_the_connections_workspace(
-    server: Runtime, workspaces: tuple[Path, Path]
+    server: Runtime, workspaces: tuple[Path, Path], b_session: str
 ) -> None:
+    """Also when the other workspace's connection declares the same session id: a session
+    belongs to its workspace (session ids are the client's own strings, and collide)."""
     ws_a, ws_b = workspaces
     a = client(server, agent="agent-a", workspace=str(ws_a), session="sa")
-    b = client(server, agent="agent-b", workspace=str(ws_b), session="sb")
+    b = client(server, agent="agent-b", workspace=str(ws_b), session=b_session)
     secret = a.request(
         "memory.write",
         {"content": "project A uses the heron deploy key", "kind": "fact", "scope": "project"},
