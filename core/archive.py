@@ -347,14 +347,14 @@ class ArchiveService:
         key = (importer.actor, req.idempotency_key)
         try:
             if key in ahead.answers:
-                return replay(req, *ahead.answers[key])
+                return replay(req, importer, *ahead.answers[key])
             earlier = replayed(conn, importer, req)
         except CairnError as e:
             return e
         if earlier is not None:
             return earlier
         result = self._foresee(conn, memory, ahead)
-        ahead.answers[key] = (request_hash(req), result.to_dict())
+        ahead.answers[key] = (request_hash(req, importer), result.to_dict())
         return result
 
     def _foresee(self, conn: sqlite3.Connection, memory: Memory, ahead: _Ahead) -> WriteResult:

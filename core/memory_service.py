@@ -198,25 +198,43 @@ def replayed(conn: sqlite3.Connection, caller: Caller, req: WriteRequest) -> Wri
         "SELECT request_hash, response FROM idempotency WHERE actor = ? AND key = ?",
         (caller.actor, req.idempotency_key),
     ).fetchone()
-    return replay(req, row[0], json.loads(row[1])) if row is not None else None
+    return replay(req, caller, row[0], json.loads(row[1])) if row is not None else None
 
 
-def request_hash(req: WriteRequest) -> str:
-    """What an idempotency key is checked against: the hash of the request's fields."""
-    blob = json.dumps(req.fingerprint(), sort_keys=True, ensure_ascii=False)
+def binding_of(caller: Caller, scope: Scope) -> tuple[str | None, str | None]:
+    """The workspace and session a write of `scope` by `caller` lands in (None where none)."""
+    if scope is Scope.PROJECT:
+        return caller.workspace_id, None
+    if scope is Scope.SESSION:
+        return caller.workspace_id, caller.session_id
+    return None, None
+
+
+def request_hash(req: WriteRequest, caller: Caller) -> str:
+    """What an idempotency key is checked against: the hash of the request's fields and, for a
+    project or session write, of the workspace and session it lands in - the same key and body
+    from a connection bound elsewhere is another write."""
+    fingerprint = req.fingerprint()
+    binding = binding_of(caller, req.scope)
+    if binding != (None, None):
+        fingerprint["binding"] = list(binding)
+    blob = json.dumps(fingerprint, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def replay(req: WriteRequest, first_hash: str, first: dict[str, Any]) -> WriteResult:
+def replay(
+    req: WriteRequest, caller: Caller, first_hash: str, first: dict[str, Any]
+) -> WriteResult:
     """`first` (the answer a write with `req`'s idempotency key got) again, marked `replayed`.
 
     Raises:
-        IdempotencyMismatch: that write (hashed `first_hash`) was a different one.
+        IdempotencyMismatch: that write (hashed `first_hash`) was a different one, or the same
+            one from another workspace or session.
     """
-    if first_hash != request_hash(req):
+    if first_hash != request_hash(req, caller):
         raise IdempotencyMismatch(
-            f"idempotency key {req.idempotency_key!r} was already used for a different write; "
-            "use a new key for new content",
+            f"idempotency key {req.idempotency_key!r} was already used for a different write "
+            "(other content, or from another workspace or session); use a new key",
             data={"idempotency_key": req.idempotency_key},
         )
     return WriteResult(
@@ -318,22 +336,18 @@ class MemoryService:
 
     @staticmethod
     def _binding(caller: Caller, scope: Scope) -> tuple[str | None, str | None]:
-        if scope is Scope.PROJECT:
-            if caller.workspace_id is None:
-                raise ScopeDenied(
-                    "scope 'project' needs a workspace, and this connection is not bound to one "
-                    "(give a workspace directory when connecting)",
-                    data={"field": "scope"},
-                )
-            return caller.workspace_id, None
-        if scope is Scope.SESSION:
-            if caller.session_id is None:
-                raise ScopeDenied(
-                    "scope 'session' needs a session id, and this connection has none",
-                    data={"field": "scope"},
-                )
-            return caller.workspace_id, caller.session_id
-        return None, None
+        if scope is Scope.PROJECT and caller.workspace_id is None:
+            raise ScopeDenied(
+                "scope 'project' needs a workspace, and this connection is not bound to one "
+                "(give a workspace directory when connecting)",
+                data={"field": "scope"},
+            )
+        if scope is Scope.SESSION and caller.session_id is None:
+            raise ScopeDenied(
+                "scope 'session' needs a session id, and this connection has none",
+                data={"field": "scope"},
+            )
+        return binding_of(caller, scope)
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -443,7 +457,7 @@ class MemoryService:
                 (
                     caller.actor,
                     req.idempotency_key,
-                    request_hash(req),
+                    request_hash(req, caller),
                     json.dumps(result.to_dict()),
                     now,
                 ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -481,6 +482,25 @@ def test_idempotent_retry_returns_the_first_result_and_creates_nothing(
         other_agent, WriteRequest.from_params({**params, "content": "b's own"})
     )
     assert third.id != first.id
+
+
+@pytest.mark.parametrize("scope", ["project", "session"])
+def test_a_key_retried_from_another_workspace_is_a_mismatch_not_a_phantom_write(
+    cairn: Cairn, agent: Caller, short_tmp: Path, scope: str
+) -> None:
+    """The same agent, key and body from a connection bound elsewhere: answering `stored` with
+    the first write's id would tell it a memory it cannot see holds its write."""
+    other_dir = short_tmp / "p2"
+    other_dir.mkdir()
+    here = replace(agent, session_id="s-1")
+    there = replace(here, workspace_id=cairn.workspaces.resolve(str(other_dir)).id)
+    params = {"content": "Run make test", "kind": "procedure", "scope": scope}
+    request = WriteRequest.from_params({**params, "idempotency_key": "retry-42"})
+    first = cairn.memories.write(here, request)
+    assert cairn.memories.write(here, request).replayed
+    with pytest.raises(IdempotencyMismatch, match="retry-42"):
+        cairn.memories.write(there, request)
+    assert cairn.memories.get(here, str(first.id)).memory.content == "Run make test"
 
 
 def test_dedupe_key_gives_one_memory_per_workspace_and_scope(
