@@ -90,6 +90,7 @@ class Activity:
     refused_hello: int = 0
     bad_frames: int = 0
     push_overflows: int = 0  # subscribers unsubscribed for leaving too many pushes unread
+    stalled_readers: int = 0  # connections cut for reading none of their answers in time
     last_write_ms: int | None = None
     last_search_ms: int | None = None
     refusals: Counter[str] = field(default_factory=Counter)

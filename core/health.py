@@ -117,6 +117,7 @@ class HealthService:
                     "refused_hello": act.refused_hello,
                     "bad_frames": act.bad_frames,
                     "push_overflows": act.push_overflows,
+                    "stalled_readers": act.stalled_readers,
                 },
                 "agents": {name: a.to_dict() for name, a in sorted(act.agents.items())},
                 "refusals": dict(act.refusals),

@@ -417,9 +417,10 @@ class Connection:
         return list(self._tasks)
 
     def abort(self) -> None:
+        """Cancel what runs for this connection and close it now, dropping unsent bytes."""
         for task in [*self._tasks, *self._pushes]:
             task.cancel()
-        self.writer.close()
+        self.writer.transport.abort()
 
     async def serve(self) -> None:
         try:
@@ -444,10 +445,16 @@ class Connection:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
-            for task in [*self._tasks, *self._pushes]:
-                with contextlib.suppress(BaseException):
-                    await task
-            self.writer.close()
+            # Answers still being written get the time a stalled reader gets (see _send_line);
+            # a shutdown's cancellation is not swallowed here.
+            pending = [*self._tasks, *self._pushes]
+            try:
+                if pending:
+                    await asyncio.wait(pending, timeout=self.server.limits.frame_timeout)
+            finally:
+                if self.writer.transport.get_write_buffer_size() or self._tasks or self._pushes:
+                    self.abort()
+                self.writer.close()
             with contextlib.suppress(Exception):
                 await self.writer.wait_closed()
 
@@ -523,7 +530,17 @@ class Connection:
     # -- answering -----------------------------------------------------------------------------
 
     async def _send(self, message: dict[str, Any]) -> None:
-        await self._send_line(_line(message))
+        """Send an answer. A client that does not take it within `frame_timeout` (its socket
+        full: it reads none of its answers) is cut, so it holds no slot and cannot stall a stop.
+        Pushes wait instead: a subscriber that leaves them unread is unsubscribed (`push`)."""
+        timeout = self.server.limits.frame_timeout
+        try:
+            await asyncio.wait_for(self._send_line(_line(message)), timeout)
+        except TimeoutError:
+            self.cairn.activity.count("stalled_readers")
+            log.info("closed a connection that took none of its answers for %.0f s", timeout)
+            self.abort()
+            raise ConnectionResetError("the client is not reading its answers") from None
 
     async def _send_quietly(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(ConnectionError, RuntimeError):

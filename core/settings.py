@@ -214,7 +214,8 @@ KNOBS: tuple[Knob, ...] = (
         "server.frame_timeout_s",
         float,
         10.0,
-        "Seconds a client has to finish a frame it started; a slower one is disconnected.",
+        "Seconds a client has to finish a frame it started, and to take any of its answers "
+        "once its socket is full; a slower one is disconnected.",
         minimum=0.5,
         maximum=600,
     ),

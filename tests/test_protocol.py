@@ -309,6 +309,44 @@ def test_a_slow_client_is_cut_while_others_are_served(server: Runtime) -> None:
     slow.close()
 
 
+def test_a_client_that_never_reads_its_answers_is_cut(server: Runtime) -> None:
+    """Answers it leaves unread fill the socket; it is closed once none of them moved for
+    frame_timeout_s (1 s here), so it holds no connection slot and cannot stall a stop."""
+    cairn = server.cairn
+    assert cairn is not None
+    cairn.memories.write_many(
+        Caller.human(),
+        [
+            WriteRequest(content=f"note {i} " + "padding " * 40, kind="fact", scope=Scope.GLOBAL)
+            for i in range(2000)
+        ],
+    )
+    lazy = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    lazy.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    lazy.connect(str(socket_path(server.paths)))
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "hello",
+        "params": {"protocol_version": 1, "agent": "lazy"},
+    }
+    lazy.sendall((json.dumps(hello) + "\n").encode())
+    for i in range(1, 5):  # about 400 KB of answers, read by nobody
+        ask = {"jsonrpc": "2.0", "id": i, "method": "memory.list", "params": {"limit": 500}}
+        lazy.sendall((json.dumps(ask) + "\n").encode())
+
+    def connections() -> int:
+        return int(cairn.health.snapshot(Caller.human())["connections"]["now"])
+
+    assert wait_for(lambda: connections() == 1, timeout=5.0)
+    assert wait_for(lambda: connections() == 0, timeout=10.0)
+    assert cairn.health.snapshot(Caller.human())["connections"]["stalled_readers"] == 1
+    other = client(server)  # everyone else is served meanwhile
+    assert other.request("capabilities")["result"]
+    other.close()
+    lazy.close()
+
+
 def test_hello_must_come_in_time(server: Runtime) -> None:
     c = RawClient(socket_path(server.paths))
     assert c.closed(timeout=5.0)  # hello_timeout_s is 2 s
