@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import time
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
@@ -260,12 +261,15 @@ class Exporter:
         """Write the archive to a temporary file next to `out`, owner-only, then rename it.
 
         Raises:
-            InvalidInput: `out` is a directory, or its folder does not exist.
+            InvalidInput: `out` is a directory, its folder does not exist, it is one of
+                Cairn's own files (or inside Cairn's folders), or it exists and is not a
+                regular file holding an archive (only an earlier archive is replaced).
             IOFault: the file could not be written.
         """
         out = Path(os.path.abspath(os.path.expanduser(out)))
         if out.is_dir():
             raise InvalidInput(f"{out} is a folder; give a file name for the archive")
+        self._check_target(out)
         if not out.parent.is_dir():
             raise InvalidInput(f"the folder {out.parent} does not exist")
         created_at = self._clock.now_ms()
@@ -278,6 +282,31 @@ class Exporter:
         except OSError as e:
             raise IOFault(f"the archive could not be written to {out}: {e.strerror or e}") from e
         return manifest
+
+    def _check_target(self, out: Path) -> None:
+        """Refuse to put an archive where it would replace something that is not one."""
+        real = Path(os.path.realpath(out))
+        paths = self._paths
+        for folder in (paths.data, paths.config, paths.state, paths.runtime):
+            home = Path(os.path.realpath(folder))
+            if real == home or home in real.parents:
+                raise InvalidInput(
+                    f"{out} is inside Cairn's own folder {folder} (the database, backups, "
+                    "settings); give a file name outside it"
+                )
+        try:
+            found = out.stat()
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            raise InvalidInput(f"{out} cannot be checked: {e.strerror or e}") from None
+        if not stat.S_ISREG(found.st_mode):
+            raise InvalidInput(f"{out} exists and is not a regular file; give a new file name")
+        if found.st_size and not zipfile.is_zipfile(out):
+            raise InvalidInput(
+                f"{out} exists and is not an archive (a zip file); give a new file name (only "
+                "an earlier archive is replaced)"
+            )
 
     def _write(self, zf: zipfile.ZipFile, filters: Filters, created_at: int) -> Manifest:
         t = time.localtime(created_at / 1000)

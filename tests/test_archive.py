@@ -656,6 +656,40 @@ def test_people_only(rich: Rich, short_tmp: Path) -> None:
         export(rich.cairn, short_tmp / "no-such-dir" / "x.zip")
 
 
+def test_an_export_never_replaces_cairns_own_files_or_what_is_not_an_archive(
+    rich: Rich, short_tmp: Path
+) -> None:
+    """`--out` naming the live database once replaced it with the zip (the store was lost to
+    a restore of an older backup), and `--out /dev/null` replaced the device."""
+    c = rich.cairn
+    fifo = short_tmp / "pipe"
+    os.mkfifo(fifo)
+    notes = short_tmp / "notes.txt"
+    notes.write_text("my own notes\n")
+    link = short_tmp / "db-link.zip"
+    link.symlink_to(c.paths.database)
+    paths = c.paths
+    for target, reason in (
+        (paths.database, "Cairn's own"),
+        (Path(f"{paths.database}-wal"), "Cairn's own"),
+        (paths.settings_file, "Cairn's own"),
+        (paths.backups / "mine.zip", "Cairn's own"),
+        (link, "Cairn's own"),
+        (fifo, "not a regular file"),
+        (notes, "not an archive"),
+    ):
+        before = target.read_bytes() if target.is_file() and not target.is_symlink() else None
+        with pytest.raises(InvalidInput, match=reason):
+            export(c, target)
+        if before is not None:
+            assert target.read_bytes() == before
+    assert c.memories.list(Caller.human()).items  # the store still opens and answers
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and link.is_symlink()
+    first = short_tmp / "first.zip"
+    export(c, first)
+    export(c, first)  # an earlier archive is replaced
+
+
 # -- dry run ------------------------------------------------------------------------------------
 
 
