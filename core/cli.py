@@ -30,7 +30,7 @@ from core import (
     search_index,
 )
 from core.client import Client
-from core.errors import CairnError, InvalidInput
+from core.errors import CairnError, InvalidInput, NotRunning, TooLarge
 from core.paths import resolve_paths
 from core.terminal import (
     NotConfirmed,
@@ -40,7 +40,9 @@ from core.terminal import (
     emit,
     looking_as_person,
     memory_line,
+    open_input,
     plural,
+    print_or_drop,
     short,
     speaks_for_a_person,
     when,
@@ -372,30 +374,45 @@ def describe_write(result: dict[str, Any]) -> str:
 
 
 def add_jsonl(args: argparse.Namespace) -> int:
-    """One memory.write per line; one JSON result (or error) per line, in order."""
-    source = sys.stdin if args.jsonl == "-" else open(args.jsonl, encoding="utf-8")  # noqa: SIM115
+    """One memory.write per line; one JSON result (or error) per line, in order. A line too
+    large for a frame or not UTF-8 is reported and skipped; the others are all sent, also
+    when nothing reads the output any more (`| head`)."""
+    source = sys.stdin.buffer if args.jsonl == "-" else open_input(args.jsonl)
     failures = 0
     with source, connect(args, as_person=speaks_for_a_person(args)) as client:
-        for number, line in enumerate(source, 1):
-            if not line.strip():
+        largest = int(client.hello.get("limits", {}).get("max_frame_bytes", 1 << 20))
+        for number, raw in enumerate(source, 1):
+            if not raw.strip():
                 continue
             try:
-                params = json.loads(line)
+                if len(raw) > largest - 200:  # the request around the line takes some room
+                    raise TooLarge(f"line is larger than the server's {largest}-byte frames")
+                params = json.loads(raw.decode("utf-8"))
                 if not isinstance(params, dict):
                     raise InvalidInput("each line must be a JSON object")
                 out: dict[str, Any] = {"line": number} | client.call("memory.write", params)
                 if out.get("status") == "refused":
                     failures += 1
+            except UnicodeDecodeError as e:
+                failures += 1
+                out = {
+                    "line": number,
+                    "error": {"error": "parse_error", "message": f"not valid UTF-8: {e.reason}"},
+                }
             except json.JSONDecodeError as e:
                 failures += 1
                 out = {
                     "line": number,
                     "error": {"error": "parse_error", "message": f"not valid JSON: {e}"},
                 }
+            except NotRunning as e:  # the connection is gone: nothing after this line was sent
+                raise NotRunning(
+                    f"{e.message} at line {number}; it and the lines after it were not stored"
+                ) from None
             except CairnError as e:
                 failures += 1
                 out = {"line": number, "error": {"error": e.code.label, "message": e.message}}
-            print(json.dumps(out, ensure_ascii=False), flush=True)
+            print_or_drop(json.dumps(out, ensure_ascii=False))
     return EXIT_FAILED if failures else EXIT_OK
 
 

@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from core.errors import InvalidInput
 from core.terminal import (
     connect_as_agent,
     connect_as_person,
@@ -112,10 +113,12 @@ def _edits(pairs: list[str]) -> dict[str, Any]:
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or name not in (*EDIT_FIELDS, "tags"):
-            raise SystemExit(
-                f"cairn: --set takes FIELD=VALUE with FIELD one of {', '.join(EDIT_FIELDS)}, tags"
+            raise InvalidInput(
+                f"--set takes FIELD=VALUE with FIELD one of {', '.join(EDIT_FIELDS)}, tags"
             )
         if name == "importance":
+            if not value.strip().isdigit():
+                raise InvalidInput(f"--set importance takes a number from 1 to 5, not {value!r}")
             edits[name] = int(value)
         elif name == "tags":
             edits[name] = [t.strip() for t in value.split(",") if t.strip()]
@@ -218,7 +221,7 @@ def cmd_policy(args: argparse.Namespace) -> int:
     value: Any = args.value
     if args.setting == "paused":
         if value not in ("true", "false"):
-            raise SystemExit("cairn: paused takes true or false")
+            raise InvalidInput("paused takes true or false")
         value = value == "true"
     with connect_as_person(
         f"Set {args.setting} to {args.value} in your capture policy?",

@@ -10,11 +10,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from core.errors import InvalidInput
-from core.terminal import connect_as_agent, connect_as_person, emit, looking_as_person, when
+from core.terminal import (
+    connect_as_agent,
+    connect_as_person,
+    emit,
+    looking_as_person,
+    open_input,
+    when,
+)
 
 
 def add_parsers(sub: Any) -> None:
@@ -56,7 +62,12 @@ def author(version: dict[str, Any]) -> str:
 
 def _read(file: str | None) -> str:
     if file:
-        return Path(file).read_text(encoding="utf-8")
+        with open_input(file) as source:
+            raw = source.read()
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InvalidInput(f"{file} is not UTF-8 text (byte {e.start})") from None
     if sys.stdin.isatty():
         raise InvalidInput("give the text with --file, or pipe it in on standard input")
     return sys.stdin.read()

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Self
 
-from core.errors import CairnError, ErrorCode, NotRunning
+from core.errors import CairnError, ErrorCode, InvalidInput, NotRunning
 from core.keychain import open_token_store
 from core.paths import Paths, ensure_private_dir, resolve_paths
 from core.protocol import PROTOCOL_VERSION
@@ -128,9 +128,22 @@ def _hello_params(
 
 
 def _request_line(req_id: int, method: str, params: dict[str, Any] | None) -> bytes:
-    """One JSON-RPC request as the newline-terminated frame the server reads."""
+    """One JSON-RPC request as the newline-terminated frame the server reads.
+
+    Raises:
+        InvalidInput: a text holds a character UTF-8 cannot carry (a lone surrogate, which is
+            what bytes that were not UTF-8 become in a command line's arguments).
+    """
     frame = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params or {}}
-    return (json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    text = json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n"
+    try:
+        return text.encode()
+    except UnicodeEncodeError as e:
+        bad = ascii(e.object[e.start : e.end])
+        raise InvalidInput(
+            f"{method}: the request holds text that is not valid UTF-8 ({bad} - bytes of "
+            "another encoding?); nothing was sent"
+        ) from None
 
 
 class Client:
@@ -204,7 +217,11 @@ class Client:
     def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send one request and return its result (or raise the server's error)."""
         req_id = next(self._ids)
-        self._sock.sendall(_request_line(req_id, method, params))
+        try:
+            self._sock.sendall(_request_line(req_id, method, params))
+        except (BrokenPipeError, ConnectionResetError):
+            # The server closed first; its reason (a frame too large, ...) may be waiting.
+            raise self._last_words() from None
         while True:
             message = self._read()
             if message.get("id") == req_id and "method" not in message:
@@ -232,11 +249,23 @@ class Client:
         return message if "method" in message else None
 
     def _read(self) -> dict[str, Any]:
-        line = self._file.readline()
+        try:
+            line = self._file.readline()
+        except ConnectionResetError:
+            line = b""
         if not line:
             raise NotRunning("Cairn closed the connection")
         message: dict[str, Any] = json.loads(line)
         return message
+
+    def _last_words(self) -> CairnError:
+        """The error the server sent before it closed the connection, or NotRunning."""
+        with contextlib.suppress(OSError, ValueError, CairnError):
+            while True:
+                message = self._read()
+                if "error" in message and "method" not in message:
+                    return error_from(message["error"])
+        return NotRunning("Cairn closed the connection")
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

@@ -9,10 +9,11 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from core.client import Client
-from core.errors import AlreadyRunning, CairnError, Forbidden, NotRunning
+from core.errors import AlreadyRunning, CairnError, Forbidden, InvalidInput, NotFound, NotRunning
 from core.paths import Paths
 from core.runtime import probe, socket_path
 
@@ -177,3 +178,32 @@ def memory_line(m: dict[str, Any]) -> str:
         f"{m['id']}@{m['revision']}  {m['scope']}/{m['kind']}  {m.get('author_tier', '')}{marks}\n"
         f"    {short(m['content'])}"
     )
+
+
+def open_input(name: str) -> BinaryIO:
+    """A file named on the command line, for reading bytes.
+
+    Raises:
+        NotFound: there is no such file.
+        InvalidInput: it is a folder, or it cannot be read.
+    """
+    path = Path(name)
+    if path.is_dir():
+        raise InvalidInput(f"{name} is a folder; give a file")
+    try:
+        return path.open("rb")
+    except FileNotFoundError:
+        raise NotFound(f"there is no file at {name}") from None
+    except OSError as e:
+        raise InvalidInput(f"{name} cannot be read: {e.strerror or e}") from None
+
+
+def print_or_drop(line: str) -> None:
+    """Print a result line; once nothing reads standard output (`| head -1`), keep going
+    without it - the writes are the point, the report is not."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)

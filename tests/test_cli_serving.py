@@ -138,6 +138,98 @@ def test_bulk_add_answers_every_line_in_order(daemon: Daemon) -> None:
     assert sorted(m["content"] for m in listed) == ["first fact", "third fact"]
 
 
+def test_bulk_add_goes_past_an_oversized_or_undecodable_line(daemon: Daemon) -> None:
+    """A line over the server's frame limit once closed the connection: the lines after it
+    were never sent, and the command still exited 0."""
+    big = json.dumps({"content": "x" * 1_500_000, "kind": "fact", "scope": "global"})
+    lines = [
+        json.dumps({"content": "before the big one", "kind": "fact", "scope": "project"}).encode(),
+        big.encode(),
+        b'{"content": "caf\xe9", "kind": "fact", "scope": "global"}',
+        json.dumps({"content": "tern colony census", "kind": "fact", "scope": "project"}).encode(),
+    ]
+    out = subprocess.run(
+        [sys.executable, "-m", "core.cli", "add", "--jsonl", "-"],
+        cwd=ROOT,
+        env=cairn_env(daemon.home),
+        input=b"\n".join(lines) + b"\n",
+        capture_output=True,
+        timeout=60,
+    )
+    assert out.returncode == 1, out.stderr
+    answers = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [a["line"] for a in answers] == [1, 2, 3, 4]
+    assert answers[0]["status"] == "stored" and answers[3]["status"] == "stored"
+    assert answers[1]["error"]["error"] == "too_large"
+    assert "UTF-8" in answers[2]["error"]["message"]
+
+
+def test_bulk_add_stores_every_line_when_its_output_is_cut_short(daemon: Daemon) -> None:
+    """`cairn add --jsonl FILE | head -1` stored 2 lines of 3,000, and exited 0."""
+    source = daemon.home / "many.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps({"content": f"bird {i} ringed at station {i * 7}", "kind": "fact"}) + "\n"
+            for i in range(300)
+        ).replace('"kind": "fact"', '"kind": "fact", "scope": "project"')
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "add", "--jsonl", str(source)],
+        cwd=ROOT,
+        env=cairn_env(daemon.home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert json.loads(proc.stdout.readline())["line"] == 1
+    proc.stdout.close()  # as `head -1` does
+    status = proc.wait(60)
+    with proc.stderr:
+        assert status == 0, proc.stderr.read()
+    listed = json.loads(cairn(daemon.home, "list", "--json", "--limit", "500").stdout)["items"]
+    assert len(listed) == 300
+
+
+def test_a_connection_lost_mid_command_is_an_error_not_success(daemon: Daemon) -> None:
+    """A 2 MB memory on stdin: the server refuses the frame and closes; the command said
+    nothing and exited 0."""
+    out = cairn(daemon.home, "add", "-", "--kind", "fact", stdin="a" * 2_000_000)
+    assert out.returncode == ErrorCode.TOO_LARGE.exit_status, out
+    assert "larger than" in out.stderr
+    weird = subprocess.run(
+        [sys.executable, "-m", "core.cli", "search", "caf\udce9"],
+        cwd=ROOT,
+        env=cairn_env(daemon.home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert weird.returncode == ErrorCode.INVALID_PARAMS.exit_status, weird.stderr
+    assert "Traceback" not in weird.stderr and "UTF-8" in weird.stderr
+
+
+def test_a_file_argument_that_cannot_be_read_is_a_message(daemon: Daemon) -> None:
+    latin1 = daemon.home / "latin1.txt"
+    latin1.write_bytes(b"caf\xe9\n")
+    for args, code, said in (
+        (("add", "--jsonl", str(daemon.home / "nothing.jsonl")), ErrorCode.NOT_FOUND, "no file"),
+        (("add", "--jsonl", str(daemon.home)), ErrorCode.INVALID_PARAMS, "is a folder"),
+        (
+            ("identity", "propose", "user", "--agent", "a", "--file", str(latin1)),
+            ErrorCode.INVALID_PARAMS,
+            "not UTF-8",
+        ),
+        (
+            ("identity", "propose", "user", "--agent", "a", "--file", "/nonexistent"),
+            ErrorCode.NOT_FOUND,
+            "no file",
+        ),
+    ):
+        out = cairn(daemon.home, *args)
+        assert out.returncode == code.exit_status, (args, out.stderr)
+        assert said in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
 def test_peoples_commands_refuse_without_a_terminal(daemon: Daemon) -> None:
     for args in (("agent", "add", "bot"), ("agent", "list"), ("stop",)):
         out = cairn(daemon.home, *args, stdin="add bot\n")
