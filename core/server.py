@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import protocol
+from core.agents import AgentStatus
 from core.changes import Change, ChangeSet
 from core.errors import CairnError, ErrorCode, InvalidRequest
-from core.model import Caller, Scope
+from core.model import Caller, Scope, Surface
 from core.runtime import Peer, bind_unix, has_terminal, peer_credentials
 
 if TYPE_CHECKING:
@@ -370,13 +371,28 @@ class Server:
             self._loop.call_soon_threadsafe(self._push, changes)
 
     def _push(self, changes: ChangeSet) -> None:
+        statuses: dict[str, AgentStatus | None] = {}
         for conn in list(self._connections):
             caller = conn.session.caller
             if not conn.session.subscribed or caller is None:
                 continue
             visible = [c.to_dict() for c in changes.changes if visible_change(caller, c)]
-            if visible:
-                conn.push(visible, changes)
+            if not visible:
+                continue
+            if caller.surface is Surface.AGENT and caller.agent is not None:
+                if caller.agent not in statuses:
+                    statuses[caller.agent] = self.cairn.agents.status(caller.agent)
+                status = statuses[caller.agent]
+                if status is not AgentStatus.ACTIVE:  # paused or revoked since its hello
+                    what = status.value if status is not None else "removed"
+                    conn.stop_pushing(
+                        changes,
+                        f"agent {caller.agent!r} is {what}: nothing more is pushed on this "
+                        "connection. Once it is active again, catch up with changes.since "
+                        "from last_seq, then changes.subscribe again",
+                    )
+                    continue
+            conn.push(visible, changes)
 
 
 def _own_uid() -> int:
@@ -564,28 +580,28 @@ class Connection:
         )
         limit = self.server.limits.max_push_backlog_bytes
         if self._push_backlog and self._push_backlog + len(data) > limit:
-            self.session.subscribed = False
             self.cairn.activity.count("push_overflows")
-            # Every store change up to `resume` was queued; changes outside the store (seq 0:
-            # health, settings) are not in the feed to catch up with.
-            first = min((c.seq for c in changes.changes if c.seq), default=None)
-            resume = first - 1 if first is not None else self._pushed_seq
-            data = _line(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "changes",
-                    "params": {
-                        "changes": [],
-                        "last_seq": resume,
-                        "unsubscribed": True,
-                        "reason": f"more than {limit} bytes of pushed changes were left unread; "
-                        "nothing more is pushed on this connection. Catch up with "
-                        "changes.since from last_seq, then changes.subscribe again",
-                    },
-                }
+            self.stop_pushing(
+                changes,
+                f"more than {limit} bytes of pushed changes were left unread; nothing more is "
+                "pushed on this connection. Catch up with changes.since from last_seq, then "
+                "changes.subscribe again",
             )
-        else:
-            self._pushed_seq = max(self._pushed_seq, changes.last_seq)
+            return
+        self._pushed_seq = max(self._pushed_seq, changes.last_seq)
+        self._queue_push(data)
+
+    def stop_pushing(self, changes: ChangeSet, reason: str) -> None:
+        """Unsubscribe, and say so in a last push naming where to catch up from: every store
+        change before `changes` was queued (changes outside the store - seq 0: health,
+        settings - are not in the feed to catch up with)."""
+        self.session.subscribed = False
+        first = min((c.seq for c in changes.changes if c.seq), default=None)
+        resume = first - 1 if first is not None else self._pushed_seq
+        params = {"changes": [], "last_seq": resume, "unsubscribed": True, "reason": reason}
+        self._queue_push(_line({"jsonrpc": "2.0", "method": "changes", "params": params}))
+
+    def _queue_push(self, data: bytes) -> None:
         self._push_backlog += len(data)
         task = asyncio.create_task(self._push_line(data))
         self._pushes.add(task)

@@ -202,6 +202,33 @@ def test_hello_errors(server: Runtime) -> None:
         c.close()
 
 
+def test_a_paused_agent_is_told_once_and_pushed_nothing_more(server: Runtime) -> None:
+    """Its requests were refused, but its subscription kept carrying every change."""
+    cairn = server.cairn
+    assert cairn is not None
+    _, token = cairn.agents.add(Caller.human(), "watcher")
+    c = client(server, agent="watcher", token=token)
+    assert c.request("changes.subscribe")["result"]["subscribed"]
+
+    def note(content: str) -> None:
+        cairn.memories.write(
+            Caller.human(), WriteRequest(content=content, kind="fact", scope=Scope.GLOBAL)
+        )
+
+    note("seen while active")
+    assert c.read()["params"]["changes"][0]["action"] == "write"
+    cairn.agents.set_status(Caller.human(), "watcher", AgentStatus.PAUSED)
+    note("written while paused")
+    last = c.read()["params"]
+    assert last["unsubscribed"] is True and last["changes"] == []
+    assert "paused" in last["reason"]
+    note("written later")
+    c.sock.settimeout(0.5)
+    with pytest.raises(TimeoutError):  # nothing more comes
+        c.file.readline()
+    c.close()
+
+
 def test_paused_and_revoked_agents_are_refused_mid_connection(server: Runtime) -> None:
     cairn = server.cairn
     assert cairn is not None
