@@ -62,6 +62,7 @@ from core.requests import (
     text,
 )
 from core.search import Horizon, SearchRequest
+from core.workspace import canonical_path
 
 if TYPE_CHECKING:
     from core.app import Cairn
@@ -460,6 +461,38 @@ _HELLO_FIELDS = frozenset(
 )
 
 
+def _session_id(p: Mapping[str, Any]) -> str | None:
+    session_id = opt_text(p, "session")
+    if session_id is not None and len(session_id) > MAX_SESSION_CHARS:
+        raise InvalidInput(
+            f"session ids are at most {MAX_SESSION_CHARS} characters", data={"field": "session"}
+        )
+    if session_id is not None and any(ord(c) < 32 or ord(c) == 127 for c in session_id):
+        raise InvalidInput(
+            "a session id may not hold control characters", data={"field": "session"}
+        )
+    return session_id
+
+
+def _who(
+    cairn: Cairn,
+    session: Session,
+    p: Mapping[str, Any],
+    role: str,
+    human_allowed: Callable[[Session], str | None],
+) -> tuple[Identity | None, dict[str, Any] | None]:
+    """The agent a hello speaks for (None: a person), and what enrolling it gave."""
+    if role == "human":
+        reason = human_allowed(session)
+        if reason is not None:
+            raise Forbidden(reason)
+        return None, None
+    if flag(p, "enroll", default=False):
+        return _enroll(cairn, session, p)
+    require = session.transport == "tcp" or cairn.settings.flag("security.require_tokens")
+    return cairn.agents.authenticate(p.get("agent"), p.get("token"), require_token=require), None
+
+
 def hello(
     cairn: Cairn,
     session: Session,
@@ -487,30 +520,17 @@ def hello(
     role = p.get("role", "agent")
     if role not in ("agent", "human"):
         raise InvalidInput("role must be 'agent' or 'human'", data={"field": "role"})
-    session_id = opt_text(p, "session")
-    if session_id is not None and len(session_id) > MAX_SESSION_CHARS:
-        raise InvalidInput(
-            f"session ids are at most {MAX_SESSION_CHARS} characters", data={"field": "session"}
-        )
-    workspace = None
+    session_id = _session_id(p)
     raw_workspace = opt_text(p, "workspace")
     if raw_workspace is not None:
-        workspace = cairn.workspaces.resolve(raw_workspace)
+        canonical_path(raw_workspace)  # a bad path is refused before anything is recorded
+    identity, enrolled = _who(cairn, session, p, role, human_allowed)
+    # Only a connection that is let in registers its workspace (and a declared agent name).
+    workspace = cairn.workspaces.resolve(raw_workspace) if raw_workspace is not None else None
     workspace_id = workspace.id if workspace else None
-    enrolled: dict[str, Any] | None = None
-    if role == "human":
-        reason = human_allowed(session)
-        if reason is not None:
-            raise Forbidden(reason)
+    if identity is None:
         caller = Caller(Surface.HUMAN, workspace_id=workspace_id, session_id=session_id)
     else:
-        if flag(p, "enroll", default=False):
-            identity, enrolled = _enroll(cairn, session, p)
-        else:
-            require = session.transport == "tcp" or cairn.settings.flag("security.require_tokens")
-            identity = cairn.agents.authenticate(
-                p.get("agent"), p.get("token"), require_token=require
-            )
         cairn.agents.seen(identity)
         caller = Caller(
             Surface.AGENT,

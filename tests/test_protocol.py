@@ -172,8 +172,11 @@ def test_method_and_parameter_errors(server: Runtime, workspaces: tuple[Path, Pa
     session_less.close()
 
 
-def test_hello_errors(server: Runtime) -> None:
+def test_hello_errors(server: Runtime, workspaces: tuple[Path, Path]) -> None:
     path = socket_path(server.paths)
+    cairn = server.cairn
+    assert cairn is not None
+    cairn.agents.add(Caller.human(), "tokened")
     c = RawClient(path)
     assert_error(
         c.request("capabilities"), ErrorCode.UNAUTHENTICATED, "first request must be hello"
@@ -195,11 +198,27 @@ def test_hello_errors(server: Runtime) -> None:
             "unknown field",
         ),
         ({"protocol_version": 1, "role": "human"}, ErrorCode.FORBIDDEN, "terminal"),
+        (
+            {"protocol_version": 1, "agent": "a", "session": "s\u0000-1"},
+            ErrorCode.INVALID_PARAMS,
+            "control characters",
+        ),
+        (  # refused: its workspace is not registered either
+            {
+                "protocol_version": 1,
+                "agent": "tokened",
+                "token": "wrong",
+                "workspace": str(workspaces[0]),
+            },
+            ErrorCode.UNAUTHENTICATED,
+            "token",
+        ),
     ):
         c = RawClient(path)
         assert_error(c.request("hello", params), code, needle)
         assert c.closed()
         c.close()
+    assert cairn.workspaces.list() == []
 
 
 def test_a_paused_agent_is_told_once_and_pushed_nothing_more(server: Runtime) -> None:
