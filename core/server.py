@@ -87,11 +87,14 @@ class _Close(Exception):
 class RpcError(Exception):
     """A request-level failure to answer with a JSON-RPC error object."""
 
-    def __init__(self, code: ErrorCode, message: str, req_id: Any = None) -> None:
+    def __init__(
+        self, code: ErrorCode, message: str, req_id: Any = None, *, notification: bool = False
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.req_id = req_id
+        self.notification = notification  # a request without an id: never answered
 
 
 def error_object(
@@ -162,21 +165,32 @@ def parse_frame(frame: bytes) -> tuple[Any, str, dict[str, Any], bool]:
     valid_id = req_id is None or (isinstance(req_id, str | int) and not isinstance(req_id, bool))
     if not notification and not valid_id:
         raise RpcError(ErrorCode.INVALID_REQUEST, "id must be a string, an integer or null")
-    if message.get("jsonrpc") != "2.0":
-        raise RpcError(ErrorCode.INVALID_REQUEST, 'jsonrpc must be "2.0"', req_id)
     method = message.get("method")
     if not isinstance(method, str) or not method:
         raise RpcError(ErrorCode.INVALID_REQUEST, "method must be a non-empty string", req_id)
+    # From here on a frame without an id is a notification: a mistake in it gets no answer.
+    if message.get("jsonrpc") != "2.0":
+        raise RpcError(
+            ErrorCode.INVALID_REQUEST, 'jsonrpc must be "2.0"', req_id, notification=notification
+        )
     params = message.get("params", {})
     if params is None:
         params = {}
     if not isinstance(params, dict):
         raise RpcError(
-            ErrorCode.INVALID_PARAMS, "params must be an object (named parameters)", req_id
+            ErrorCode.INVALID_PARAMS,
+            "params must be an object (named parameters)",
+            req_id,
+            notification=notification,
         )
     unknown = set(message) - {"jsonrpc", "id", "method", "params"}
     if unknown:
-        raise RpcError(ErrorCode.INVALID_REQUEST, f"unknown member {sorted(unknown)[0]!r}", req_id)
+        raise RpcError(
+            ErrorCode.INVALID_REQUEST,
+            f"unknown member {sorted(unknown)[0]!r}",
+            req_id,
+            notification=notification,
+        )
     return req_id, method, params, notification
 
 
@@ -450,8 +464,8 @@ class Connection:
                 if not self.session.hello_done:
                     await self._before_hello(frame)
                     continue
-                if len(self._tasks) >= self.server.limits.max_in_flight:
-                    await self._refuse_in_flight(frame)
+                full = len(self._tasks) >= self.server.limits.max_in_flight
+                if full and not await self._wait_or_refuse(frame):
                     continue
                 task = asyncio.create_task(self._handle(frame))
                 self._tasks.add(task)
@@ -614,13 +628,16 @@ class Connection:
         finally:
             self._push_backlog -= len(data)
 
-    async def _refuse_in_flight(self, frame: bytes) -> None:
+    async def _wait_or_refuse(self, frame: bytes) -> bool:
+        """With max_in_flight requests running: a notification (it cannot be told "later")
+        waits for one to end - True, run it; a request is refused with `rate_limited`."""
         try:
             req_id, _, _, notification = parse_frame(frame)
         except RpcError as e:
-            req_id, notification = e.req_id, False
+            req_id, notification = e.req_id, e.notification
         if notification:
-            return
+            await asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)
+            return True
         caller = self.session.caller
         self.cairn.activity.refusal(caller.agent if caller else None, "rate_limited")
         await self._send(
@@ -631,6 +648,7 @@ class Connection:
                 "connection; wait for answers before sending more",
             )
         )
+        return False
 
     async def _before_hello(self, frame: bytes) -> None:
         try:
@@ -671,7 +689,8 @@ class Connection:
             req_id, method, params, notification = parse_frame(frame)
         except RpcError as e:
             self.cairn.activity.count("bad_frames")
-            await self._send_quietly(response_error(e.req_id, e.code, e.message))
+            if not e.notification:
+                await self._send_quietly(response_error(e.req_id, e.code, e.message))
             return
         try:
             known = protocol.METHODS.get(method)

@@ -301,8 +301,26 @@ def test_a_complete_frame_one_byte_over_the_limit_is_refused(server: Runtime) ->
 
 
 def test_notifications_get_no_response_and_every_id_exactly_one(server: Runtime) -> None:
-    c = client(server)
+    c = client(server, workspace=str(server.paths.data))
     c.send(b'{"jsonrpc":"2.0","method":"capabilities"}\n')  # a notification
+    # a mistaken notification is not answered either
+    c.send(b'{"jsonrpc":"2.0","method":"memory.get","params":[1]}\n')
+    c.send(b'{"jsonrpc":"2.0","method":"capabilities","colour":1}\n')
+    # more notifications at once than requests may be in flight (4 here): each is carried out
+    notes = [
+        {
+            "jsonrpc": "2.0",
+            "method": "memory.write",
+            "params": {
+                "content": f"note {i} of a burst",
+                "kind": "fact",
+                "scope": "project",
+                "tags": ["burst"],
+            },
+        }
+        for i in range(12)
+    ]
+    c.send(b"".join(json.dumps(n).encode() + b"\n" for n in notes))
     for i in range(3):
         c.send(
             json.dumps({"jsonrpc": "2.0", "id": f"r{i}", "method": "capabilities"}).encode() + b"\n"
@@ -313,6 +331,14 @@ def test_notifications_get_no_response_and_every_id_exactly_one(server: Runtime)
     with pytest.raises(TimeoutError):
         c.file.readline()
     c.close()
+    reader = client(server, workspace=str(server.paths.data))
+
+    def stored() -> int:
+        found = reader.request("memory.list", {"tags": ["burst"], "limit": 50})["result"]
+        return len(found["items"])
+
+    assert wait_for(lambda: stored() == 12, timeout=10.0)
+    reader.close()
 
 
 def test_requests_in_flight_are_capped(server: Runtime, workspaces: tuple[Path, Path]) -> None:
