@@ -88,12 +88,15 @@ def encode_cursor(seq: int, digest: str) -> str:
 
 def decode_cursor(cursor: str, digest: str) -> int:
     """The sequence a cursor points after. Raises InvalidInput for a forged or foreign cursor."""
+    forged = InvalidInput("cursor is not one Cairn issued", data={"field": "cursor"})
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        seq, fdigest = int(data["s"]), str(data["f"])
+        seq, fdigest = data["s"], str(data["f"])
     except (ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError):
-        raise InvalidInput("cursor is not one Cairn issued", data={"field": "cursor"}) from None
+        raise forged from None
+    if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq < 2**63:
+        raise forged
     if fdigest != digest:
         raise InvalidInput(
             "cursor belongs to a listing with different filters; start again without a cursor",

@@ -151,4 +151,7 @@ class MemoryReader:
             )
             for r in conn.execute(sql, args)
         )
-        return ChangeFeed(changes, changes[-1].seq if changes else max(seq, 0), gap)
+        # With nothing after `seq`, last_seq never runs ahead of what is committed: a client
+        # resuming from it must not skip what comes next.
+        last = changes[-1].seq if changes else min(max(seq, 0), self._store.committed_seq)
+        return ChangeFeed(changes, last, gap)

@@ -1239,7 +1239,7 @@ class MemoryService:
                 data={"field": "verdict"},
             )
         if note is not None:
-            note = check_summary(note, self._limits)
+            note = check_summary(note, self._limits, field="note")
             flags, secret = self._gate.scan({"note": note})
             if secret is not None:
                 raise InvalidInput(

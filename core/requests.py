@@ -269,6 +269,8 @@ def integer(params: Mapping[str, Any], name: str, *, default: int | None = None)
         raise InvalidInput(
             f"field '{name}' must be an integer, got {type_name(value)}", data={"field": name}
         )
+    if not -(2**63) <= value < 2**63:  # what SQLite stores; past it an integer means nothing here
+        raise InvalidInput(f"field '{name}' is out of range", data={"field": name})
     return value
 
 

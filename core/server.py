@@ -116,6 +116,11 @@ def response_error(
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
+def _not_json(name: str) -> Any:
+    """`NaN`, `Infinity` and `-Infinity`: Python's parser takes them, JSON has no such words."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def _holds_lone_surrogate(message: Any) -> bool:
     """Whether a parsed frame holds a string UTF-8 cannot encode (JSON lets `\\ud800` through)."""
     try:
@@ -135,7 +140,7 @@ def parse_frame(frame: bytes) -> tuple[Any, str, dict[str, Any], bool]:
             ErrorCode.PARSE_ERROR, f"frame is not valid UTF-8 (byte {e.start})"
         ) from None
     try:
-        message = json.loads(text)
+        message = json.loads(text, parse_constant=_not_json)
     except RecursionError:
         raise RpcError(ErrorCode.PARSE_ERROR, "frame is nested too deeply") from None
     except ValueError as e:

@@ -66,10 +66,11 @@ def check_content(text: str, limits: Limits) -> str:
     return check_text("content", text, limits.max_content_bytes)
 
 
-def check_summary(text: str | None, limits: Limits) -> str | None:
+def check_summary(text: str | None, limits: Limits, *, field: str = "summary") -> str | None:
+    """A summary-sized text (a summary, a feedback note), trimmed; None when blank."""
     if text is None or not text.strip():
         return None
-    return check_text("summary", text.strip(), limits.max_summary_bytes)
+    return check_text(field, text.strip(), limits.max_summary_bytes)
 
 
 def check_keywords(text: str | None, limits: Limits) -> str | None:

@@ -3,6 +3,7 @@ binding on every method, framing limits, and robustness against hostile input.""
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import threading
@@ -152,10 +153,24 @@ def test_method_and_parameter_errors(server: Runtime, workspaces: tuple[Path, Pa
         c.request("memory.list", {"status": "dreaming"}), ErrorCode.INVALID_PARAMS, "status"
     )
     assert_error(c.request("memory.list", {"cursor": "forged"}), ErrorCode.INVALID_PARAMS, "cursor")
+    huge = base64.urlsafe_b64encode(b'{"s":1e400,"f":"x"}').decode()
+    assert_error(c.request("memory.list", {"cursor": huge}), ErrorCode.INVALID_PARAMS, "cursor")
+    assert_error(
+        c.request("changes.since", {"seq": 10**30}), ErrorCode.INVALID_PARAMS, "out of range"
+    )
+    ahead = c.request("changes.since", {"seq": 10**18})["result"]
+    assert ahead["changes"] == [] and ahead["last_seq"] < 10**6  # never past what is committed
+    c.send(b'{"jsonrpc":"2.0","id":"nan","method":"memory.list","params":{"limit":NaN}}\n')
+    assert_error(c.read(), ErrorCode.PARSE_ERROR, "not a JSON value")
     assert_error(
         c.request("memory.feedback", {"id": wrote["id"], "verdict": "meh"}),
         ErrorCode.INVALID_PARAMS,
         "verdict",
+    )
+    assert_error(
+        c.request("memory.feedback", {"id": wrote["id"], "verdict": "wrong", "note": "n" * 5000}),
+        ErrorCode.TOO_LARGE,
+        "field 'note'",
     )
     assert_error(
         c.request("context.build", {"query": "x", "max_bytes": 10}),
