@@ -583,6 +583,8 @@ class Connection:
 
     async def _send_line(self, data: bytes) -> None:
         async with self._send_lock:
+            if self.writer.transport.is_closing():  # gone: what is still queued is dropped
+                raise ConnectionResetError("the connection is closed")
             self.writer.write(data)
             await self.writer.drain()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import socket
 import threading
 import time
@@ -603,6 +604,32 @@ def test_a_subscriber_slow_to_read_pushes_still_gets_answers(
     )
     assert listener.read()["params"]["changes"][0]["action"] == "write"
     listener.close()
+
+
+def test_a_subscriber_gone_with_pushes_queued_leaves_no_log_flood(
+    server: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each push queued for a connection that then closed logged `socket.send() raised
+    exception`: thousands of lines for one subscriber that went away."""
+    cairn = server.cairn
+    assert cairn is not None
+    lazy = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    lazy.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    lazy.connect(str(socket_path(server.paths)))
+    for i, method in enumerate(("hello", "changes.subscribe")):
+        params = {"protocol_version": 1, "agent": "lazy"} if method == "hello" else {}
+        ask = {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+        lazy.sendall((json.dumps(ask) + "\n").encode())
+    time.sleep(0.3)
+    with caplog.at_level(logging.WARNING, logger="asyncio"):
+        for i in range(1500):  # queued behind a full socket: nobody reads them
+            cairn.memories.write(
+                Caller.human(),
+                WriteRequest(content=f"pushed to nobody {i} " * 8, kind="fact", scope=Scope.GLOBAL),
+            )
+        lazy.close()
+        time.sleep(1.5)
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
 
 
 # -- many clients at once --------------------------------------------------------------------
