@@ -84,10 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve = command("serve", "run the headless Cairn daemon in the foreground", connects=False)
     serve.add_argument(
         "--janitor-interval",
-        type=float,
+        type=_at_least_a_second,
         default=3600.0,
         metavar="SECONDS",
-        help="how often housekeeping runs (default: hourly)",
+        help="how often housekeeping runs, at least every 1 s (default: hourly)",
     )
     command("status", "is Cairn running, where, and what it holds", connects=False)
     command("health", "the health snapshot (at a terminal: yours; --agent: an agent's)")
@@ -336,6 +336,17 @@ _ADD_FIELDS = (
     "origin",
     "source",
 )
+
+
+def _at_least_a_second(text: str) -> float:
+    """`--janitor-interval`: 0 made housekeeping run back to back, a core at 100%."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 1:  # also NaN
+        raise argparse.ArgumentTypeError(f"{text} s is too short; give 1 s or more")
+    return value
 
 
 def cmd_add(args: argparse.Namespace) -> int:

@@ -35,6 +35,14 @@ def test_paths_follow_cairn_home(short_tmp: Path) -> None:
     assert data["database"] == str(short_tmp / "home" / "data" / "cairn.db")
 
 
+def test_a_janitor_interval_under_a_second_is_a_usage_error(short_tmp: Path) -> None:
+    """`serve --janitor-interval 0` was accepted and kept a core at 100%."""
+    for value in ("0", "-1", "0.001", "nan", "soon"):
+        out = cairn(short_tmp / "home", "serve", "--janitor-interval", value)
+        assert out.returncode == 2, (value, out.stderr)
+        assert "--janitor-interval" in out.stderr
+
+
 def test_serve_runs_until_terminated_and_refuses_a_second_copy(short_tmp: Path) -> None:
     home = short_tmp / "svc"
     with subprocess.Popen(
