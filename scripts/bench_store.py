@@ -1,5 +1,6 @@
-"""Store benchmark: acknowledged single writes per second, writes that wait for review (with
-200, 1000 and 5000 proposals waiting), bulk rows per second, and get/list latency (median, p95)
+"""Store benchmark: acknowledged single writes per second, writes into a store whose texts share
+one vocabulary, writes that wait for review (with 200, 1000 and 5000 proposals waiting), bulk
+rows per second, and get/list latency (median, p95)
 at 10k and 100k memories, all through the public service API.
 
     .venv/bin/python scripts/bench_store.py [--sizes 10000 100000] [--queues 200 1000 5000]
@@ -74,6 +75,38 @@ def proposal_writes(queue_sizes: list[int], n: int = 200) -> dict[int, dict[str,
                 propose()
             out[size] = latency(propose, n)
     return out
+
+
+def shared_vocabulary_writes(stored: int = 20_000, n: int = 200) -> dict[str, float]:
+    """Milliseconds per agent write into a store of `stored` memories whose texts all come
+    from one small vocabulary (each word in about half of them), each with a number of its
+    own: the near-duplicate check must not rank every memory holding a common word."""
+    rng = random.Random(11)
+    words = (
+        "alpha beta gamma delta epsilon theta kappa lambda omega queue cache deploy tenant "
+        "invoice billing database gateway staging retry merchant latency port"
+    ).split()
+
+    def text(label: str, i: int) -> str:
+        return f"memory {label} {i}: " + " ".join(rng.choice(words) for _ in range(15))
+
+    agent = Caller(Surface.AGENT, agent="bench", verified=True)
+    with scratch_cairn() as cairn:
+        for start in range(0, stored, 5000):
+            cairn.memories.write_many(
+                Caller.human(),
+                [
+                    WriteRequest(content=text("number", i), kind="fact", scope=Scope.USER)
+                    for i in range(start, min(stored, start + 5000))
+                ],
+            )
+        texts = iter([text("extra", i) for i in range(n)])
+        return latency(
+            lambda: cairn.memories.write(
+                agent, WriteRequest(content=next(texts), kind="fact", scope=Scope.USER)
+            ),
+            n,
+        )
 
 
 def real_text() -> list[str] | None:
@@ -197,6 +230,9 @@ def main() -> int:
         print(f"acknowledged single writes (NORMAL): {rate:8.0f} /s  ({len(real)} LoCoMo turns)")
 
     if not args.bulk_only:
+        stats = shared_vocabulary_writes()
+        results["shared_vocabulary_write_20000"] = stats
+        print(f"write into 20,000 memories sharing one vocabulary: {fmt(stats)}")
         for size, stats in proposal_writes(args.queues).items():
             results[f"proposal_write_{size}"] = stats
             print(f"write that waits for review, {size:6,} waiting: {fmt(stats)}")

@@ -4,6 +4,7 @@ here (the `governed` fixture), not the all-auto one the mechanics tests use."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,6 +190,31 @@ def test_a_near_duplicate_is_named_and_proposed_as_an_update(governed: Cairn, ws
     assert item["op"] == "update" and item["target_id"] in (original, similar.id)
     reasons = item["reasons"]
     assert isinstance(reasons, list) and any(r["code"] == "similar" for r in reasons)
+
+
+def test_near_duplicates_are_found_among_texts_sharing_one_vocabulary(
+    governed: Cairn, ws: str
+) -> None:
+    """When every word of a text is common (thousands of memories hold each), candidates are
+    the memories holding all of its rarest words, not a ranking of every memory holding any -
+    which cost 30 ms a write at 20,000 memories (scripts/bench_store.py measures it)."""
+    rng = random.Random(5)
+    vocabulary = "alpha beta gamma delta omega kappa sigma theta lambda zeta".split()
+    governed.memories.write_many(
+        Caller.human(),
+        [
+            WriteRequest(
+                content=" ".join(rng.sample(vocabulary, 7)), kind="fact", scope=Scope.GLOBAL
+            )
+            for _ in range(5000)
+        ],
+    )
+    a = agent_caller(ws)
+    # thousands hold each of these words, and hundreds of texts are this close to it: some
+    # of them are named (ties between equally close ones are broken by id)
+    assert write(governed, a, "alpha beta gamma delta omega kappa sigma lambda").similar
+    rare = stored(write(governed, a, "quokka alpha beta gamma delta omega kappa"))
+    assert write(governed, a, "quokka alpha beta gamma delta omega zeta").similar[:1] == (rare,)
 
 
 # -- the review queue --------------------------------------------------------------------------
