@@ -524,13 +524,15 @@ def cmd_context(args: argparse.Namespace) -> int:
     def human() -> None:
         if bundle["text"]:
             print(bundle["text"], end="")
+        elif bundle["omitted_budget"]:
+            print("(nothing fitted in --max-bytes; a larger budget lets the matches in)")
         else:
             tiers = ", ".join(args.tiers) if args.tiers else "the tiers in context.tiers"
             print(f"(nothing relevant in memory among {tiers}; --tier widens the search)")
         print(
             f"-- {plural(len(bundle['items']), 'item')}, {bundle['bytes']} bytes; matched "
-            f"{bundle['matched']}, left out for the budget {bundle['omitted_budget']}, cut by "
-            f"the limit {bundle['omitted_limit']}",
+            f"{bundle['matched']}, left out for the budget {bundle['omitted_budget']}, too weak "
+            f"{bundle['omitted_weak']}, cut by the limit {bundle['omitted_limit']}",
             file=sys.stderr,
         )
 
