@@ -244,6 +244,9 @@ class AgentService:
                 raise Unauthenticated(
                     "this connection needs an agent token (see `cairn agent add`)"
                 )
+            if row is not None and AgentStatus(row[1]) is AgentStatus.REVOKED:
+                # its token is gone: asking for it would send the caller looking for nothing
+                self.check_status(checked, AgentStatus.REVOKED)
             if row is not None and row[0] is not None:
                 raise Unauthenticated(
                     f"agent {checked!r} is registered with a token; connect with it, or use "

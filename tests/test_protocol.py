@@ -284,6 +284,10 @@ def test_paused_and_revoked_agents_are_refused_mid_connection(server: Runtime) -
     old = RawClient(socket_path(server.paths))
     assert_error(old.hello(agent="worker", token=token), ErrorCode.AGENT_REVOKED)
     old.close()
+    # without a token too: not "connect with its token" - there is none
+    bare = RawClient(socket_path(server.paths))
+    assert_error(bare.hello(agent="worker"), ErrorCode.AGENT_REVOKED, "revoked")
+    bare.close()
     # Registered again by the person: a new token, the first registration's date and author.
     again, new_token = cairn.agents.add(Caller.human(), "worker")
     assert again == cairn.agents.get("worker") and again.has_token
