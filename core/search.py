@@ -350,6 +350,10 @@ class SearchService:
                 for q, pool in zip(queries, pools, strict=True)
             ]
             fused = self._fuse(rankings, queries, docs, stats)
+            if len(fused) < req.limit:
+                self._add_single_character_matches(
+                    conn, queries[0], stats, where=where, docs=docs, fused=fused
+                )
             symbols = self._selective(queries, stats)
             pinned = self._pinned(conn, symbols, where) if symbols else {}
             order = [s for s in fused if s in pinned] + [s for s in pinned if s not in fused]
@@ -495,11 +499,19 @@ class SearchService:
         return replace(q, alternates=alternates)
 
     def _candidates(
-        self, conn: Any, q: _Query, stats: _Stats, where: _Where, revisions: dict[int, int]
+        self,
+        conn: Any,
+        q: _Query,
+        stats: _Stats,
+        where: _Where,
+        revisions: dict[int, int],
+        *,
+        chosen: list[str] | None = None,
     ) -> list[int]:
-        """Memories in the caller's horizon matching any chosen term of `q`, best first by
-        FTS5's weighted BM25, at most `candidates` of them (their revisions go to `revisions`)."""
-        chosen = self._choose_terms(q, stats)
+        """Memories in the caller's horizon matching any chosen term of `q` (or of `chosen`),
+        best first by FTS5's weighted BM25, at most `candidates` of them (their revisions go to
+        `revisions`)."""
+        chosen = self._choose_terms(q, stats) if chosen is None else chosen
         if not chosen:
             return []
         match = " OR ".join(_quote(t) for t in chosen)
@@ -590,6 +602,42 @@ class SearchService:
             ),
             key=lambda x: -x[1],
         )
+
+    def _add_single_character_matches(
+        self,
+        conn: Any,
+        q: _Query,
+        stats: _Stats,
+        *,
+        where: _Where,
+        docs: dict[int, DocTerms],
+        fused: dict[int, float],
+    ) -> None:
+        """Chinese, Japanese, Korean: character pairs find the candidates, but a one-character
+        word (猫 in 我的猫) shares no pair with a memory that holds it (我家有一只猫). When the
+        pairs leave the page short, memories holding the query's not-common single characters
+        fill it - after every pair match, so they never push one down."""
+        c = self.config
+        if not c.cjk_pairs_find or not any(t.kind is TermKind.CJK_BIGRAM for t in q.terms):
+            return
+        cap = max(c.common_term_min_df, c.common_term_share * stats.total)
+        singles = [
+            t.text
+            for t in q.terms
+            if t.kind is TermKind.CJK_UNIGRAM and 0 < stats.df.get(t.text, 0) <= cap
+        ]
+        revisions: dict[int, int] = {}
+        more = [
+            seq
+            for seq in self._candidates(conn, q, stats, where, revisions, chosen=singles)
+            if seq not in fused
+        ]
+        if not more:
+            return
+        docs.update(self._doc_terms(conn, more, revisions))
+        floor = min(fused.values(), default=None)
+        for seq, score in self._rank(conn, q, more, docs, stats):
+            fused[seq] = score if floor is None else min(score, floor * 0.999)
 
     def _selective(self, queries: list[_Query], stats: _Stats) -> tuple[str, ...]:
         """The queries' exact symbols that identify something: a "symbol" found in a large share

@@ -538,6 +538,20 @@ def test_statuses_outside_search_by_default(cairn: Cairn, agent: Caller) -> None
 # -- typos, abbreviations, English forms -----------------------------------------------------
 
 
+def test_a_one_character_word_finds_the_memories_that_hold_it(cairn: Cairn, agent: Caller) -> None:
+    """Character pairs find Chinese, Japanese and Korean candidates; 我的猫 shares no pair with
+    我家有一只猫, so "my cat" found nothing, and 猫 数据库 found only the database."""
+    cat = put(cairn, agent, "我家有一只猫")
+    db = put(cairn, agent, "数据库很慢")
+    neko = put(cairn, agent, "うちの猫は黒い")
+    car = put(cairn, agent, "차 색깔은 빨간색입니다")
+    assert set(ids(cairn, agent, "我的猫")) == {cat, neko}
+    assert ids(cairn, agent, "猫 数据库")[0] == db  # a pair match stays first
+    assert set(ids(cairn, agent, "猫 数据库")) == {db, cat, neko}
+    assert set(ids(cairn, agent, "猫が好き")) == {cat, neko}
+    assert ids(cairn, agent, "차는 어디") == [car]
+
+
 def test_typos_and_abbreviations_find_their_words(cairn: Cairn, agent: Caller) -> None:
     target = put(cairn, agent, "The browser solver runs as WebAssembly; no second solver fork.")
     other = put(cairn, agent, "Project snapshots are incompatible across runtime versions.")
