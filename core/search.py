@@ -695,7 +695,9 @@ class SearchService:
                 "SELECT memory_fts.rowid FROM memory_fts JOIN memory m ON m.seq = memory_fts.rowid"
                 f" WHERE memory_fts MATCH ? AND {where.sql} ORDER BY bm25(memory_fts) LIMIT 50"
             )
-            for (seq,) in conn.execute(sql, [_quote(symbol), *where.params]):
+            # the memory's own text: an agent's keywords (enrichment) score, but never pin
+            own = "{content summary tags} : " + _quote(symbol)
+            for (seq,) in conn.execute(sql, [own, *where.params]):
                 pins.setdefault(int(seq), []).append(symbol)
         return {seq: tuple(found) for seq, found in pins.items()}
 

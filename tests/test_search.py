@@ -238,6 +238,19 @@ def test_a_symbol_named_inside_a_longer_one_pins_it(cairn: Cairn, agent: Caller)
         assert hits[0].pinned_by == (symbol,), query
 
 
+def test_an_agents_keywords_never_pin(cairn: Cairn, agent: Caller) -> None:
+    """Keywords are an agent's enrichment: numbers 10-399 as keywords pinned an ad above the
+    answer for any question with a number in it, and made presence strong."""
+    answer = put(cairn, agent, "Deploys to production happen every Tuesday after review 15")
+    ad = put(
+        cairn, agent, "Buy the premium plan", keywords=" ".join(str(i) for i in range(10, 400))
+    )
+    result = cairn.search.search(agent, SearchRequest(query="review 15 deploys"))
+    got = {h.memory.id: h for h in result.hits}
+    assert result.hits[0].memory.id == answer and got[answer].pinned_by == ("15",)
+    assert ad not in got or got[ad].pinned_by == ()
+
+
 def test_list_punctuation_makes_no_symbol(cairn: Cairn, agent: Caller) -> None:
     steps = put(cairn, agent, "Run the migration steps 1,2,3 in order")
     code = put(cairn, agent, "Error code 123 means the quota is spent")
