@@ -846,7 +846,10 @@ class SearchService:
         if not hits:
             return Presence.NONE
         best = max(h.coverage for h in hits[:3])
-        if best >= self.config.strong_coverage or any(h.pinned_by for h in hits[:1]):
+        # A pin is an exact symbol found - strong, unless the pinned memory shares little else
+        # with the question (its 12 engineers, for "step 12 of the deploy")
+        pinned = hits[0].pinned_by and hits[0].coverage >= self.config.weak_coverage
+        if best >= self.config.strong_coverage or pinned:
             return Presence.STRONG
         if best >= self.config.weak_coverage:
             return Presence.WEAK

@@ -251,6 +251,17 @@ def test_an_agents_keywords_never_pin(cairn: Cairn, agent: Caller) -> None:
     assert ad not in got or got[ad].pinned_by == ()
 
 
+def test_a_pin_alone_does_not_make_a_weak_match_strong(cairn: Cairn, agent: Caller) -> None:
+    team = put(cairn, agent, "The platform team has 12 engineers")
+    result = cairn.search.search(
+        agent, SearchRequest(query="when do production deploys happen? (see step 12)")
+    )
+    assert result.hits[0].memory.id == team and result.hits[0].pinned_by == ("12",)
+    assert result.presence is not Presence.STRONG
+    exact = cairn.search.search(agent, SearchRequest(query="team of 12"))
+    assert exact.presence is Presence.STRONG  # the pin and the rest of the question
+
+
 def test_list_punctuation_makes_no_symbol(cairn: Cairn, agent: Caller) -> None:
     steps = put(cairn, agent, "Run the migration steps 1,2,3 in order")
     code = put(cairn, agent, "Error code 123 means the quota is spent")
