@@ -435,7 +435,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         params["horizon"] = "all"
     if args.history:
         params["include_history"] = True
-    with connect(args) as client:
+    # Every workspace, asked for at a terminal: the person's own search (an agent may not).
+    with connect(args, as_person=args.all_workspaces and speaks_for_a_person(args)) as client:
         result = client.call("memory.search", params)
 
     def human() -> None:
@@ -451,7 +452,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
-    with connect(args) as client:
+    # At a terminal the id is the person's to read, whichever workspace holds it.
+    with connect(args, as_person=speaks_for_a_person(args)) as client:
         m = client.call("memory.get", {"id": args.id, "history": args.history})
 
     def human() -> None:

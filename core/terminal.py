@@ -33,7 +33,8 @@ def at_terminal() -> bool:
 
 
 def speaks_for_a_person(args: argparse.Namespace) -> bool:
-    """`cairn add` and `cairn forget` typed at a terminal, with no agent named, are a person's."""
+    """`cairn add`, `forget` and `get` (and `search --all-workspaces`) typed at a terminal, with
+    no agent named, are a person's."""
     return args.agent is None and not os.environ.get("CAIRN_AGENT") and at_terminal()
 
 

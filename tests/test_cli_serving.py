@@ -319,6 +319,31 @@ def test_tokens_are_not_written_into_a_loose_directory(daemon: Daemon) -> None:
     assert status == 0 and "registered" in shown, shown
 
 
+def test_a_person_at_a_terminal_reads_any_workspace_by_id_or_when_asking_for_all(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """At a terminal `get` and `search --all-workspaces` ran as the agent `cli`: an id shown by
+    `review list` was "not found" outside its folder, and --all-workspaces was refused."""
+    billing, other = short_tmp / "billing", short_tmp / "other"
+    billing.mkdir()
+    other.mkdir()
+    status, shown = at_terminal(
+        daemon.home, "add", "billing retries use the tern queue", typed="", cwd=billing
+    )
+    assert status == 0, shown
+    memory_id = shown.split("stored ", 1)[1].split("@", 1)[0]
+    status, shown = at_terminal(daemon.home, "get", memory_id, typed="", cwd=other)
+    assert status == 0 and "billing retries use the tern queue" in shown, shown
+    status, shown = at_terminal(
+        daemon.home, "search", "tern queue", "--all-workspaces", typed="", cwd=other
+    )
+    assert status == 0 and memory_id in shown and "broadened" in shown, shown
+    # the workspace is still the folder for a plain search, and for scripts
+    status, shown = at_terminal(daemon.home, "search", "tern queue", typed="", cwd=other)
+    assert status == 0 and memory_id not in shown, shown
+    assert cairn(daemon.home, "get", memory_id).returncode == ErrorCode.NOT_FOUND.exit_status
+
+
 def test_a_person_at_a_terminal_adds_their_own_memory_and_can_forget_it(daemon: Daemon) -> None:
     home = daemon.home
     status, shown = at_terminal(
