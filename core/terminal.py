@@ -125,7 +125,17 @@ def served_or_here(
         with Client.connect(
             paths, role="human", workspace=os.getcwd(), autostart=False, timeout=timeout
         ) as client:
-            return client.call(method, params)
+            try:
+                return client.call(method, params)
+            except KeyboardInterrupt:
+                # Only this command stops: the running Cairn carries the request to its end
+                # (an import lands whole or not at all), so say so rather than imply a cancel.
+                print(
+                    f"cairn: interrupted; the running Cairn still finishes {method} - "
+                    "`cairn status` (or the tray) shows the result",
+                    file=sys.stderr,
+                )
+                raise
 
     if probe(socket_path(paths)):
         return ask()
