@@ -8,7 +8,7 @@ in this module talks to SQLite; everything goes through the services.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -139,12 +139,25 @@ _LIST_FIELDS = frozenset(
 )
 
 
+def _known_kinds(cairn: Cairn, kinds: Iterable[str], field: str) -> frozenset[str]:
+    """A filter's kinds, each a kind this Cairn knows: a misspelt one ("preferences") would
+    match nothing and look like an empty store, as an unknown scope or status is refused."""
+    known = cairn.memories.limits.kinds
+    for kind in kinds:
+        if kind not in known:
+            raise InvalidInput(
+                f"unknown kind {kind!r} (expected one of: {', '.join(known)})",
+                data={"field": field},
+            )
+    return frozenset(kinds)
+
+
 def _list(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
     check_fields(p, _LIST_FIELDS, required=())
     statuses = choices(_one_or_many(p.get("status"), "status") or None, "status", Status)
     flt = ListFilter(
         scopes=choices(_one_or_many(p.get("scope"), "scope") or None, "scope", Scope),
-        kinds=frozenset(_one_or_many(p.get("kind"), "kind")),
+        kinds=_known_kinds(cairn, _one_or_many(p.get("kind"), "kind"), "kind"),
         statuses=statuses or ListFilter().statuses,
         tiers=choices(_one_or_many(p.get("tier"), "tier") or None, "tier", Tier),
         agents=frozenset(_one_or_many(p.get("agent"), "agent")),
@@ -181,7 +194,7 @@ def _search(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
         horizon=choice(p.get("horizon", "default"), "horizon", Horizon),
         include_history=flag(p, "include_history", default=False),
         include_expired=flag(p, "include_expired", default=False),
-        kinds=frozenset(strings(p.get("kinds"), "kinds")),
+        kinds=_known_kinds(cairn, strings(p.get("kinds"), "kinds"), "kinds"),
         scopes=choices(p.get("scopes"), "scopes", Scope),
         min_commit_seq=opt_integer(p, "min_commit_seq"),
     )

@@ -153,6 +153,14 @@ def test_method_and_parameter_errors(server: Runtime, workspaces: tuple[Path, Pa
     assert_error(
         c.request("memory.list", {"status": "dreaming"}), ErrorCode.INVALID_PARAMS, "status"
     )
+    assert_error(
+        c.request("memory.list", {"kind": "preferences"}), ErrorCode.INVALID_PARAMS, "kind"
+    )
+    assert_error(
+        c.request("memory.search", {"query": "x", "kinds": ["bogus"]}),
+        ErrorCode.INVALID_PARAMS,
+        "unknown kind",
+    )
     assert_error(c.request("memory.list", {"cursor": "forged"}), ErrorCode.INVALID_PARAMS, "cursor")
     huge = base64.urlsafe_b64encode(b'{"s":1e400,"f":"x"}').decode()
     assert_error(c.request("memory.list", {"cursor": huge}), ErrorCode.INVALID_PARAMS, "cursor")
