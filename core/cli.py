@@ -137,7 +137,8 @@ def add_memory_commands(command: Callable[[str, str], argparse.ArgumentParser]) 
     add.add_argument(
         "--kind",
         default="fact",
-        help="fact, preference, convention, procedure, pitfall, correction, insight, idea",
+        help="fact (default), preference, convention, procedure, pitfall, correction, insight, "
+        "idea",
     )
     add.add_argument(
         "--scope", default="project", help="global, user, project (default) or session"
@@ -160,7 +161,8 @@ def add_memory_commands(command: Callable[[str, str], argparse.ArgumentParser]) 
     add.add_argument(
         "--jsonl",
         metavar="FILE",
-        help="add one memory per line of FILE ('-': stdin); one result per line",
+        help="add one memory per line of FILE ('-': stdin), each line a JSON object with the "
+        "fields of memory.write; one result per line",
     )
 
     search = command("search", "search memories")
@@ -351,6 +353,9 @@ def _at_least_a_second(text: str) -> float:
 
 def cmd_add(args: argparse.Namespace) -> int:
     if args.jsonl:
+        if args.content is not None:
+            print("cairn add: give a memory's text or --jsonl FILE, not both", file=sys.stderr)
+            return EXIT_USAGE
         return add_jsonl(args)
     content = args.content
     if content is None or content == "-":

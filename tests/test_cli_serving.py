@@ -208,6 +208,15 @@ def test_a_connection_lost_mid_command_is_an_error_not_success(daemon: Daemon) -
     assert "Traceback" not in weird.stderr and "UTF-8" in weird.stderr
 
 
+def test_text_and_jsonl_together_is_a_usage_error(daemon: Daemon) -> None:
+    """The text was ignored without a word."""
+    source = daemon.home / "one.jsonl"
+    source.write_text(json.dumps({"content": "from the file", "kind": "fact"}) + "\n")
+    out = cairn(daemon.home, "add", "from the argument", "--jsonl", str(source))
+    assert out.returncode == 2 and "not both" in out.stderr
+    assert json.loads(cairn(daemon.home, "list", "--json").stdout)["items"] == []
+
+
 def test_a_file_argument_that_cannot_be_read_is_a_message(daemon: Daemon) -> None:
     latin1 = daemon.home / "latin1.txt"
     latin1.write_bytes(b"caf\xe9\n")
