@@ -127,7 +127,16 @@ def cmd_identity(args: argparse.Namespace) -> int:
                     "reason": args.reason,
                 },
             )
-        emit(args, new, lambda: print(f"{new['doc']} is now at version {new['version']}"))
+
+        def said() -> None:
+            if new["version"] == current["version"]:
+                print(
+                    f"{new['doc']} is unchanged at version {new['version']}: the text is the same"
+                )
+            else:
+                print(f"{new['doc']} is now at version {new['version']}")
+
+        emit(args, new, said)
         return 0
     return _revert(args)
 

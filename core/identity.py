@@ -271,7 +271,8 @@ class IdentityService:
         self, caller: Caller, doc: str, content: object, *, if_version: int, reason: str | None
     ) -> IdentityVersion:
         """A person's new version. `if_version` is the version they edited (a stale one is a
-        conflict, never a silent overwrite)."""
+        conflict, never a silent overwrite). The same text as the current version makes no new
+        version: the current one is returned."""
         _person(caller)
         name = check_doc(doc if doc != "soul" else DEFAULT_SOUL)
         text, _ = self._checked(caller, content)
@@ -284,6 +285,8 @@ class IdentityService:
                     f"{name} is at version {have}, not {if_version}; read it again",
                     data={"doc": name, "current_version": have},
                 )
+            if current is not None and current.content == text:
+                return current
             return self._insert(tx, name, text, caller, reason, parent=current)
 
         return self._store.writer.run(job)

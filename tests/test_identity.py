@@ -81,6 +81,15 @@ def test_adopting_an_edited_proposal_and_onto_a_moved_document(app: Cairn) -> No
     assert current.content == "Prefers tabs, 4 wide.\n" and current.author_kind == "human"
 
 
+def test_saving_the_same_text_makes_no_new_version(app: Cairn) -> None:
+    first = app.identity.edit(PERSON, "user", "Prefers tabs.\n", if_version=1, reason=None)
+    again = app.identity.edit(
+        PERSON, "user", "Prefers tabs.\n", if_version=first.version, reason=None
+    )
+    assert again.version == first.version
+    assert [v.version for v in app.identity.history(PERSON, "user")] == [first.version, 1]
+
+
 def test_each_agent_grows_its_own_soul(app: Cairn) -> None:
     sid, _ = app.identity.propose(agent("scribe"), "soul", "I write tersely.\n")
     [item] = app.review.pending(PERSON)

@@ -199,10 +199,22 @@ class IdentityWindow(ToolWindow):
             if_version=base,
             reason=self.doc_editor.reason.text().strip() or None,
         )
-        self.desk.call(fn, on_done=self._saved, on_error=self._save_failed, owner=self)
+        self.desk.call(
+            fn,
+            on_done=functools.partial(self._saved, base=base),
+            on_error=self._save_failed,
+            owner=self,
+        )
 
-    def _saved(self, version: IdentityVersion) -> None:
-        self.status.setText(self.tr("Saved {} as version {}.").format(version.doc, version.version))
+    def _saved(self, version: IdentityVersion, base: int | None = None) -> None:
+        if version.version == base:
+            self.status.setText(
+                self.tr("Nothing to save: the text is version {}'s.").format(version.version)
+            )
+        else:
+            self.status.setText(
+                self.tr("Saved {} as version {}.").format(version.doc, version.version)
+            )
         if version.doc == self._doc:
             self.doc_editor.dirty = False
             self.doc_editor.reason.clear()

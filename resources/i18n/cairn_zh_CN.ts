@@ -613,6 +613,10 @@
         <translation>{} 在你编辑期间已被修改（现在是版本 {}）。你的文本已保留；请比较后再次保存，或放弃你的修改。</translation>
     </message>
     <message>
+        <source>Nothing to save: the text is version {}&apos;s.</source>
+        <translation>无需保存：文本与版本 {} 相同。</translation>
+    </message>
+    <message>
         <source>Saved {} as version {}.</source>
         <translation>已将 {} 保存为版本 {}。</translation>
     </message>
