@@ -246,10 +246,17 @@ def cmd_health(args: argparse.Namespace) -> int:
             if isinstance(item, dict) and item:
                 print(f"{indent}{key}:")
                 lines(item, indent + "  ")
+            elif isinstance(item, list) and item:  # e.g. notes_errors: one entry a line
+                print(f"{indent}{key}:")
+                for entry in item:
+                    if isinstance(entry, dict):
+                        print(f"{indent}  - " + ", ".join(f"{k}: {v}" for k, v in entry.items()))
+                    else:
+                        print(f"{indent}  - {entry}")
             elif key in ("last_write", "last_search", "last_seen", "at") and item:
                 print(f"{indent}{key}: {when(int(item))}")
             else:
-                print(f"{indent}{key}: {'-' if item in (None, {}) else item}")
+                print(f"{indent}{key}: {'-' if item in (None, {}, []) else item}")
 
     emit(args, snapshot, lambda: lines(snapshot))
     return EXIT_OK

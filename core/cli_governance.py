@@ -213,7 +213,14 @@ def cmd_policy(args: argparse.Namespace) -> int:
             if not mine:
                 print(f"kinds not listed: {data['other_kinds']}")
                 for name, rule in data["agents"].items():
-                    print(f"agent {name}: {rule}")
+                    parts = [
+                        f"{part} " + ", ".join(f"{k} {v}" for k, v in rule[part].items())
+                        for part in ("kinds", "scopes")
+                        if rule.get(part)
+                    ]
+                    if rule.get("extracted"):
+                        parts.append(f"extracted by a model {rule['extracted']}")
+                    print(f"agent {name}: " + "; ".join(parts))
                 print(f"file: {data['file']}")
 
         emit(args, data, human)

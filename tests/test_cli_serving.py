@@ -353,6 +353,22 @@ def test_a_person_at_a_terminal_reads_any_workspace_by_id_or_when_asking_for_all
     assert cairn(daemon.home, "get", memory_id).returncode == ErrorCode.NOT_FOUND.exit_status
 
 
+def test_policy_show_prints_an_agents_overrides_as_words(daemon: Daemon) -> None:
+    """It printed the rule as a Python dict: `agent helper: {'kinds': {'fact': 'off'}}`."""
+    status, shown = at_terminal(
+        daemon.home,
+        "policy",
+        "set",
+        "agents.helper.kinds.fact",
+        "off",
+        typed="set agents.helper.kinds.fact off",
+    )
+    assert status == 0, shown
+    status, shown = at_terminal(daemon.home, "policy", "show", typed="")
+    assert status == 0 and "agent helper: kinds fact off" in shown, shown
+    assert "{" not in shown
+
+
 def test_a_person_at_a_terminal_adds_their_own_memory_and_can_forget_it(daemon: Daemon) -> None:
     home = daemon.home
     status, shown = at_terminal(
