@@ -177,6 +177,11 @@ class ArchiveService:
         """
         _person(caller, "import memories")
         path = Path(os.path.abspath(os.path.expanduser(path)))
+        if path.is_dir():
+            raise InvalidInput(
+                f"{path} is a folder; give an archive (.zip) or a JSON lines file",
+                data={"file": str(path)},
+            )
         if not path.is_file():
             raise NotFound(f"there is no file at {path}", data={"file": str(path)})
         try:

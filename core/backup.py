@@ -281,6 +281,11 @@ def restore(paths: Paths, source: Path) -> RestoreReport:
         IOFault: the files could not be copied or moved.
     """
     source = Path(os.path.abspath(os.path.expanduser(source)))
+    if source.is_dir():
+        raise InvalidInput(
+            f"{source} is a folder; give a backup file (`cairn backup --list` shows them)",
+            data={"path": str(source)},
+        )
     if not source.is_file():
         raise NotFound(
             f"there is no backup file {source}; `cairn backup --list` shows the backups",

@@ -652,6 +652,8 @@ def test_people_only(rich: Rich, short_tmp: Path) -> None:
         svc.import_(agent, short_tmp / "y.zip", dry_run=True)
     with pytest.raises(NotFound):
         import_(rich.cairn, short_tmp / "nothing-here.zip")
+    with pytest.raises(InvalidInput, match="is a folder"):  # it said "there is no file"
+        import_(rich.cairn, short_tmp)
     with pytest.raises(InvalidInput):
         export(rich.cairn, short_tmp / "no-such-dir" / "x.zip")
 

@@ -480,6 +480,8 @@ def test_restore_refuses_a_missing_file_and_the_live_database(
     paths, _ = backed_up
     with pytest.raises(NotFound, match="backup --list"):
         restore(paths, paths.data / "nope.db")
+    with pytest.raises(InvalidInput, match="is a folder"):
+        restore(paths, paths.backups)
     with pytest.raises(InvalidInput, match="live database"):
         restore(paths, paths.database)
 
