@@ -43,6 +43,11 @@ def error_from(obj: dict[str, Any]) -> RemoteError:
     return RemoteError(code, str(obj.get("message", "error")), obj.get("data") or {})
 
 
+# How a daemon that refuses to start says why (its exit status), passed on by the client.
+# (74 covers a damaged database, a newer schema and I/O alike: its log line says which.)
+_STARTUP_FAILURES = (ErrorCode.CONFIG_INVALID, ErrorCode.RUNTIME_UNSAFE, ErrorCode.IO)
+
+
 def daemon_command() -> list[str]:
     """How to start the headless daemon from this installation (source tree or bundle)."""
     if getattr(sys, "frozen", False):
@@ -81,10 +86,12 @@ def ensure_running(paths: Paths, *, timeout: float = START_TIMEOUT) -> bool:
         if code is not None and not probe(path, timeout=0.5):
             if code == ErrorCode.ALREADY_RUNNING.exit_status and probe(path):
                 return False
-            raise NotRunning(
-                f"Cairn could not be started (exit {code}): {_tail(log_file)}",
-                data={"log": str(log_file)},
-            )
+            message = f"Cairn could not be started (exit {code}): {_tail(log_file)}"
+            # Why it stopped (a settings file to fix: 78) is the command's answer too.
+            why = next((c for c in _STARTUP_FAILURES if c.exit_status == code), None)
+            if why is not None:
+                raise RemoteError(why, message, {"log": str(log_file)})
+            raise NotRunning(message, data={"log": str(log_file)})
         time.sleep(0.05)
     raise NotRunning(f"Cairn did not start within {timeout:.0f} s; see {log_file}")
 

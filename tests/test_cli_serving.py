@@ -17,7 +17,7 @@ import pytest
 from core.errors import ErrorCode
 from core.runtime import probe, socket_path
 from tests.conftest import ROOT, cairn_env
-from tests.serving import Daemon, paths_for, running_daemon, wait_for
+from tests.serving import Daemon, paths_for, running_daemon, wait_for, write_settings
 
 
 def cairn(
@@ -103,6 +103,17 @@ def test_a_command_starts_cairn_when_none_runs(short_tmp: Path) -> None:
         if pid_file.exists():
             os.kill(int(pid_file.read_text()), 15)
             assert wait_for(lambda: not socket_path(paths).exists(), 20)
+
+
+def test_a_cairn_that_cannot_start_for_its_settings_says_so_with_their_status(
+    short_tmp: Path,
+) -> None:
+    """The command exited 69 (not running) instead of 78, the status for a settings file to fix."""
+    home = short_tmp / "badconf"
+    write_settings(home, "[server]\nmax_connections = -3\n")
+    out = cairn(home, "add", "anything", "--kind", "fact")
+    assert out.returncode == ErrorCode.CONFIG_INVALID.exit_status, out.stderr
+    assert "max_connections" in out.stderr
 
 
 def test_no_autostart_reports_not_running(short_tmp: Path) -> None:
