@@ -29,6 +29,7 @@ from core import (
     cli_workspace,
     search_index,
 )
+from core.agents import check_name
 from core.client import Client
 from core.errors import CairnError, InvalidInput, NotRunning, TooLarge
 from core.paths import resolve_paths
@@ -569,6 +570,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
         emit(args, agents, human)
         return EXIT_OK
+    check_name(args.name)  # a name Cairn would refuse is refused before the confirmation
     prompts = {
         "add": f"Register agent {args.name!r} and issue it a token?",
         "pause": f"Pause agent {args.name!r}? Its requests will be refused until you resume it.",

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.terminal import connect_as_person, emit, looking_as_person, when
+from core.workspace import canonical_path
 
 
 def add_parsers(sub: Any) -> None:
@@ -43,6 +44,7 @@ def cmd_workspace(args: argparse.Namespace) -> int:
         return 0
     if action == "move":
         new = os.path.abspath(os.path.expanduser(args.new))
+        canonical_path(new)  # a folder that is not there is refused before the confirmation
         with connect_as_person(
             f"Move workspace {args.old} to {new}?", "move", bind_cwd=False
         ) as client:

@@ -364,6 +364,14 @@ def test_a_person_at_a_terminal_reads_any_workspace_by_id_or_when_asking_for_all
     assert cairn(daemon.home, "get", memory_id).returncode == ErrorCode.NOT_FOUND.exit_status
 
 
+def test_a_bad_name_or_folder_is_refused_before_the_confirmation(daemon: Daemon) -> None:
+    """The person typed the confirmation, then learnt the name or folder was no good."""
+    for args in (("agent", "add", "BAD NAME"), ("workspace", "move", "ws_x", "/no/such/dir")):
+        status, shown = at_terminal(daemon.home, *args, typed="never asked")
+        assert status == ErrorCode.INVALID_PARAMS.exit_status, shown
+        assert "to confirm" not in shown, shown
+
+
 def test_policy_show_prints_an_agents_overrides_as_words(daemon: Daemon) -> None:
     """It printed the rule as a Python dict: `agent helper: {'kinds': {'fact': 'off'}}`."""
     status, shown = at_terminal(
