@@ -290,11 +290,14 @@ def find_same(
     content at least REOBSERVE_THRESHOLD alike. `terms` keeps the waiting texts' term sets
     from one proposal to the next."""
     if s.target_id is not None:
-        row = conn.execute(
-            f"{SELECT} WHERE op = ? AND target_id = ? ORDER BY last_seen DESC LIMIT 1",
+        for row in conn.execute(
+            f"{SELECT} WHERE op = ? AND target_id = ? ORDER BY last_seen DESC",
             (s.op.value, s.target_id),
-        ).fetchone()
-        return from_row(row) if row else None
+        ):
+            candidate = from_row(row)
+            if _same_change(candidate, s):
+                return candidate
+        return None
     if s.content is None:
         return None
     key = (
@@ -323,6 +326,28 @@ def find_same(
         threshold=REOBSERVE_THRESHOLD,
     )
     return fetch(conn, found[0][0]) if found else None
+
+
+def _same_change(waiting: Suggestion, seen: Suggestion) -> bool:
+    """Whether two proposals for one target propose the same thing: the same fields, and the
+    same text or one saying all the other says and more. A different change (another agent's
+    other wording of the memory) is a proposal of its own - merging it would drop its text and
+    count the two as agreeing."""
+    same_fields = (
+        waiting.replacement_id == seen.replacement_id
+        and waiting.verdict == seen.verdict
+        and waiting.kind == seen.kind
+        and waiting.scope == seen.scope
+        and waiting.importance == seen.importance
+    )
+    if not same_fields:
+        return False
+    if waiting.content is None or seen.content is None:
+        return waiting.content is None and seen.content is None
+    if waiting.digest == seen.digest:
+        return True
+    mine, theirs = terms_of(seen.content), terms_of(waiting.content)
+    return is_superset(mine, theirs) or is_superset(theirs, mine)
 
 
 def insert(conn: sqlite3.Connection, s: Suggestion) -> None:

@@ -240,6 +240,40 @@ def test_the_same_proposal_again_counts_hits_and_a_fuller_text_replaces_it(
     assert [i["id"] for i in queue(governed)] == [first, other]  # by hits, then recency
 
 
+def test_different_changes_of_one_target_are_separate_proposals(governed: Cairn, ws: str) -> None:
+    """A second agent's different text for the same memory (or document) was merged into the
+    first proposal: its text was lost and the count said two agents agreed."""
+    a, b, c = (agent_caller(ws, n) for n in ("agent-a", "agent-b", "agent-c"))
+    mid = stored(write(governed, a, "the API listens on 8080"))
+    first = pending(
+        governed.memories.update(
+            b, UpdateRequest(id=mid, if_revision=1, content="the API listens on 9090")
+        )
+    )
+    other = pending(
+        governed.memories.update(
+            c,
+            UpdateRequest(
+                id=mid, if_revision=1, content="the API moved to port 7000 behind the gateway"
+            ),
+        )
+    )
+    again = pending(
+        governed.memories.update(
+            c, UpdateRequest(id=mid, if_revision=1, content="the API listens on 9090")
+        )
+    )
+    assert first != other and again == first
+    texts = {i["id"]: (i["content"], i["hits"]) for i in queue(governed)}
+    assert texts == {
+        first: ("the API listens on 9090", 2),
+        other: ("the API moved to port 7000 behind the gateway", 1),
+    }
+    one, _ = governed.identity.propose(b, "user", "Prefers metric units.")
+    two, _ = governed.identity.propose(c, "user", "Prefers imperial units and long answers.")
+    assert one != two
+
+
 def test_adopt_with_edits_is_the_persons_decision(governed: Cairn, ws: str) -> None:
     a = agent_caller(ws)
     sid = pending(write(governed, a, "idea: cache the wheels", kind="idea", tags=["ci"]))
