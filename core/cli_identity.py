@@ -35,6 +35,13 @@ def add_parsers(sub: Any) -> None:
     edit = actions.add_parser("edit", help="write a new version (you type to confirm)")
     edit.add_argument("doc")
     edit.add_argument("--file", help="the new text (default: standard input, ended by EOF)")
+    edit.add_argument(
+        "--if-version",
+        type=int,
+        metavar="N",
+        help="the version your text was written from (default: the current one, read before "
+        "you confirm); a document changed since is a conflict, never overwritten",
+    )
     edit.add_argument("--reason", help="why (kept with the version)")
     revert = actions.add_parser(
         "revert", help="go back to an older version: shows the diff, then you type to confirm"
@@ -113,23 +120,24 @@ def cmd_identity(args: argparse.Namespace) -> int:
         return 0
     if action == "edit":
         content = _read(args.file)
+        base = args.if_version
+        if base is None:
+            # The version being replaced is read before the confirmation: one adopted while the
+            # person decides is then a conflict, not silently written over.
+            with looking_as_person("identity edit") as client:
+                base = int(client.call("identity.get", {"doc": args.doc})["version"])
         with connect_as_person(
-            f"Write a new version of {args.doc} ({len(content.encode())} bytes)?",
+            f"Write a new version of {args.doc} over version {base} "
+            f"({len(content.encode())} bytes)?",
             f"edit {args.doc}",
         ) as client:
-            current = client.call("identity.get", {"doc": args.doc})
             new = client.call(
                 "identity.edit",
-                {
-                    "doc": args.doc,
-                    "content": content,
-                    "if_version": current["version"],
-                    "reason": args.reason,
-                },
+                {"doc": args.doc, "content": content, "if_version": base, "reason": args.reason},
             )
 
         def said() -> None:
-            if new["version"] == current["version"]:
+            if new["version"] == base:
                 print(
                     f"{new['doc']} is unchanged at version {new['version']}: the text is the same"
                 )

@@ -171,6 +171,22 @@ def test_identity_from_the_terminal(daemon: Daemon, short_tmp: Path) -> None:
         home, "identity", "edit", "user", "--file", str(proposal), typed="edit user"
     )
     assert status == 0 and "user is now at version 2" in shown_text, shown_text
+    assert "over version 1" in shown_text  # read before the confirmation, named in it
+    # written from version 1, now that version 2 exists: a conflict, not an overwrite
+    stale = short_tmp / "stale.md"
+    stale.write_text("Prefers long answers.\n", encoding="utf-8")
+    status, shown_text = at_terminal(
+        home,
+        "identity",
+        "edit",
+        "user",
+        "--file",
+        str(stale),
+        "--if-version",
+        "1",
+        typed="edit user",
+    )
+    assert status == 67 and "version 2, not 1" in shown_text, shown_text
     status, shown_text = at_terminal(home, "identity", "revert", "user", "1", typed="revert user")
     assert status == 0, shown_text
     assert "-Prefers short answers." in shown_text and "user is now at version 3" in shown_text
