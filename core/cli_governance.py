@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from core.errors import InvalidInput
+from core.errors import CairnError, InvalidInput
 from core.terminal import (
     connect_as_agent,
     connect_as_person,
@@ -129,35 +129,45 @@ def _edits(pairs: list[str]) -> dict[str, Any]:
 
 def cmd_review(args: argparse.Namespace) -> int:
     action = args.review_command
-    if action in ("list", "show"):
-        with looking_as_person(f"review {action}") as client:
-            if action == "list":
-                data = client.call("review.list", {"limit": args.limit})
-
-                def listing() -> None:
-                    if not data["items"]:
-                        print("nothing waits for review")
-                    for item in data["items"]:
-                        print(describe(item))
-                    shown = len(data["items"])
-                    if data["total"] > shown:
-                        print(f"... and {data['total'] - shown} more (--limit)")
-
-                emit(args, data, listing)
-                return 0
+    if action not in ("list", "show"):
+        return _decide(args, action)
+    with looking_as_person(f"review {action}") as client:
+        if action == "list":
+            data = client.call("review.list", {"limit": args.limit})
+        else:
             item = client.call("review.get", {"id": args.id})
+    if action == "list":
 
-            def one() -> None:
-                print(describe(item))
-                if item.get("content") is not None:
-                    print(f"\nproposed text:\n{item['content']}")
-                target = item.get("target")
-                if target:
-                    print(f"\ncurrent memory {target['id']}@{target['revision']}:")
-                    print(target["content"])
+        def listing() -> None:
+            if not data["items"]:
+                print("nothing waits for review")
+            for entry in data["items"]:
+                print(describe(entry))
+            shown = len(data["items"])
+            if data["total"] > shown:
+                print(f"... and {data['total'] - shown} more (--limit)")
 
-            emit(args, item, one)
-            return 0
+        emit(args, data, listing)
+        return 0
+
+    def one() -> None:
+        print(describe(item))
+        if item.get("content") is not None:
+            print(f"\nproposed text:\n{item['content']}")
+        target = item.get("target")
+        if target and "doc" in target:  # an identity document's current version
+            print(f"\ncurrent {target['doc']} v{target['version']}:")
+            print(target["content"])
+        elif target:
+            print(f"\ncurrent memory {target['id']}@{target['revision']}:")
+            print(target["content"])
+
+    emit(args, item, one)
+    return 0
+
+
+def _decide(args: argparse.Namespace, action: str) -> int:
+    """`review adopt` and `review reject` of one or more proposals, after one confirmation."""
     ids = args.ids
     word = "adopt" if action == "adopt" else "reject"
     expected = f"{word} {ids[0]}" if len(ids) == 1 else f"{word} {len(ids)}"
@@ -165,32 +175,44 @@ def cmd_review(args: argparse.Namespace) -> int:
         f"{word.capitalize()} {plural(len(ids), 'proposal')} ({', '.join(ids)})"
         f"{' with your edits' if getattr(args, 'set', None) else ''}?"
     )
+    edits = _edits(args.set) if action == "adopt" and args.set else None  # checked before asking
+    results: list[dict[str, Any]] = []
+    failed: CairnError | None = None
     with connect_as_person(prompt, expected) as client:
-        results: list[dict[str, Any]] = []
-        for sid in ids:
+        for sid in ids:  # each on its own: one that fails does not stop or hide the others
             if action == "adopt":
                 params: dict[str, Any] = {"id": sid, "allow_flags": args.allow_flags}
-                if args.set:
-                    params["edits"] = _edits(args.set)
+                if edits:
+                    params["edits"] = edits
                 if args.if_revision is not None:
                     params["if_revision"] = args.if_revision
                 if args.action:
                     params["action"] = args.action
-                results.append(client.call("review.adopt", params))
+                method = "review.adopt"
             else:
                 params = {"id": sid}
                 if args.reason:
                     params["reason"] = args.reason
-                results.append(client.call("review.reject", params))
+                method = "review.reject"
+            try:
+                results.append(client.call(method, params))
+            except CairnError as e:
+                failed = failed or e
+                results.append(
+                    {"suggestion_id": sid, "error": {"error": e.code.label, "message": e.message}}
+                )
 
     def human() -> None:
         for r in results:
+            if "error" in r:
+                print(f"{r['suggestion_id']} not {word}ed: {r['error']['message']}")
+                continue
             edited = f" (edited: {', '.join(r['edited'])})" if r.get("edited") else ""
             where = f" -> {r['memory_id']}@{r['revision']}" if r.get("memory_id") else ""
             print(f"{r['suggestion_id']} {r['decision']}{where}{edited}")
 
     emit(args, results, human)
-    return 0
+    return failed.code.exit_status if failed is not None else 0
 
 
 def cmd_policy(args: argparse.Namespace) -> int:

@@ -85,6 +85,30 @@ def test_reject_from_a_terminal_needs_the_typed_words(daemon: Daemon) -> None:
     assert "rejected before: no" in shown, shown
 
 
+def test_many_at_once_each_answered_and_an_identity_proposal_shown(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """A bad id in the middle stopped a bulk adopt: the first was adopted, the last not, and
+    the command said only the error. `review show` of an identity proposal raised KeyError."""
+    home = daemon.home
+    sids = [
+        json.loads(cairn(home, "add", text, "--kind", "idea", "--json").stdout)["suggestion_id"]
+        for text in ("cache the wheels", "split the suite by package")
+    ]
+    status, shown = at_terminal(
+        home, "review", "adopt", sids[0], "s_missing", sids[1], typed="adopt 3"
+    )
+    assert status == ErrorCode.NOT_FOUND.exit_status, shown
+    assert f"{sids[0]} adopted" in shown and f"{sids[1]} adopted" in shown, shown
+    assert "s_missing not adopted" in shown
+    profile = short_tmp / "profile.md"
+    profile.write_text("Prefers metric units.\n", encoding="utf-8")
+    out = cairn(home, "identity", "propose", "user", "--agent", "helper", "--file", str(profile))
+    sid = out.stdout.split("(", 1)[1].split(")", 1)[0]
+    status, shown = at_terminal(home, "review", "show", sid, typed="")
+    assert status == 0 and "current user v1:" in shown and "Traceback" not in shown, shown
+
+
 def test_policy_from_the_terminal_and_from_the_file_while_running(daemon: Daemon) -> None:
     home = daemon.home
     agent_view = json.loads(cairn(home, "policy", "show", "--agent", "helper", "--json").stdout)
