@@ -17,6 +17,7 @@ import re
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -200,6 +201,20 @@ def backup_before_migration(
     except OSError as e:
         log.warning("could not remove an old pre-migration backup: %s", e)
     return info.path
+
+
+def newest_backup(directory: Path, now_ms: int | None = None) -> Path:
+    """The newest backup that is not stamped in the future: after a clock fault a file dated
+    2099 is not the latest state of the memories.
+
+    Raises:
+        NotFound: there is no such backup.
+    """
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    for info in list_backups(directory):
+        if info.created_at_ms <= now + _FUTURE_SLACK_MS:
+            return info.path
+    raise NotFound(f"there are no backups in {directory} to restore (none dated up to now)")
 
 
 def list_backups(directory: Path) -> list[BackupInfo]:

@@ -13,8 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.backup import list_backups, refuse_while_running, restore
-from core.errors import NotFound
+from core.backup import list_backups, newest_backup, refuse_while_running, restore
 from core.paths import Paths, resolve_paths
 from core.terminal import confirm, emit, for_a_person, plural, served_or_here, when
 
@@ -89,10 +88,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     for_a_person("restore")
     paths = resolve_paths()
     if args.latest:
-        backups = list_backups(paths.backups)
-        if not backups:
-            raise NotFound(f"there are no backups in {paths.backups} to restore")
-        source = backups[0].path
+        source = newest_backup(paths.backups)
     else:
         source = Path(os.path.abspath(os.path.expanduser(args.file)))
     refuse_while_running(paths)  # before asking; `restore` checks again, holding the lock

@@ -25,6 +25,7 @@ from core.backup import (
     BackupService,
     backup_before_migration,
     list_backups,
+    newest_backup,
     restore,
 )
 from core.changes import ChangeBus
@@ -484,6 +485,20 @@ def test_restore_refuses_a_missing_file_and_the_live_database(
         restore(paths, paths.backups)
     with pytest.raises(InvalidInput, match="live database"):
         restore(paths, paths.database)
+
+
+def test_the_latest_backup_is_never_one_stamped_in_the_future(
+    backed_up: tuple[Paths, BackupInfo],
+) -> None:
+    """After a clock fault `restore --latest` picked a file dated 2099 - older data."""
+    paths, info = backed_up
+    future = paths.backups / "cairn-20991130T000000Z-scheduled.db"
+    future.write_bytes(info.path.read_bytes())
+    assert newest_backup(paths.backups) == info.path
+    future.rename(paths.backups / "cairn-20991130T000000Z-manual.db")
+    info.path.unlink()
+    with pytest.raises(NotFound, match="none dated up to now"):
+        newest_backup(paths.backups)
 
 
 def test_restore_refuses_while_the_store_is_open(cairn: Cairn) -> None:
