@@ -190,6 +190,12 @@ class ArchiveService:
             raise IOFault(f"{path} could not be read: {e.strerror or e}") from e
         if archive:
             return self._import_archive(path, dry_run)
+        if path.suffix.lower() == ".zip":  # read as text it is only "not UTF-8" line by line
+            raise InvalidInput(
+                f"{path} is named .zip but is not a zip archive (damaged, or not an export); "
+                "nothing was imported",
+                data={"file": str(path)},
+            )
         return self._import_jsonl(caller, path, dry_run)
 
     def _import_archive(self, path: Path, dry_run: bool) -> ImportReport:

@@ -654,6 +654,10 @@ def test_people_only(rich: Rich, short_tmp: Path) -> None:
         import_(rich.cairn, short_tmp / "nothing-here.zip")
     with pytest.raises(InvalidInput, match="is a folder"):  # it said "there is no file"
         import_(rich.cairn, short_tmp)
+    bad = short_tmp / "bad-magic.zip"  # its first bytes overwritten: once read as JSON lines
+    bad.write_bytes(b"XXXX" + (short_tmp / "y.zip").read_bytes()[4:])
+    with pytest.raises(InvalidInput, match="not a zip archive"):
+        import_(rich.cairn, bad)
     with pytest.raises(InvalidInput):
         export(rich.cairn, short_tmp / "no-such-dir" / "x.zip")
 
