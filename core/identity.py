@@ -329,6 +329,11 @@ class IdentityService:
             )
         if target.version == current.version:
             raise InvalidInput(f"version {target_version} is already the current one")
+        if target.content == current.content:  # a revert would be a version changing nothing
+            raise InvalidInput(
+                f"version {target_version} has the same text as the current version "
+                f"{current.version}; there is nothing to revert"
+            )
         expires = self._clock.now_ms() + REVERT_TOKEN_SECONDS * 1000
         diff = "".join(
             difflib.unified_diff(

@@ -144,6 +144,10 @@ def test_revert_is_previewed_then_applied_and_keeps_history(app: Cairn, clock: F
         app.identity.revert_apply(PERSON, forged)
     with pytest.raises(NotFound):
         app.identity.revert_preview(PERSON, "user", 99)
+    # version 4 is a copy of version 1's text: going back to 1 from there changes nothing
+    app.identity.edit(PERSON, "user", reverted.content, if_version=5, reason=None)
+    with pytest.raises(InvalidInput, match="nothing to revert"):
+        app.identity.revert_preview(PERSON, "user", 1)
 
 
 # -- from the command line -----------------------------------------------------------------
