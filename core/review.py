@@ -326,7 +326,13 @@ class ReviewService:
         if_revision: int | None,
         action: str | None,
     ) -> Decided:
-        person = Caller(Surface.HUMAN, workspace_id=s.workspace_id, session_id=s.session_id)
+        # The proposal's workspace; a user or global proposal made project-scope by the
+        # person's edit lands in the workspace the person is in (their connection's).
+        person = Caller(
+            Surface.HUMAN,
+            workspace_id=s.workspace_id or caller.workspace_id,
+            session_id=s.session_id or caller.session_id,
+        )
         now = self._clock.now_ms()
         if s.op is Op.ADD:
             return self._adopt_add(tx, caller, person, s, edits)
@@ -400,14 +406,15 @@ class ReviewService:
         )
         return req, tuple(edited)
 
-    def _prepare(self, s: Suggestion, req: WriteRequest) -> Memory:
-        """The proposal as a memory, bound where the proposing agent was."""
+    def _prepare(self, s: Suggestion, req: WriteRequest, person: Caller) -> Memory:
+        """The proposal as a memory, bound where the proposing agent was - or, for a scope the
+        person's edit chose (a user proposal made project-scope), where the person is."""
         proposer = Caller(
             Surface.AGENT,
             agent=s.agent,
             verified=s.verified,
-            workspace_id=s.workspace_id,
-            session_id=s.session_id,
+            workspace_id=person.workspace_id,
+            session_id=person.session_id,
         )
         return self._memories.prepare(proposer, req)
 
@@ -441,7 +448,7 @@ class ReviewService:
         self, tx: WriteTx, caller: Caller, person: Caller, s: Suggestion, edits: dict[str, Any]
     ) -> Decided:
         req, edited = self._proposed(s, edits)
-        prepared = self._checked(person, self._adopted(s, self._prepare(s, req), edited))
+        prepared = self._checked(person, self._adopted(s, self._prepare(s, req, person), edited))
         result = self._memories.store_prepared(tx, caller, req, prepared, verdict=None)
         if result.status is not WriteStatus.STORED:
             raise Conflict(result.reason or "the proposal could not be stored")
@@ -489,7 +496,9 @@ class ReviewService:
             )
         else:
             req, edited = self._proposed(s, edits)
-            prepared = self._checked(person, self._adopted(s, self._prepare(s, req), edited))
+            prepared = self._checked(
+                person, self._adopted(s, self._prepare(s, req, person), edited)
+            )
             out = self._memories.supersede_in(
                 tx,
                 person,

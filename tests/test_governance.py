@@ -274,6 +274,18 @@ def test_different_changes_of_one_target_are_separate_proposals(governed: Cairn,
     assert one != two
 
 
+def test_a_user_proposal_made_project_scope_lands_in_the_persons_workspace(
+    governed: Cairn, ws: str
+) -> None:
+    """`--set scope=project` on a user-scope proposal always failed: 'this connection is not
+    bound to a workspace', though the person's was."""
+    sid = pending(write(governed, agent_caller(ws), "prefers tabs", scope="user"))
+    person = Caller(Surface.HUMAN, workspace_id=ws)
+    decided = governed.review.adopt(person, sid, edits={"scope": "project"})
+    memory = governed.memories.get(person, decided.memory_id or "").memory
+    assert memory.scope is Scope.PROJECT and memory.workspace_id == ws
+
+
 def test_adopt_with_edits_is_the_persons_decision(governed: Cairn, ws: str) -> None:
     a = agent_caller(ws)
     sid = pending(write(governed, a, "idea: cache the wheels", kind="idea", tags=["ci"]))
