@@ -204,6 +204,13 @@ def _unquote(text: str) -> str:
     return text
 
 
+def changed_ns(st: os.stat_result) -> int:
+    """When a file last changed, as far as a stat can tell: the later of its modification time
+    and its inode's change time - `cp -p` and sync tools keep the first but cannot set the
+    second, so an edit that keeps the size and the time is still seen."""
+    return max(st.st_mtime_ns, st.st_ctime_ns)
+
+
 def walk_notes(folder: Path) -> Iterator[tuple[str, tuple[int, int]]]:
     """Every note under `folder`: (relative POSIX path, (mtime_ns, size)). Hidden entries and
     symbolic links are not followed (a link could leave the folder or loop)."""
@@ -224,7 +231,7 @@ def walk_notes(folder: Path) -> Iterator[tuple[str, tuple[int, int]]]:
                     stack.append((entry.path, relative + "/"))
                 elif entry.is_file(follow_symlinks=False) and eligible(relative):
                     st = entry.stat(follow_symlinks=False)
-                    yield relative, (st.st_mtime_ns, st.st_size)
+                    yield relative, (changed_ns(st), st.st_size)
             except OSError:
                 continue  # vanished while we looked: the next pass sees it gone
 
@@ -249,7 +256,7 @@ def stat_paths(folder: Path, paths: Iterable[str]) -> dict[str, tuple[int, int]]
             else:
                 st = os.lstat(os.path.join(current, name))
                 if stat.S_ISREG(st.st_mode):
-                    out[relative] = (st.st_mtime_ns, st.st_size)
+                    out[relative] = (changed_ns(st), st.st_size)
         except OSError:
             continue  # not there (any more)
     return out

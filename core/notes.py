@@ -311,7 +311,9 @@ class NotesFolder:
             row = rows.get(path)
             current = row is not None and not row.gone
             same_stat = current and row is not None and (row.mtime_ns, row.size) == (mtime_ns, size)
-            if same_stat and trust_stat:
+            # A note that failed is tried again at each full pass: its cause may be gone (the
+            # note it duplicated deleted, a setting fixed) without it changing.
+            if same_stat and trust_stat and row is not None and row.error is None:
                 tally.unchanged += 1
                 continue
             # The row keeps this stat, taken before the read: a file saved while it is read has
@@ -327,8 +329,6 @@ class NotesFolder:
                 if not same_stat:
                     touched.append(replace(row, mtime_ns=mtime_ns, size=size))
                 tally.unchanged += 1
-            elif same_stat and row is not None and file.content_hash == row.content_hash:
-                tally.unchanged += 1  # the same failing version: not retried until it changes
             else:
                 changed.append(file)
         return changed, touched
@@ -511,7 +511,9 @@ class NotesFolder:
                         tally.added += 1
                     else:
                         tally.errors += 1
-                self._write_rows(rows)
+                # a note failing as before (tried again each full pass) is not written again
+                before = self._rows({r.path for r in rows if r.error is not None})
+                self._write_rows([r for r in rows if r.error is None or r != before.get(r.path)])
         rebound = self._update(adopt, tally) if adopt else []
         if rebound:  # an adopted memory that was purged meanwhile: write it afresh
             self._add(rebound, tally)

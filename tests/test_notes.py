@@ -273,18 +273,51 @@ def test_a_second_pass_over_an_unchanged_folder_writes_nothing(
     write(folder / "bad.md", "---\nkind: nonsense\n---\ntext")
     first = notes.sync()
     assert (first.added, first.errors) == (250, 1)
-    audits, commits = audit_count(app), app.store.writer.commits
+    audits, seq = audit_count(app), app.store.committed_seq
     second = notes.sync()
     assert second.to_dict() == {
         "added": 0,
         "updated": 0,
         "moved": 0,
         "archived": 0,
-        "unchanged": 251,
-        "errors": 0,
+        "unchanged": 250,
+        "errors": 1,  # tried again (its cause may be gone), failing as before
     }
     assert audit_count(app) == audits
-    assert app.store.writer.commits == commits, "a pass over an unchanged folder wrote"
+    # (the failing note's retry opens a write that changes nothing)
+    assert app.store.committed_seq == seq, "a pass over an unchanged folder wrote"
+
+
+def test_a_note_that_duplicated_a_deleted_one_is_taken_in(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """A copy made before its original was deleted (a sync tool, a move across disks) failed
+    as a duplicate and was never tried again: the text lived on only in an archived memory."""
+    write(folder / "deploy.md", "Deploys happen on Tuesdays only.")
+    notes.sync()
+    write(folder / "deploy-copy.md", "Deploys happen on Tuesdays only.")
+    assert notes.sync().errors == 1
+    (folder / "deploy.md").unlink()
+    notes.sync()
+    memory = memory_at(app, "deploy-copy.md")
+    assert memory is not None and memory.status is Status.ACTIVE
+    assert memory.content == "Deploys happen on Tuesdays only."
+    assert notes.errors() == []
+
+
+def test_an_edit_that_keeps_size_and_time_is_seen(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """`cp -p` and sync tools keep a file's time: a same-size edit made while Cairn was
+    stopped looked unchanged to the full pass."""
+    path = write(folder / "mt.md", "AAAA note for the time test")
+    notes.sync()
+    stat = path.stat()
+    path.write_text("BBBB note for the time test", encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    notes.sync()
+    memory = memory_at(app, "mt.md")
+    assert memory is not None and memory.content == "BBBB note for the time test"
 
 
 def test_touching_a_file_costs_bookkeeping_only(
@@ -428,10 +461,10 @@ def test_bad_files_are_reported_and_do_not_stop_the_others(
     warning = app.warnings.snapshot()["notes_folder"]
     assert warning.startswith("9 files in your notes folder could not be taken in")
     assert app.health.snapshot(Caller.human())["warnings"]["notes_folder"] == warning
-    # Not retried until they change.
-    commits = app.store.writer.commits
-    assert notes.sync().errors == 0
-    assert app.store.writer.commits == commits
+    # Tried again at each full pass, failing as before: reported, nothing written.
+    seq = app.store.committed_seq
+    assert notes.sync().errors == 9
+    assert app.store.committed_seq == seq
     # Fixed files are taken in and the warning goes when none is left.
     for name in errors:
         (folder / name).unlink()
