@@ -256,6 +256,8 @@ class NotesFolder:
         return report
 
     def _pass(self, folder: Path, only: set[str] | None) -> SyncReport:
+        if only is not None:  # the failing notes too: what these files did may be their cure
+            only = only | self._failing()
         rows = self._rows(only)
         found = dict(walk_notes(folder)) if only is None else stat_paths(folder, only)
         tally = _Tally()
@@ -334,6 +336,10 @@ class NotesFolder:
         return changed, touched
 
     # -- reading files -----------------------------------------------------------------------
+
+    def _failing(self) -> set[str]:
+        conn = self._store.read_db.conn()
+        return {r[0] for r in conn.execute("SELECT path FROM notes_file WHERE error IS NOT NULL")}
 
     def _rows(self, only: set[str] | None) -> dict[str, _Row]:
         conn = self._store.read_db.conn()
