@@ -79,13 +79,14 @@ def ensure_running(paths: Paths, *, timeout: float = START_TIMEOUT) -> bool:
             env=env,
         )
     deadline = time.monotonic() + timeout
+    other = False  # another Cairn holds the store: started at the same moment, not listening yet
     while time.monotonic() < deadline:
         if probe(path, timeout=0.5):
-            return True
+            return not other
         code = proc.poll()
-        if code is not None and not probe(path, timeout=0.5):
-            if code == ErrorCode.ALREADY_RUNNING.exit_status and probe(path):
-                return False
+        if code == ErrorCode.ALREADY_RUNNING.exit_status:
+            other = True  # wait for its socket, up to the same deadline
+        elif code is not None and not probe(path, timeout=0.5):
             message = f"Cairn could not be started (exit {code}): {_tail(log_file)}"
             # Why it stopped (a settings file to fix: 78) is the command's answer too.
             why = next((c for c in _STARTUP_FAILURES if c.exit_status == code), None)

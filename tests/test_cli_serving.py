@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from core.database import StoreLock
 from core.errors import ErrorCode
 from core.runtime import probe, socket_path
 from tests.conftest import ROOT, cairn_env
@@ -114,6 +115,35 @@ def test_a_cairn_that_cannot_start_for_its_settings_says_so_with_their_status(
     out = cairn(home, "add", "anything", "--kind", "fact")
     assert out.returncode == ErrorCode.CONFIG_INVALID.exit_status, out.stderr
     assert "max_connections" in out.stderr
+
+
+def test_a_command_whose_daemon_lost_the_race_waits_for_the_winner(short_tmp: Path) -> None:
+    """Clients started together on a stopped Cairn: a daemon that finds the store taken (by
+    one starting at the same moment, not listening yet) exits, and its client failed with
+    "already open in another Cairn process" instead of waiting for the winner's socket. The
+    winner's slow start is played by holding the store's lock for a second."""
+    home = short_tmp / "race"
+    paths = paths_for(home)
+    held = StoreLock(paths.store_lock).acquire()
+    client = subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "add", "racing note", "--kind", "fact"],
+        cwd=ROOT,
+        env=cairn_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(1.5)  # its daemon found the store taken and exited
+        held.release()
+        with running_daemon(home):  # the winner comes up: the waiting client connects to it
+            out, err = client.communicate(timeout=60)
+            assert client.returncode == 0, err
+            assert out.startswith("stored ")
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.communicate()
 
 
 def test_no_autostart_reports_not_running(short_tmp: Path) -> None:
