@@ -275,6 +275,21 @@ class Client:
                     return error_from(message["error"])
         return NotRunning("Cairn closed the connection")
 
+    def closed_by_server(self) -> bool:
+        """Whether Cairn has closed this connection (a restart, the idle timeout): looked at
+        without reading or waiting, so a request is not sent into a connection already gone."""
+        timeout = self._sock.gettimeout()
+        try:
+            self._sock.setblocking(False)
+            return self._sock.recv(1, socket.MSG_PEEK) == b""
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+        finally:
+            with contextlib.suppress(OSError):
+                self._sock.settimeout(timeout)
+
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self._file.close()

@@ -131,7 +131,12 @@ class Link:
 
     def _connected(self, agent: str, workspace: str) -> Client:
         stale = time.monotonic() - self._last_used > self._idle_s - 30
-        if self._client is not None and (self._bound != (agent, workspace) or stale):
+        if self._client is not None and self._client.closed_by_server():
+            # Cairn restarted (or cut an idle connection): open a new one before sending, so
+            # a write is never sent into a dead connection and reported as maybe-lost.
+            log.info("reconnecting (Cairn closed the connection)")
+            self._drop()
+        elif self._client is not None and (self._bound != (agent, workspace) or stale):
             log.info("reconnecting (%s)", "idle" if stale else f"workspace {workspace}")
             self._drop()
         if self._client is None:

@@ -34,11 +34,18 @@ from core.client import Client
 from core.daemon import PID_FILE, Runtime
 from core.errors import ErrorCode
 from core.keychain import open_token_store
-from core.mcp_bridge import agent_name_for, workspace_from_roots
+from core.mcp_bridge import Link, agent_name_for, workspace_from_roots
 from core.paths import Paths
 from core.runtime import probe, socket_path
 from tests.conftest import ROOT, cairn_env
-from tests.serving import RawClient, paths_for, served_in_thread, wait_for, write_settings
+from tests.serving import (
+    RawClient,
+    paths_for,
+    running_daemon,
+    served_in_thread,
+    wait_for,
+    write_settings,
+)
 
 TOOLS = {
     "memory_search",
@@ -533,6 +540,26 @@ def test_enrollment_is_off_when_a_person_registers_every_agent(short_tmp: Path) 
 
 
 # -- the pure parts -----------------------------------------------------------------------------
+
+
+def test_the_first_write_after_cairn_restarted_reaches_it(short_tmp: Path) -> None:
+    """The bridge's connection died with the old Cairn; its first write after a restart was
+    sent into it and reported "may or may not have been carried out" (nothing was)."""
+    home = short_tmp / "restart"
+    workspace = short_tmp / "proj"
+    workspace.mkdir()
+    link = Link(paths_for(home), session="s-1")
+    write = {"content": "before the restart", "kind": "fact", "scope": "project"}
+    try:
+        with running_daemon(home):
+            assert link.call("bridge-a", str(workspace), "memory.write", write)["status"]
+        with running_daemon(home):
+            again = {**write, "content": "after the restart"}
+            assert link.call("bridge-a", str(workspace), "memory.write", again)["id"]
+            found = link.call("bridge-a", str(workspace), "memory.search", {"query": "restart"})
+            assert len(found["results"]) == 2
+    finally:
+        link.close()
 
 
 def test_default_agent_names_are_valid_agent_names() -> None:
