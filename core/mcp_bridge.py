@@ -37,7 +37,7 @@ from mcp.types import CallToolResult, ListRootsRequest, ListRootsResult, TextCon
 
 from core import __version__, mcp_tools
 from core.client import Client, RemoteError
-from core.errors import CairnError, ErrorCode, NotRunning
+from core.errors import CairnError, ErrorCode, NotFound, NotRunning
 from core.keychain import open_token_store
 from core.paths import Paths, resolve_paths
 
@@ -217,7 +217,16 @@ class Bridge:
         if self._roots_stale:
             self._roots_workspace = await self._from_roots()
             self._roots_stale = False
-        return self._roots_workspace or os.getcwd()
+        if self._roots_workspace:
+            return self._roots_workspace
+        try:
+            return os.getcwd()
+        except FileNotFoundError:  # the folder the bridge started in was deleted
+            raise NotFound(
+                "the folder this bridge was started in no longer exists, and the client gave "
+                "no folder (roots): start `cairn mcp` in a project folder, or give --workspace",
+                data={"field": "workspace"},
+            ) from None
 
     async def _from_roots(self) -> str | None:
         session = self._session

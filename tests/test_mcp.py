@@ -402,6 +402,23 @@ def test_without_roots_the_working_directory_is_the_workspace(
         c.close()
 
 
+def test_a_deleted_working_directory_is_a_clear_tool_error(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """Every tool failed with "Error executing tool memory_search" (a FileNotFoundError)."""
+    home = short_tmp / "c"
+    (cwd,) = dirs(short_tmp, "gone")
+
+    async def main() -> None:
+        async with bridge(home, cwd=cwd, client="") as s:
+            cwd.rmdir()
+            said.append(await call(s, "memory_search", query="anything"))
+
+    said: list[CallToolResult] = []
+    run(main)
+    assert said[0].is_error and text(said[0]).startswith("not_found: the folder"), text(said[0])
+
+
 def test_an_existing_name_cannot_enroll_and_the_bridge_says_so(
     served: Runtime, short_tmp: Path
 ) -> None:
