@@ -63,7 +63,10 @@ def for_a_person(what: str | None = None) -> None:
 
 def confirm(prompt: str, expected: str) -> None:
     """The typed confirmation people's commands ask for; no flag skips it."""
-    answer = input(f"{prompt}\nType {expected!r} to confirm: ").strip()
+    try:
+        answer = input(f"{prompt}\nType {expected!r} to confirm: ").strip()
+    except EOFError:  # standard input ended (piped, or Ctrl-D) before an answer
+        answer = ""
     if answer != expected:
         raise NotConfirmed("not confirmed; nothing was changed")
 
