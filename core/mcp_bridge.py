@@ -171,14 +171,33 @@ class Link:
 
     def _enroll(self, agent: str, workspace: str) -> Client:
         """No token for this name yet: connect and ask Cairn to register it (first use)."""
-        client = Client.connect(
-            self._paths,
-            agent=agent,
-            workspace=workspace,
-            session=self._session,
-            enroll=True,
-            label=self.client_label,
-        )
+        try:
+            client = Client.connect(
+                self._paths,
+                agent=agent,
+                workspace=workspace,
+                session=self._session,
+                enroll=True,
+                label=self.client_label,
+            )
+        except RemoteError as e:
+            # Another bridge of this name (an editor opening several sessions) enrolled it a
+            # moment ago: its token is in the token store now.
+            token = (
+                open_token_store(self._paths)[0].get(agent)
+                if e.code is ErrorCode.CONFLICT
+                else None
+            )
+            if token is None:
+                raise
+            return Client.connect(
+                self._paths,
+                agent=agent,
+                token=token,
+                workspace=workspace,
+                session=self._session,
+                label=self.client_label,
+            )
         enrolled = client.hello.pop("enrolled", {})
         if enrolled.get("token"):
             self._tokens[agent] = str(enrolled["token"])

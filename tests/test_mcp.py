@@ -579,6 +579,24 @@ def test_the_first_write_after_cairn_restarted_reaches_it(short_tmp: Path) -> No
         link.close()
 
 
+def test_two_bridges_enrolling_one_name_at_once_both_connect(short_tmp: Path) -> None:
+    """The second one's enrolment, a moment after the first's, answered conflict ("a person can
+    issue its token") although the first had just put the token in the token store."""
+    home = short_tmp / "twins"
+    workspace = short_tmp / "proj"
+    workspace.mkdir()
+    first, second = Link(paths_for(home), "s-1"), Link(paths_for(home), "s-2")
+    try:
+        with running_daemon(home):
+            made = first.call("mcp-editor", str(workspace), "memory.list", {})
+            assert made["items"] == []
+            # the second had looked in the token store before the first enrolled, and found none
+            second._enroll("mcp-editor", str(workspace)).close()
+    finally:
+        first.close()
+        second.close()
+
+
 def test_default_agent_names_are_valid_agent_names() -> None:
     assert agent_name_for("claude-code") == "mcp-claude-code"
     assert agent_name_for("Claude Desktop") == "mcp-claude-desktop"
