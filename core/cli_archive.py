@@ -185,9 +185,15 @@ def describe_import(r: dict[str, Any]) -> str:
     else:
         lines.append(f"import of {r['path']} (JSON lines)")
         lines.extend(f"  line {line['line']}: {_line(line)}" for line in r["lines"])
+    # an archive appends its revisions to a memory; a JSON line's update is one revision each
+    appended = (
+        f" ({plural(r['updated_revisions'], 'revision')} appended)"
+        if r["source"] == "archive"
+        else ""
+    )
     lines.append(
-        f"memories: {r['added']} added, {r['updated']} updated "
-        f"({plural(r['updated_revisions'], 'revision')} appended), {r['unchanged']} unchanged, "
+        f"memories: {r['added']} added, {r['updated']} updated{appended}, "
+        f"{r['unchanged']} unchanged, "
         f"{r['skipped_forgotten']} forgotten (not brought back), "
         f"{plural(len(r['conflicts']), 'conflict')}"
         + (f", {r['refused']} refused, {r['errors']} not valid" if r["source"] == "jsonl" else "")
