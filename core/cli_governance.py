@@ -209,6 +209,8 @@ def _decide(args: argparse.Namespace, action: str) -> int:
                 continue
             edited = f" (edited: {', '.join(r['edited'])})" if r.get("edited") else ""
             where = f" -> {r['memory_id']}@{r['revision']}" if r.get("memory_id") else ""
+            if r.get("op") == "forget" and r["decision"] == "adopted" and r.get("memory_id"):
+                where = f" -> forgot {r['memory_id']}"  # not a revision to read: it is gone
             print(f"{r['suggestion_id']} {r['decision']}{where}{edited}")
 
     emit(args, results, human)

@@ -109,6 +109,17 @@ def test_many_at_once_each_answered_and_an_identity_proposal_shown(
     assert status == 0 and "current user v1:" in shown and "Traceback" not in shown, shown
 
 
+def test_adopting_a_forget_says_the_memory_was_forgotten(daemon: Daemon) -> None:
+    """It printed `adopted -> m_...@2`, a revision nobody can read: the memory is gone."""
+    home = daemon.home
+    status, shown = at_terminal(home, "add", "the old wifi password hint", typed="")
+    memory_id = shown.split("stored ", 1)[1].split("@", 1)[0]
+    proposed = cairn(home, "forget", memory_id, "--json")  # an agent's: a proposal
+    sid = json.loads(proposed.stdout)["suggestion_id"]
+    status, shown = at_terminal(home, "review", "adopt", sid, typed=f"adopt {sid}")
+    assert status == 0 and f"{sid} adopted -> forgot {memory_id}" in shown, shown
+
+
 def test_policy_from_the_terminal_and_from_the_file_while_running(daemon: Daemon) -> None:
     home = daemon.home
     agent_view = json.loads(cairn(home, "policy", "show", "--agent", "helper", "--json").stdout)
