@@ -159,15 +159,18 @@ class Link:
             or self._tokens.get(agent)
         )
         if token is not None:
-            return Client.connect(
-                self._paths,
-                agent=agent,
-                token=token,
-                workspace=workspace,
-                session=self._session,
-                label=self.client_label,
-            )
+            return self._with_token(agent, workspace, token)
         return self._enroll(agent, workspace)
+
+    def _with_token(self, agent: str, workspace: str, token: str) -> Client:
+        return Client.connect(
+            self._paths,
+            agent=agent,
+            token=token,
+            workspace=workspace,
+            session=self._session,
+            label=self.client_label,
+        )
 
     def _enroll(self, agent: str, workspace: str) -> Client:
         """No token for this name yet: connect and ask Cairn to register it (first use)."""
@@ -190,14 +193,7 @@ class Link:
             )
             if token is None:
                 raise
-            return Client.connect(
-                self._paths,
-                agent=agent,
-                token=token,
-                workspace=workspace,
-                session=self._session,
-                label=self.client_label,
-            )
+            return self._with_token(agent, workspace, token)
         enrolled = client.hello.pop("enrolled", {})
         if enrolled.get("token"):
             self._tokens[agent] = str(enrolled["token"])

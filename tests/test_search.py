@@ -37,6 +37,13 @@ def ids(cairn: Cairn, caller: Caller, query: str, **kw: object) -> list[str]:
     return [h.memory.id for h in cairn.search.search(caller, SearchRequest(query=query, **kw)).hits]  # type: ignore[arg-type]
 
 
+def elsewhere(cairn: Cairn, folder: Path, name: str = "b") -> Caller:
+    """An agent bound to another workspace (`folder`, created here)."""
+    folder.mkdir()
+    workspace = cairn.workspaces.resolve(str(folder)).id
+    return Caller(Surface.AGENT, agent=name, verified=True, workspace_id=workspace)
+
+
 # -- tokenizer -------------------------------------------------------------------------------
 
 
@@ -287,14 +294,7 @@ def test_variants_are_fused(cairn: Cairn, agent: Caller) -> None:
 def test_horizon_never_returns_another_workspace(
     cairn: Cairn, agent: Caller, short_tmp: Path
 ) -> None:
-    other_dir = short_tmp / "other"
-    other_dir.mkdir()
-    other = Caller(
-        Surface.AGENT,
-        agent="b",
-        verified=True,
-        workspace_id=cairn.workspaces.resolve(str(other_dir)).id,
-    )
+    other = elsewhere(cairn, short_tmp / "other")
     theirs = put(cairn, other, "the zebra service runs on port 7000")
     mine = put(cairn, agent, "the zebra service is deprecated here")
     shared = put(cairn, other, "zebra crossing etiquette", scope="global")
@@ -309,14 +309,7 @@ def test_horizon_never_returns_another_workspace(
 
 
 def test_agents_may_broaden_only_when_allowed(cairn: Cairn, agent: Caller, short_tmp: Path) -> None:
-    other_dir = short_tmp / "o2"
-    other_dir.mkdir()
-    other = Caller(
-        Surface.AGENT,
-        agent="b",
-        verified=True,
-        workspace_id=cairn.workspaces.resolve(str(other_dir)).id,
-    )
+    other = elsewhere(cairn, short_tmp / "o2")
     theirs = put(cairn, other, "kestrel pipeline notes")
     permissive = SearchService(cairn.store, cairn.clock, cairn.memories, agents_may_broaden=True)
     result = permissive.search(agent, SearchRequest(query="kestrel", horizon=Horizon.ALL))
@@ -395,14 +388,7 @@ def test_contradictions_return_both_sides_marked(cairn: Cairn, agent: Caller) ->
 def test_a_dispute_names_only_memories_the_caller_may_see(
     cairn: Cairn, agent: Caller, short_tmp: Path
 ) -> None:
-    other_dir = short_tmp / "other"
-    other_dir.mkdir()
-    other = Caller(
-        Surface.AGENT,
-        agent="b",
-        verified=True,
-        workspace_id=cairn.workspaces.resolve(str(other_dir)).id,
-    )
+    other = elsewhere(cairn, short_tmp / "other")
     mine = put(cairn, agent, "The user prefers tabs for indentation", scope="user")
     theirs = put(cairn, other, "Project rule: indentation uses spaces, never tabs")
     cairn.memories.mark_contradiction(Caller.human(), mine, theirs)
