@@ -480,7 +480,7 @@ class Connection:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
-            # Answers still being written get the time a stalled reader gets (see _send_line);
+            # Answers still being written get the time a stalled reader gets (see _send);
             # a shutdown's cancellation is not swallowed here.
             pending = [*self._tasks, *self._pushes]
             try:
