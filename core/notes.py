@@ -313,8 +313,8 @@ class NotesFolder:
             row = rows.get(path)
             current = row is not None and not row.gone
             same_stat = current and row is not None and (row.mtime_ns, row.size) == (mtime_ns, size)
-            # A note that failed is tried again at each full pass: its cause may be gone (the
-            # note it duplicated deleted, a setting fixed) without it changing.
+            # A note that failed is tried again at each pass: its cause may be gone (the note
+            # it duplicated deleted, a setting fixed) without it changing.
             if same_stat and trust_stat and row is not None and row.error is None:
                 tally.unchanged += 1
                 continue
@@ -517,7 +517,7 @@ class NotesFolder:
                         tally.added += 1
                     else:
                         tally.errors += 1
-                # a note failing as before (tried again each full pass) is not written again
+                # a note failing as before (tried again at each pass) is not written again
                 before = self._rows({r.path for r in rows if r.error is not None})
                 self._write_rows([r for r in rows if r.error is None or r != before.get(r.path)])
         rebound = self._update(adopt, tally) if adopt else []

@@ -209,8 +209,8 @@ class NearDuplicates:
         of the five rarest as hold at most `_POSTINGS` memories together (a tenth of a larger
         store); when even the rarest holds more, the memories holding all five. Ranking every
         memory that holds a common word made a write cost 30 ms in a 20,000-memory store of
-        texts sharing one vocabulary; measured on three corpora, the candidates' best match
-        stayed the same (docs/performance.md)."""
+        texts sharing one vocabulary; on LoCoMo turns, the bench's sentences and two such
+        stores the best match stayed the same (docs/performance.md has the comparison)."""
         rarest = sorted((t for t in terms if idf.df(t) > 0), key=lambda t: (idf.df(t), t))
         rarest = rarest[: self._PICK_TERMS]
         if not rarest:
