@@ -158,6 +158,11 @@ class UpdateRequest:
     @staticmethod
     def from_params(params: Mapping[str, Any]) -> UpdateRequest:
         check_fields(params, UpdateRequest.FIELDS, required=("id", "if_revision"))
+        if params.get("ttl_seconds") is not None and params.get("clear_expiry"):
+            raise InvalidInput(
+                "give ttl_seconds (a new expiry) or clear_expiry (none), not both",
+                data={"field": "clear_expiry"},
+            )
         raw_scope = params.get("scope")
         raw_tags = params.get("tags", _UNSET)
         return UpdateRequest(

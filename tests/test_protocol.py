@@ -143,6 +143,14 @@ def test_method_and_parameter_errors(server: Runtime, workspaces: tuple[Path, Pa
         ErrorCode.CONFLICT,
         "revision",
     )
+    assert_error(  # it answered "nothing changed"
+        c.request(
+            "memory.update",
+            {"id": wrote["id"], "if_revision": 1, "ttl_seconds": 60, "clear_expiry": True},
+        ),
+        ErrorCode.INVALID_PARAMS,
+        "not both",
+    )
     assert_error(
         c.request("memory.search", {"query": "x", "horizon": "all"}), ErrorCode.SCOPE_DENIED
     )
