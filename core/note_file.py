@@ -88,7 +88,7 @@ def parse_note(text: str, *, default_kind: str, scope: Scope) -> Note:
         ) from None
     return Note(
         content=content,
-        kind=_text(meta, "kind") or default_kind,
+        kind=(_text(meta, "kind") or default_kind).lower(),  # as scope: `Fact` is fact
         scope=scope,
         workspace=workspace,
         tags=_tags(meta.get("tags")),

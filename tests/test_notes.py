@@ -129,6 +129,14 @@ def test_a_note_without_front_matter_is_its_text_with_the_defaults() -> None:
     )
 
 
+def test_front_matter_kind_and_scope_take_any_case() -> None:
+    """`scope: Global` was read as global while `kind: Fact` was refused as an unknown kind."""
+    note = parse_note(
+        "---\nkind: Fact\nscope: Global\n---\ntext", default_kind="fact", scope=Scope.USER
+    )
+    assert (note.kind, note.scope) == ("fact", Scope.GLOBAL)
+
+
 def test_front_matter_sets_the_memory_fields_and_other_keys_are_ignored() -> None:
     text = (
         "\ufeff---\r\n"
