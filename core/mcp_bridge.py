@@ -284,9 +284,7 @@ class Bridge:
             result = await self.request(method, params)
         except CairnError as e:
             code = e.code if isinstance(e, RemoteError) else type(e).code
-            text = f"{code.label}: {e.message}"
-            if isinstance(e, NotRunning) and os.environ.get("CAIRN_NO_AUTOSTART") == "1":
-                text += " (CAIRN_NO_AUTOSTART=1 is set, so the bridge does not start it.)"
+            text = f"{code.label}: {_said(e)}"
             return CallToolResult(
                 content=[TextContent(type="text", text=text)],
                 structured_content={"error": code.label, "message": e.message, "data": e.data},
@@ -300,7 +298,14 @@ class Bridge:
         try:
             return await self.request(method, params)
         except CairnError as e:
-            raise ResourceError(e.message) from e
+            raise ResourceError(_said(e)) from e
+
+
+def _said(e: CairnError) -> str:
+    """An error's message for the client, with why Cairn was not started when that is why."""
+    if isinstance(e, NotRunning) and os.environ.get("CAIRN_NO_AUTOSTART") == "1":
+        return e.message + " (CAIRN_NO_AUTOSTART=1 is set, so the bridge does not start it.)"
+    return e.message
 
 
 def build_server(bridge: Bridge) -> MCPServer[Any]:
