@@ -454,7 +454,7 @@ def test_no_daemon_is_a_clear_tool_error_then_autostart_starts_it(short_tmp: Pat
                 "message": result.structured_content["message"],
                 "data": {"socket": str(socket_path(paths))},
             }
-            with pytest.raises(Exception, match="not running.*CAIRN_NO_AUTOSTART=1"):
+            with pytest.raises(Exception, match=r"not running.*CAIRN_NO_AUTOSTART=1"):
                 await s.read_resource("cairn://policy")
 
     async def with_autostart() -> None:
