@@ -431,7 +431,8 @@ def add_jsonl(args: argparse.Namespace) -> int:
                 }
             except NotRunning as e:  # the connection is gone: nothing after this line was sent
                 raise NotRunning(
-                    f"{e.message} at line {number}; it and the lines after it were not stored"
+                    f"{e.message} at line {number}: no answer came for it (it may or may not be "
+                    "stored), and the lines after it were not sent"
                 ) from None
             except CairnError as e:
                 failures += 1
