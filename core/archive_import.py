@@ -22,7 +22,7 @@ from core.archive_reader import (
 )
 from core.archive_records import ArchivedMemory
 from core.identity import IdentityVersion, insert_version
-from core.memory_service import MemoryObserver, dedupe_memory_id
+from core.memory_service import MemoryObserver, dedupe_holder, dedupe_memory_id
 from core.model import RelationKind, Revision, Status
 from core.records import (
     SELECT_REVISION,
@@ -134,10 +134,6 @@ _SAME_CONTENT = (
     "SELECT m.id, m.content_hash, m.scope, coalesce(m.workspace_id, ''), "
     "coalesce(m.session_id, '') FROM memory m JOIN json_each(?) j ON j.value = m.content_hash "
     "WHERE m.status IN ('active', 'archived')"
-)
-_SAME_KEY = (
-    "SELECT id FROM memory WHERE scope = ? AND coalesce(workspace_id, '') = ? "
-    "AND coalesce(session_id, '') = ? AND dedupe_key = ?"
 )
 _REVISIONS_OF = (
     SELECT_REVISION
@@ -296,11 +292,9 @@ class Placement:
         if any(h in facts.buried_texts for h in hashes):
             return "skip", "holds text that was forgotten here"
         if m.dedupe_key is not None:
-            row = conn.execute(
-                _SAME_KEY, (m.scope.value, m.workspace_id or "", m.session_id or "", m.dedupe_key)
-            ).fetchone()
-            if row is not None:
-                return "conflict", f"{row[0]} here has the same dedupe key; kept it"
+            holder = dedupe_holder(conn, m)
+            if holder is not None:
+                return "conflict", f"{holder} here has the same dedupe key; kept it"
         key = (hashes[-1], m.scope.value, m.workspace_id or "", m.session_id or "")
         if m.status in (Status.ACTIVE, Status.ARCHIVED) and key in facts.same:
             return "conflict", f"the same text is already here as {facts.same[key]}; kept that one"

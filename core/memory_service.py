@@ -152,18 +152,20 @@ def dedupe_target(conn: sqlite3.Connection, prepared: Memory, now: int) -> Memor
     """The memory holding `prepared`'s dedupe key in its scope, workspace and session - found by
     the key (the unique index), not by the id the key first gave: a memory merged in from
     another workspace keeps its id."""
-    assert prepared.dedupe_key is not None
+    holder = dedupe_holder(conn, prepared)
+    return fetch_memory(conn, holder, now) if holder else None
+
+
+def dedupe_holder(conn: sqlite3.Connection, memory: Memory) -> str | None:
+    """The id of the memory holding `memory`'s dedupe key in its scope, workspace and session
+    (one at most: the unique index), if any."""
+    assert memory.dedupe_key is not None
     row = conn.execute(
         "SELECT id FROM memory WHERE scope = ? AND coalesce(workspace_id, '') = ? "
         "AND coalesce(session_id, '') = ? AND dedupe_key = ?",
-        (
-            prepared.scope.value,
-            prepared.workspace_id or "",
-            prepared.session_id or "",
-            prepared.dedupe_key,
-        ),
+        (memory.scope.value, memory.workspace_id or "", memory.session_id or "", memory.dedupe_key),
     ).fetchone()
-    return fetch_memory(conn, row[0], now) if row else None
+    return str(row[0]) if row else None
 
 
 def upserted(existing: Memory, prepared: Memory) -> Memory | None:
