@@ -198,14 +198,19 @@ def _decide(args: argparse.Namespace, action: str) -> int:
                 results.append(client.call(method, params))
             except CairnError as e:
                 failed = failed or e
-                results.append(
-                    {"suggestion_id": sid, "error": {"error": e.code.label, "message": e.message}}
-                )
+                error = {"error": e.code.label, "message": e.message, "data": e.data}
+                results.append({"suggestion_id": sid, "error": error})
 
     def human() -> None:
         for r in results:
             if "error" in r:
                 print(f"{r['suggestion_id']} not {word}ed: {r['error']['message']}")
+                current = r["error"]["data"].get("current_revision")
+                if action == "adopt" and current is not None:
+                    print(
+                        f"  to adopt it onto that: cairn review adopt {r['suggestion_id']} "
+                        f"--if-revision {current}"
+                    )
                 continue
             edited = f" (edited: {', '.join(r['edited'])})" if r.get("edited") else ""
             where = f" -> {r['memory_id']}@{r['revision']}" if r.get("memory_id") else ""

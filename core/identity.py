@@ -305,7 +305,8 @@ class IdentityService:
         if have != base:
             raise Conflict(
                 f"{name} changed since the proposal was made (it is at version {have}, the "
-                f"proposal at {base}); compare them and adopt again with if_revision={have}",
+                f"proposal at {base}); compare them, then adopt it onto version {have} or "
+                "reject it",
                 data={"doc": name, "current_revision": have, "proposed_on": base},
             )
         edited = text != s.content

@@ -5,6 +5,7 @@ person's own and is audited with what was changed.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -176,7 +177,7 @@ class ReviewService:
         conn = self._store.read_db.conn()
         found = suggestions.fetch(conn, suggestion_id)
         if found is None:
-            raise NotFound(f"suggestion {suggestion_id} not found", data={"id": suggestion_id})
+            raise _gone(conn, suggestion_id)
         return self._shown(conn, found)
 
     def count(self) -> int:
@@ -234,7 +235,7 @@ class ReviewService:
         def job(tx: WriteTx) -> Decided:
             s = suggestions.fetch(tx.conn, suggestion_id)
             if s is None:
-                raise NotFound(f"suggestion {suggestion_id} not found", data={"id": suggestion_id})
+                raise _gone(tx.conn, suggestion_id)
             result = self._apply(tx, caller, s, edits=edits, if_revision=if_revision, action=action)
             now = self._clock.now_ms()
             if allow_flags:
@@ -284,7 +285,7 @@ class ReviewService:
         def job(tx: WriteTx) -> Decided:
             s = suggestions.fetch(tx.conn, suggestion_id)
             if s is None:
-                raise NotFound(f"suggestion {suggestion_id} not found", data={"id": suggestion_id})
+                raise _gone(tx.conn, suggestion_id)
             now = self._clock.now_ms()
             tx.conn.execute("DELETE FROM suggestion WHERE id = ?", (s.id,))
             suggestions.record_decision(
@@ -363,8 +364,8 @@ class ReviewService:
         if target.revision != base:
             raise Conflict(
                 f"memory {target.id} changed since the proposal was made (it is at revision "
-                f"{target.revision}, the proposal at {base}); compare them and adopt again with "
-                f"if_revision={target.revision}, or reject",
+                f"{target.revision}, the proposal at {base}); compare them, then adopt it onto "
+                f"revision {target.revision} or reject it",
                 data={"id": target.id, "current_revision": target.revision, "proposed_on": base},
             )
         if s.op is Op.UPDATE:
@@ -548,6 +549,22 @@ class ReviewService:
         if result.status is not WriteStatus.STORED:
             raise InvalidInput(result.reason or "the edit was refused", data={"field": "edits"})
         return Decided(s.id, s.op, "adopted", result.id, result.revision, tuple(sorted(edits)))
+
+
+def _gone(conn: sqlite3.Connection, suggestion_id: str) -> NotFound:
+    """The error for a suggestion that does not wait: one decided already says how, by whom
+    and when (in `data`), so a second person or window deciding it learns why it is gone."""
+    known = suggestions.decision_of(conn, suggestion_id)
+    if known is None:
+        return NotFound(f"suggestion {suggestion_id} not found", data={"id": suggestion_id})
+    decision, by, at = known
+    data = {"id": suggestion_id, "decision": decision, "decided_by": by, "decided_at": at}
+    if decision == "evicted":
+        return NotFound(
+            f"suggestion {suggestion_id} was dropped when the review queue was full", data=data
+        )
+    who = "the person" if by == Surface.HUMAN.value else by
+    return NotFound(f"suggestion {suggestion_id} was already {decision} by {who}", data=data)
 
 
 def _edit_value(name: str, raw: Any) -> Any:

@@ -255,6 +255,16 @@ def fetch(conn: sqlite3.Connection, suggestion_id: str) -> Suggestion | None:
     return from_row(row) if row else None
 
 
+def decision_of(conn: sqlite3.Connection, suggestion_id: str) -> tuple[str, str, int] | None:
+    """How a suggestion no longer waiting was decided: (decision, decided_by, decided_at)."""
+    row = conn.execute(
+        "SELECT decision, decided_by, decided_at FROM review_decision WHERE suggestion_id = ? "
+        "ORDER BY id DESC LIMIT 1",
+        (suggestion_id,),
+    ).fetchone()
+    return (str(row[0]), str(row[1]), int(row[2])) if row else None
+
+
 def with_history(conn: sqlite3.Connection, s: Suggestion) -> Suggestion:
     """`s` with `rejected_before` filled from past decisions on the same proposal."""
     digest = s.digest

@@ -354,6 +354,25 @@ def test_reject_and_the_same_proposal_coming_back(governed: Cairn, ws: str) -> N
         governed.review.reject(Caller.human(), sid)
 
 
+def test_a_decided_proposal_says_it_was_decided(governed: Cairn, ws: str) -> None:
+    """Deciding or showing a proposal a person had already decided said only "not found"."""
+    a = agent_caller(ws)
+    adopted = pending(write(governed, a, "idea: cache the wheels", kind="idea"))
+    rejected = pending(write(governed, a, "idea: rewrite it in rust", kind="idea"))
+    governed.review.adopt(Caller.human(), adopted)
+    governed.review.reject(Caller.human(), rejected, reason="not now")
+    for attempt, sid, decision in (
+        (lambda: governed.review.adopt(Caller.human(), adopted), adopted, "adopted"),
+        (lambda: governed.review.reject(Caller.human(), adopted), adopted, "adopted"),
+        (lambda: governed.review.get(Caller.human(), rejected), rejected, "rejected"),
+    ):
+        with pytest.raises(NotFound, match=f"{sid} was already {decision} by the person") as e:
+            attempt()
+        assert e.value.data["decision"] == decision and e.value.data["decided_at"] > 0
+    with pytest.raises(NotFound, match=r"^suggestion s_missing not found$"):
+        governed.review.adopt(Caller.human(), "s_missing")
+
+
 def test_an_agent_can_never_decide(governed: Cairn, ws: str) -> None:
     a = agent_caller(ws)
     sid = pending(write(governed, a, "idea: adopt me", kind="idea"))

@@ -120,6 +120,39 @@ def test_adopting_a_forget_says_the_memory_was_forgotten(daemon: Daemon) -> None
     assert status == 0 and f"{sid} adopted -> forgot {memory_id}" in shown, shown
 
 
+def test_a_conflict_names_the_flag_and_a_decided_proposal_says_so(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """The conflict told a person at a terminal to adopt "with if_revision=2" (the protocol's
+    field; the flag is --if-revision), and adopting a proposal decided meanwhile said only
+    "not found", as if it had never existed."""
+    home = daemon.home
+    project = short_tmp / "proj"
+    project.mkdir()
+    owner, other = RawClient(socket_path(daemon.paths)), RawClient(socket_path(daemon.paths))
+    owner.hello(agent="agent-a", workspace=str(project))
+    other.hello(agent="agent-b", workspace=str(project))
+    params = {"content": "the API listens on 8080", "kind": "fact", "scope": "project"}
+    mid = owner.request("memory.write", params)["result"]["id"]
+    change = {"id": mid, "if_revision": 1, "content": "the API listens on 9090"}
+    sid = other.request("memory.update", change)["result"]["suggestion_id"]
+    mine = {"id": mid, "if_revision": 1, "content": "the API listens on 8081"}
+    assert owner.request("memory.update", mine)["result"]["status"] == "stored"
+    owner.close()
+    other.close()
+
+    status, shown = at_terminal(home, "review", "adopt", sid, typed=f"adopt {sid}")
+    assert status == ErrorCode.CONFLICT.exit_status, shown
+    assert f"cairn review adopt {sid} --if-revision 2" in shown and "if_revision=" not in shown
+    status, shown = at_terminal(
+        home, "review", "adopt", sid, "--if-revision", "2", typed=f"adopt {sid}"
+    )
+    assert status == 0 and f"{sid} adopted -> {mid}@3" in shown, shown
+    status, shown = at_terminal(home, "review", "reject", sid, typed=f"reject {sid}")
+    assert status == ErrorCode.NOT_FOUND.exit_status, shown
+    assert f"{sid} not rejected: suggestion {sid} was already adopted" in shown, shown
+
+
 def test_policy_from_the_terminal_and_from_the_file_while_running(daemon: Daemon) -> None:
     home = daemon.home
     agent_view = json.loads(cairn(home, "policy", "show", "--agent", "helper", "--json").stdout)
