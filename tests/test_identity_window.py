@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QItemSelectionModel
+from PySide6.QtCore import QItemSelectionModel, Qt
 from pytestqt.qtbot import QtBot
 
 from core.daemon import Runtime
@@ -188,6 +188,20 @@ def test_a_revert_is_previewed_confirmed_and_refused_when_the_document_moved(
     assert window.status.text() == "Reverted: version 4 was written with the content of version 1."
     latest = history(qtbot, desk)
     assert latest[0].content == original and len(latest) == 4
+
+
+def test_enter_in_the_revert_preview_cancels(qtbot: QtBot, desk: Desk) -> None:
+    """The preview said Cancel was the default, but once shown the "Write version" button took
+    Enter: one Return wrote the revert."""
+    window = open_on(qtbot, desk)
+    save(qtbot, desk, window, "Version two text.\n", "two")
+    dialog = preview_revert(qtbot, window, 1)
+    qtbot.waitUntil(lambda: dialog.cancel.isDefault() or dialog.confirm.isDefault())
+    assert dialog.cancel.isDefault() and not dialog.confirm.isDefault()
+    qtbot.keyClick(dialog, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.revert_dialog is None)
+    settle(qtbot, desk)
+    assert [v.version for v in history(qtbot, desk)] == [2, 1]
 
 
 def test_an_agents_identity_proposal_is_adopted_here(

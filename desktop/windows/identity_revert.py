@@ -79,7 +79,10 @@ class RevertDialog(QDialog):
         self.cancel = named(
             buttons.addButton(QDialogButtonBox.StandardButton.Cancel), "cancel_revert"
         )
-        self.cancel.setDefault(True)  # Enter alone never reverts
+        # Enter alone never reverts: an auto-default button takes Enter when it has the focus,
+        # and a shown dialog gives it to the first one, so only Cancel may be auto-default.
+        self.confirm.setAutoDefault(False)
+        self.cancel.setDefault(True)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
