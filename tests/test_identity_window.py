@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from core.daemon import Runtime
@@ -198,7 +199,7 @@ def test_enter_in_the_revert_preview_cancels(qtbot: QtBot, desk: Desk) -> None:
     dialog = preview_revert(qtbot, window, 1)
     qtbot.waitUntil(lambda: dialog.cancel.isDefault() or dialog.confirm.isDefault())
     assert dialog.cancel.isDefault() and not dialog.confirm.isDefault()
-    qtbot.keyClick(dialog, Qt.Key.Key_Return)
+    QTest.keyClick(dialog, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: window.revert_dialog is None)
     settle(qtbot, desk)
     assert [v.version for v in history(qtbot, desk)] == [2, 1]
