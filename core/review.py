@@ -30,6 +30,7 @@ from core.writer import WriteTx
 
 EDITABLE = ("content", "summary", "kind", "scope", "tags", "importance", "keywords")
 FEEDBACK_ACTIONS = ("archive", "forget", "edit")
+MAX_REASON_CHARS = 500  # a rejection's reason
 
 
 class ReviewQueue:
@@ -206,11 +207,15 @@ class ReviewService:
         if_revision: int | None = None,
         allow_flags: bool = False,
         action: str | None = None,
+        if_content_hash: str | None = None,
     ) -> Decided:
         """Adopt a proposal, optionally edited first ("edit before adopt"), as the person's
         decision. `if_revision` rebases a change onto the target's current revision after the
         person looked at it; without it, a target that moved on since the proposal is a
-        conflict. `allow_flags` allowlists the scanner findings the proposal carries. For
+        conflict (for feedback, `if_revision` is the revision the person judged, and a memory
+        changed since is a conflict too). `if_content_hash` is the hash of the proposal's text
+        the person saw: an agent's fuller text that replaced it meanwhile is a conflict, never
+        adopted unseen. `allow_flags` allowlists the scanner findings the proposal carries. For
         feedback, `action` is archive (the default), forget, or edit (with `edits`).
 
         Raises:
@@ -236,6 +241,12 @@ class ReviewService:
             s = suggestions.fetch(tx.conn, suggestion_id)
             if s is None:
                 raise _gone(tx.conn, suggestion_id)
+            if if_content_hash is not None and s.digest != if_content_hash:
+                raise Conflict(
+                    f"suggestion {s.id} changed since it was shown: the agent proposed it again "
+                    "with another text; look at it again",
+                    data={"id": s.id, "changed": "proposal"},
+                )
             result = self._apply(tx, caller, s, edits=edits, if_revision=if_revision, action=action)
             now = self._clock.now_ms()
             if allow_flags:
@@ -279,8 +290,10 @@ class ReviewService:
             NotFound: no such suggestion.
         """
         self._person(caller)
-        if reason is not None and len(reason) > 500:
-            raise InvalidInput("reason is longer than 500 characters", data={"field": "reason"})
+        if reason is not None and len(reason) > MAX_REASON_CHARS:
+            raise InvalidInput(
+                f"reason is longer than {MAX_REASON_CHARS} characters", data={"field": "reason"}
+            )
 
         def job(tx: WriteTx) -> Decided:
             s = suggestions.fetch(tx.conn, suggestion_id)
@@ -303,14 +316,26 @@ class ReviewService:
         return self._store.writer.run(job)
 
     def decide_many(
-        self, caller: Caller, ids: Sequence[str], *, adopt: bool, reason: str | None = None
+        self,
+        caller: Caller,
+        ids: Sequence[str],
+        *,
+        adopt: bool,
+        reason: str | None = None,
+        seen: Mapping[str, str | None] | None = None,
     ) -> list[Decided | CairnError]:
-        """Adopt (unedited) or reject several proposals; each succeeds or fails on its own."""
+        """Adopt (unedited) or reject several proposals; each succeeds or fails on its own.
+        `seen` maps a proposal to the hash of the text the person saw (see `adopt`)."""
         self._person(caller)
+        seen = seen or {}
         out: list[Decided | CairnError] = []
         for sid in ids:
             try:
-                out.append(self.adopt(caller, sid) if adopt else self.reject(caller, sid, reason))
+                out.append(
+                    self.adopt(caller, sid, if_content_hash=seen.get(sid))
+                    if adopt
+                    else self.reject(caller, sid, reason)
+                )
             except CairnError as e:
                 out.append(e)
         return out
@@ -359,6 +384,12 @@ class ReviewService:
             self._memories.forget_in(tx, person, target.id, s.note)
             return Decided(s.id, s.op, "adopted", target.id, target.revision + 1)
         if s.op is Op.FEEDBACK:
+            if if_revision is not None and target.revision != if_revision:
+                raise Conflict(
+                    f"memory {target.id} changed since you looked at it (it is at revision "
+                    f"{target.revision}, you saw {if_revision}); look at it again",
+                    data={"id": target.id, "current_revision": target.revision},
+                )
             return self._adopt_feedback(tx, person, s, target, edits=edits, action=action)
         base = if_revision if if_revision is not None else s.base_revision
         if target.revision != base:

@@ -1,10 +1,12 @@
-"""Small pieces every window uses: naming a widget, and showing a time."""
+"""Small pieces every window uses: naming a widget, showing a time, and telling a text the
+person edited from one a plain-text editor only displayed."""
 
 from __future__ import annotations
 
 from typing import TypeVar
 
 from PySide6.QtCore import QDateTime
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QWidget
 
 W = TypeVar("W", bound=QWidget)
@@ -30,3 +32,18 @@ def when(ms: int | None) -> str:
     if moment.date().year() == today.year():
         return moment.toString("MM-dd HH:mm")
     return moment.toString("yyyy-MM-dd HH:mm")
+
+
+def as_displayed(text: str) -> str:
+    """`text` as a plain-text editor gives it back untouched: Qt turns CRLF, line and paragraph
+    separators into newlines and no-break spaces into spaces. An editor whose text equals this
+    was not edited, and the original text is kept as it was."""
+    document = QTextDocument()
+    document.setPlainText(text)
+    return document.toPlainText()
+
+
+def edited_text(typed: str, original: str) -> str:
+    """What an editor that displayed `original` now holds, as it should be stored: `original`
+    itself when the person did not change it."""
+    return original if typed == as_displayed(original) else typed

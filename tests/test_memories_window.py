@@ -222,6 +222,34 @@ def test_an_edit_made_stale_by_another_change_is_refused_not_lost(qtbot: QtBot, 
     editor.reject()
 
 
+def test_editing_the_tags_leaves_the_text_as_it_was(qtbot: QtBot, desk: Desk) -> None:
+    """The editor stripped the content's indentation and rewrote what Qt shows differently (a
+    no-break space, CRLF) whenever any field was saved - a text the person never touched."""
+    text = "    indented code:\r\n    make build\u00a0--fast\nthen deploy  "
+    (mid,) = seed(desk, [note(text)])
+    assert stored(desk, mid).content == text
+    window = opened(qtbot, desk)
+    select(qtbot, window, mid)
+    window.edit_selected()
+    editor = window.editor
+    assert editor is not None
+    editor.tags.setText("build")
+    click(editor.save_button)
+    qtbot.waitUntil(lambda: window.editor is None)
+    settle(qtbot, desk)
+    m = stored(desk, mid)
+    assert (m.revision, m.tags, m.content) == (2, ("build",), text)
+
+    window.edit_selected()
+    editor = window.editor
+    assert editor is not None
+    editor.content.setPlainText("    indented code:\n        make build")
+    click(editor.save_button)
+    qtbot.waitUntil(lambda: window.editor is None)
+    settle(qtbot, desk)
+    assert stored(desk, mid).content == "    indented code:\n        make build"
+
+
 def test_forget_asks_first_then_the_memory_disappears(qtbot: QtBot, desk: Desk) -> None:
     keep, gone = seed(desk, [note("keep this one"), note("the old staging password hint")])
     window = opened(qtbot, desk)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from core.daemon import Runtime
@@ -321,6 +322,149 @@ def test_a_live_refresh_keeps_an_edit_in_progress(
     assert adopted["summary"] == "backups"
 
 
+def test_deciding_others_in_bulk_keeps_the_draft_left_behind(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """Rejecting other proposals in bulk threw away the unsaved edit of one left waiting."""
+    desk, _ = served
+    for text in ("idea: alpha the queue", "idea: beta the cache", "idea: gamma the logs"):
+        propose(agent, text)
+    window = window_for(qtbot, desk, 3)
+    show_row_of_content(window, "alpha")
+    window.detail.content.setPlainText("idea: alpha the queue, as the person wrote it")
+    show_row_of_content(window, "beta")
+    table, model = window.queue.table, window.queue.table.selectionModel()
+    table.clearSelection()
+    for row in range(3):
+        item = window._item(window.queue.id_at(row) or "")
+        if item is not None and "alpha" not in item["content"]:
+            model.select(
+                table.model().index(row, 0),
+                model.SelectionFlag.Select | model.SelectionFlag.Rows,
+            )
+    assert len(window.selected_ids()) == 2
+    window.queue.reject_selected.click()
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 1)
+    settle(qtbot, desk)
+    assert window.status.text() == "Rejected 2 of 2."
+    show_row_of_content(window, "alpha")
+    assert window.detail.content.toPlainText() == "idea: alpha the queue, as the person wrote it"
+    assert window.detail.dirty
+
+
+def show_row_of_content(window: ReviewWindow, word: str) -> None:
+    for row in range(window.queue.table.rowCount()):
+        window.queue.table.setCurrentCell(row, 0)
+        if word in ((window.current() or {}).get("content") or ""):
+            return
+    raise AssertionError(f"no proposal with {word!r}")
+
+
+def test_a_proposal_rewritten_while_shown_is_shown_again_not_adopted(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """An agent's fuller text replaces a waiting proposal under the same id; adopting what the
+    window still showed stored the new text, which the person never saw."""
+    desk, _ = served
+    sid = propose(agent, "idea: deploy on tuesday mornings")
+    window = window_for(qtbot, desk, 1)
+    window.hide()  # no live reload: the window keeps showing the first text
+    assert propose(agent, "idea: deploy on tuesday mornings after dropping the database") == sid
+    window.adopt()
+    qtbot.waitUntil(lambda: "changed this proposal" in window.status.text())
+    settle(qtbot, desk)
+    assert contents(qtbot, desk) == {}
+    assert "dropping the database" in window.detail.content.toPlainText()
+    window.adopt()
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 0)
+    settle(qtbot, desk)
+    assert list(contents(qtbot, desk)) == [
+        "idea: deploy on tuesday mornings after dropping the database"
+    ]
+
+
+def test_an_untouched_proposal_is_adopted_as_proposed(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """The editor gives a no-break space back as a space and CRLF as LF: adopting without a
+    change stored that text and recorded the person's edit (tier human)."""
+    desk, _ = served
+    text = "idea: le prix\u00a0: 10\u00a0€\r\npar mois"
+    propose(agent, text)
+    window = window_for(qtbot, desk, 1)
+    window.detail.adopt_button.click()
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 0)
+    settle(qtbot, desk)
+    assert window.status.text().startswith("Adopted: ")
+    memory = contents(qtbot, desk)[text]
+    assert memory["author_tier"] == "explicit"
+
+
+def test_an_importance_that_is_not_one_to_five_is_explained(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """A superscript ³ passed isdigit() and crashed int() in the slot."""
+    desk, _ = served
+    propose(agent, "idea: shard the ledger by month")
+    window = window_for(qtbot, desk, 1)
+    for typed in ("³", "٣", "0", "6"):
+        window.detail.importance.setText(typed)
+        window.detail.adopt_button.click()
+        assert "from 1 to 5" in window.detail.form_error.text(), typed
+    settle(qtbot, desk)
+    assert window.pending_count() == 1
+
+
+def test_feedback_edited_over_a_memory_that_moved_on_is_a_conflict(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """The form is filled from revision 1; the owner stored revision 2 meanwhile; adopting the
+    person's edit overwrote revision 2 without a word."""
+    desk, _ = served
+    memory_id = feedback(agent, "releases go out on Tuesdays at 10:00")
+    window = window_for(qtbot, desk, 1)
+    choose_action(window, "edit")
+    window.detail.content.setPlainText("releases go out on Wednesdays")
+    changed = {"id": memory_id, "if_revision": 1, "content": "releases go out at 14:00"}
+    assert agent.request("memory.update", changed)["result"]["status"] == "stored"
+    window.detail.adopt_button.click()
+    qtbot.waitUntil(window.detail.conflict.isVisible)
+    settle(qtbot, desk)
+    assert "changed since you looked" in window.detail.conflict.text()
+    assert window.detail.content.toPlainText() == "releases go out on Wednesdays"  # kept
+    assert "releases go out at 14:00" in contents(qtbot, desk)
+
+
+def test_adopting_forget_proposals_asks_first(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
+) -> None:
+    """A forget proposal was adopted - the memory erased for good - by one key or one bulk
+    click, where the Memories window and `cairn review adopt` ask first."""
+    desk, runtime = served
+    stored = agent.request(
+        "memory.write", {"content": "the old build host", "kind": "fact", "scope": "project"}
+    )["result"]
+    other = connect(runtime, workspace_dir, "other")
+    assert other.request("memory.forget", {"id": stored["id"]})["result"]["status"] == "pending"
+    other.close()
+    propose(agent, "idea: cache the parsed config")
+    window = window_for(qtbot, desk, 2)
+    window.queue.table.selectAll()
+    window.queue.adopt_selected.click()
+    qtbot.waitUntil(lambda: window.confirm is not None)
+    box = window.confirm
+    assert box is not None and box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    settle(qtbot, desk)
+    assert window.pending_count() == 2 and "the old build host" in contents(qtbot, desk)
+    window.queue.table.selectAll()
+    window.queue.adopt_selected.click()
+    confirm_forget(qtbot, window, "the old build host")
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 0)
+    settle(qtbot, desk)
+    assert list(contents(qtbot, desk)) == ["idea: cache the parsed config"]
+
+
 def test_an_identity_proposal_waits_in_the_queue_with_its_diff(
     qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
 ) -> None:
@@ -372,6 +516,17 @@ def show_row_of(window: ReviewWindow, text: str) -> None:
     raise AssertionError(f"no proposal about {text!r}")
 
 
+def confirm_forget(qtbot: QtBot, window: ReviewWindow, named: str) -> None:
+    """Adopting a forget asks first, naming what goes, Cancel the default: say Forget."""
+    qtbot.waitUntil(lambda: window.confirm is not None)
+    box = window.confirm
+    assert box is not None and named in box.text()
+    assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
+    forget = box.findChild(QPushButton, "confirmForget")
+    assert forget is not None
+    forget.click()
+
+
 def test_feedback_adopts_as_archive_forget_or_edit_as_chosen(
     qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
 ) -> None:
@@ -396,6 +551,7 @@ def test_feedback_adopts_as_archive_forget_or_edit_as_chosen(
     choose_action(window, "forget")
     assert "Adopting forgets the memory." in detail.why.text()
     detail.adopt_button.click()
+    confirm_forget(qtbot, window, "the staging host is alpha")
     qtbot.waitUntil(lambda: window.queue.table.rowCount() == 1)
     settle(qtbot, desk)
 

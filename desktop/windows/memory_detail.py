@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from core.model import Memory, MemoryDetail, Status, WriteResult, WriteStatus
 from core.requests import UpdateRequest
 from desktop.memory_model import one_line
-from desktop.widgets import named, when
+from desktop.widgets import edited_text, named, when
 
 if TYPE_CHECKING:
     from desktop.desk import Desk
@@ -97,12 +97,12 @@ class MemoryEditor(QDialog):
     def request(self) -> UpdateRequest | None:
         """The update for what the person changed, or None when nothing changed."""
         m = self.memory
-        content = self.content.toPlainText().strip()
+        content = edited_text(self.content.toPlainText(), m.content)
         summary = self.summary.text().strip()
         tags = parse_tags(self.tags.text())
         changes: dict[str, Any] = {}
-        if content != m.content.strip():
-            changes["content"] = content
+        if content != m.content:
+            changes["content"] = content  # as typed: indentation is part of a memory's text
         if summary != (m.summary or ""):
             changes["summary"] = summary
         if tags != m.tags:

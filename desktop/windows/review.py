@@ -6,16 +6,26 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.changes import ChangeSet, Topic
 from core.errors import CairnError, Conflict
+from core.validation import content_hash
 from desktop.desk import Desk, ToolWindow
+from desktop.memory_model import one_line
 from desktop.widgets import named
 from desktop.windows.review_detail import ProposalDetail
 from desktop.windows.review_queue import Item, ProposalList
@@ -52,6 +62,7 @@ class ReviewWindow(ToolWindow):
         self._items: list[Item] = []
         self._waiting = 0
         self._drafts: dict[str, dict[str, Any]] = {}  # unsaved edits of proposals left behind
+        self.confirm: QMessageBox | None = None  # the question before forgetting, while open
         self._build()
         desk.live.on(self, {Topic.REVIEW, Topic.MEMORIES, Topic.IDENTITY}, self._on_changes)
 
@@ -199,13 +210,22 @@ class ReviewWindow(ToolWindow):
 
     # -- deciding ---------------------------------------------------------------------------
 
-    def adopt(self, *, if_revision: int | None = None) -> None:
+    def adopt(self, *, if_revision: int | None = None, confirmed: bool = False) -> None:
         item = self.detail.item
         if item is None:
             return
         edits = self.detail.edits()
         if edits is None:
             return
+        options = self.detail.options()
+        if not confirmed and (item["op"] == "forget" or options.get("action") == "forget"):
+            self._confirm_forget(
+                [item], lambda: self.adopt(if_revision=if_revision, confirmed=True)
+            )
+            return
+        if item["op"] == "feedback" and if_revision is None:
+            # the memory as the person judged it: one changed since is a conflict
+            if_revision = (item.get("target") or {}).get("revision")
         sid = item["id"]
         fn = functools.partial(
             self.desk.cairn.review.adopt,
@@ -213,7 +233,8 @@ class ReviewWindow(ToolWindow):
             sid,
             edits=edits or None,
             if_revision=if_revision,
-            **self.detail.options(),
+            if_content_hash=seen_hash(item),
+            **options,
         )
         self.status.setText(self.tr("Adopting…"))
         self.desk.call(
@@ -243,6 +264,15 @@ class ReviewWindow(ToolWindow):
             return
         if self.current_id() != sid:
             self.status.setText(error.message)
+            return
+        if isinstance(error, Conflict) and error.data.get("changed") == "proposal":
+            # The agent sent another text meanwhile: show it (the person's edits, if any, stay).
+            self.status.setText(
+                self.tr(
+                    "Not adopted: the agent changed this proposal since it was shown. Look again."
+                )
+            )
+            self.refresh()
             return
         if isinstance(error, Conflict):
             self.detail.show_conflict(error)
@@ -296,25 +326,83 @@ class ReviewWindow(ToolWindow):
     def reject_many(self) -> None:
         self._decide_many(adopt=False)
 
-    def _decide_many(self, *, adopt: bool) -> None:
+    def _decide_many(self, *, adopt: bool, confirmed: bool = False) -> None:
         ids = self.selected_ids()
         if not ids:
             return
+        items = [i for i in (self._item(sid) for sid in ids) if i is not None]
+        forgets = [i for i in items if i["op"] == "forget"]
+        if adopt and forgets and not confirmed:
+            self._confirm_forget(forgets, lambda: self._decide_many(adopt=True, confirmed=True))
+            return
         reason = None if adopt else (self.detail.reject_reason.text().strip() or None)
         fn = functools.partial(
-            self.desk.cairn.review.decide_many, self.desk.person, ids, adopt=adopt, reason=reason
+            self.desk.cairn.review.decide_many,
+            self.desk.person,
+            ids,
+            adopt=adopt,
+            reason=reason,
+            seen={i["id"]: seen_hash(i) for i in items},
         )
-        self.desk.call(fn, on_done=lambda out: self._many_done(adopt, out), owner=self)
+        self.desk.call(fn, on_done=lambda out: self._many_done(adopt, ids, out), owner=self)
 
-    def _many_done(self, adopt: bool, outcomes: list[Any]) -> None:
-        failed = [o for o in outcomes if isinstance(o, CairnError)]
+    def _many_done(self, adopt: bool, ids: list[str], outcomes: list[Any]) -> None:
+        failed = [
+            (sid, o) for sid, o in zip(ids, outcomes, strict=True) if isinstance(o, CairnError)
+        ]
         done = len(outcomes) - len(failed)
         text = (self.tr("Adopted {} of {}.") if adopt else self.tr("Rejected {} of {}.")).format(
             done, len(outcomes)
         )
         if failed:
-            text += " " + self.tr("Not done: {}").format("; ".join(e.message for e in failed))
+            # one line per reason, naming the proposals it stopped (not the same words twelve times)
+            by_reason: dict[str, list[str]] = {}
+            for sid, error in failed:
+                by_reason.setdefault(error.message, []).append(sid)
+            text += " " + self.tr("Not done: {}").format(
+                "; ".join(f"{', '.join(sids)}: {message}" for message, sids in by_reason.items())
+            )
         self.status.setText(text)
-        self.detail.dirty = False
-        self._drafts.clear()
+        decided = {
+            sid for sid, o in zip(ids, outcomes, strict=True) if not isinstance(o, CairnError)
+        }
+        for sid in decided:  # the drafts of proposals still waiting stay
+            self._drafts.pop(sid, None)
+        if self.current_id() in decided:
+            self.detail.dirty = False
         self.refresh_after_write()
+
+    def _confirm_forget(self, items: list[Item], go: Callable[[], None]) -> None:
+        """Ask before adopting proposals that forget memories for good, Cancel the default."""
+        box = QMessageBox(self)
+        box.setObjectName("forgetConfirm")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle(self.tr("Forget for good?"))
+        if len(items) == 1:
+            target = (items[0].get("target") or {}).get("content") or items[0].get("target_id")
+            box.setText(
+                self.tr("Adopting this forgets “{}” for good.").format(one_line(str(target), 80))
+            )
+        else:
+            box.setText(self.tr("Adopting forgets {} memories for good.").format(len(items)))
+        box.setInformativeText(
+            self.tr(
+                "Their words are erased from every revision, from the search index and from the "
+                "audit log. This cannot be undone."
+            )
+        )
+        forget = box.addButton(self.tr("Forget"), QMessageBox.ButtonRole.DestructiveRole)
+        forget.setObjectName("confirmForget")
+        box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        forget.clicked.connect(go)
+        box.finished.connect(lambda _r: setattr(self, "confirm", None))
+        self.confirm = box
+        box.open()
+
+
+def seen_hash(item: Item) -> str | None:
+    """The hash of the proposal's text as the window shows it: adopting checks it is still the
+    text waiting (an agent may have sent a fuller one meanwhile)."""
+    content = item.get("content")
+    return content_hash(content) if content is not None else None

@@ -23,10 +23,12 @@ from PySide6.QtWidgets import (
 
 from core.errors import CairnError, Conflict
 from core.model import Scope
-from core.review import FEEDBACK_ACTIONS  # what adopting feedback may do; the first is the default
+
+# FEEDBACK_ACTIONS: what adopting feedback may do (the first is the default)
+from core.review import FEEDBACK_ACTIONS, MAX_REASON_CHARS
 from core.validation import Limits
 from desktop.diff import diff_html, plain_html
-from desktop.widgets import named
+from desktop.widgets import edited_text, named
 from desktop.windows.review_queue import Item, title_of, why_of
 
 # The strings here belong to the review window's translation context (they were written there).
@@ -149,6 +151,7 @@ class ProposalDetail(QWidget):
             QLineEdit(placeholderText=translate("ReviewWindow", "Reason for rejecting (optional)")),
             "reject_reason",
         )
+        self.reject_reason.setMaxLength(MAX_REASON_CHARS)
         self.adopt_button = named(QPushButton(translate("ReviewWindow", "&Adopt")), "adopt")
         self.reject_button = named(QPushButton(translate("ReviewWindow", "&Reject")), "reject")
         buttons = QHBoxLayout()
@@ -304,7 +307,10 @@ class ProposalDetail(QWidget):
             return {}
         problem: str | None = None
         limits = self._limits
-        values: dict[str, Any] = {"content": self.content.toPlainText()}
+        source = self._source(item)
+        # Untouched, the proposal's own text (the editor shows CRLF or a no-break space changed)
+        typed = edited_text(self.content.toPlainText(), source.get("content") or "")
+        values: dict[str, Any] = {"content": typed}
         if not values["content"].strip():
             problem = translate("ReviewWindow", "The content cannot be empty.")
         if item["op"] != "identity":
@@ -323,12 +329,11 @@ class ProposalDetail(QWidget):
                 problem = translate(
                     "ReviewWindow", "There are {} tags; at most {} are allowed."
                 ).format(len(values["tags"]), limits.max_tags)
-            elif raw and not (raw.isdigit() and 1 <= int(raw) <= 5):
+            elif raw and raw not in ("1", "2", "3", "4", "5"):
                 problem = translate(
                     "ReviewWindow", "Importance must be a whole number from 1 to 5."
                 )
-            values["importance"] = int(raw) if raw.isdigit() else None
-        source = self._source(item)
+            values["importance"] = int(raw) if raw in ("1", "2", "3", "4", "5") else None
         before: dict[str, Any] = {
             "content": source.get("content") or "",
             "summary": source.get("summary"),

@@ -1377,6 +1377,10 @@ The strictest rule that applies wins.</source>
         <translation>{}（字段：{}）</translation>
     </message>
     <message>
+        <source>Not adopted: the agent changed this proposal since it was shown. Look again.</source>
+        <translation>未采纳：显示之后，代理又修改了这条提议。请重新查看。</translation>
+    </message>
+    <message>
         <source>Not adopted.</source>
         <translation>未采纳。</translation>
     </message>
@@ -1399,6 +1403,26 @@ The strictest rule that applies wins.</source>
     <message>
         <source>Not done: {}</source>
         <translation>未完成：{}</translation>
+    </message>
+    <message>
+        <source>Forget for good?</source>
+        <translation>永久遗忘？</translation>
+    </message>
+    <message>
+        <source>Adopting this forgets “{}” for good.</source>
+        <translation>采纳后将永久遗忘“{}”。</translation>
+    </message>
+    <message>
+        <source>Adopting forgets {} memories for good.</source>
+        <translation>采纳后将永久遗忘 {} 条记忆。</translation>
+    </message>
+    <message>
+        <source>Their words are erased from every revision, from the search index and from the audit log. This cannot be undone.</source>
+        <translation>它们的文字将从每个修订版本、搜索索引和审计日志中抹去。此操作无法撤销。</translation>
+    </message>
+    <message>
+        <source>Forget</source>
+        <translation>遗忘</translation>
     </message>
 </context>
 <context>
