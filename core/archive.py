@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from core.errors import (
     ParseError,
     TooLarge,
 )
-from core.governance import Gate, Outcome, memory_fields
+from core.governance import Gate, Outcome, memory_fields, secret_refused
 from core.memory_service import (
     MemoryObserver,
     MemoryService,
@@ -201,7 +201,7 @@ class ArchiveService:
     def _import_archive(self, path: Path, dry_run: bool) -> ImportReport:
         archive = read_archive(path)
         tally = Tally("archive", str(path), dry_run)
-        placement = Placement(archive, tally, self._observers)
+        placement = Placement(archive, tally, self._observers, self._secret_in)
         if dry_run:
             with self._store.read_db.atomic():
                 conn = self._store.read_db.conn()
@@ -236,6 +236,10 @@ class ArchiveService:
             for k in ("format_version", "created_at", "cairn_version", "schema_version", "filters")
         }
         return tally.report(archive=about)
+
+    def _secret_in(self, fields: Mapping[str, str | None]) -> str | None:
+        _flags, secret = self._gate.scan(fields)
+        return secret_refused(secret).message if secret is not None else None
 
     def _audit(self, tx: WriteTx, tally: Tally) -> None:
         detail: dict[str, Any] = {"source": tally.source, **dict(sorted(tally.counts.items()))}

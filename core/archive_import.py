@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import astuple, dataclass, field, replace
 from typing import Any
 
@@ -58,10 +58,11 @@ class ImportReport:
     updated_revisions: int = 0  # revisions appended to memories this store already had
     unchanged: int = 0
     skipped_forgotten: int = 0
-    refused: int = 0  # jsonl: refused by the gate (a secret)
+    refused: int = 0  # refused by the gate: a secret (jsonl lines; archive memories)
     errors: int = 0  # jsonl: lines that are not a valid write
     skipped: tuple[dict[str, str], ...] = ()  # {id, reason}: forgotten, never brought back
     conflicts: tuple[dict[str, str], ...] = ()  # {id, reason}: this store's copy was kept
+    secrets: tuple[dict[str, str], ...] = ()  # {id, reason}: archive memories holding a secret
     renamed: tuple[dict[str, str], ...] = ()  # {archive_id, id}: dedupe-key ids of a moved path
     relations_added: int = 0
     relations_unchanged: int = 0
@@ -162,10 +163,18 @@ class Placement:
     (a read transaction for a dry run, the write transaction otherwise) and, given the write
     job's `tx`, does what it decided; the decisions never depend on which."""
 
-    def __init__(self, archive: Archive, tally: Tally, observers: Sequence[MemoryObserver]) -> None:
+    def __init__(
+        self,
+        archive: Archive,
+        tally: Tally,
+        observers: Sequence[MemoryObserver],
+        secret_in: Callable[[Mapping[str, str | None]], str | None],
+    ) -> None:
+        """`secret_in` is the gate's scan: the refusal's words for fields holding a secret."""
         self.archive = archive
         self._tally = tally
         self._observers = observers
+        self._secret_in = secret_in
         self._ids = frozenset(am.memory.id for am in archive.memories)
         self._forgotten_there = frozenset(t.memory_id for t in archive.tombstones)
 
@@ -209,7 +218,14 @@ class Placement:
         appends: list[tuple[ArchivedMemory, int]] = []
         for am in chunk:
             outcome, detail = self._decide(conn, am, facts)
-            if outcome == "add":
+            if outcome in ("add", "append"):
+                secret = self._secret_of(am.revisions[0 if outcome == "add" else int(detail) :])
+                if secret is not None:
+                    outcome, detail = "secret", secret
+            if outcome == "secret":
+                self._tally.count("refused")
+                self._tally.note("secrets", {"id": am.memory.id, "reason": detail})
+            elif outcome == "add":
                 adds.append(am)
                 self._tally.count("added")
                 self._tally.added_ids.add(am.memory.id)
@@ -227,6 +243,22 @@ class Placement:
                 self._tally.note("conflicts", {"id": am.memory.id, "reason": detail})
         if tx is not None:
             self._write(tx, adds, appends)
+
+    def _secret_of(self, revisions: Sequence[Revision]) -> str | None:
+        """Why the first of `revisions` holding a secret in any field cannot be imported (an
+        archive is checked like every write: secrets are never stored, whoever writes)."""
+        for r in revisions:
+            fields = {
+                "content": r.content,
+                "summary": r.summary,
+                "tags": "\n".join(r.tags) if r.tags else None,
+                "keywords": r.keywords,
+                "reason": r.reason,
+            }
+            refusal = self._secret_in(fields)
+            if refusal is not None:
+                return f"revision {r.revision}: {refusal}; not imported"
+        return None
 
     def _facts(self, conn: sqlite3.Connection, chunk: Sequence[ArchivedMemory]) -> _Facts:
         ids = [am.memory.id for am in chunk]
@@ -390,19 +422,25 @@ class Placement:
             }
             split: int | None = None
             for v in items:
+                secret = None
                 if split is None and v.version not in have:
+                    secret = self._secret_in({"content": v.content, "reason": v.reason})
+                if split is None and v.version not in have and secret is None:
                     self._tally.count("identity_added")
                     if tx is not None:
                         insert_version(conn, v)
                     continue
-                if split is None and have[v.version] == v.content_hash:
+                if split is None and secret is None and have[v.version] == v.content_hash:
                     self._tally.count("identity_unchanged")
                     continue
                 if split is None:
                     split = v.version
-                    reason = "differs from this store's version; kept it"
+                    if secret is not None:
+                        reason, why = f"{secret}; not imported", "holds a secret"
+                    else:
+                        reason, why = "differs from this store's version; kept it", "differs here"
                 else:
-                    reason = f"follows version {split}, which differs here"
+                    reason = f"follows version {split}, which {why}"
                 self._tally.note(
                     "identity_conflicts", {"doc": doc, "version": v.version, "reason": reason}
                 )

@@ -197,6 +197,11 @@ def describe_import(r: dict[str, Any]) -> str:
         f"{r['skipped_forgotten']} forgotten (not brought back), "
         f"{plural(len(r['conflicts']), 'conflict')}"
         + (f", {r['refused']} refused, {r['errors']} not valid" if r["source"] == "jsonl" else "")
+        + (
+            f", {r['refused']} refused (a secret)"
+            if r["source"] == "archive" and r["refused"]
+            else ""
+        )
     )
     if r["source"] == "archive":
         lines.append(
@@ -207,6 +212,7 @@ def describe_import(r: dict[str, Any]) -> str:
         )
     lines.extend(f"  forgotten {i['id']}: {i['reason']}" for i in r["skipped"])
     lines.extend(f"  conflict {i['id']}: {i['reason']}" for i in r["conflicts"])
+    lines.extend(f"  refused {i['id']}: {i['reason']}" for i in r["secrets"])
     lines.extend(
         f"  conflict {i['doc']} version {i['version']}: {i['reason']}"
         for i in r["identity_conflicts"]

@@ -111,7 +111,7 @@ class Gate:
             return paused
         flags, secret = self.scan(fields)
         if secret is not None:
-            return _secret_refused(secret)
+            return secret_refused(secret)
         return Verdict(Outcome.QUEUE if flags else Outcome.STORE, flags=flags)
 
     def check(
@@ -151,7 +151,7 @@ class Gate:
                 )
         flags, secret = self.scan(fields)
         if secret is not None:
-            return _secret_refused(secret)
+            return secret_refused(secret)
         if flags and agent:
             return Verdict(
                 Outcome.QUEUE,
@@ -169,7 +169,8 @@ class Gate:
         return Verdict(Outcome.STORE, flags=flags)
 
 
-def _secret_refused(secret: Flag) -> Verdict:
+def secret_refused(secret: Flag) -> Verdict:
+    """The refusal of a write holding `secret`, naming the field and the rule (never the text)."""
     return Verdict(
         Outcome.REFUSE,
         flags=(secret,),

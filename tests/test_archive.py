@@ -19,6 +19,7 @@ import pytest
 
 from core.app import Cairn
 from core.archive import ArchiveService, ImportReport
+from core.cli_archive import describe_import
 from core.errors import ErrorCode, Forbidden, InvalidInput, NotFound
 from core.migrations import CURRENT
 from core.model import Caller, Scope, Status, Surface, WriteStatus
@@ -504,6 +505,73 @@ def test_identity_versions_are_added_by_version_and_a_different_one_is_a_conflic
         .fetchall()
     )
     assert rows == [(1, "# Helper\n\nSomething else entirely.\n")]
+
+
+GITHUB_TOKEN = "ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q"
+
+
+def test_an_archive_holding_a_secret_brings_none_of_it_in(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """An archive's memories and identity versions went in past the scanner: a token in an
+    edited archive was stored, indexed and shown (a JSON-lines import refused it)."""
+    clean = short_tmp / "clean.zip"
+    export(rich.cairn, clean)
+    files = members(clean)
+    model = next(m for m in jsonl(files["memories.jsonl"]) if len(m["revisions"]) == 1)
+
+    def crafted(memory_id: str, content: str, reason: str | None) -> dict[str, Any]:
+        first = model["revisions"][0] | {"content": content, "reason": reason}
+        return model | {"id": memory_id, "content": content, "relations": [], "revisions": [first]}
+
+    in_text, in_reason = "m_" + "e" * 28, "m_" + "d" * 28
+    records = [
+        crafted(in_text, f"the deploy token is {GITHUB_TOKEN}", None),
+        crafted(in_reason, "the deploy token moved to the vault", f"was {GITHUB_TOKEN}"),
+    ]
+    memories = files["memories.jsonl"] + b"".join(
+        (json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n").encode() for r in records
+    )
+    history = jsonl(files["identity/user.history.jsonl"])
+    last = history[-1]
+    text = f"My GitHub token: {GITHUB_TOKEN}\n"
+    version = last | {
+        "version": last["version"] + 1,
+        "parent": last["version"],
+        "content": text,
+        "content_hash": content_hash(text),
+        "reason": "remember it",
+    }
+    identity = (
+        files["identity/user.history.jsonl"]
+        + (json.dumps(version, sort_keys=True, separators=(",", ":")) + "\n").encode()
+    )
+    changed = {
+        "memories.jsonl": memories,
+        "identity/user.history.jsonl": identity,
+        "identity/user.md": text.encode(),
+    }
+    manifest = json.loads(files["manifest.json"])
+    for name, data in changed.items():
+        manifest["files"][name] = {"sha256": sha(data), "bytes": len(data)}
+    tampered = short_tmp / "tampered.zip"
+    rezip(clean, tampered, {**changed, "manifest.json": json.dumps(manifest).encode()})
+
+    for dry_run in (True, False):
+        report = import_(empty, tampered, dry_run=dry_run)
+        assert report.refused == 2 and report.added == len(jsonl(files["memories.jsonl"]))
+        assert [i["id"] for i in report.secrets] == [in_text, in_reason]
+        assert all("secrets are never stored" in i["reason"] for i in report.secrets)
+        assert report.secrets[0]["reason"].startswith("revision 1: the content ")
+        assert report.secrets[1]["reason"].startswith("revision 1: the reason ")
+        [doc] = [c for c in report.identity_conflicts if c["doc"] == "user"]
+        assert doc["version"] == version["version"] and "secret" in doc["reason"]
+    assert GITHUB_TOKEN not in str(state(empty))
+    for memory_id in (in_text, in_reason):
+        with pytest.raises(NotFound):
+            empty.memories.get(person(empty), memory_id)
+    described = describe_import(report.to_dict())
+    assert "2 refused (a secret)" in described and f"refused {in_text}: revision 1" in described
 
 
 # -- forgetting is for good ---------------------------------------------------------------------

@@ -35,6 +35,7 @@ from desktop.presenter import sentence
 from desktop.widgets import named
 
 ID_ROLE = Qt.ItemDataRole.UserRole
+SHOWN_PROBLEMS = 50  # lines of an import report's problems; the rest are counted
 
 
 def default_export_path(today: date | None = None) -> Path:
@@ -328,9 +329,18 @@ class ArchiveWindow(ToolWindow):
         problems = [line for line in report.lines if line.get("status") != "stored"]
         if problems:
             lines += ["", self.tr("Lines not taken in:")]
-            for line in problems[:50]:
+            for line in problems[:SHOWN_PROBLEMS]:
                 why = line.get("message") or line.get("reason") or line.get("reason_code") or ""
                 lines.append(self.tr("  line {}: {}").format(line["line"], why))
+            if len(problems) > SHOWN_PROBLEMS:
+                lines.append(
+                    self.tr(
+                        "  … and {} more (`cairn import --dry-run FILE` lists them all)"
+                    ).format(len(problems) - SHOWN_PROBLEMS)
+                )
+        if report.secrets:
+            lines += ["", self.tr("Memories not taken in (a secret):")]
+            lines += [f"  {i['id']}: {i['reason']}" for i in report.secrets[:SHOWN_PROBLEMS]]
         if report.not_imported:
             lines += [
                 "",

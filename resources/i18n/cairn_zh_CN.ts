@@ -315,6 +315,14 @@
         <translation>  第 {} 行：{}</translation>
     </message>
     <message>
+        <source>  … and {} more (`cairn import --dry-run FILE` lists them all)</source>
+        <translation>  …… 还有 {} 条（`cairn import --dry-run FILE` 会全部列出）</translation>
+    </message>
+    <message>
+        <source>Memories not taken in (a secret):</source>
+        <translation>未导入的记忆（含有密钥）：</translation>
+    </message>
+    <message>
         <source>Never imported from an archive: {}.</source>
         <translation>从不从存档导入：{}。</translation>
     </message>
