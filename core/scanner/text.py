@@ -32,8 +32,9 @@ _CONFUSABLE = dict(
     )
 )
 # BMP characters that never need folding: most of any text. ASCII, CJK ideographs, kana, hangul
-# and CJK punctuation are NFKC-stable; full-width punctuation (FF01-FF0F, ...) is not, but NFKC
-# would only make it ASCII punctuation, which no pattern needs (test_scanner checks this list).
+# and CJK punctuation are NFKC-stable (test_scanner checks this list). Full-width punctuation is
+# not, and is folded: the patterns need `＿ － ： ／ ＠ ．` as ASCII (until 2026-11-30 it was kept
+# here, and `ghp＿...` was no secret).
 SAFE_RANGES: tuple[tuple[int, int], ...] = (
     (0x0000, 0x007F),
     (0x2010, 0x2010),
@@ -47,10 +48,6 @@ SAFE_RANGES: tuple[tuple[int, int], ...] = (
     (0x3400, 0x4DBF),
     (0x4E00, 0x9FFF),
     (0xAC00, 0xD7A3),
-    (0xFF01, 0xFF0F),
-    (0xFF1A, 0xFF20),
-    (0xFF3B, 0xFF40),
-    (0xFF5B, 0xFF5E),
 )
 
 
