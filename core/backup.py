@@ -521,9 +521,14 @@ def _verify(copy: Path, source: Path) -> tuple[SchemaVersion, int]:
 def _move_aside(database: Path, stamp: str) -> Path | None:
     """Keep the current database and its -wal/-shm as `<name>.replaced-<stamp>` (+ -wal, -shm).
 
-    The database gets a second name first (a hard link), so there is a `cairn.db` at every
-    instant; its -wal moves away before the new file arrives, so it can never be applied to it.
+    Its write-ahead log is first checkpointed into it (a Cairn killed mid-work leaves one), so
+    the file holds every acknowledged write on its own. The database then gets a second name (a
+    hard link), so there is a `cairn.db` at every instant: a restore killed before the backup
+    arrives leaves the whole store in place. A database too damaged to checkpoint moves aside
+    with its -wal and -shm as they are, before the new file arrives, so they can never be
+    applied to it.
     """
+    _checkpoint(database)
     present = [s for s in ("", "-wal", "-shm") if Path(f"{database}{s}").exists()]
     if not present:
         return None
@@ -541,6 +546,23 @@ def _move_aside(database: Path, stamp: str) -> Path | None:
         if suffix in present:
             os.rename(f"{database}{suffix}", f"{aside}{suffix}")
     return aside
+
+
+def _checkpoint(database: Path) -> None:
+    """Fold `database`'s write-ahead log into it and remove the log (Cairn is stopped and its
+    lock held: no one else has it open). A damaged database is left as it is."""
+    if not Path(f"{database}-wal").exists():
+        return
+    try:
+        conn = sqlite3.connect(database, timeout=0)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            conn.close()  # the last connection: SQLite removes the -wal and -shm
+    except sqlite3.Error as e:
+        log.warning(
+            "could not fold the write-ahead log into %s before replacing it: %s", database, e
+        )
 
 
 def _info_for(path: Path) -> BackupInfo | None:

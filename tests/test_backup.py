@@ -11,6 +11,8 @@ import resource
 import signal
 import sqlite3
 import stat
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime
@@ -45,7 +47,7 @@ from core.paths import Paths
 from core.requests import WriteRequest
 from core.settings import Settings
 from core.store import Store
-from tests.conftest import FakeClock, open_policy
+from tests.conftest import ROOT, FakeClock, open_policy
 from tests.serving import paths_for, running_daemon, served_in_thread
 from tests.test_cli_serving import at_terminal
 from tests.test_cli_serving import cairn as run_cairn
@@ -449,6 +451,53 @@ def damage(kind: str, good: Path, target: Path) -> None:
         conn = sqlite3.connect(target)
         conn.execute("CREATE TABLE notes (body TEXT)")
         conn.close()
+
+
+_CRASHING = """
+import os, sys
+from pathlib import Path
+from core.backup import restore
+from tests.serving import paths_for
+paths = paths_for(Path(sys.argv[1]))
+if sys.argv[2] == "write":  # an acknowledged write left in the WAL: the process dies, unclosed
+    from tests.test_backup import open_app, write
+    write(open_app(paths), "acknowledged, then Cairn was killed")
+else:  # a restore killed just before the backup takes the database's place
+    os.replace = lambda *a, **k: os._exit(9)
+    restore(paths, Path(sys.argv[3]))
+os._exit(0)
+"""
+
+
+def test_a_restore_killed_half_way_loses_no_acknowledged_write(
+    backed_up: tuple[Paths, BackupInfo],
+) -> None:
+    """Killed after the database got its second name and its WAL had moved aside, a restore
+    left cairn.db without its WAL: the next Cairn served it without the writes the WAL held,
+    and its writes went into the file shared with the replaced copy, which read as malformed."""
+    paths, info = backed_up
+    home = paths.data.parent
+
+    def run(*args: str) -> int:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        return subprocess.run(
+            [sys.executable, "-c", _CRASHING, str(home), *args], env=env, timeout=60
+        ).returncode
+
+    assert run("write") == 0
+    assert Path(f"{paths.database}-wal").stat().st_size > 0
+    assert run("restore", str(info.path)) == 9
+    contents = {str(r[0]) for r in read_only(paths.database).execute("SELECT content FROM memory")}
+    assert "acknowledged, then Cairn was killed" in contents and len(contents) == 4
+    app = open_app(paths)
+    try:
+        write(app, "written after the crash")
+    finally:
+        app.close()
+    for name in files_in(paths.data):
+        if name.startswith("cairn.db.replaced-") and not name.endswith(("-wal", "-shm")):
+            assert integrity(paths.data / name) == ["ok"]
+    assert integrity(paths.database) == ["ok"] and len(memory_rows(paths.database)) == 5
 
 
 @pytest.mark.parametrize(
