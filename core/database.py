@@ -207,6 +207,35 @@ def _damaged_message(path: Path, detail: str) -> str:
     )
 
 
+def _refuse_lost_store(path: Path) -> None:
+    """Refuse a database file that holds nothing - no Cairn schema, no table - while backups of
+    a store lie beside it: its contents were lost (a deleted write-ahead log: a young store
+    keeps everything there; an emptied file), and opening it would start a new, empty store as
+    if nothing had happened. A file Cairn creates itself is never refused; nor is an empty file
+    with no backup beside it (nothing to bring back). Read only: the file is left as it is."""
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return  # not readable as a database: opening it says so
+    backups = sorted((path.parent / "backups").glob("cairn-*.db"))
+    if version or tables or not backups:
+        return
+    held = "backup of a store lies" if len(backups) == 1 else "backups of a store lie"
+    raise StoreUnavailable(
+        f"the memory database {path} holds nothing - no memories, no tables - but "
+        f"{len(backups)} {held} in {backups[0].parent}. Its contents were lost "
+        f"(was {path.name}-wal deleted, or the file emptied?); Cairn has not changed it. Bring "
+        "back the newest backup with `cairn restore --latest`, or, to start a new store, move "
+        f"{path.name} away",
+        data={"path": str(path), "backups": len(backups)},
+    )
+
+
 def _require_wal(conn: sqlite3.Connection, path: Path) -> None:
     mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
     if str(mode).lower() != "wal":
@@ -232,6 +261,8 @@ def open_write_database(
         # Create the file owner-only before SQLite opens it; the directory is 0700 already.
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
+    if not created:
+        _refuse_lost_store(path)
     db = WriteDatabase(path, settings)
     try:
         db.connect()

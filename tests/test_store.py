@@ -213,6 +213,41 @@ def test_damaged_database_is_refused_with_what_to_do(short_tmp: Path) -> None:
         open_store(db)
 
 
+def test_a_store_whose_contents_were_lost_is_not_opened_as_a_new_one(short_tmp: Path) -> None:
+    """A young store keeps everything in its WAL: with the WAL deleted after a crash (or the
+    file emptied), Cairn opened the empty file as a brand-new store - 0 memories, no warning -
+    while the backups beside it held the real ones."""
+    from core.backup import BackupService, restore
+    from core.paths import resolve_paths
+
+    paths = resolve_paths({"CAIRN_HOME": str(short_tmp / "lost")})
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    app.memories.write(
+        Caller.human(), WriteRequest(content="the otter database", kind="fact", scope=Scope.USER)
+    )
+    BackupService(app.store, paths, app.settings, app.clock, app.failures).backup("manual")
+    app.close()
+    paths.database.write_bytes(b"")  # what is left when the contents were in the lost WAL
+    with pytest.raises(
+        StoreUnavailable,
+        match=r"holds nothing .* 1 backup of a store lies .*`cairn restore --latest`",
+    ):
+        Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    assert paths.database.read_bytes() == b""  # untouched
+    restore(paths, sorted(paths.backups.glob("cairn-*.db"))[-1])
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    try:
+        [memory] = app.memories.list(Caller.human()).items
+        assert memory.content == "the otter database"
+    finally:
+        app.close()
+    # with no backup beside it, an empty file is simply a new store (nothing to bring back)
+    fresh = short_tmp / "fresh" / "cairn.db"
+    fresh.parent.mkdir()
+    fresh.write_bytes(b"")
+    open_store(fresh).close()
+
+
 def test_not_a_database_is_refused(short_tmp: Path) -> None:
     db = short_tmp / "text.db"
     db.write_text("this is not sqlite" * 100)
