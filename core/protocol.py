@@ -8,6 +8,7 @@ in this module talks to SQLite; everything goes through the services.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,8 +18,10 @@ from core.agents import AgentStatus, Identity, check_name
 from core.errors import (
     Forbidden,
     InvalidInput,
+    IOFault,
     MethodNotFound,
     NotFound,
+    StoreBusy,
     Unauthenticated,
 )
 from core.model import Caller, ListFilter, Scope, Status, Surface, Tier, Workspace, WriteResult
@@ -67,6 +70,8 @@ from core.workspace import canonical_path
 if TYPE_CHECKING:
     from core.app import Cairn
     from core.runtime import Peer
+
+log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
@@ -487,6 +492,15 @@ def _session_id(p: Mapping[str, Any]) -> str | None:
     return session_id
 
 
+def _bookkeeping(record: Callable[..., None], *args: Any) -> None:
+    """Record that an agent or a session was seen - or, when the store cannot be written (a full
+    disk, a read-only file), log it and go on: a connection that only reads still works."""
+    try:
+        record(*args)
+    except (IOFault, StoreBusy) as e:
+        log.warning("could not record a connection's hello (%s); it is served anyway", e.message)
+
+
 def _who(
     cairn: Cairn,
     session: Session,
@@ -544,7 +558,7 @@ def hello(
     if identity is None:
         caller = Caller(Surface.HUMAN, workspace_id=workspace_id, session_id=session_id)
     else:
-        cairn.agents.seen(identity)
+        _bookkeeping(cairn.agents.seen, identity)
         caller = Caller(
             Surface.AGENT,
             agent=identity.name,
@@ -556,7 +570,7 @@ def hello(
     session.workspace = workspace
     session.hello_done = True
     if session_id is not None:  # the session is alive: its scratch memories do not expire
-        cairn.lifecycle.session_seen(session_id, workspace_id)
+        _bookkeeping(cairn.lifecycle.session_seen, session_id, workspace_id)
     caps = capabilities(cairn, session)
     out = {
         "protocol_version": PROTOCOL_VERSION,
@@ -608,5 +622,7 @@ def check_agent_allowed(cairn: Cairn, session: Session) -> None:
         return
     status = cairn.agents.status(caller.agent)
     if status is None:
-        raise NotFound("this connection's agent no longer exists")
+        if caller.verified:
+            raise NotFound("this connection's agent no longer exists")
+        return  # a declared name the store could not record at hello (a full disk): unpaused
     cairn.agents.check_status(caller.agent, status)

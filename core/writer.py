@@ -60,7 +60,21 @@ _STOP = object()
 
 
 def translate_db_error(e: BaseException) -> CairnError | None:
-    """Map an SQLite failure to the environment error a caller should see, or None for bugs."""
+    """Map an SQLite failure to the environment error a caller should see, or None for bugs.
+    The errors it was raised while handling count too: a COMMIT that failed for a full disk is
+    followed by a ROLLBACK that fails with words that say nothing."""
+    seen: set[int] = set()
+    cause: BaseException | None = e
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        translated = _translate_one(cause)
+        if translated is not None:
+            return translated
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _translate_one(e: BaseException) -> CairnError | None:
     text = str(e).lower()
     if isinstance(e, peewee.OperationalError | sqlite3.OperationalError):
         if "locked" in text or "busy" in text:

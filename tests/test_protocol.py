@@ -7,22 +7,25 @@ import base64
 import json
 import logging
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import peewee
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.agents import AgentStatus
 from core.daemon import Runtime
-from core.errors import ErrorCode
+from core.errors import ErrorCode, IOFault
 from core.model import Caller, Scope
 from core.requests import WriteRequest
 from core.runtime import socket_path
+from core.writer import translate_db_error
 from tests.serving import RawClient, paths_for, served_in_thread, wait_for, write_settings
 
 
@@ -311,6 +314,46 @@ def test_paused_and_revoked_agents_are_refused_mid_connection(server: Runtime) -
 
 
 # -- framing limits and hostile input --------------------------------------------------------
+
+
+def test_a_store_that_cannot_be_written_still_serves_reads(server: Runtime) -> None:
+    """With the disk full (or the database read-only), every hello failed - it records the
+    agent as seen, a write - so `cairn status` said Cairn was not running and no one could
+    search; and a failed COMMIT answered internal_error, not io_error."""
+    cairn = server.cairn
+    assert cairn is not None
+    cairn.memories.write(
+        Caller.human(), WriteRequest(content="the otter database", kind="fact", scope=Scope.USER)
+    )
+    cairn.store.writer.run(lambda tx: tx.conn.execute("PRAGMA query_only = 1"))
+    try:
+        reader = client(server, agent="newcomer", session="s-2")  # new agent, new session
+        found = reader.request("memory.search", {"query": "otter"})["result"]["results"]
+        assert [r["content"] for r in found] == ["the otter database"]
+        refused = reader.request(
+            "memory.write", {"content": "a new fact", "kind": "fact", "scope": "session"}
+        )
+        assert_error(refused, ErrorCode.IO, "could not be written")
+        reader.close()
+    finally:
+        cairn.store.writer.run(lambda tx: tx.conn.execute("PRAGMA query_only = 0"))
+
+
+def _rollback_after_a_full_disk() -> None:
+    try:
+        raise sqlite3.OperationalError("database or disk is full")
+    except sqlite3.OperationalError:
+        raise peewee.OperationalError("cannot rollback - no transaction is active") from None
+
+
+def test_a_failed_commit_is_an_io_error_whatever_the_rollback_says() -> None:
+    """SQLite's COMMIT fails with SQLITE_FULL, then peewee's ROLLBACK raises "cannot rollback -
+    no transaction is active": only that last error was looked at, and it means nothing."""
+    with pytest.raises(peewee.OperationalError) as caught:
+        _rollback_after_a_full_disk()
+    assert caught.value.__context__ is not None
+    translated = translate_db_error(caught.value)
+    assert isinstance(translated, IOFault) and "disk is full" in translated.message
 
 
 def test_oversized_frame_gets_an_error_and_a_close(server: Runtime) -> None:
