@@ -597,12 +597,15 @@ class NotesFolder:
     # -- what could not be taken in -------------------------------------------------------------
 
     def errors(self) -> list[dict[str, str]]:
-        """The files that could not be taken in (their current version), with why, by path."""
+        """The files that could not be taken in (their current version), with why, by path. A
+        file whose memory a person forgot is left out: it is not taken in again on purpose."""
         if self._folder is None:
             return []
         rows = self._store.read_db.conn().execute(
-            "SELECT path, error, memory_id FROM notes_file WHERE error IS NOT NULL AND size != -1 "
-            "ORDER BY path"
+            "SELECT n.path, n.error, n.memory_id FROM notes_file n "
+            "LEFT JOIN memory m ON m.id = n.memory_id "
+            "WHERE n.error IS NOT NULL AND n.size != -1 AND coalesce(m.status, '') != 'forgotten' "
+            "ORDER BY n.path"
         )
         return [{"path": p, "error": e} | ({"memory_id": m} if m else {}) for p, e, m in rows]
 

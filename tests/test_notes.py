@@ -577,6 +577,13 @@ def test_nobody_but_the_folder_may_change_a_notes_memory(
     assert memory_at(app, "projects/plan.md") is None or (
         memory_at(app, "projects/plan.md").status.value == "forgotten"  # type: ignore[union-attr]
     )
+    # Edited afterwards, the file is still not taken in - and that is no standing warning
+    # (the health warning "could not be taken in ... was forgotten" never cleared).
+    write(folder / "projects" / "plan.md", "the plan, edited after it was forgotten")
+    notes.sync()
+    assert app.memories.get(person, memory.id).memory.status is Status.FORGOTTEN
+    assert notes.errors() == []
+    assert "notes_folder" not in app.health.snapshot(person)["warnings"]
 
 
 def test_front_matter_scope_and_workspace(
