@@ -13,6 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import CairnError, InvalidInput
+from core.model import Scope
+from core.paths import resolve_paths
+from core.settings import load_settings
 from core.terminal import (
     connect_as_agent,
     connect_as_person,
@@ -22,6 +25,7 @@ from core.terminal import (
     short,
     when,
 )
+from core.validation import Limits
 
 EDIT_FIELDS = ("content", "summary", "kind", "scope", "importance", "keywords")
 
@@ -117,14 +121,29 @@ def _edits(pairs: list[str]) -> dict[str, Any]:
                 f"--set takes FIELD=VALUE with FIELD one of {', '.join(EDIT_FIELDS)}, tags"
             )
         if name == "importance":
-            if not value.strip().isdigit():
+            if value.strip() not in ("1", "2", "3", "4", "5"):
                 raise InvalidInput(f"--set importance takes a number from 1 to 5, not {value!r}")
             edits[name] = int(value)
         elif name == "tags":
             edits[name] = [t.strip() for t in value.split(",") if t.strip()]
+        elif name == "scope" and value not in [s.value for s in Scope]:
+            raise InvalidInput(
+                f"--set scope takes one of {', '.join(s.value for s in Scope)}, not {value!r}"
+            )
+        elif name == "kind" and (kinds := _known_kinds()) and value not in kinds:
+            raise InvalidInput(f"--set kind takes one of {', '.join(kinds)}, not {value!r}")
         else:
             edits[name] = value
     return edits
+
+
+def _known_kinds() -> tuple[str, ...]:
+    """The kinds Cairn takes: the built-in ones and `memory.extra_kinds` from the settings; none
+    when the settings file cannot be read (the running Cairn judges then)."""
+    try:
+        return Limits(load_settings(resolve_paths().settings_file)).kinds
+    except CairnError:
+        return ()
 
 
 def cmd_review(args: argparse.Namespace) -> int:

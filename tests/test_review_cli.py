@@ -69,6 +69,28 @@ def test_an_agents_idea_waits_and_a_person_adopts_it_edited(daemon: Daemon) -> N
     assert "nothing waits for review" in shown
 
 
+def test_set_values_are_checked_before_the_confirmation(daemon: Daemon) -> None:
+    """`--set kind=bogus`, `scope=galaxy`, `importance=9` reached "Type 'adopt ...' to confirm"
+    and failed only after the person typed it (docs/governance.md says they are checked first)."""
+    home = daemon.home
+    sid = json.loads(cairn(home, "add", "cache the wheels", "--kind", "idea", "--json").stdout)[
+        "suggestion_id"
+    ]
+    for edit, words in (
+        ("kind=bogus", "--set kind takes one of fact, preference"),
+        ("scope=galaxy", "--set scope takes one of global, user, project, session"),
+        ("importance=9", "--set importance takes a number from 1 to 5"),
+        ("importance=³", "--set importance takes a number from 1 to 5"),
+    ):
+        status, shown = at_terminal(home, "review", "adopt", sid, "--set", edit, typed="")
+        assert status == ErrorCode.INVALID_PARAMS.exit_status, (edit, shown)
+        assert words in shown and "to confirm" not in shown, (edit, shown)
+    status, shown = at_terminal(
+        home, "review", "adopt", sid, "--set", "kind=procedure", typed=f"adopt {sid}"
+    )
+    assert status == 0 and "edited: kind" in shown, shown
+
+
 def test_reject_from_a_terminal_needs_the_typed_words(daemon: Daemon) -> None:
     home = daemon.home
     sid = json.loads(cairn(home, "add", "rewrite it in rust", "--kind", "idea", "--json").stdout)[
