@@ -27,6 +27,7 @@ from core.search import Horizon, Presence, SearchHit, SearchRequest, SearchServi
 from core.settings import Settings
 
 MAX_BUNDLE_ITEMS = 50
+_ROOM = 64  # bytes a budget must leave beside the label: the smallest entry fits in that
 _FENCE_LIKE = re.compile(r"<\s*(/?)\s*(cairn-memory[\w-]*)", re.IGNORECASE)
 
 NOTE = (
@@ -148,10 +149,11 @@ class ContextBuilder:
         head = f"<cairn-memory-{nonce}>\n{NOTE}\n\n"
         tail = f"</cairn-memory-{nonce}>\n"
         frame = len(head.encode()) + len(tail.encode())
-        if max_bytes < frame + 64:
+        if max_bytes < frame + _ROOM:
             raise InvalidInput(
-                f"max_bytes {max_bytes} is too small: the bundle's label alone takes {frame} bytes",
-                data={"field": "max_bytes", "minimum": frame + 64},
+                f"max_bytes {max_bytes} is too small: give at least {frame + _ROOM} (the bundle's "
+                f"label takes {frame} bytes, and {_ROOM} more leave room for a short entry)",
+                data={"field": "max_bytes", "minimum": frame + _ROOM},
             )
         result = self._search.search(
             caller,

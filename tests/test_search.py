@@ -494,6 +494,13 @@ def test_context_bundle_separates_limit_and_budget_omissions(cairn: Cairn, agent
     )
     with pytest.raises(InvalidInput, match="too small"):
         cairn.context.build(agent, ContextRequest(query="dunlin", max_bytes=100))
+    # Between the label's size and the minimum, the message named only the label's size, which
+    # the budget exceeded: it must name the minimum it reports in data.
+    with pytest.raises(InvalidInput) as caught:
+        cairn.context.build(agent, ContextRequest(query="dunlin", max_bytes=500))
+    minimum = caught.value.data["minimum"]
+    assert minimum > 500 and f"at least {minimum}" in caught.value.message
+    cairn.context.build(agent, ContextRequest(query="dunlin", max_bytes=minimum))
     assert (
         cairn.context.build(agent, ContextRequest(query="nothing matches this at all")).text == ""
     )
