@@ -98,6 +98,10 @@ class Desk:
     def window(self, kind: type[W]) -> W | None:
         return self._windows.get(kind)  # type: ignore[return-value]
 
+    def unsaved(self) -> list[ToolWindow]:
+        """The open windows holding edits not yet saved (rebuilding them would lose those)."""
+        return [w for w in self._windows.values() if w.unsaved()]
+
     def close(self) -> None:
         for window in self._windows.values():
             window.close()
@@ -139,6 +143,10 @@ class ToolWindow(QWidget):
 
     def refresh(self) -> None:
         """Load what the window shows (off the GUI thread, through `desk.call` or `fetch`)."""
+
+    def unsaved(self) -> bool:
+        """Whether the window holds the person's edits not yet saved or decided."""
+        return False
 
     def refresh_if_shown(self, changes: ChangeSet) -> None:
         """A change-channel slot: reload if shown (a hidden window reloads when it shows),

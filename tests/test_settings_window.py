@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from core.autostart import Autostart
 from core.autostart_entries import Kind
 from core.model import Caller
 from desktop.desk import Desk
+from desktop.windows.identity import IdentityWindow
 from desktop.windows.settings import SettingsWindow
 from tests.conftest import settle
 
@@ -191,6 +192,29 @@ def test_choosing_a_language_rebuilds_the_windows_in_it(
     back = reopened_in("en")
     assert back is not None and back.windowTitle() == english
     settle(qtbot, desk)
+
+
+def test_a_language_change_asks_before_unsaved_edits_are_lost(
+    qtbot: QtBot, desk: Desk, window: SettingsWindow
+) -> None:
+    """Choosing a language closed and rebuilt every window without a word: a half-written
+    identity document was gone."""
+    identity = desk.open(IdentityWindow)
+    qtbot.waitUntil(lambda: identity.doc_editor.editor.toPlainText() != "")
+    settle(qtbot, desk)
+    identity.doc_editor.editor.setPlainText("Prefers metric units; half written")
+    assert identity.unsaved()
+    window = desk.open(SettingsWindow)
+    window.language.setCurrentIndex(window.language.findData("zh_CN"))
+    qtbot.waitUntil(lambda: window.language_question is not None)
+    box = window.language_question
+    assert box is not None and "Cairn — Identity" in box.text()
+    assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    settle(qtbot, desk)
+    assert desk.window(IdentityWindow) is identity and desk.language.current != "zh_CN"
+    assert identity.doc_editor.editor.toPlainText() == "Prefers metric units; half written"
+    assert window.language.currentData() == "system"
 
 
 def test_switching_the_language_never_leaves_no_window_open(

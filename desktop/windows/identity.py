@@ -62,6 +62,9 @@ class IdentityWindow(ToolWindow):
     name = "identity"
     default_size = (1080, 720)
 
+    def unsaved(self) -> bool:
+        return bool(self.doc_editor.dirty)
+
     def __init__(self, desk: Desk) -> None:
         super().__init__(desk)
         self.setWindowTitle(self.tr("Cairn — Identity"))

@@ -71,6 +71,9 @@ class MemoriesWindow(ToolWindow):
     name = "memories"
     default_size = (1280, 720)
 
+    def unsaved(self) -> bool:
+        return self.editor is not None and self.editor.request() is not None
+
     def __init__(self, desk: Desk) -> None:
         super().__init__(desk)
         self.setWindowTitle(self.tr("Cairn — Memories"))

@@ -118,6 +118,9 @@ class ReviewWindow(ToolWindow):
 
     # -- what others read -------------------------------------------------------------------
 
+    def unsaved(self) -> bool:
+        return self.detail.dirty or bool(self._drafts)
+
     def pending_count(self) -> int:
         """How many proposals wait (as of the last refresh), listed or not."""
         return self._waiting

@@ -7,7 +7,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QDateTime, QLocale, QTimer
+from PySide6.QtCore import QDateTime, QLocale, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QSpinBox,
     QTableWidget,
@@ -57,6 +58,7 @@ class SettingsWindow(ToolWindow):
 
     def __init__(self, desk: Desk) -> None:
         super().__init__(desk)
+        self.language_question: QMessageBox | None = None  # asked before unsaved edits go
         self.setWindowTitle(self.tr("Cairn — Settings"))
         self.view: SettingsView | None = None
         self.autostart_entries = Autostart.here()
@@ -380,7 +382,37 @@ class SettingsWindow(ToolWindow):
         def switch() -> None:  # after this slot returns: switching rebuilds this window too
             desk.set_language(choice, reopen=kind)
 
-        QTimer.singleShot(0, switch)
+        unsaved = desk.unsaved()
+        if not unsaved:
+            QTimer.singleShot(0, switch)
+            return
+        # Rebuilding the windows would lose what the person typed: ask, Cancel the default.
+        box = QMessageBox(self)
+        box.setObjectName("languageConfirm")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle(self.tr("Change the language?"))
+        box.setText(
+            self.tr(
+                "Changing the language reopens every window. Unsaved edits in {} would be lost."
+            ).format(", ".join(w.windowTitle() for w in unsaved))
+        )
+        change = box.addButton(
+            self.tr("Change and lose them"), QMessageBox.ButtonRole.DestructiveRole
+        )
+        change.setObjectName("confirmLanguage")
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        change.clicked.connect(lambda: QTimer.singleShot(0, switch))
+        cancel.clicked.connect(self._keep_language)
+        self.language_question = box
+        box.open()
+
+    def _keep_language(self) -> None:
+        """The person kept their edits: the choice shows the language still in use."""
+        self.language.blockSignals(True)
+        self.language.setCurrentIndex(max(self.language.findData(chosen(self.desk.prefs)), 0))
+        self.language.blockSignals(False)
 
     @staticmethod
     def _copy(field: QLineEdit) -> None:

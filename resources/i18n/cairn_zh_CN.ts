@@ -1576,6 +1576,18 @@ The strictest rule that applies wins.</source>
         <translation>无界面守护进程不再在登录时启动：两者只能启用其一。</translation>
     </message>
     <message>
+        <source>Change the language?</source>
+        <translation>更改语言？</translation>
+    </message>
+    <message>
+        <source>Changing the language reopens every window. Unsaved edits in {} would be lost.</source>
+        <translation>更改语言会重新打开所有窗口。{} 中未保存的编辑将会丢失。</translation>
+    </message>
+    <message>
+        <source>Change and lose them</source>
+        <translation>更改并丢弃编辑</translation>
+    </message>
+    <message>
         <source>Ask me here about my commands typed at a terminal too</source>
         <translation>在终端中输入的我的命令也在这里询问我</translation>
     </message>
