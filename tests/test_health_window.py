@@ -4,19 +4,20 @@ standing warning (an invalid policy file) leads in red."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
 
 from core.daemon import Runtime
-from core.model import Caller, Scope
+from core.model import Caller, Scope, Surface
 from core.policy import POLICY_FILE
 from core.requests import WriteRequest
 from core.runtime import socket_path
 from desktop.desk import Desk
 from desktop.windows.health import HealthWindow
-from tests.conftest import settle
+from tests.conftest import made_up_word, settle
 from tests.serving import RawClient
 from tests.test_memories_window import off_gui
 
@@ -90,6 +91,29 @@ def test_a_refusal_and_a_search_show_at_once_though_nothing_is_stored(
         client.close()
     qtbot.waitUntil(lambda: window.figures["connections"].text().startswith("0 now"))
     settle(qtbot, desk)
+
+
+def test_proposals_dropped_from_a_full_queue_are_shown(qtbot: QtBot, desk: Desk) -> None:
+    """`cairn health` said `evicted: 3`; the window showed the waiting count only, and nothing
+    anywhere in it said proposals had been dropped."""
+    agent = Caller(Surface.AGENT, agent="scribe", verified=True)
+    cap = desk.cairn.settings.integer("review.max_items")
+    for n in range(cap + 2):
+        words = " ".join(made_up_word(4 * n + k) for k in range(4))
+        request = WriteRequest(content=f"idea {words}", kind="idea", scope=Scope.USER)
+        off_gui(functools.partial(desk.cairn.memories.write, agent, request))
+    window = opened(qtbot, desk)
+    assert window.snapshot is not None and window.snapshot["review"]["evicted"] == 2
+    sections = {
+        item.text(0): item
+        for i in range(window.breakdown.topLevelItemCount())
+        if (item := window.breakdown.topLevelItem(i)) is not None
+    }
+    review = sections["review"]
+    children = [review.child(i) for i in range(review.childCount())]
+    rows = {c.text(0): c.text(1) for c in children if c is not None}
+    assert rows["evicted"] == "2" and rows["pending"] == str(cap)
+    assert "2 dropped" in window.figures["review"].text()
 
 
 def test_fetches_are_coalesced(qtbot: QtBot, desk: Desk) -> None:

@@ -33,7 +33,14 @@ BANNER_STYLE = (
     "background: #b00020; color: white; font-weight: bold; padding: 8px; border-radius: 4px;"
 )
 # The snapshot's sections shown as breakdowns (the rest are headline figures or the agents).
-BREAKDOWNS = ("memories", "refusals", "held_for_review", "connections", "background_failures")
+BREAKDOWNS = (
+    "memories",
+    "refusals",
+    "held_for_review",
+    "review",
+    "connections",
+    "background_failures",
+)
 
 
 def _banner() -> QLabel:
@@ -152,13 +159,18 @@ class HealthWindow(ToolWindow):
         review = s.get("review", {})
         connections = s.get("connections", {})
         oldest = review.get("oldest_age_s")
+        waiting = (
+            self.tr("{} (oldest waiting {} min)").format(review.get("pending", 0), oldest // 60)
+            if oldest is not None
+            else str(review.get("pending", 0))
+        )
+        if review.get("evicted"):
+            waiting += "; " + self.tr("{} dropped when the queue was full").format(
+                review["evicted"]
+            )
         figures = {
             "total": locale.toString(int(s.get("total", 0))),
-            "review": (
-                self.tr("{} (oldest waiting {} min)").format(review.get("pending", 0), oldest // 60)
-                if oldest is not None
-                else str(review.get("pending", 0))
-            ),
+            "review": waiting,
             "capture": self.tr("Paused") if s.get("capture_paused") else self.tr("Running"),
             "connections": self.tr("{} now, {} since start").format(
                 connections.get("now", 0), connections.get("total", 0)

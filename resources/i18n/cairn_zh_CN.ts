@@ -562,6 +562,10 @@
         <translation>{}（最久已等待 {} 分钟）</translation>
     </message>
     <message>
+        <source>{} dropped when the queue was full</source>
+        <translation>队列满时丢弃了 {} 条</translation>
+    </message>
+    <message>
         <source>Paused</source>
         <translation>已暂停</translation>
     </message>
