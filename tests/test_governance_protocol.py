@@ -4,6 +4,7 @@ governance methods has the one error shape."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,3 +120,39 @@ def test_every_governance_failure_has_the_one_shape(server: Runtime, workspace_d
     assert done["revision"] == 3
     for c in (agent, other, person):
         c.close()
+
+
+# -- found by a hostile tester, 2026-11-30 -----------------------------------------------------
+
+GITHUB_TOKEN = "ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q"
+
+
+def test_a_hello_holding_a_secret_is_refused_and_records_nothing(
+    server: Runtime, short_tmp: Path, workspace_dir: Path
+) -> None:
+    named = short_tmp / GITHUB_TOKEN
+    named.mkdir()
+    lower = GITHUB_TOKEN.lower()  # agent names are lower-case; the rule still matches
+    for hello, field in (
+        ({"agent": lower}, "agent"),
+        ({"agent": lower, "enroll": True}, "agent"),
+        ({"agent": "helper", "session": f"s:{GITHUB_TOKEN}"}, "session"),
+        ({"agent": "helper", "workspace": str(named)}, "workspace"),
+        ({"role": "human", "workspace": str(named)}, "workspace"),
+    ):
+        c = RawClient(socket_path(server.paths))
+        answer = c.hello(**hello)
+        c.close()
+        assert "error" in answer, (hello, answer)
+        error = answer["error"]
+        assert error["data"]["error"] == "invalid_params", error
+        assert error["data"]["field"] == field and error["data"]["reason_code"] == "secret"
+        assert "github-token" in error["message"]
+        assert GITHUB_TOKEN.lower() not in json.dumps(answer).lower()
+    person = connect(server, role="human")
+    names = {a["name"] for a in person.request("agent.list")["result"]["agents"]}
+    person.close()
+    assert lower not in names and "helper" not in names
+    assert server.cairn is not None
+    server.cairn.store.checkpoint("TRUNCATE")
+    assert GITHUB_TOKEN.lower().encode() not in server.cairn.store.path.read_bytes().lower()
