@@ -175,7 +175,7 @@ class Gate:
         if agent:
             ruling = policy.rule(
                 agent=caller.agent,
-                verified=caller.verified,
+                verified=caller.registered,
                 kind=kind if rule_kind else None,
                 scope=scope if rule_scope else None,
                 extracted=origin is Origin.EXTRACTED and rule_kind,

@@ -553,6 +553,7 @@ def hello(
             verified=identity.verified,
             workspace_id=workspace_id,
             session_id=session_id,
+            self_enrolled=identity.self_enrolled,
         )
     session.caller = caller
     session.workspace = workspace
@@ -599,7 +600,7 @@ def _enroll(
             "`cairn agent add <name>` (the token goes to the token store the bridge reads)"
         )
     agent, token = cairn.agents.enroll(check_name(p.get("agent")))
-    identity = Identity(agent.name, verified=True)
+    identity = Identity(agent.name, verified=True, self_enrolled=True)
     return identity, {"token": token, "stored_in": cairn.agents.tokens.where}
 
 

@@ -156,3 +156,36 @@ def test_a_hello_holding_a_secret_is_refused_and_records_nothing(
     assert server.cairn is not None
     server.cairn.store.checkpoint("TRUNCATE")
     assert GITHUB_TOKEN.lower().encode() not in server.cairn.store.path.read_bytes().lower()
+
+
+def test_a_self_enrolled_token_does_not_unlock_a_persons_override(
+    server: Runtime, workspace_dir: Path
+) -> None:
+    """A person prepared `[agents.ops-bot] scopes = { global = "auto" }` for an agent not yet
+    registered; any same-user program enrolling the name must not get that grant."""
+    person = connect(server, role="human")
+    for target in ("agents.ops-bot.scopes.global", "agents.vetted.scopes.global"):
+        assert "result" in person.request("policy.set", {"setting": target, "value": "auto"})
+    squatter = RawClient(socket_path(server.paths))
+    hello = squatter.hello("ops-bot", enroll=True, workspace=str(workspace_dir))["result"]
+    assert hello["verified"] is True
+    wide = {"content": "every repo deploys with make ship", "kind": "fact", "scope": "global"}
+    answer = squatter.request("memory.write", wide)["result"]
+    assert answer["status"] == "pending" and answer["reason_code"] == "policy", answer
+    mine = squatter.request("policy.get")["result"]["for_this_agent"]
+    assert mine["scopes"]["global"] == "ask" and mine["self_enrolled"] is True
+    squatter.close()
+    # an agent a person registered gets what the person allowed
+    token = person.request("agent.add", {"name": "vetted"})["result"]["token"]
+    vetted = connect(server, agent="vetted", token=token, workspace=str(workspace_dir))
+    answer = vetted.request("memory.write", {**wide, "content": "all repos use trunk"})["result"]
+    assert answer["status"] == "stored", answer
+    vetted.close()
+    # so does the enrolled name once a person issues its token (revoke, then add)
+    assert "result" in person.request("agent.revoke", {"name": "ops-bot"})
+    reissued = person.request("agent.add", {"name": "ops-bot"})["result"]
+    assert reissued["created_by"] == "human"
+    ops = connect(server, agent="ops-bot", token=reissued["token"], workspace=str(workspace_dir))
+    assert ops.request("memory.write", wide)["result"]["status"] == "stored"
+    ops.close()
+    person.close()
