@@ -35,6 +35,7 @@ from core.writer import WriteTx
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 TOKEN_PREFIX = "cairn_"  # noqa: S105 - a prefix that makes tokens recognisable, not a secret
+SELF_ENROLLED = "self-enrolled"  # `created_by` of a name whose token the agent issued itself
 
 
 class AgentStatus(StrEnum):
@@ -65,10 +66,12 @@ class Agent:
 
 @dataclass(frozen=True)
 class Identity:
-    """Who a connection is, once its hello was accepted."""
+    """Who a connection is, once its hello was accepted. `self_enrolled`: its token came from
+    the agent's own enrollment, not from a person (it unlocks no per-agent policy override)."""
 
     name: str
     verified: bool
+    self_enrolled: bool = False
 
 
 def token_hash(token: str) -> str:
@@ -173,7 +176,7 @@ class AgentService:
                     "choose another agent name",
                     data={"agent": name, "state": state},
                 )
-            return self._issue(tx, name, token, actor=actor, created_by="self-enrolled")
+            return self._issue(tx, name, token, actor=actor, created_by=SELF_ENROLLED)
 
         return self._store.writer.run(job), token
 
@@ -181,14 +184,18 @@ class AgentService:
         self, tx: WriteTx, name: str, token: str, *, actor: Caller, created_by: str
     ) -> Agent:
         """Inside a write job: give `name` the token `token` (registering the name when it is
-        new; a declared or revoked one keeps its first date and author) and keep the token."""
+        new; a declared or revoked one keeps its first date and author - except that a
+        self-enrolled name a person now issues a token for becomes the person's: its token, and
+        so the policy's per-agent overrides, are vouched for from now on) and keep the token."""
         now = self._clock.now_ms()
         tx.conn.execute(
             "INSERT INTO agent (name, token_hash, status, created_at, created_by, "
             "token_created_at) VALUES (?, ?, 'active', ?, ?, ?) "
             "ON CONFLICT(name) DO UPDATE SET token_hash = excluded.token_hash, "
-            "status = 'active', token_created_at = excluded.token_created_at",
-            (name, token_hash(token), now, created_by, now),
+            "status = 'active', token_created_at = excluded.token_created_at, "
+            "created_by = CASE WHEN agent.created_by = ? THEN excluded.created_by "
+            "ELSE agent.created_by END",
+            (name, token_hash(token), now, created_by, now, SELF_ENROLLED),
         )
         detail: dict[str, object] = {"agent": name}
         if actor.agent == name:
@@ -262,7 +269,7 @@ class AgentService:
             raise Unauthenticated("the token does not belong to this agent")
         assert row is not None
         self.check_status(checked, AgentStatus(row[1]))
-        return Identity(checked, verified=True)
+        return Identity(checked, verified=True, self_enrolled=row[3] == SELF_ENROLLED)
 
     @staticmethod
     def check_status(name: str, status: AgentStatus) -> None:

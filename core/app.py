@@ -73,6 +73,7 @@ class Cairn:
     backups: BackupService
     archive: ArchiveService
     config: SettingsService  # changing settings.toml while running; `settings` is as started
+    gate: Gate  # the one write gate every service shares (hello checks its identifiers with it)
     started_at_ms: int = 0
     shutdown_hook: Callable[[str], None] | None = None
 
@@ -209,6 +210,7 @@ class Cairn:
                 observers=(SearchIndex(),),
             ),
             config=config,
+            gate=gate,
             started_at_ms=clock.now_ms(),
         )
 

@@ -44,7 +44,7 @@ from core.errors import (
     ParseError,
     TooLarge,
 )
-from core.governance import Gate, Outcome, memory_fields, secret_refused
+from core.governance import Gate, Outcome, secret_refused
 from core.memory_service import (
     MemoryObserver,
     MemoryService,
@@ -341,13 +341,7 @@ class ArchiveService:
             memory = self._memories.prepare(importer, req)
         except CairnError as e:
             return e
-        verdict = self._gate.check(
-            importer,
-            kind=memory.kind,
-            scope=memory.scope,
-            origin=memory.origin,
-            fields=memory_fields(memory),
-        )
+        verdict = self._memories.check_new(importer, memory, req)
         if verdict.outcome is Outcome.REFUSE:
             return verdict.refused()
         return self._answer(importer, req, memory, ahead)

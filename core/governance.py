@@ -5,7 +5,9 @@ The order is the written precedence (docs/governance.md):
 1. An agent's write while capture is paused is refused (`capture_paused`); so is an agent's write
    of a kind whose policy is `off` (`policy_refused`). Nothing is stored, not even a proposal.
 2. A secret in any field is refused (`secret`) whoever writes it; the answer names the rule,
-   never the secret.
+   never the secret. That includes what is stored beside a memory's words - a reason, a note, a
+   dedupe or idempotency key (`notes`): their other findings change nothing, and are redacted
+   on every read that can reach a model.
 3. Suspected prompt injection, exfiltration or hidden control characters: an agent's write waits
    for review whatever its kind's policy; a person's write is stored, flagged, and redacted on
    every read that can reach a model.
@@ -25,7 +27,18 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from core import scanner
-from core.model import Caller, Memory, Origin, Scope, Surface, WriteResult, WriteStatus
+from core.errors import InvalidInput
+from core.model import (
+    Caller,
+    Memory,
+    Origin,
+    Relation,
+    Revision,
+    Scope,
+    Surface,
+    WriteResult,
+    WriteStatus,
+)
 from core.policy import Mode, Policy
 from core.suggestions import Flag, Reason
 
@@ -93,6 +106,29 @@ class Gate:
                 flags.append(flag)
         return tuple(dict.fromkeys(flags)), secret
 
+    def secret_in(self, notes: Mapping[str, str | None]) -> Verdict | None:
+        """The refusal for the first secret in `notes` - text stored beside a memory's words (a
+        reason, a note, a key, an identifier) - or None. Other findings do not refuse: such text
+        is redacted on every read that can reach a model."""
+        _, secret = self.scan(notes)
+        return secret_refused(secret) if secret is not None else None
+
+    def refuse_secret(self, notes: Mapping[str, str | None]) -> None:
+        """`secret_in` for a method whose answer is not a write's status (a contradiction,
+        feedback, an identity proposal, a hello): the refusal is raised.
+
+        Raises:
+            InvalidInput: `notes` holds a secret; `data` names the field and the rule, and has
+                `reason_code: "secret"`.
+        """
+        refusal = self.secret_in(notes)
+        if refusal is not None:
+            [secret] = refusal.flags
+            raise InvalidInput(
+                refusal.message or "a secret",
+                data={"field": secret.field, "rule": secret.rule, "reason_code": "secret"},
+            )
+
     def paused(self, caller: Caller) -> Verdict | None:
         """The refusal for an agent's write while capture is paused; None otherwise."""
         if caller.surface is Surface.AGENT and self._policy().paused:
@@ -122,12 +158,14 @@ class Gate:
         scope: Scope,
         origin: Origin | None,
         fields: Mapping[str, str | None],
+        notes: Mapping[str, str | None] | None = None,
         rule_kind: bool = True,
         rule_scope: bool = True,
     ) -> Verdict:
-        """The verdict for one write (or update) by `caller`. For an update, `rule_kind` and
-        `rule_scope` say whether the kind changed and the scope widened: only then does the
-        policy decide again."""
+        """The verdict for one write (or update) by `caller`. `notes` is what the write stores
+        beside the memory (its reason, its keys): a secret there is refused like one in the
+        memory (`secret_in`). For an update, `rule_kind` and `rule_scope` say whether the kind
+        changed and the scope widened: only then does the policy decide again."""
         agent = caller.surface is Surface.AGENT
         policy = self._policy()
         paused = self.paused(caller)
@@ -137,7 +175,7 @@ class Gate:
         if agent:
             ruling = policy.rule(
                 agent=caller.agent,
-                verified=caller.verified,
+                verified=caller.registered,
                 kind=kind if rule_kind else None,
                 scope=scope if rule_scope else None,
                 extracted=origin is Origin.EXTRACTED and rule_kind,
@@ -150,6 +188,8 @@ class Gate:
                     message=f"the capture policy turns this off ({what}); nothing was stored",
                 )
         flags, secret = self.scan(fields)
+        if secret is None and notes:
+            _, secret = self.scan(notes)
         if secret is not None:
             return secret_refused(secret)
         if flags and agent:
@@ -239,6 +279,22 @@ class Redactor:
             return text
         return scanner.redact(text, allowed=self._allowed())
 
+    def revision(self, revision: Revision) -> Revision:
+        """A revision as a model may read it: its words and its reason redacted."""
+        return replace(
+            revision,
+            content=self.text(revision.content) or "",
+            summary=self.text(revision.summary),
+            tags=tuple(self.text(t) or "" for t in revision.tags),
+            keywords=self.text(revision.keywords),
+            reason=self.text(revision.reason),
+        )
+
+    def relation(self, relation: Relation) -> Relation:
+        """A relation as a model may read it: its note redacted."""
+        note = self.text(relation.note)
+        return relation if note == relation.note else replace(relation, note=note)
+
     @staticmethod
     def _redact(memory: Memory, allowed: frozenset[str]) -> Memory:
         def clean(text: str | None) -> str | None:
@@ -249,12 +305,14 @@ class Redactor:
         tags = tuple(clean(t) or "" for t in memory.tags)
         keywords = clean(memory.keywords)
         source = clean(memory.source)
-        if (content, summary, tags, keywords, source) == (
+        dedupe_key = clean(memory.dedupe_key)
+        if (content, summary, tags, keywords, source, dedupe_key) == (
             memory.content,
             memory.summary,
             memory.tags,
             memory.keywords,
             memory.source,
+            memory.dedupe_key,
         ):
             return memory
         return replace(
@@ -264,6 +322,7 @@ class Redactor:
             tags=tags,
             keywords=keywords,
             source=source,
+            dedupe_key=dedupe_key,
             flags=tuple(dict.fromkeys((*memory.flags, "redacted"))),
         )
 

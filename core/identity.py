@@ -181,8 +181,8 @@ class IdentityService:
         return check_doc(doc)
 
     def get(self, caller: Caller, doc: str) -> IdentityVersion:
-        """The current version - as a model may read it (flagged spans blocked) unless the
-        caller is a person."""
+        """The current version - as a model may read it (flagged spans blocked, in its reason
+        too) unless the caller is a person."""
         name = self.resolve(caller, doc)
         found = current_in(self._store.read_db.conn(), name)
         if found is None:
@@ -190,7 +190,8 @@ class IdentityService:
         if caller.is_human:
             return found
         text = self._redactor.text(found.content) or ""
-        return IdentityVersion(**{**found.to_dict(), "content": text})
+        why = self._redactor.text(found.reason)
+        return IdentityVersion(**{**found.to_dict(), "content": text, "reason": why})
 
     def documents(self, caller: Caller) -> list[IdentityVersion]:
         """The current version of every document (a person's view)."""
@@ -241,6 +242,7 @@ class IdentityService:
         if name.startswith("soul:") and name not in (DEFAULT_SOUL, f"soul:{caller.agent}"):
             raise Forbidden("an agent may propose changes to its own soul and the user profile")
         text, flags = self._checked(caller, content)
+        self._gate.refuse_secret({"reason": reason})
 
         def job(tx: WriteTx) -> Suggestion:
             now = self._clock.now_ms()
@@ -276,6 +278,7 @@ class IdentityService:
         _person(caller)
         name = check_doc(doc if doc != "soul" else DEFAULT_SOUL)
         text, _ = self._checked(caller, content)
+        self._gate.refuse_secret({"reason": reason})
 
         def job(tx: WriteTx) -> IdentityVersion:
             current = current_in(tx.conn, name)

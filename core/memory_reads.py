@@ -4,7 +4,7 @@ scanner flags; a person may ask for a memory's raw text, and each such read is a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from core import audit, relations
@@ -37,7 +37,8 @@ class MemoryReader:
         self, caller: Caller, memory_id: str, *, history: bool = False, raw: bool = False
     ) -> MemoryDetail:
         """One memory (with its revisions and relations when `history`), as a model may read
-        it: spans the scanner flags are replaced by `[BLOCKED: rule]`. A person may ask for the
+        it: spans the scanner flags are replaced by `[BLOCKED: rule]` - in the revisions'
+        reasons and the relations' notes too. A person may ask for the
         `raw` text; each raw read of a memory the scanner flags is audited.
 
         Raises:
@@ -64,15 +65,8 @@ class MemoryReader:
             if shown is not memory:
                 self._audit_raw_read(caller, memory)
             return MemoryDetail(memory, revisions, links)
-        revisions = tuple(
-            replace(
-                r,
-                content=self._redactor.text(r.content) or "",
-                summary=self._redactor.text(r.summary),
-                keywords=self._redactor.text(r.keywords),
-            )
-            for r in revisions
-        )
+        revisions = tuple(self._redactor.revision(r) for r in revisions)
+        links = tuple(self._redactor.relation(r) for r in links)
         return MemoryDetail(shown, revisions, links)
 
     def _audit_raw_read(self, caller: Caller, memory: Memory) -> None:
@@ -89,7 +83,8 @@ class MemoryReader:
 
     def relations(self, caller: Caller, memory_id: str) -> tuple[Relation, ...]:
         self.get(caller, memory_id)
-        return tuple(relations.relations_of(self._store.read_db.conn(), memory_id))
+        found = relations.relations_of(self._store.read_db.conn(), memory_id)
+        return tuple(self._redactor.relation(r) for r in found)
 
     def list(
         self,

@@ -34,7 +34,6 @@ from core.governance import (
     Outcome,
     Redactor,
     Verdict,
-    describe_rule,
     flagged,
     memory_fields,
 )
@@ -362,7 +361,7 @@ class MemoryService:
             InvalidInput, TooLarge, ScopeDenied: the write is not acceptable as sent.
         """
         prepared = self.prepare(caller, req)
-        verdict = self._check_new(caller, prepared)
+        verdict = self.check_new(caller, prepared, req)
         if verdict.outcome is Outcome.REFUSE:
             return verdict.refused()
         similar = self._near.find(caller, prepared)
@@ -372,13 +371,22 @@ class MemoryService:
             )
         )
 
-    def _check_new(self, caller: Caller, memory: Memory) -> Verdict:
+    def check_new(
+        self, caller: Caller, memory: Memory, req: WriteRequest, reason: str | None = None
+    ) -> Verdict:
+        """The gate on a new memory: its fields, and what is stored beside them - its keys, and
+        the reason of the supersession that writes it."""
         return self._gate.check(
             caller,
             kind=memory.kind,
             scope=memory.scope,
             origin=memory.origin,
             fields=memory_fields(memory),
+            notes={
+                "dedupe_key": req.dedupe_key,
+                "idempotency_key": req.idempotency_key,
+                "reason": reason,
+            },
         )
 
     def write_many(
@@ -398,7 +406,7 @@ class MemoryService:
             except CairnError as e:  # reported per entry, in order
                 prepared.append(e)
                 continue
-            verdict = self._check_new(caller, memory)
+            verdict = self.check_new(caller, memory, req)
             prepared.append(
                 verdict.refused() if verdict.outcome is Outcome.REFUSE else (memory, verdict)
             )
@@ -783,6 +791,7 @@ class MemoryService:
             scope=candidate.scope,
             origin=current.origin,
             fields=memory_fields(candidate),
+            notes={"reason": reason},
             rule_kind=candidate.kind != current.kind,
             rule_scope=candidate.scope in WIDE_SCOPES and candidate.scope is not current.scope,
         )
@@ -896,10 +905,14 @@ class MemoryService:
         if (by_id is None) == (replacement is None):
             raise InvalidInput("give exactly one of 'by' (an existing memory id) or a new memory")
         prepared = self.prepare(caller, replacement) if replacement is not None else None
-        if prepared is not None:
-            verdict = self._check_new(caller, prepared)
+        if prepared is not None and replacement is not None:
+            verdict = self.check_new(caller, prepared, replacement, reason)
         else:
-            verdict = self._gate.paused(caller) or Verdict(Outcome.STORE)
+            verdict = (
+                self._gate.paused(caller)
+                or self._gate.secret_in({"reason": reason})
+                or Verdict(Outcome.STORE)
+            )
         if verdict.outcome is Outcome.REFUSE:
             return verdict.refused()
         return self._store.writer.run(
@@ -1006,9 +1019,9 @@ class MemoryService:
         neither a dedupe upsert nor an import brings it back. Forgetting twice is a no-op. An
         agent forgetting what is not its own gets a pending proposal instead (a WriteResult);
         while capture is paused, a refusal."""
-        paused = self._gate.paused(caller)
-        if paused is not None:
-            return paused.refused()
+        refusal = self._gate.paused(caller) or self._gate.secret_in({"reason": reason})
+        if refusal is not None:
+            return refusal.refused()
         return self._store.writer.run(lambda tx: self.forget_in(tx, caller, memory_id, reason))
 
     def forget_in(
@@ -1138,9 +1151,14 @@ class MemoryService:
     def mark_contradiction(
         self, caller: Caller, a_id: str, b_id: str, note: str | None = None
     ) -> Relation:
-        """Record that two memories contradict; it stays open until a person resolves it."""
+        """Record that two memories contradict; it stays open until a person resolves it.
+
+        Raises:
+            InvalidInput: a memory by itself, or a secret in the note (`reason_code: secret`).
+        """
         if a_id == b_id:
             raise InvalidInput("a memory cannot contradict itself")
+        self._gate.refuse_secret({"note": note})
 
         def job(tx: WriteTx) -> Relation:
             now = self._clock.now_ms()
@@ -1170,6 +1188,7 @@ class MemoryService:
             raise Forbidden("only a person can resolve a contradiction")
         if keep not in ("from", "to", "both"):
             raise InvalidInput("keep must be 'from', 'to' or 'both'", data={"field": "keep"})
+        self._gate.refuse_secret({"note": note})
 
         def job(tx: WriteTx) -> Relation:
             now = self._clock.now_ms()
@@ -1233,7 +1252,8 @@ class MemoryService:
 
         Raises:
             NotFound: no such memory in the caller's horizon.
-            InvalidInput: an unknown verdict, or a note that is too long.
+            InvalidInput: an unknown verdict, a note that is too long, or a secret in the note
+                (`reason_code: secret`).
         """
         if verdict not in ("useful", "wrong", "stale"):
             raise InvalidInput(
@@ -1242,12 +1262,8 @@ class MemoryService:
             )
         if note is not None:
             note = check_summary(note, self._limits, field="note")
-            flags, secret = self._gate.scan({"note": note})
-            if secret is not None:
-                raise InvalidInput(
-                    f"the note {describe_rule(secret.rule)}; secrets are never stored",
-                    data={"field": "note"},
-                )
+            self._gate.refuse_secret({"note": note})
+            flags, _ = self._gate.scan({"note": note})
             if flags:
                 note = self.redactor.text(note)
 

@@ -77,6 +77,16 @@ class Caller:
     verified: bool = False
     workspace_id: str | None = None
     session_id: str | None = None
+    # Verified by a token the agent issued itself (`hello {enroll: true}`), not one a person
+    # issued with `cairn agent add`.
+    self_enrolled: bool = False
+
+    @property
+    def registered(self) -> bool:
+        """Verified with a token a person issued: what a looser per-agent override in the
+        capture policy needs. A self-enrolled token tells the agent apart, but nobody vouched
+        for it - it unlocks nothing a same-user program connecting unverified could not do."""
+        return self.verified and not self.self_enrolled
 
     @property
     def is_human(self) -> bool:

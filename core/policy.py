@@ -52,8 +52,9 @@ class PolicyInvalid(Exception):
 
 @dataclass(frozen=True)
 class AgentRule:
-    """Per-agent overrides. A looser value than the general rule applies to a verified agent only;
-    a stricter one applies to anyone using the name."""
+    """Per-agent overrides. A looser value than the general rule applies only to an agent verified
+    by a token a person issued (`Caller.registered`: not a self-enrolled one); a stricter one
+    applies to anyone using the name."""
 
     kinds: Mapping[str, Mode] = field(default_factory=dict)
     scopes: Mapping[Scope, Mode] = field(default_factory=dict)

@@ -549,8 +549,10 @@ def hello(
         raise InvalidInput("role must be 'agent' or 'human'", data={"field": "role"})
     session_id = _session_id(p)
     raw_workspace = opt_text(p, "workspace")
-    if raw_workspace is not None:
-        canonical_path(raw_workspace)  # a bad path is refused before anything is recorded
+    # A bad path, or an identifier holding a secret, is refused before anything is recorded.
+    path = canonical_path(raw_workspace) if raw_workspace is not None else None
+    name = p.get("agent") if role == "agent" and isinstance(p.get("agent"), str) else None
+    cairn.gate.refuse_secret({"agent": name, "session": session_id, "workspace": path})
     identity, enrolled = _who(cairn, session, p, role, human_allowed)
     # Only a connection that is let in registers its workspace (and a declared agent name).
     workspace = cairn.workspaces.resolve(raw_workspace) if raw_workspace is not None else None
@@ -565,6 +567,7 @@ def hello(
             verified=identity.verified,
             workspace_id=workspace_id,
             session_id=session_id,
+            self_enrolled=identity.self_enrolled,
         )
     session.caller = caller
     session.workspace = workspace
@@ -611,7 +614,7 @@ def _enroll(
             "`cairn agent add <name>` (the token goes to the token store the bridge reads)"
         )
     agent, token = cairn.agents.enroll(check_name(p.get("agent")))
-    identity = Identity(agent.name, verified=True)
+    identity = Identity(agent.name, verified=True, self_enrolled=True)
     return identity, {"token": token, "stored_in": cairn.agents.tokens.where}
 
 

@@ -43,15 +43,20 @@ def policy_get(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]
 
         def mode(**what: Any) -> str:
             return policy.rule(
-                agent=caller.agent, verified=caller.verified, extracted=False, **what
+                agent=caller.agent, verified=caller.registered, extracted=False, **what
             ).mode.value
 
         out["for_this_agent"] = {
             "verified": caller.verified,
+            "self_enrolled": caller.self_enrolled,
             "kinds": {k: mode(kind=k, scope=None) for k in cairn.memories.limits.kinds},
             "scopes": {sc.value: mode(kind=None, scope=sc) for sc in (Scope.GLOBAL, Scope.USER)},
             "extracted": policy.rule(
-                agent=caller.agent, verified=caller.verified, kind=None, scope=None, extracted=True
+                agent=caller.agent,
+                verified=caller.registered,
+                kind=None,
+                scope=None,
+                extracted=True,
             ).mode.value,
         }
     else:

@@ -288,12 +288,14 @@ class ReviewService:
         Raises:
             Forbidden: the caller is not a person.
             NotFound: no such suggestion.
+            InvalidInput: the reason is too long, or holds a secret (`reason_code: secret`).
         """
         self._person(caller)
         if reason is not None and len(reason) > MAX_REASON_CHARS:
             raise InvalidInput(
                 f"reason is longer than {MAX_REASON_CHARS} characters", data={"field": "reason"}
             )
+        self._gate.refuse_secret({"reason": reason})
 
         def job(tx: WriteTx) -> Decided:
             s = suggestions.fetch(tx.conn, suggestion_id)

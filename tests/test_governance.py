@@ -601,3 +601,112 @@ def test_an_agent_forgetting_most_of_a_scope_is_held_for_a_person(
     # an hour later the window has moved on: forgetting its own memory is the agent's again
     clock.advance(3601)
     assert not isinstance(governed.memories.forget(a, ids[4]), WriteResult)
+
+
+# -- secrets in reasons, notes and keys (found by a hostile tester, 2026-11-30) ----------------
+
+
+def _refused_secret(outcome: object, field: str) -> None:
+    """A refusal like a secret in content's: code `secret`, naming the field and the rule,
+    never the text."""
+    assert isinstance(outcome, WriteResult), outcome
+    assert outcome.status is WriteStatus.REFUSED and outcome.reason_code == "secret", outcome
+    why = outcome.reason or ""
+    assert f"the {field} " in why and "github-token" in why and GITHUB_TOKEN not in why
+
+
+def _invalid_secret(error: InvalidInput, field: str) -> None:
+    """The refusal of a method whose answer is not a write's status: `invalid_params`, naming
+    the field and the rule (code `secret` in its data), never the text."""
+    assert error.data.get("field") == field and error.data.get("reason_code") == "secret"
+    assert "github-token" in str(error) and GITHUB_TOKEN not in str(error)
+
+
+def test_a_secret_in_a_reason_a_note_or_a_key_is_refused_and_stored_nowhere(
+    governed: Cairn, ws: str
+) -> None:
+    why = f"rotated with {GITHUB_TOKEN}"
+    for caller in (agent_caller(ws), Caller(Surface.HUMAN, workspace_id=ws)):
+        mid = stored(write(governed, caller, f"the runbook lives in wiki {caller.actor}"))
+        other = stored(write(governed, caller, f"the runbook moved to the repo {caller.actor}"))
+        ms = governed.memories
+        _refused_secret(
+            ms.update(caller, UpdateRequest(id=mid, if_revision=1, content="new", reason=why)),
+            "reason",
+        )
+        _refused_secret(ms.supersede(caller, mid, by_id=other, reason=why), "reason")
+        replacement = WriteRequest.from_params(
+            {"content": "the runbook is in docs/", "kind": "fact", "scope": "project"}
+        )
+        _refused_secret(ms.supersede(caller, mid, replacement=replacement, reason=why), "reason")
+        _refused_secret(ms.forget(caller, mid, why), "reason")
+        _refused_secret(write(governed, caller, "keyed", dedupe_key=GITHUB_TOKEN), "dedupe_key")
+        _refused_secret(
+            write(governed, caller, "retried", idempotency_key=GITHUB_TOKEN), "idempotency_key"
+        )
+        [bulk] = ms.write_many(
+            caller,
+            [
+                WriteRequest.from_params(
+                    {
+                        "content": "imported",
+                        "kind": "fact",
+                        "scope": "project",
+                        "idempotency_key": GITHUB_TOKEN,
+                    }
+                )
+            ],
+        )
+        _refused_secret(bulk, "idempotency_key")
+        with pytest.raises(InvalidInput) as contradiction:
+            ms.mark_contradiction(caller, mid, other, why)
+        _invalid_secret(contradiction.value, "note")
+        with pytest.raises(InvalidInput) as feedback:
+            ms.feedback(caller, mid, "wrong", why)
+        _invalid_secret(feedback.value, "note")
+        got = ms.get(Caller.human(), mid, history=True)
+        assert got.memory.status is Status.ACTIVE and len(got.revisions) == 1
+        assert got.relations == ()
+    with pytest.raises(InvalidInput) as proposal:
+        governed.identity.propose(agent_caller(ws), "user", "The user likes tea.", why)
+    _invalid_secret(proposal.value, "reason")
+    idea = pending(write(governed, agent_caller(ws), "maybe shard the runbook", kind="idea"))
+    with pytest.raises(InvalidInput) as rejection:
+        governed.review.reject(Caller.human(), idea, why)
+    _invalid_secret(rejection.value, "reason")
+    assert [i["id"] for i in queue(governed)] == [idea]
+    governed.store.checkpoint("TRUNCATE")
+    assert GITHUB_TOKEN.encode() not in governed.store.path.read_bytes()
+
+
+def test_reasons_and_notes_are_redacted_on_every_read_that_can_reach_a_model(
+    governed: Cairn, ws: str
+) -> None:
+    person = Caller(Surface.HUMAN, workspace_id=ws)
+    mid = stored(write(governed, person, "the release train leaves on fridays"))
+    other = stored(write(governed, person, "the release train leaves on mondays"))
+    governed.memories.update(
+        person, UpdateRequest(id=mid, if_revision=1, importance=4, reason=f"note: {INJECTION}")
+    )
+    governed.memories.mark_contradiction(person, mid, other, f"see chat. {INJECTION}")
+    # a store written before 2026-11-30 may hold a secret in a reason: reads still hide it
+    governed.store.writer.run(
+        lambda tx: tx.conn.execute(
+            "UPDATE revision SET reason = ? WHERE memory_id = ? AND revision = 1",
+            (f"old {GITHUB_TOKEN}", mid),
+        )
+    )
+    reader = agent_caller(ws, "agent-b")
+    for caller in (reader, Caller.human()):
+        got = governed.memories.get(caller, mid, history=True)
+        reasons = [r.reason or "" for r in got.revisions]
+        notes = [r.note or "" for r in got.relations]
+        assert "[BLOCKED: github-token]" in reasons[0] and GITHUB_TOKEN not in reasons[0]
+        assert "[BLOCKED: ignore-previous-en]" in reasons[1]
+        assert "[BLOCKED: ignore-previous-en]" in notes[0]
+        assert not any("Ignore all previous" in t for t in (*reasons, *notes))
+        assert all(
+            "Ignore all previous" not in r.note
+            for r in governed.memories.relations(caller, mid)
+            if r.note
+        )

@@ -4,6 +4,7 @@ governance methods has the one error shape."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,3 +120,72 @@ def test_every_governance_failure_has_the_one_shape(server: Runtime, workspace_d
     assert done["revision"] == 3
     for c in (agent, other, person):
         c.close()
+
+
+# -- found by a hostile tester, 2026-11-30 -----------------------------------------------------
+
+GITHUB_TOKEN = "ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q"
+
+
+def test_a_hello_holding_a_secret_is_refused_and_records_nothing(
+    server: Runtime, short_tmp: Path, workspace_dir: Path
+) -> None:
+    named = short_tmp / GITHUB_TOKEN
+    named.mkdir()
+    lower = GITHUB_TOKEN.lower()  # agent names are lower-case; the rule still matches
+    for hello, field in (
+        ({"agent": lower}, "agent"),
+        ({"agent": lower, "enroll": True}, "agent"),
+        ({"agent": "helper", "session": f"s:{GITHUB_TOKEN}"}, "session"),
+        ({"agent": "helper", "workspace": str(named)}, "workspace"),
+        ({"role": "human", "workspace": str(named)}, "workspace"),
+    ):
+        c = RawClient(socket_path(server.paths))
+        answer = c.hello(**hello)
+        c.close()
+        assert "error" in answer, (hello, answer)
+        error = answer["error"]
+        assert error["data"]["error"] == "invalid_params", error
+        assert error["data"]["field"] == field and error["data"]["reason_code"] == "secret"
+        assert "github-token" in error["message"]
+        assert GITHUB_TOKEN.lower() not in json.dumps(answer).lower()
+    person = connect(server, role="human")
+    names = {a["name"] for a in person.request("agent.list")["result"]["agents"]}
+    person.close()
+    assert lower not in names and "helper" not in names
+    assert server.cairn is not None
+    server.cairn.store.checkpoint("TRUNCATE")
+    assert GITHUB_TOKEN.lower().encode() not in server.cairn.store.path.read_bytes().lower()
+
+
+def test_a_self_enrolled_token_does_not_unlock_a_persons_override(
+    server: Runtime, workspace_dir: Path
+) -> None:
+    """A person prepared `[agents.ops-bot] scopes = { global = "auto" }` for an agent not yet
+    registered; any same-user program enrolling the name must not get that grant."""
+    person = connect(server, role="human")
+    for target in ("agents.ops-bot.scopes.global", "agents.vetted.scopes.global"):
+        assert "result" in person.request("policy.set", {"setting": target, "value": "auto"})
+    squatter = RawClient(socket_path(server.paths))
+    hello = squatter.hello("ops-bot", enroll=True, workspace=str(workspace_dir))["result"]
+    assert hello["verified"] is True
+    wide = {"content": "every repo deploys with make ship", "kind": "fact", "scope": "global"}
+    answer = squatter.request("memory.write", wide)["result"]
+    assert answer["status"] == "pending" and answer["reason_code"] == "policy", answer
+    mine = squatter.request("policy.get")["result"]["for_this_agent"]
+    assert mine["scopes"]["global"] == "ask" and mine["self_enrolled"] is True
+    squatter.close()
+    # an agent a person registered gets what the person allowed
+    token = person.request("agent.add", {"name": "vetted"})["result"]["token"]
+    vetted = connect(server, agent="vetted", token=token, workspace=str(workspace_dir))
+    answer = vetted.request("memory.write", {**wide, "content": "all repos use trunk"})["result"]
+    assert answer["status"] == "stored", answer
+    vetted.close()
+    # so does the enrolled name once a person issues its token (revoke, then add)
+    assert "result" in person.request("agent.revoke", {"name": "ops-bot"})
+    reissued = person.request("agent.add", {"name": "ops-bot"})["result"]
+    assert reissued["created_by"] == "human"
+    ops = connect(server, agent="ops-bot", token=reissued["token"], workspace=str(workspace_dir))
+    assert ops.request("memory.write", wide)["result"]["status"] == "stored"
+    ops.close()
+    person.close()
