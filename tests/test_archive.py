@@ -615,6 +615,60 @@ def test_a_forgotten_memory_is_not_brought_back_by_an_older_archive(
     )
 
 
+def test_an_archive_of_a_store_with_a_merged_workspace_imports_and_round_trips(
+    short_tmp: Path, empty: Cairn
+) -> None:
+    """After `cairn workspace merge A B` the moved memory's first revision still names A, whose
+    row the merge deleted (its `rebind` revision names B), and a tombstone forgotten in A names
+    A. The export writes that history as it is; an import takes it - into an empty store and
+    into the same one - and the round trip is exact."""
+    c = open_store(short_tmp / "merged")
+    try:
+        a_dir, b_dir = short_tmp / "clone", short_tmp / "main"
+        a_dir.mkdir()
+        b_dir.mkdir()
+        a = c.workspaces.resolve(str(a_dir)).id
+        b = c.workspaces.resolve(str(b_dir)).id
+        moved = write(c, person(c, a), "The clone builds with ninja")
+        gone = write(c, person(c, a), "The clone's deploy key is in the wiki")
+        c.memories.forget(person(c, a), gone, reason="wrong place")
+        write(c, person(c, b), "The main checkout builds with make")
+        result = c.lifecycle.merge_workspaces(Caller.human(), str(a_dir), str(b_dir))
+        assert result["moved"] == 1
+        assert [w.id for w in c.workspaces.list()] == [b]
+        first = short_tmp / "first.zip"
+        export(c, first)
+        rows = {m["id"]: m for m in jsonl(members(first)["memories.jsonl"])}
+        assert [r["workspace_id"] for r in rows[moved]["revisions"]] == [a, b]
+        assert [r["action"] for r in rows[moved]["revisions"]] == ["write", "rebind"]
+        # Into an empty store: everything lands, history as it was.
+        report = import_(empty, first)
+        assert report.added == 2 and report.conflicts == () and report.tombstones_added == 1
+        got = empty.memories.get(person(empty), moved, history=True)
+        assert got.memory.workspace_id == b
+        assert [r.workspace_id for r in got.revisions] == [a, b]
+        second = short_tmp / "second.zip"
+        export(empty, second)
+        assert sha(members(first)["memories.jsonl"]) == sha(members(second)["memories.jsonl"])
+        # Into the store it came from: nothing changes.
+        again = import_(c, first)
+        assert (again.added, again.unchanged, again.conflicts) == (0, 2, ())
+        # The workspace a memory is bound to now must still be in workspaces.jsonl.
+        files = members(first)
+        manifest = json.loads(files["manifest.json"])
+        manifest["files"]["workspaces.jsonl"] = {"sha256": sha(b""), "bytes": 0}
+        rezip(
+            first,
+            short_tmp / "unbound.zip",
+            {"workspaces.jsonl": b"", "manifest.json": json.dumps(manifest).encode()},
+        )
+        with pytest.raises(InvalidInput) as caught:
+            import_(c, short_tmp / "unbound.zip")
+        assert f"names workspace {b}, which is not in workspaces.jsonl" in caught.value.message
+    finally:
+        c.close()
+
+
 # -- refusing what is not right -----------------------------------------------------------------
 
 
