@@ -11,6 +11,7 @@ import stat
 import subprocess
 import zipfile
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -619,9 +620,9 @@ def test_an_archive_of_a_store_with_a_merged_workspace_imports_and_round_trips(
     short_tmp: Path, empty: Cairn
 ) -> None:
     """After `cairn workspace merge A B` the moved memory's first revision still names A, whose
-    row the merge deleted (its `rebind` revision names B), and a tombstone forgotten in A names
-    A. The export writes that history as it is; an import takes it - into an empty store and
-    into the same one - and the round trip is exact."""
+    row the merge deleted (its `rebind` revision names B). The export writes that history as it
+    is; an import takes it - into an empty store and into the same one - and the round trip is
+    exact. So does an archive from before merges carried tombstones along (one naming A)."""
     c = open_store(short_tmp / "merged")
     try:
         a_dir, b_dir = short_tmp / "clone", short_tmp / "main"
@@ -665,6 +666,20 @@ def test_an_archive_of_a_store_with_a_merged_workspace_imports_and_round_trips(
         with pytest.raises(InvalidInput) as caught:
             import_(c, short_tmp / "unbound.zip")
         assert f"names workspace {b}, which is not in workspaces.jsonl" in caught.value.message
+        # An archive written before merges moved tombstones: its tombstone names A.
+        [buried] = jsonl(files["tombstones.jsonl"])
+        assert buried["memory_id"] == gone and buried["workspace_id"] == b
+        data = (json.dumps(buried | {"workspace_id": a}, separators=(",", ":")) + "\n").encode()
+        manifest = json.loads(files["manifest.json"])
+        manifest["files"]["tombstones.jsonl"] = {"sha256": sha(data), "bytes": len(data)}
+        rezip(
+            first,
+            short_tmp / "older.zip",
+            {"tombstones.jsonl": data, "manifest.json": json.dumps(manifest).encode()},
+        )
+        with closing(open_store(short_tmp / "third")) as third:
+            report = import_(third, short_tmp / "older.zip")
+            assert report.added == 2 and report.tombstones_added == 1
     finally:
         c.close()
 
