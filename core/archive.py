@@ -201,7 +201,7 @@ class ArchiveService:
     def _import_archive(self, path: Path, dry_run: bool) -> ImportReport:
         archive = read_archive(path)
         tally = Tally("archive", str(path), dry_run)
-        placement = Placement(archive, tally, self._observers, self._secret_in)
+        placement = Placement(archive, tally, self._observers, self._secret_in, self._clock)
         if dry_run:
             with self._store.read_db.atomic():
                 conn = self._store.read_db.conn()
@@ -222,9 +222,11 @@ class ArchiveService:
                     placement.memories(tx.conn, part, tx)
 
                 run(job)
-            run(lambda tx: placement.relations(tx.conn, tx))
 
+            # Everything after the memories, and the `import` event with the whole report's
+            # counts, in one transaction: nothing else lands without that event.
             def finish(tx: WriteTx) -> None:
+                placement.relations(tx.conn, tx)
                 placement.identity(tx.conn, tx)
                 placement.tombstones(tx.conn, tx)
                 self._audit(tx, tally)

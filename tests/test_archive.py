@@ -7,8 +7,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
+import sqlite3
 import stat
 import subprocess
+import sys
+import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import closing
@@ -32,7 +36,7 @@ from core.search import SearchRequest
 from core.settings import Settings
 from core.validation import content_hash
 from core.writer import WriteTx
-from tests.conftest import ROOT, FakeClock
+from tests.conftest import ROOT, FakeClock, cairn_env
 from tests.serving import paths_for, served_in_thread
 from tests.test_cli_serving import at_terminal, cairn
 
@@ -254,7 +258,11 @@ def import_(c: Cairn, path: Path, *, dry_run: bool = False) -> ImportReport:
 
 
 def imports(c: Cairn) -> int:
-    row = c.store.read_db.conn().execute("SELECT count(*) FROM audit WHERE action = 'import'")
+    """How many imports this store recorded (each is one `import` event naming no memory; the
+    memories it brought have an `import` event each)."""
+    row = c.store.read_db.conn().execute(
+        "SELECT count(*) FROM audit WHERE action = 'import' AND memory_id IS NULL"
+    )
     return int(row.fetchone()[0])
 
 
@@ -682,6 +690,96 @@ def test_an_archive_of_a_store_with_a_merged_workspace_imports_and_round_trips(
             assert report.added == 2 and report.tombstones_added == 1
     finally:
         c.close()
+
+
+_IMPORTER = """
+import sys
+from pathlib import Path
+from core.app import Cairn
+from core.model import Caller
+from core.paths import resolve_paths
+app = Cairn.open(resolve_paths())
+print("READY", flush=True)
+app.archive.import_(Caller.human(), Path(sys.argv[1]))
+print("DONE", flush=True)
+"""
+
+
+def test_an_import_killed_half_way_has_accounted_for_every_memory_that_landed(
+    short_tmp: Path,
+) -> None:
+    """SIGKILL while `cairn import` runs: the chunks that committed are whole, and each memory
+    in them has its `import` event - in the audit log and in the change feed, an agent's too -
+    in the same transaction. Importing again completes it and accounts for the rest."""
+    source = open_store(short_tmp / "big")
+    try:
+        reqs = [
+            WriteRequest.from_params(
+                {
+                    "content": f"Imported fact number {n} about the billing retries",
+                    "kind": "fact",
+                    "scope": "global",
+                }
+            )
+            for n in range(4000)
+        ]
+        results = source.memories.write_many(person(source), reqs)
+        assert all(not isinstance(r, Exception) for r in results)
+        export(source, short_tmp / "big.zip")
+    finally:
+        source.close()
+    home = short_tmp / "target"
+    open_store(home).close()
+    db = paths_for(home).data / "cairn.db"
+    for _attempt in range(3):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _IMPORTER, str(short_tmp / "big.zip")],
+            cwd=ROOT,
+            env=cairn_env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "READY"
+        watch = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if watch.execute("SELECT count(*) FROM memory").fetchone()[0]:
+                    break
+                time.sleep(0.002)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(10)
+        finally:
+            watch.close()
+            proc.stdout.close()
+        with closing(open_store(home)) as c:
+            conn = c.store.read_db.conn()
+            landed = {r[0] for r in conn.execute("SELECT id FROM memory")}
+            if 0 < len(landed) < 4000 and imports(c) == 0:
+                break
+    else:
+        pytest.skip("the import never was killed half-way in three tries")
+    with closing(open_store(home)) as c:
+        conn = c.store.read_db.conn()
+        assert len(landed) % 500 == 0  # whole chunks only
+        events = [r[0] for r in conn.execute("SELECT memory_id FROM audit WHERE action = 'import'")]
+        assert sorted(events) == sorted(landed)
+        feed = c.memories.changes_since(Caller.human(), 0, limit=5000)
+        assert {ch.memory_id for ch in feed.changes if ch.action == "import"} == landed
+        agent = Caller(Surface.AGENT, agent="helper", verified=True)
+        seen = c.memories.changes_since(agent, 0, limit=5000)
+        assert {ch.memory_id for ch in seen.changes if ch.action == "import"} == landed
+        report = import_(c, short_tmp / "big.zip")
+        assert report.added == 4000 - len(landed) and report.unchanged == len(landed)
+        events = [
+            r[0]
+            for r in conn.execute(
+                "SELECT memory_id FROM audit WHERE action = 'import' AND memory_id IS NOT NULL"
+            )
+        ]
+        assert len(events) == 4000 and len(set(events)) == 4000
+        assert imports(c) == 1
 
 
 # -- refusing what is not right -----------------------------------------------------------------
