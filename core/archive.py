@@ -201,7 +201,7 @@ class ArchiveService:
     def _import_archive(self, path: Path, dry_run: bool) -> ImportReport:
         archive = read_archive(path)
         tally = Tally("archive", str(path), dry_run)
-        placement = Placement(archive, tally, self._observers, self._secret_in)
+        placement = Placement(archive, tally, self._observers, self._secret_in, self._clock)
         if dry_run:
             with self._store.read_db.atomic():
                 conn = self._store.read_db.conn()
@@ -222,9 +222,11 @@ class ArchiveService:
                     placement.memories(tx.conn, part, tx)
 
                 run(job)
-            run(lambda tx: placement.relations(tx.conn, tx))
 
+            # Everything after the memories, and the `import` event with the whole report's
+            # counts, in one transaction: nothing else lands without that event.
             def finish(tx: WriteTx) -> None:
+                placement.relations(tx.conn, tx)
                 placement.identity(tx.conn, tx)
                 placement.tombstones(tx.conn, tx)
                 self._audit(tx, tally)
@@ -318,7 +320,7 @@ class ArchiveService:
                     "line": number,
                     "status": WriteStatus.REFUSED.value,
                     "reason_code": "forgotten",
-                    "reason": "a person forgot this text; an import does not bring it back",
+                    "reason": "this text was forgotten here; an import does not bring it back",
                 }
             else:
                 live.append((number, req))
@@ -388,15 +390,16 @@ class ArchiveService:
         existing = ahead.keyed.get(key) or dedupe_target(conn, memory, self._clock.now_ms())
         if existing is not None:
             if existing.status is Status.FORGOTTEN:
-                return refused_forgotten()
+                return refused_forgotten(tombstones.tombstoned_id(conn, existing.id))
             changed = upserted(existing, memory)
             if changed is None:
                 return WriteResult.stored(existing, duplicate=True)
             ahead.keyed[key] = replace(changed, revision=existing.revision + 1)
             return WriteResult.stored(ahead.keyed[key])
         mid = dedupe_memory_id(memory.scope, memory.workspace_id, memory.session_id, *key[3:])
-        if tombstones.tombstoned_id(conn, mid):  # purged: no row left, the tombstone stays
-            return refused_forgotten()
+        by = tombstones.tombstoned_id(conn, mid)
+        if by is not None:  # purged: no row left, the tombstone stays
+            return refused_forgotten(by)
         ahead.keyed[key] = replace(memory, id=mid)
         return WriteResult.stored(ahead.keyed[key])
 

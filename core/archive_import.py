@@ -16,14 +16,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import astuple, dataclass, field, replace
 from typing import Any
 
-from core import tombstones
+from core import audit, tombstones
 from core.archive_reader import (
     Archive,
 )
 from core.archive_records import ArchivedMemory
+from core.clock import Clock
 from core.identity import IdentityVersion, insert_version
 from core.memory_service import MemoryObserver, dedupe_holder, dedupe_memory_id
-from core.model import RelationKind, Revision, Status
+from core.model import Caller, RelationKind, Revision, Status, Surface
 from core.records import (
     SELECT_REVISION,
     insert_memories,
@@ -41,7 +42,7 @@ from core.writer import WriteTx
 
 NOT_IMPORTED = (
     "suggestions.jsonl: the other store's review queue stays in the archive",
-    "audit.jsonl: the other store's history stays in the archive (this import is one event)",
+    "audit.jsonl: the other store's history stays in the archive (this store records the import)",
     "policy.toml: your capture policy stays as it is (copy the file over yours to adopt it)",
 )
 
@@ -169,9 +170,11 @@ class Placement:
         tally: Tally,
         observers: Sequence[MemoryObserver],
         secret_in: Callable[[Mapping[str, str | None]], str | None],
+        clock: Clock,
     ) -> None:
         """`secret_in` is the gate's scan: the refusal's words for fields holding a secret."""
         self.archive = archive
+        self._clock = clock
         self._tally = tally
         self._observers = observers
         self._secret_in = secret_in
@@ -363,6 +366,10 @@ class Placement:
                 replace_memory(conn, am.memory, content_hash=content_hash(am.memory.content))
             for observer in self._observers:
                 observer.memories_written(tx, [am.memory for am, _ in appends])
+        # Each memory that lands has its `import` event in the same transaction, so the audit
+        # log and the change feed account for it even if the import stops before its end.
+        landed = [am.memory for am in adds] + [am.memory for am, _ in appends]
+        audit.record_many(tx, Caller(Surface.IMPORT), "import", landed, at=self._clock.now_ms())
 
     def relations(self, conn: sqlite3.Connection, tx: WriteTx | None) -> None:
         """A relation lands when both its ends are here (and not forgotten)."""

@@ -283,9 +283,11 @@ def _memories(z: _Zip, workspaces: set[str]) -> tuple[ArchivedMemory, ...]:
         if m.id in ids:
             raise invalid(where, f"repeats memory {m.id}")
         ids.add(m.id)
-        for w in (m.workspace_id, *(r.workspace_id for r in am.revisions)):
-            if w is not None and w not in workspaces:
-                raise invalid(where, f"names workspace {w}, which is not in {WORKSPACES}")
+        # The memory's workspace must be known: it lands bound to it. An earlier revision may
+        # name a workspace the store no longer has (merged into the current one: the `rebind`
+        # revision says so); that is history, kept as it was written.
+        if m.workspace_id is not None and m.workspace_id not in workspaces:
+            raise invalid(where, f"names workspace {m.workspace_id}, which is not in {WORKSPACES}")
         if m.dedupe_key is not None:
             key = (m.scope.value, m.workspace_id or "", m.session_id or "", m.dedupe_key)
             if key in keys:
@@ -298,10 +300,9 @@ def _memories(z: _Zip, workspaces: set[str]) -> tuple[ArchivedMemory, ...]:
 def _tombstones(z: _Zip, workspaces: set[str]) -> tuple[Tombstone, ...]:
     out: list[Tombstone] = []
     for where, obj in z.records(TOMBSTONES):
-        t = Tombstone(**checked(obj, TOMBSTONE_SPEC, where))
-        if t.workspace_id is not None and t.workspace_id not in workspaces:
-            raise invalid(where, f"names workspace {t.workspace_id}, which is not in {WORKSPACES}")
-        out.append(t)
+        # A tombstone may name a workspace the store no longer has (merged away before
+        # 2026-11-30, when a merge did not carry tombstones along): it lands as it is.
+        out.append(Tombstone(**checked(obj, TOMBSTONE_SPEC, where)))
     return tuple(out)
 
 

@@ -8,6 +8,7 @@ revision and one audit event per memory, observers kept in step) live in one pla
 from __future__ import annotations
 
 import secrets
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
@@ -40,12 +41,44 @@ def new_memory_id(now_ms: int) -> str:
     return f"m_{now_ms:012x}{secrets.token_hex(8)}"
 
 
-def refused_forgotten() -> WriteResult:
+def refused_forgotten(forgotten_by: str | None) -> WriteResult:
+    """The refusal of a write that would bring back what was forgotten; `forgotten_by` is the
+    tombstone's (who forgot it: `human`, `notes`, `system` for an expiry, or an agent's name)."""
     return WriteResult(
         WriteStatus.REFUSED,
         reason_code="forgotten",
-        reason="a person forgot this memory; Cairn will not store it again",
+        reason=f"{who_forgot(forgotten_by)}; Cairn will not store it again",
     )
+
+
+def who_forgot(forgotten_by: str | None) -> str:
+    """Who forgot a memory, said as a clause: "a person forgot this memory", "the agent
+    code-helper forgot this memory", ..."""
+    if forgotten_by == Surface.HUMAN.value:
+        return "a person forgot this memory"
+    if forgotten_by == Surface.NOTES.value:
+        return "this memory was removed with its file from the notes folder"
+    if forgotten_by == Surface.SYSTEM.value:
+        return "this memory expired and Cairn removed it"
+    if forgotten_by == Surface.IMPORT.value or not forgotten_by:
+        return "this memory was forgotten"
+    return f"the agent {forgotten_by} forgot this memory"
+
+
+def _buried(conn: sqlite3.Connection, hashes: Sequence[str]) -> dict[tuple[str, str, str], str]:
+    """(content hash, scope, workspace) of these texts' tombstones -> who forgot it (the
+    latest)."""
+    out: dict[tuple[str, str, str], str] = {}
+    for start in range(0, len(hashes), _CHUNK):
+        chunk = sorted(set(hashes[start : start + _CHUNK]))
+        marks = ", ".join("?" for _ in chunk)
+        for h, scope, ws, by in conn.execute(
+            "SELECT content_hash, scope, coalesce(workspace_id, ''), forgotten_by "
+            f"FROM tombstone WHERE content_hash IN ({marks}) ORDER BY forgotten_at",
+            chunk,
+        ):
+            out[(h, scope, ws)] = by
+    return out
 
 
 def insert_new(
@@ -77,19 +110,7 @@ def insert_new(
                 chunk,
             ):
                 existing.setdefault((h, scope, ws, sid), mid)
-    buried: set[tuple[str, str, str]] = set()
-    if caller.surface is Surface.AGENT:
-        for start in range(0, len(hashes), _CHUNK):
-            chunk = sorted(set(hashes[start : start + _CHUNK]))
-            marks = ", ".join("?" for _ in chunk)
-            buried.update(
-                (h, scope, ws)
-                for h, scope, ws in conn.execute(
-                    "SELECT content_hash, scope, coalesce(workspace_id, '') FROM tombstone "
-                    f"WHERE content_hash IN ({marks})",
-                    chunk,
-                )
-            )
+    buried = _buried(conn, hashes) if caller.surface is Surface.AGENT else {}
     results: list[WriteResult | str] = []  # a str is the id of an existing duplicate
     fresh: list[Memory] = []
     fresh_hashes: list[str] = []
@@ -100,7 +121,7 @@ def insert_new(
             results.append(existing[key])
             continue
         if (h, memory.scope.value, ws) in buried:
-            results.append(refused_forgotten())
+            results.append(refused_forgotten(buried[(h, memory.scope.value, ws)]))
             continue
         stamped = memory if memory.id else replace(memory, id=new_memory_id(now))
         if check_duplicates:

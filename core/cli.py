@@ -38,6 +38,7 @@ from core.terminal import (
     at_terminal,
     connect,
     connect_as_person,
+    describe_write,
     emit,
     looking_as_person,
     memory_line,
@@ -47,12 +48,12 @@ from core.terminal import (
     short,
     speaks_for_a_person,
     when,
+    write_status,
 )
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # a confirmation not given, or some lines of a bulk add failed
 EXIT_USAGE = 2
-EXIT_REFUSED = 77  # a write Cairn refused (policy off, capture paused, a secret): nothing stored
 EXIT_INTERRUPTED = 130
 
 log = logging.getLogger("cairn")
@@ -376,25 +377,6 @@ def cmd_add(args: argparse.Namespace) -> int:
         result = client.call("memory.write", params)
     emit(args, result, lambda: print(describe_write(result)))
     return write_status(result)
-
-
-def write_status(result: dict[str, Any]) -> int:
-    """The exit status for a write: 0 when stored or waiting for review, the refusal's own
-    status (77: not permitted) when Cairn refused it."""
-    return EXIT_REFUSED if result.get("status") == "refused" else EXIT_OK
-
-
-def describe_write(result: dict[str, Any]) -> str:
-    status = result["status"]
-    if status == "stored":
-        extra = " (already stored: nothing new)" if result.get("duplicate") else ""
-        if result.get("similar"):
-            extra += f" (closely resembles {', '.join(result['similar'])})"
-        return f"stored {result['id']}@{result['revision']}{extra}"
-    if status == "pending":
-        why = str(result.get("reason") or "a person will decide").split(": ", 1)[-1]
-        return f"pending review ({result['suggestion_id']}): {why}"
-    return f"refused ({result.get('reason_code')}): {result.get('reason')}"
 
 
 def add_jsonl(args: argparse.Namespace) -> int:

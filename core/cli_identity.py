@@ -16,10 +16,12 @@ from core.errors import InvalidInput
 from core.terminal import (
     connect_as_agent,
     connect_as_person,
+    describe_write,
     emit,
     looking_as_person,
     open_input,
     when,
+    write_status,
 )
 
 
@@ -102,8 +104,15 @@ def cmd_identity(args: argparse.Namespace) -> int:
                 "identity.propose",
                 {"doc": args.doc, "content": _read(args.file), "reason": args.reason},
             )
-        emit(args, result, lambda: print(f"pending review ({result['suggestion_id']})"))
-        return 0
+
+        def said() -> None:
+            if result["status"] == "pending":
+                print(f"pending review ({result['suggestion_id']})")
+            else:
+                print(describe_write(result))
+
+        emit(args, result, said)
+        return write_status(result)
     if action in ("list", "history"):
         with looking_as_person(f"identity {action}") as client:
             if action == "list":

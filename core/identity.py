@@ -25,7 +25,7 @@ from core.clock import Clock
 from core.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
 from core.governance import Gate, Outcome, Redactor
 from core.memory_service import Proposals
-from core.model import Caller, Surface
+from core.model import Caller, Surface, WriteResult, WriteStatus
 from core.proposals import waiting_because
 from core.settings import Settings
 from core.store import Store
@@ -216,7 +216,8 @@ class IdentityService:
 
     # -- changing ---------------------------------------------------------------------------
 
-    def _checked(self, caller: Caller, content: object) -> tuple[str, tuple[Flag, ...]]:
+    def _sized(self, content: object) -> str:
+        """Non-empty text within `identity.max_bytes`."""
         if not isinstance(content, str) or not content.strip():
             raise InvalidInput("content must be non-empty text", data={"field": "content"})
         size = len(content.encode("utf-8"))
@@ -226,6 +227,10 @@ class IdentityService:
                 "(identity.max_bytes): it is injected into prompts, so keep it short",
                 data={"field": "content", "limit": self._max_bytes},
             )
+        return content
+
+    def _checked(self, caller: Caller, content: object) -> tuple[str, tuple[Flag, ...]]:
+        content = self._sized(content)
         verdict = self._gate.check_text(caller, {"content": content})
         if verdict.outcome is Outcome.REFUSE:
             raise InvalidInput(verdict.message or "refused", data={"field": "content"})
@@ -233,14 +238,25 @@ class IdentityService:
 
     def propose(
         self, caller: Caller, doc: str, content: object, reason: str | None = None
-    ) -> tuple[str, str]:
-        """An agent's change to an identity document: it always waits for a person. Returns the
-        suggestion id and the sentence the agent gets."""
+    ) -> WriteResult:
+        """An agent's change to an identity document: it waits for a person (`pending`, with
+        the suggestion id and the sentence the agent gets), or - capture paused - is refused
+        like any write (`refused`, `capture_paused`): an answer, not an error.
+
+        Raises:
+            InvalidInput: not an agent, an unknown document, empty text, or a secret in it.
+            Forbidden: another agent's soul.
+            TooLarge: beyond `identity.max_bytes`.
+        """
         if caller.surface is not Surface.AGENT:
             raise InvalidInput("a person edits identity documents directly (identity.edit)")
         name = f"soul:{caller.agent}" if doc == "soul" else check_doc(doc)
         if name.startswith("soul:") and name not in (DEFAULT_SOUL, f"soul:{caller.agent}"):
             raise Forbidden("an agent may propose changes to its own soul and the user profile")
+        self._sized(content)
+        paused = self._gate.paused(caller)
+        if paused is not None:
+            return paused.refused()
         text, flags = self._checked(caller, content)
         self._gate.refuse_secret({"reason": reason})
 
@@ -267,7 +283,12 @@ class IdentityService:
             return self._proposals.propose(tx, caller, suggestion)
 
         kept = self._store.writer.run(job)
-        return kept.id, waiting_because(kept)
+        return WriteResult(
+            WriteStatus.PENDING,
+            suggestion_id=kept.id,
+            reason_code="identity",
+            reason=waiting_because(kept),
+        )
 
     def edit(
         self, caller: Caller, doc: str, content: object, *, if_version: int, reason: str | None

@@ -269,10 +269,15 @@ class Lifecycle:
                     continue
                 self._memories.rebind_in(tx, caller, memory, dst.id, f"merged into {dst.path}")
                 moved += 1
+            # Forgotten memories' shells move along, and their tombstones with them: what was
+            # forgotten there stays forgotten here.
             tx.conn.execute(
                 "UPDATE memory SET workspace_id = ? WHERE workspace_id = ? AND status = "
                 "'forgotten'",
                 (dst.id, src.id),
+            )
+            tx.conn.execute(
+                "UPDATE tombstone SET workspace_id = ? WHERE workspace_id = ?", (dst.id, src.id)
             )
             left = tx.conn.execute(
                 "SELECT count(*) FROM memory WHERE workspace_id = ?", (src.id,)

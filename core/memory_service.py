@@ -544,10 +544,10 @@ class MemoryService:
             existing = fetch_memory(conn, row[0], now)
             assert existing is not None
             return WriteResult.stored(existing, duplicate=True)
-        if caller.surface is Surface.AGENT and tombstones.tombstoned_content(
-            conn, prepared, content_hash(prepared.content)
-        ):
-            return refused_forgotten()
+        if caller.surface is Surface.AGENT:
+            by = tombstones.tombstoned_content(conn, prepared, content_hash(prepared.content))
+            if by is not None:
+                return refused_forgotten(by)
         target: Memory | None = None
         if prepared.dedupe_key is not None:
             target = dedupe_target(tx.conn, prepared, now)
@@ -589,13 +589,14 @@ class MemoryService:
         existing = dedupe_target(tx.conn, prepared, now)
         if existing is not None:
             if existing.status is Status.FORGOTTEN:
-                return refused_forgotten()
+                return refused_forgotten(tombstones.tombstoned_id(tx.conn, existing.id))
             return self._upsert(tx, caller, existing, prepared, now)
         mid = dedupe_memory_id(
             prepared.scope, prepared.workspace_id, prepared.session_id, prepared.dedupe_key
         )
-        if tombstones.tombstoned_id(tx.conn, mid):  # purged: no row left, the tombstone stays
-            return refused_forgotten()
+        by = tombstones.tombstoned_id(tx.conn, mid)
+        if by is not None:  # purged: no row left, the tombstone stays
+            return refused_forgotten(by)
         return insert_new(
             tx,
             caller,

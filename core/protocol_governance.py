@@ -160,10 +160,9 @@ def identity_get(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, An
 
 def identity_propose(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
     check_fields(p, frozenset({"doc", "content", "reason"}), required=("doc", "content"))
-    sid, why = cairn.identity.propose(
+    return cairn.identity.propose(
         s.bound(), text(p, "doc"), p["content"], opt_text(p, "reason")
-    )
-    return {"status": "pending", "suggestion_id": sid, "reason_code": "identity", "reason": why}
+    ).to_dict()
 
 
 def identity_list(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:

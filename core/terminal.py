@@ -75,6 +75,8 @@ def confirm(prompt: str, expected: str) -> None:
 # (the tray gives up after desktop.person_check.ANSWER_WITHIN_S).
 _TRAY_ANSWER_WAIT_S = 90.0
 
+EXIT_REFUSED = 77  # a write Cairn refused (policy off, capture paused, a secret): nothing stored
+
 
 def connect_as_person(
     prompt: str, expected: str, *, autostart: bool = True, bind_cwd: bool = True
@@ -221,3 +223,22 @@ def print_or_drop(line: str) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
+
+
+def write_status(result: dict[str, Any]) -> int:
+    """The exit status for a write (or a proposal): 0 when stored or waiting for review, the
+    refusal's own status (77: not permitted) when Cairn refused it."""
+    return EXIT_REFUSED if result.get("status") == "refused" else 0
+
+
+def describe_write(result: dict[str, Any]) -> str:
+    status = result["status"]
+    if status == "stored":
+        extra = " (already stored: nothing new)" if result.get("duplicate") else ""
+        if result.get("similar"):
+            extra += f" (closely resembles {', '.join(result['similar'])})"
+        return f"stored {result['id']}@{result['revision']}{extra}"
+    if status == "pending":
+        why = str(result.get("reason") or "a person will decide").split(": ", 1)[-1]
+        return f"pending review ({result['suggestion_id']}): {why}"
+    return f"refused ({result.get('reason_code')}): {result.get('reason')}"

@@ -14,18 +14,23 @@ from collections.abc import Iterable
 from core.model import Memory, Tombstone
 
 
-def tombstoned_id(conn: sqlite3.Connection, memory_id: str) -> bool:
-    row = conn.execute("SELECT 1 FROM tombstone WHERE memory_id = ?", (memory_id,)).fetchone()
-    return row is not None
-
-
-def tombstoned_content(conn: sqlite3.Connection, memory: Memory, chash: str) -> bool:
+def tombstoned_id(conn: sqlite3.Connection, memory_id: str) -> str | None:
+    """Who forgot this memory id (its tombstone's `forgotten_by`); None when nothing did."""
     row = conn.execute(
-        "SELECT 1 FROM tombstone WHERE content_hash = ? AND scope = ? "
-        "AND coalesce(workspace_id, '') = ? LIMIT 1",
+        "SELECT forgotten_by FROM tombstone WHERE memory_id = ?", (memory_id,)
+    ).fetchone()
+    return str(row[0]) if row is not None else None
+
+
+def tombstoned_content(conn: sqlite3.Connection, memory: Memory, chash: str) -> str | None:
+    """Who forgot this text in this scope and workspace (the latest such tombstone's
+    `forgotten_by`); None when nobody did."""
+    row = conn.execute(
+        "SELECT forgotten_by FROM tombstone WHERE content_hash = ? AND scope = ? "
+        "AND coalesce(workspace_id, '') = ? ORDER BY forgotten_at DESC LIMIT 1",
         (chash, memory.scope.value, memory.workspace_id or ""),
     ).fetchone()
-    return row is not None
+    return str(row[0]) if row is not None else None
 
 
 def buried_texts(conn: sqlite3.Connection, hashes: Iterable[str]) -> set[str]:

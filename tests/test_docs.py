@@ -3,6 +3,8 @@ docs/data-model.md is the one the code uses."""
 
 from __future__ import annotations
 
+import re
+
 from core.settings import KNOBS, documented_names, render_reference
 from core.tiers import render_table
 from tests.conftest import ROOT
@@ -18,3 +20,86 @@ def test_every_setting_is_documented() -> None:
 def test_tier_table_in_docs_matches_the_code() -> None:
     text = (ROOT / "docs" / "data-model.md").read_text(encoding="utf-8")
     assert render_table() in text, "docs/data-model.md must contain the table from core.tiers"
+
+
+# What the code writes as a revision's `action`, and as an audit event's (= a change's) action.
+REVISION_ACTIONS = (
+    "write",
+    "update",
+    "upsert",
+    "pin",
+    "unpin",
+    "archive",
+    "unarchive",
+    "supersede",
+    "rebind",
+    "expire",
+    "forget",
+)
+MEMORY_CHANGES = (*REVISION_ACTIONS, "purge", "feedback", "contradict", "resolve", "import")
+PEOPLE_CHANGES = (
+    "propose",
+    "reobserve",
+    "reject",
+    "adopt",
+    "review_evicted",
+    "policy_changed",
+    "scan_allow",
+    "scan_unallow",
+    "read_raw",
+    "identity_version",
+    "workspace_moved",
+    "workspace_merged",
+    "agent_add",
+    "agent_active",
+    "agent_paused",
+    "agent_revoked",
+    "audit_rotated",
+)
+_WRITTEN = (
+    r'audit\.record(?:_many)?\(\s*\w+,\s*[\w.()]+,\s*"([a-z_]+)"',
+    r'save_revision_in\(\s*\w+,\s*\w+,\s*\w+,\s*"([a-z_]+)"',
+    r'set_state_in\(\s*\w+,\s*[\w.]+,\s*[\w.]+,\s*"([a-z_]+)"',
+    r'(?:insert_revision|revision_values)\([^)]*\baction="([a-z_]+)"',
+    r'_set_state\(\s*\w+,\s*\w+,\s*"([a-z_]+)" if \w+ else "([a-z_]+)"',
+    r'\baction = "([a-z_]+)"(?: if \w+ else "([a-z_]+)")?',
+)
+
+
+def _between(name: str, start: str, end: str) -> str:
+    text = (ROOT / "docs" / name).read_text(encoding="utf-8")
+    begin = text.index(start)
+    return text[begin : text.index(end, begin)]
+
+
+def test_the_lists_of_actions_in_the_docs_are_complete() -> None:
+    """Every revision action and every change action the code writes is named where the docs
+    list them (they left out `rebind`, `expire`, `workspace_merged`, ...)."""
+    found: set[str] = set()
+    for path in (ROOT / "core").glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        for pattern in _WRITTEN:
+            for match in re.finditer(pattern, source):
+                found.update(g for g in match.groups() if g)
+    statuses = {"active", "paused", "revoked"}  # f"agent_{status.value}"
+    found |= {f"agent_{s}" for s in statuses}
+    known = set(MEMORY_CHANGES) | set(PEOPLE_CHANGES)
+    assert {"rebind", "expire", "workspace_merged", "import"} <= found
+    assert found <= known, f"actions the code writes that no list here has: {found - known}"
+    lists = {
+        "data-model.md": (
+            _between("data-model.md", "## Revisions are immutable", "The one deliberate"),
+            REVISION_ACTIONS,
+        ),
+        "backup-and-export.md": (
+            _between("backup-and-export.md", "A revision has `revision`", "A relation has"),
+            tuple(a for a in REVISION_ACTIONS if a != "forget"),
+        ),
+        "protocol.md": (
+            _between("protocol.md", "## The `changes` notification", "## Errors"),
+            (*MEMORY_CHANGES, *PEOPLE_CHANGES),
+        ),
+    }
+    for name, (text, actions) in lists.items():
+        missing = [a for a in actions if f"`{a}`" not in text]
+        assert not missing, f"docs/{name} does not list {missing}"

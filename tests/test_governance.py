@@ -269,9 +269,9 @@ def test_different_changes_of_one_target_are_separate_proposals(governed: Cairn,
         first: ("the API listens on 9090", 2),
         other: ("the API moved to port 7000 behind the gateway", 1),
     }
-    one, _ = governed.identity.propose(b, "user", "Prefers metric units.")
-    two, _ = governed.identity.propose(c, "user", "Prefers imperial units and long answers.")
-    assert one != two
+    one = governed.identity.propose(b, "user", "Prefers metric units.").suggestion_id
+    two = governed.identity.propose(c, "user", "Prefers imperial units and long answers.")
+    assert one is not None and one != two.suggestion_id
 
 
 def test_a_user_proposal_made_project_scope_lands_in_the_persons_workspace(

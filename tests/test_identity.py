@@ -50,10 +50,13 @@ def test_an_agent_proposes_and_only_a_person_decides(app: Cairn) -> None:
     from core.policy import all_auto
 
     app.policy.set(PERSON, "kinds.idea", all_auto(["idea"]).kinds["idea"])
-    sid, why = app.identity.propose(
+    proposed = app.identity.propose(
         agent(), "user", "The person prefers metric units.\n", "said so"
     )
-    assert "person's review" in why
+    assert proposed.status.value == "pending" and proposed.reason_code == "identity"
+    assert "person's review" in (proposed.reason or "")
+    sid = proposed.suggestion_id
+    assert sid is not None
     assert app.identity.get(PERSON, "user").version == 1
     for attempt in (
         lambda: app.identity.edit(agent(), "user", "x", if_version=1, reason=None),
@@ -71,7 +74,8 @@ def test_an_agent_proposes_and_only_a_person_decides(app: Cairn) -> None:
 
 
 def test_adopting_an_edited_proposal_and_onto_a_moved_document(app: Cairn) -> None:
-    sid, _ = app.identity.propose(agent(), "user", "Prefers tabs.\n")
+    sid = app.identity.propose(agent(), "user", "Prefers tabs.\n").suggestion_id
+    assert sid is not None
     app.identity.edit(PERSON, "user", "Prefers spaces.\n", if_version=1, reason="mine")
     with pytest.raises(Conflict, match="changed since the proposal") as caught:
         app.review.adopt(PERSON, sid)
@@ -91,7 +95,8 @@ def test_saving_the_same_text_makes_no_new_version(app: Cairn) -> None:
 
 
 def test_each_agent_grows_its_own_soul(app: Cairn) -> None:
-    sid, _ = app.identity.propose(agent("scribe"), "soul", "I write tersely.\n")
+    sid = app.identity.propose(agent("scribe"), "soul", "I write tersely.\n").suggestion_id
+    assert sid is not None
     [item] = app.review.pending(PERSON)
     assert item["target_id"] == "soul:scribe" and item["base_revision"] == 0
     app.review.adopt(PERSON, sid)
@@ -196,3 +201,30 @@ def test_identity_from_the_terminal(daemon: Daemon, short_tmp: Path) -> None:
     assert "-Prefers short answers." in shown_text and "user is now at version 3" in shown_text
     status, shown_text = at_terminal(home, "identity", "history", "user", typed="")
     assert "user v3" in shown_text and "revert to version 1" in shown_text
+
+
+def test_a_proposal_while_capture_is_paused_is_refused_as_any_write_is(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """Capture paused: `identity.propose` answers `{status: "refused", reason_code:
+    "capture_paused"}` like `memory.write` (a person's rule decided, the request was valid), and
+    `cairn identity propose` exits 77 like `cairn add`. Nothing waits for review."""
+    home = daemon.home
+    status, shown = at_terminal(home, "policy", "set", "paused", "true", typed="set paused true")
+    assert status == 0, shown
+    proposal = short_tmp / "profile.md"
+    proposal.write_text("Prefers short answers.\n", encoding="utf-8")
+    out = cairn(
+        home, "identity", "propose", "user", "--agent", "helper", "--file", str(proposal), "--json"
+    )
+    assert out.returncode == 77, (out.stdout, out.stderr)
+    answer = json.loads(out.stdout)
+    assert answer["status"] == "refused" and answer["reason_code"] == "capture_paused", answer
+    assert "paused" in answer["reason"]
+    plain = cairn(home, "identity", "propose", "user", "--agent", "helper", "--file", str(proposal))
+    assert plain.returncode == 77
+    assert plain.stdout.startswith("refused (capture_paused): capture is paused"), plain.stdout
+    added = cairn(home, "add", "The person prefers short answers", "--agent", "helper")
+    assert added.returncode == 77 and "capture_paused" in added.stdout, added.stdout
+    status, shown = at_terminal(home, "review", "list", typed="")
+    assert "identity" not in shown, shown

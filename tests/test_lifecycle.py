@@ -203,3 +203,32 @@ def test_a_keyed_memory_merged_in_is_updated_by_its_key_afterwards(
         ),
     )
     assert again.status is WriteStatus.STORED and again.id == keyed and again.revision == 3
+
+
+def test_what_was_forgotten_in_a_merged_workspace_stays_forgotten_in_the_one_it_joined(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    """The merge moves forgotten memories' shells along; their tombstones follow them, so an
+    agent cannot write the forgotten text again into the workspace it was merged into."""
+    other_dir = short_tmp / "clone"
+    other_dir.mkdir()
+    other = cairn.workspaces.resolve(str(other_dir))
+    b = Caller(Surface.AGENT, agent="agent-a", verified=True, workspace_id=other.id)
+    gone = write(cairn, b, "the staging password is on the whiteboard")
+    cairn.memories.forget(Caller.human(), gone, reason="not ours to keep")
+    cairn.lifecycle.merge_workspaces(Caller.human(), str(other_dir), str(short_tmp / "proj"))
+    again = cairn.memories.write(
+        agent,
+        WriteRequest.from_params(
+            {
+                "content": "the staging password is on the whiteboard",
+                "kind": "fact",
+                "scope": "project",
+            }
+        ),
+    )
+    assert again.status is WriteStatus.REFUSED and again.reason_code == "forgotten", again
+    row = cairn.store.read_db.conn().execute(
+        "SELECT workspace_id FROM tombstone WHERE memory_id = ?", (gone,)
+    )
+    assert row.fetchone()[0] == agent.workspace_id

@@ -29,6 +29,7 @@ from core.model import (
     Surface,
     Tier,
     Tombstone,
+    WriteResult,
     WriteStatus,
 )
 from core.requests import UpdateRequest, WriteRequest
@@ -696,3 +697,32 @@ def test_agents_cannot_change_or_forget_a_persons_words(cairn: Cairn, agent: Cal
     cairn.memories.feedback(agent, mid, "stale")
     cairn.memories.mark_contradiction(agent, theirs, mid)
     cairn.memories.supersede(agent, theirs, by_id=mid)
+
+
+def test_the_refusal_of_forgotten_text_names_who_forgot_it(cairn: Cairn, agent: Caller) -> None:
+    """An agent that forgot its own memory and writes the text again is refused - but not with
+    "a person forgot this memory": the tombstone says who did."""
+    plain = write(cairn, agent, "the build cache lives in /var/cache/ci")
+    keyed = write(cairn, agent, "deploy target is blue", dedupe_key="deploy-target")
+    theirs = write(cairn, agent, "the office plant is a fern")
+    for mid in (plain, keyed):
+        gone = cairn.memories.forget(agent, mid)
+        assert isinstance(gone, Tombstone) and gone.forgotten_by == "agent-a", gone
+    cairn.memories.forget(Caller.human(), theirs)
+
+    def refusal(content: str, **fields: object) -> str:
+        params = {"content": content, "kind": "fact", "scope": "global", **fields}
+        req = WriteRequest.from_params(params)
+        one = cairn.memories.write(agent, req)
+        [many] = cairn.memories.write_many(agent, [req])
+        for result in (one, many):
+            assert isinstance(result, WriteResult), result
+            assert (result.status, result.reason_code) == (WriteStatus.REFUSED, "forgotten")
+        assert isinstance(many, WriteResult) and many.reason == one.reason
+        assert one.reason is not None
+        return one.reason
+
+    mine = refusal("the build cache lives in /var/cache/ci")
+    assert "person" not in mine and "agent-a forgot this memory" in mine, mine
+    assert "agent-a forgot" in refusal("deploy target is green", dedupe_key="deploy-target")
+    assert refusal("the office plant is a fern").startswith("a person forgot this memory")
