@@ -191,6 +191,39 @@ def test_a_revert_is_previewed_confirmed_and_refused_when_the_document_moved(
     assert latest[0].content == original and len(latest) == 4
 
 
+def test_a_save_whose_answer_comes_after_the_reload_is_based_on_the_new_version(
+    qtbot: QtBot, desk: Desk
+) -> None:
+    """The reload the change channel starts can land before the save's own answer (the worker
+    has several threads). It found the editor still holding the person's text, kept it as an
+    edit based on version 1, and nothing filled it again: the window said "based on version 1"
+    with the document at 2, and the next save was a conflict with the person's own save."""
+    window = open_on(qtbot, desk)
+    window.doc_editor.editor.setPlainText("Prefers short answers.\n")
+    window.doc_editor.reason.setText("say it plainly")
+    saved: list[IdentityVersion] = []
+    desk.call(  # the window's own save, its answer held back until the reload has landed
+        functools.partial(
+            desk.cairn.identity.edit,
+            Caller.human(),
+            "user",
+            "Prefers short answers.\n",
+            if_version=1,
+            reason="say it plainly",
+        ),
+        on_done=saved.append,
+    )
+    qtbot.waitUntil(lambda: window.side.versions.rowCount() == 2)
+    settle(qtbot, desk)
+    window._saved(saved[0], base=1)
+    assert window.status.text() == "Saved user as version 2."
+    assert window.doc_editor.base_label.text().endswith("version 2")
+    assert not window.unsaved()
+    window.doc_editor.editor.setPlainText("Prefers short answers, in English.\n")
+    save(qtbot, desk, window, "Prefers short answers, in English.\n", "again")
+    assert window.status.text() == "Saved user as version 3."
+
+
 def test_enter_in_the_revert_preview_cancels(qtbot: QtBot, desk: Desk) -> None:
     """The preview said Cancel was the default, but once shown the "Write version" button took
     Enter: one Return wrote the revert."""

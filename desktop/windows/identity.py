@@ -221,6 +221,11 @@ class IdentityWindow(ToolWindow):
         if version.doc == self._doc:
             self.doc_editor.dirty = False
             self.doc_editor.reason.clear()
+            history = self.side.history
+            if history and history[0].version >= version.version:
+                # The reload landed before this answer and kept the text as an unsaved edit:
+                # the editor shows what is stored now (a later reload would find nothing new).
+                self._fill_editor()
         self.refresh_after_write()
 
     def _save_failed(self, error: BaseException) -> None:
