@@ -125,3 +125,16 @@ def test_an_agent_override_is_added_changed_and_removed(
     qtbot.waitUntil(lambda: window.overrides.rowCount() == 0)
     assert "helper" not in file_of(desk).get("agents", {})
     settle(qtbot, desk)
+
+
+def test_a_refused_agent_name_stays_in_the_field_to_fix(
+    qtbot: QtBot, desk: Desk, window: PolicyWindow
+) -> None:
+    """The field was cleared before the answer came, so a refused name was gone with the
+    error that named it."""
+    QTest.keyClicks(window.new_agent, "Code Helper")
+    window.new_rule.setCurrentIndex(window.new_rule.findData("kinds.idea"))
+    window.add_button.click()
+    settle(qtbot, desk)
+    assert desk.presenter.last is not None and "not a valid agent name" in desk.presenter.last
+    assert window.new_agent.text() == "Code Helper" and window.overrides.rowCount() == 0

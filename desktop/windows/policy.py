@@ -3,8 +3,10 @@ and origin, per-agent overrides, the pause switch - kept in step with the policy
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QKeySequence, QShortcut
@@ -305,12 +307,15 @@ class PolicyWindow(ToolWindow):
 
     # -- changes ---------------------------------------------------------------------------
 
-    def _apply(self, target: str, value: Mode | bool) -> None:
+    def _apply(
+        self, target: str, value: Mode | bool, on_done: Callable[[Any], None] | None = None
+    ) -> None:
         self.desk.call(
             self.desk.cairn.policy.set,
             self.desk.person,
             target,
             value,
+            on_done=on_done,
             on_error=self._failed,
             owner=self,
         )
@@ -328,8 +333,12 @@ class PolicyWindow(ToolWindow):
         if not agent or not isinstance(rule, str):
             self.new_agent.setFocus()
             return
-        self._apply(f"agents.{agent}.{rule}", MODES[self.new_mode.currentIndex()])
-        self.new_agent.clear()
+        # cleared once it is in the policy: a refused name stays, to be fixed
+        self._apply(
+            f"agents.{agent}.{rule}",
+            MODES[self.new_mode.currentIndex()],
+            on_done=lambda _policy: self.new_agent.clear(),
+        )
 
     def _selected_rules(self) -> list[tuple[str, str]]:
         rows = sorted({i.row() for i in self.overrides.selectedIndexes()})
