@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QComboBox, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
+from core.daemon import Runtime
 from core.model import Caller, Memory, Status, Surface
 from core.requests import WriteRequest
+from core.runtime import socket_path
 from core.search import SearchRequest
 from desktop import memory_model
 from desktop.desk import Desk
@@ -23,6 +26,7 @@ from desktop.memory_model import PAGE_SIZE
 from desktop.windows import memories as memories_window
 from desktop.windows.memories import MemoriesWindow
 from tests.conftest import calls_of, settle
+from tests.serving import RawClient
 
 pytestmark = pytest.mark.gui
 T = TypeVar("T")
@@ -308,6 +312,35 @@ def test_live_changes_keep_the_selection(qtbot: QtBot, desk: Desk) -> None:
     qtbot.waitUntil(lambda: window.model.rowCount() == 2)
     current = window.selected()
     assert current is not None and current.id == first
+
+
+def test_a_new_agent_and_workspace_join_the_filters_live(
+    qtbot: QtBot, served_desk: tuple[Desk, Runtime], workspace_dir: Path
+) -> None:
+    """A new agent writing from a new workspace showed up in the table, but the Agent and
+    Workspace filters offered it only after the window was reopened."""
+    desk, runtime = served_desk
+    window = opened(qtbot, desk)
+
+    def offered(combo: QComboBox) -> list[str]:
+        return [combo.itemText(i) for i in range(1, combo.count())]
+
+    assert "newbot" not in offered(window.agent_filter)
+    client = RawClient(socket_path(runtime.paths))
+    try:
+        assert "result" in client.hello(agent="newbot", workspace=str(workspace_dir))
+        answer = client.request(
+            "memory.write", {"content": "the build uses make", "kind": "fact", "scope": "project"}
+        )
+        assert answer["result"]["status"] == "stored", answer
+        qtbot.waitUntil(lambda: window.model.rowCount() == 1)
+        qtbot.waitUntil(lambda: "newbot" in offered(window.agent_filter))
+        qtbot.waitUntil(
+            lambda: any(str(workspace_dir) in w for w in offered(window.workspace_filter))
+        )
+    finally:
+        client.close()
+    settle(qtbot, desk)
 
 
 def test_a_burst_of_writes_lands_in_the_table_as_one_refresh(

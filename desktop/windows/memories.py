@@ -34,6 +34,7 @@ from core.model import (
     MemoryDetail,
     Scope,
     Status,
+    Surface,
     Tier,
     Workspace,
     WriteResult,
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
 
 SEARCH_DELAY_MS = 250
 ALL_STATUSES = "*"
+# Who writes without being an agent (a change's actor): never a choice of the agent filter.
+_NOT_AGENTS = frozenset(s.value for s in Surface if s is not Surface.AGENT)
 
 
 @dataclass(frozen=True)
@@ -351,6 +354,8 @@ class MemoriesWindow(ToolWindow):
             self.show_error(error)
 
     def _on_changes(self, change_set: ChangeSet) -> None:
+        if self._new_choices(change_set):
+            self.desk.call(_choices, self.desk, on_done=self._fill_choices, owner=self)
         ids = {c.memory_id for c in change_set.changes if c.memory_id}
         if not ids:  # a change without a memory (an allowlist edit): redaction may differ
             self.model.show(self.model.filters)
@@ -358,6 +363,20 @@ class MemoriesWindow(ToolWindow):
             self.model.changed(ids)
         if self._current_id is not None and (not ids or self._current_id in ids):
             self._load_detail()
+
+    def _new_choices(self, change_set: ChangeSet) -> bool:
+        """Whether `change_set` names a workspace or an agent the filters do not offer yet."""
+
+        def offered(combo: QComboBox) -> set[str]:
+            return {str(combo.itemData(i)) for i in range(1, combo.count())}
+
+        workspaces, agents = offered(self.workspace_filter), offered(self.agent_filter)
+        return any(
+            (c.workspace_id is not None and c.workspace_id not in workspaces)
+            or (c.actor is not None and c.actor not in agents and c.actor not in _NOT_AGENTS)
+            for c in change_set.changes
+            if c.memory_id
+        )
 
     # -- actions -------------------------------------------------------------------------------
 
