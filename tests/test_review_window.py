@@ -260,6 +260,9 @@ def test_the_keyboard_moves_adopts_and_rejects(
     window.queue.table.setFocus()
     QTest.keyClick(window.queue.table, Qt.Key.Key_E)
     assert window.detail.content.hasFocus()
+    # at the end of the text: typing adds to it (it went to the start, before the text)
+    cursor = window.detail.content.textCursor()
+    assert cursor.position() == len(window.detail.content.toPlainText())
     window.queue.table.setFocus()
     rejected = window.detail.content.toPlainText()
     QTest.keyClick(window.queue.table, Qt.Key.Key_R)
@@ -268,6 +271,12 @@ def test_the_keyboard_moves_adopts_and_rejects(
     assert window.status.text() == "Rejected."
     assert rejected not in contents(qtbot, desk)
     assert window.detail.content.toPlainText() not in (rejected, second)
+    # deciding with a button leaves the keys on the list (focus went to the diff view)
+    window.detail.adopt_button.setFocus()
+    window.detail.adopt_button.click()
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 0)
+    settle(qtbot, desk)
+    assert window.queue.table.hasFocus()
 
 
 def test_an_adopt_conflict_is_shown_in_the_window(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QLabel,
     QMessageBox,
@@ -207,9 +207,10 @@ class ReviewWindow(ToolWindow):
         self.detail.present(item, draft)
 
     def edit(self) -> None:
-        """Put the cursor in the content editor (E)."""
+        """Put the cursor at the end of the content editor (E): typing adds to the text."""
         if self.detail.content.isEnabled():
             self.detail.content.setFocus()
+            self.detail.content.moveCursor(QTextCursor.MoveOperation.End)
 
     # -- deciding ---------------------------------------------------------------------------
 
@@ -321,6 +322,7 @@ class ReviewWindow(ToolWindow):
             self._fill_table()
             if 0 <= row < table.rowCount():
                 table.setCurrentCell(row, 0)
+            table.setFocus()  # the arrows and A, R, E go on from the next proposal
         self.refresh_after_write()
 
     def adopt_many(self) -> None:
