@@ -268,6 +268,33 @@ def test_an_agents_identity_proposal_is_adopted_here(
     agent.close()
 
 
+def test_a_proposal_over_a_newer_version_says_where_to_adopt_it(
+    qtbot: QtBot, served_desk: tuple[Desk, Runtime], workspace_dir: Path
+) -> None:
+    """The conflict told the person to "adopt it onto version 2", which this window cannot do;
+    and the proposal read "helper (version 1 + 1 hits)"."""
+    desk, runtime = served_desk
+    window = open_on(qtbot, desk)
+    agent = RawClient(socket_path(runtime.paths))
+    try:
+        assert "result" in agent.hello(agent="helper", workspace=str(workspace_dir))
+        agent.request("identity.propose", {"doc": "user", "content": "Works in Rust.\n"})
+        agent.request("identity.propose", {"doc": "user", "content": "Works in Rust.\n"})
+    finally:
+        agent.close()
+    qtbot.waitUntil(lambda: window.side.proposals.count() == 1)
+    item = window.side.proposals.item(0)
+    assert item is not None
+    assert item.text() == "helper, on version 1, proposed 2 times: Works in Rust."
+    save(qtbot, desk, window, "Prefers metric units.\n", "mine")
+    window.side.proposals.setCurrentRow(0)
+    window.side.adopt.click()
+    qtbot.waitUntil(lambda: "Not adopted" in window.status.text())
+    settle(qtbot, desk)
+    assert "it is now at version 2" in window.status.text()
+    assert "Review queue" in window.status.text() and "onto version" not in window.status.text()
+
+
 def test_a_document_is_exported_with_its_history(qtbot: QtBot, desk: Desk, short_tmp: Path) -> None:
     window = open_on(qtbot, desk)
     save(qtbot, desk, window, "Has `code` in it.\n", "with code")

@@ -342,7 +342,18 @@ class IdentityWindow(ToolWindow):
         if not isinstance(error, CairnError):
             self.show_error(error)
             return
-        self.status.setText(self.tr("Not done: {}").format(error.message))
+        current = error.data.get("current_revision") if isinstance(error, Conflict) else None
+        if current is not None and "doc" in error.data:
+            # this window has no "adopt onto the current version": say where it is
+            self.status.setText(
+                self.tr(
+                    "Not adopted: {} changed since this proposal was made (it is now at version "
+                    "{}). Compare them in the Review queue, which can adopt it onto the current "
+                    "version, or reject it here."
+                ).format(error.data["doc"], current)
+            )
+        else:
+            self.status.setText(self.tr("Not done: {}").format(error.message))
         self.refresh()
 
     # -- exporting --------------------------------------------------------------------------

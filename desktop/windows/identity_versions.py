@@ -117,9 +117,13 @@ class VersionsPane(QWidget):
         self.proposals.clear()
         for p in proposals:
             first = (p["content"] or "").strip().splitlines()
-            text = self.tr("{} (version {} + {} hits): {}").format(
-                p["agent"], p["base_revision"], p["hits"], first[0] if first else ""
-            )
+            head = first[0] if first else ""
+            if p["hits"] == 1:
+                text = self.tr("{}, on version {}: {}").format(p["agent"], p["base_revision"], head)
+            else:
+                text = self.tr("{}, on version {}, proposed {} times: {}").format(
+                    p["agent"], p["base_revision"], p["hits"], head
+                )
             item = QListWidgetItem(text)
             item.setData(ID_ROLE, p["id"])
             item.setToolTip(p.get("note") or "")

@@ -661,6 +661,10 @@
         <translation>已拒绝提议。</translation>
     </message>
     <message>
+        <source>Not adopted: {} changed since this proposal was made (it is now at version {}). Compare them in the Review queue, which can adopt it onto the current version, or reject it here.</source>
+        <translation>未采纳：提议之后 {} 已更改（现在是版本 {}）。请在审核队列中比较两者，那里可以把它采纳到当前版本上；或在这里拒绝它。</translation>
+    </message>
+    <message>
         <source>Not done: {}</source>
         <translation>未完成：{}</translation>
     </message>
@@ -1805,8 +1809,12 @@ The strictest rule that applies wins.</source>
         <translation>{}（{}）</translation>
     </message>
     <message>
-        <source>{} (version {} + {} hits): {}</source>
-        <translation>{}（基于版本 {}，{} 次）：{}</translation>
+        <source>{}, on version {}: {}</source>
+        <translation>{}，基于版本 {}：{}</translation>
+    </message>
+    <message>
+        <source>{}, on version {}, proposed {} times: {}</source>
+        <translation>{}，基于版本 {}，提议了 {} 次：{}</translation>
     </message>
     <message>
         <source>Version {}, by {}: {}</source>
