@@ -23,8 +23,11 @@ _MAX_PEM_CHARS = 16_384  # a private-key block is followed this far, window or n
 Hit = tuple[str, int, int]  # rule, start, end in the folded text
 Check = Callable[["_Text", "re.Match[str]"], list[Hit]]
 
-_TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+# What may not come right before a key for it to count: a letter or digit makes it the tail of
+# another word. A `-` or `_` does not (`s-ghp_...`, `AWS_AKIA...`: until 2026-11-30 they did,
+# and such keys passed).
+_GLUED = _ALNUM
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
@@ -206,7 +209,7 @@ def _imperative(rule: str, lang: str = "en") -> Check:
 
 
 def _token(
-    rule: str, *, classes: int = 2, entropy: float = 3.0, left: frozenset[str] = _TOKEN_CHARS
+    rule: str, *, classes: int = 2, entropy: float = 3.0, left: frozenset[str] = _GLUED
 ) -> Check:
     """A provider-prefixed token: the whole token at a boundary, with a random-looking body
     (group 1), so that placeholders like ghp_XXXX... and prose like "glpat-<token>" pass."""
@@ -248,7 +251,7 @@ def _sk_rule(body: str) -> str | None:
 def _sk(t: _Text, m: re.Match[str]) -> list[Hit]:
     """`sk-`: Anthropic, OpenRouter, DeepSeek (32 hex) or OpenAI; `sk_live_`: Stripe."""
     s, e = m.span()
-    if s > 0 and t.norm[s - 1] in _TOKEN_CHARS:
+    if s > 0 and t.norm[s - 1] in _GLUED:
         return []
     stripe = m.group("stripe")
     rule = ("stripe-key" if _random(stripe) else None) if stripe else _sk_rule(m.group("body"))
@@ -258,7 +261,7 @@ def _sk(t: _Text, m: re.Match[str]) -> list[Hit]:
 def _capital_a(t: _Text, m: re.Match[str]) -> list[Hit]:
     """Google API keys (AIza...) and AWS access key ids (AKIA... / ASIA...)."""
     s, e = m.span()
-    if s > 0 and t.norm[s - 1] in _TOKEN_CHARS:
+    if s > 0 and t.norm[s - 1] in _GLUED:
         return []
     if m.group("google"):
         return [("google-api-key", s, e)] if _random(m.group("google")) else []
@@ -343,7 +346,7 @@ def _private_key(t: _Text, m: re.Match[str]) -> list[Hit]:
 def _jwt(t: _Text, m: re.Match[str]) -> list[Hit]:
     """Three base64url parts whose first decodes to a JSON header naming an "alg"."""
     s, e = m.span()
-    if s > 0 and t.norm[s - 1] in _TOKEN_CHARS:
+    if s > 0 and t.norm[s - 1] in _GLUED:
         return []
     header = "eyJ" + m.group(1)
     try:
