@@ -212,16 +212,33 @@ def _refuse_lost_store(path: Path) -> None:
     a store lie beside it: its contents were lost (a deleted write-ahead log: a young store
     keeps everything there; an emptied file), and opening it would start a new, empty store as
     if nothing had happened. A file Cairn creates itself is never refused; nor is an empty file
-    with no backup beside it (nothing to bring back). Read only: the file is left as it is."""
-    try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    with no backup beside it (nothing to bring back). Read only: the file is left as it is.
+
+    An empty file beside a write-ahead log that holds data is refused in any case, before SQLite
+    sees it: opening the pair deletes the log, and the writes in it with it."""
+    wal = Path(f"{path}-wal")
+    wal_bytes = wal.stat().st_size if wal.exists() else 0
+    if path.stat().st_size == 0:
+        if wal_bytes:
+            raise StoreUnavailable(
+                f"the memory database {path} is empty, but its write-ahead log {wal.name} holds "
+                f"{wal_bytes} bytes of writes, which cannot be read without it (opening the pair "
+                "would delete the log). Cairn has not changed either file. Keep a copy of both; "
+                "then bring back the newest backup with `cairn restore --latest`, or move both "
+                "away to start a new store",
+                data={"path": str(path), "wal_bytes": wal_bytes},
+            )
+        version = tables = 0
+    else:
         try:
-            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return  # not readable as a database: opening it says so
+            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+            try:
+                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+                tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return  # not readable as a database: opening it says so
     backups = sorted((path.parent / "backups").glob("cairn-*.db"))
     if version or tables or not backups:
         return

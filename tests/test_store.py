@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -19,7 +22,8 @@ from core.requests import WriteRequest
 from core.schema import bind_tables
 from core.settings import Settings
 from core.store import Store
-from tests.conftest import FakeClock, open_policy
+from tests.conftest import ROOT, FakeClock, open_policy
+from tests.serving import paths_for
 
 
 def open_store(path: Path, settings: Settings | None = None) -> Store:
@@ -246,6 +250,34 @@ def test_a_store_whose_contents_were_lost_is_not_opened_as_a_new_one(short_tmp: 
     fresh.parent.mkdir()
     fresh.write_bytes(b"")
     open_store(fresh).close()
+
+
+def test_an_empty_database_beside_a_log_of_writes_is_refused_and_the_log_kept(
+    short_tmp: Path,
+) -> None:
+    """A young store killed, then its cairn.db emptied: the writes live only in cairn.db-wal.
+    The check for a lost store opened the pair read-only to look - and SQLite deleted the log
+    (the refusal said Cairn had changed nothing); without backups the store opened as new."""
+    paths = paths_for(short_tmp / "wal")
+    script = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from tests.serving import paths_for\n"
+        "from tests.test_backup import open_app, write\n"
+        "app = open_app(paths_for(Path(sys.argv[1])))\n"
+        "write(app, 'acknowledged, then Cairn was killed')\n"
+        "os._exit(0)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", script, str(paths.data.parent)], env=env, check=True)
+    wal = Path(f"{paths.database}-wal")
+    held = wal.read_bytes()
+    assert held and b"acknowledged, then Cairn was killed" in held
+    paths.database.write_bytes(b"")
+    for _ in range(2):  # refused every time, the log untouched
+        with pytest.raises(StoreUnavailable, match=r"is empty, but its write-ahead log"):
+            Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+        assert wal.read_bytes() == held and paths.database.read_bytes() == b""
 
 
 def test_not_a_database_is_refused(short_tmp: Path) -> None:
