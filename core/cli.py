@@ -100,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
         connects=False,
     )
     command("stop", "stop the running Cairn (asks you to confirm)", connects=False)
-    mcp = sub.add_parser("mcp", help="serve Cairn to an MCP client over stdio")
+    mcp_help = "serve Cairn to an MCP client over stdio"
+    mcp = sub.add_parser("mcp", help=mcp_help, description=mcp_help)
     mcp.add_argument("--agent", help="agent name (default: mcp-<the MCP client's name>)")
     mcp.add_argument("--workspace", help="workspace (default: the client's root, else the cwd)")
 

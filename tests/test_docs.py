@@ -3,8 +3,10 @@ docs/data-model.md is the one the code uses."""
 
 from __future__ import annotations
 
+import argparse
 import re
 
+from core.cli import build_parser
 from core.settings import KNOBS, documented_names, render_reference
 from core.tiers import render_table
 from tests.conftest import ROOT
@@ -103,3 +105,43 @@ def test_the_lists_of_actions_in_the_docs_are_complete() -> None:
     for name, (text, actions) in lists.items():
         missing = [a for a in actions if f"`{a}`" not in text]
         assert not missing, f"docs/{name} does not list {missing}"
+
+
+def _commands(parser: argparse.ArgumentParser, path: str) -> list[tuple[str, list[str]]]:
+    """Every command under `parser` (its words after `cairn`) with its long flags."""
+    found = [(path, [o for a in parser._actions for o in a.option_strings if o.startswith("--")])]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _commands(sub, f"{path} {name}".strip())
+    return found
+
+
+def test_every_command_and_flag_is_in_the_cli_reference() -> None:
+    """docs/cli.md names every `cairn` command, subcommand and flag the parser has (many were
+    documented nowhere: `review show`, `add --dedupe-key`, `list --cursor`, ...)."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    missing = []
+    for path, flags in _commands(build_parser(), ""):
+        if path and f"cairn {path}" not in text:
+            missing.append(f"cairn {path}")
+        missing += [
+            f"cairn {path} {flag}"
+            for flag in flags
+            if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", text)
+        ]
+    assert not missing, f"docs/cli.md does not mention {missing}"
+
+
+def test_every_environment_variable_is_in_the_cli_reference() -> None:
+    """Every `CAIRN_*` variable the program or its scripts read is in docs/cli.md's table."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    table = text[text.index("## Environment variables") : text.index("## Common flags")]
+    read: set[str] = set()
+    for folder in ("core", "desktop", "scripts"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.is_file() and path.suffix in ("", ".py", ".sh"):
+                read |= set(re.findall(r"\bCAIRN_[A-Z_]+\b", path.read_text(encoding="utf-8")))
+    assert {"CAIRN_HOME", "CAIRN_AGENT", "CAIRN_NO_AUTOSTART", "CAIRN_PYTHON"} <= read
+    missing = sorted(v for v in read if f"`{v}`" not in table)
+    assert not missing, f"docs/cli.md's environment table does not list {missing}"
