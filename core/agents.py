@@ -72,6 +72,7 @@ class Identity:
     name: str
     verified: bool
     self_enrolled: bool = False
+    token_hash: str | None = None  # the hash of the token it proved itself with
 
 
 def token_hash(token: str) -> str:
@@ -269,7 +270,12 @@ class AgentService:
             raise Unauthenticated("the token does not belong to this agent")
         assert row is not None
         self.check_status(checked, AgentStatus(row[1]))
-        return Identity(checked, verified=True, self_enrolled=row[3] == SELF_ENROLLED)
+        return Identity(
+            checked,
+            verified=True,
+            self_enrolled=row[3] == SELF_ENROLLED,
+            token_hash=expected,
+        )
 
     @staticmethod
     def check_status(name: str, status: AgentStatus) -> None:
@@ -281,9 +287,15 @@ class AgentService:
         if status is AgentStatus.REVOKED:
             raise AgentRevoked(f"agent {name!r} is revoked", data={"agent": name})
 
-    def status(self, name: str) -> AgentStatus | None:
+    def status(self, name: str, token_hash: str | None = None) -> AgentStatus | None:
+        """The agent's status; for a connection verified by the token `token_hash`, revoked when
+        that is no longer the agent's token (revoked, then added again with a new one)."""
         row = self._row(self._store.read_db.conn(), name)
-        return AgentStatus(row[1]) if row else None
+        if row is None:
+            return None
+        if token_hash is not None and row[0] != token_hash:
+            return AgentStatus.REVOKED
+        return AgentStatus(row[1])
 
     def seen(self, identity: Identity) -> None:
         """Record that an agent connected (registering a declared name on first sight)."""

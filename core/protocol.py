@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core import __version__
-from core.agents import AgentStatus, Identity, check_name
+from core.agents import AgentStatus, Identity, check_name, token_hash
 from core.errors import (
     Forbidden,
     InvalidInput,
@@ -88,6 +88,7 @@ class Session:
     workspace: Workspace | None = None
     subscribed: bool = False
     hello_done: bool = False
+    token_hash: str | None = None  # the token a verified agent proved itself with at hello
 
     @property
     def human(self) -> bool:
@@ -571,6 +572,7 @@ def hello(
         )
     session.caller = caller
     session.workspace = workspace
+    session.token_hash = identity.token_hash if identity is not None else None
     session.hello_done = True
     if session_id is not None:  # the session is alive: its scratch memories do not expire
         _bookkeeping(cairn.lifecycle.session_seen, session_id, workspace_id)
@@ -614,7 +616,7 @@ def _enroll(
             "`cairn agent add <name>` (the token goes to the token store the bridge reads)"
         )
     agent, token = cairn.agents.enroll(check_name(p.get("agent")))
-    identity = Identity(agent.name, verified=True, self_enrolled=True)
+    identity = Identity(agent.name, verified=True, self_enrolled=True, token_hash=token_hash(token))
     return identity, {"token": token, "stored_in": cairn.agents.tokens.where}
 
 
@@ -623,7 +625,7 @@ def check_agent_allowed(cairn: Cairn, session: Session) -> None:
     caller = session.caller
     if caller is None or caller.surface is not Surface.AGENT or caller.agent is None:
         return
-    status = cairn.agents.status(caller.agent)
+    status = cairn.agents.status(caller.agent, session.token_hash)
     if status is None:
         if caller.verified:
             raise NotFound("this connection's agent no longer exists")

@@ -390,7 +390,7 @@ class Server:
             self._loop.call_soon_threadsafe(self._push, changes)
 
     def _push(self, changes: ChangeSet) -> None:
-        statuses: dict[str, AgentStatus | None] = {}
+        statuses: dict[tuple[str, str | None], AgentStatus | None] = {}
         for conn in list(self._connections):
             caller = conn.session.caller
             if not conn.session.subscribed or caller is None:
@@ -399,9 +399,10 @@ class Server:
             if not visible:
                 continue
             if caller.surface is Surface.AGENT and caller.agent is not None:
-                if caller.agent not in statuses:
-                    statuses[caller.agent] = self.cairn.agents.status(caller.agent)
-                status = statuses[caller.agent]
+                standing = (caller.agent, conn.session.token_hash)
+                if standing not in statuses:
+                    statuses[standing] = self.cairn.agents.status(*standing)
+                status = statuses[standing]
                 if status is not AgentStatus.ACTIVE:  # paused or revoked since its hello
                     what = status.value if status is not None else "removed"
                     conn.stop_pushing(

@@ -313,6 +313,31 @@ def test_paused_and_revoked_agents_are_refused_mid_connection(server: Runtime) -
     assert again.created_at == listed.created_at and new_token != token
 
 
+def test_a_connection_on_a_revoked_token_stays_revoked_when_the_agent_is_added_again(
+    server: Runtime, workspaces: tuple[Path, Path]
+) -> None:
+    """Revoking ended the connection's requests - until the person added the agent again (how
+    a token is rotated): the old connection, proven with the revoked token, wrote again, and
+    through the person's looser override for that agent."""
+    cairn = server.cairn
+    assert cairn is not None
+    _, token = cairn.agents.add(Caller.human(), "rotated")
+    old = client(server, agent="rotated", token=token, workspace=str(workspaces[0]))
+    assert "result" in old.request("changes.subscribe", {})
+    cairn.agents.set_status(Caller.human(), "rotated", AgentStatus.REVOKED)
+    _, new_token = cairn.agents.add(Caller.human(), "rotated")
+    write = {"content": "written on a revoked token", "kind": "fact", "scope": "project"}
+    assert_error(old.request("memory.write", write), ErrorCode.AGENT_REVOKED, "revoked")
+    assert_error(old.request("memory.list"), ErrorCode.AGENT_REVOKED)
+    fresh = client(server, agent="rotated", token=new_token, workspace=str(workspaces[0]))
+    assert fresh.request("memory.write", write)["result"]["status"] == "stored"
+    # and the old connection is pushed nothing of it, only the notice that it is revoked
+    pushed = json.dumps(old.read())
+    assert "revoked" in pushed and "written on a revoked token" not in pushed, pushed
+    old.close()
+    fresh.close()
+
+
 # -- framing limits and hostile input --------------------------------------------------------
 
 
