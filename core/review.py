@@ -17,9 +17,9 @@ from core.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound
 from core.governance import Gate, Outcome, flagged, memory_fields
 from core.identity import IdentityService, current_in
 from core.memory_service import MemoryService, SupersedeResult
-from core.model import Caller, Memory, Origin, Scope, Status, Surface, WriteStatus
+from core.model import Caller, Memory, Origin, Revision, Scope, Status, Surface, WriteStatus
 from core.ownership import ADOPTED_FLAG
-from core.records import fetch_memory
+from core.records import SELECT_REVISION, fetch_memory, revision_from_row
 from core.requests import UpdateRequest, WriteRequest
 from core.settings import Settings
 from core.similarity import NearDuplicates, TermSets
@@ -492,16 +492,33 @@ class ReviewService:
         self, tx: WriteTx, person: Caller, s: Suggestion, target: Memory, edits: dict[str, Any]
     ) -> Decided:
         req, edited = self._proposed(s, edits)
+        # A proposal holds every field as of the revision it was made on. Adopted onto a later
+        # one, it changes only what it (or the person) changed: the fields it left alone keep
+        # what the memory holds now (a tags-only proposal put back the old text).
+        since: Memory | Revision = target
+        if s.base_revision is not None and s.base_revision != target.revision:
+            row = tx.conn.execute(
+                SELECT_REVISION + " WHERE r.memory_id = ? AND r.revision = ?",
+                (target.id, s.base_revision),
+            ).fetchone()
+            if row is not None:
+                since = revision_from_row(row)
+
+        def changed(name: str) -> Any:
+            value = getattr(req, name)
+            proposed = name in edited or value != getattr(since, name)
+            return value if proposed and value != getattr(target, name) else None
+
         change = UpdateRequest(
             id=target.id,
             if_revision=target.revision,
-            content=req.content if req.content != target.content else None,
-            summary=req.summary if req.summary != target.summary else None,
-            kind=req.kind if req.kind != target.kind else None,
-            scope=req.scope if req.scope is not target.scope else None,
-            tags=req.tags if req.tags != target.tags else None,
-            keywords=req.keywords if req.keywords != target.keywords else None,
-            importance=req.importance if req.importance != target.importance else None,
+            content=changed("content"),
+            summary=changed("summary"),
+            kind=changed("kind"),
+            scope=changed("scope"),
+            tags=changed("tags"),
+            keywords=changed("keywords"),
+            importance=changed("importance"),
             reason=s.note,
         )
         if not change.changes_anything():

@@ -341,6 +341,44 @@ def test_adopting_onto_a_memory_that_moved_on_is_a_conflict(governed: Cairn, ws:
     assert decided.memory_id == mid and memory.agent == "agent-b"
 
 
+def test_a_proposal_adopted_onto_a_later_revision_changes_only_what_it_proposed(
+    governed: Cairn, ws: str
+) -> None:
+    """A proposal holds every field as of its base revision: a tags-only proposal adopted onto
+    a later revision put that revision's new text back to the old one."""
+    a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
+    mid = stored(write(governed, a, "the staging database runs on port 5433"))
+    sid = pending(
+        governed.memories.update(b, UpdateRequest(id=mid, if_revision=1, tags=("database",)))
+    )
+    stored(
+        governed.memories.update(
+            a, UpdateRequest(id=mid, if_revision=1, content="the staging database runs on 5434")
+        )
+    )
+    governed.review.adopt(Caller.human(), sid, if_revision=2)
+    memory = governed.memories.get(Caller.human(), mid).memory
+    assert (memory.revision, memory.content, memory.tags) == (
+        3,
+        "the staging database runs on 5434",
+        ("database",),
+    )
+    # a field the person edits while adopting is theirs to set, whatever the base held
+    sid = pending(governed.memories.update(b, UpdateRequest(id=mid, if_revision=3, importance=5)))
+    person_change = UpdateRequest(id=mid, if_revision=3, tags=("db",))
+    stored(governed.memories.update(Caller.human(), person_change))
+    governed.review.adopt(
+        Caller.human(), sid, if_revision=4, edits={"summary": "where staging's database is"}
+    )
+    memory = governed.memories.get(Caller.human(), mid).memory
+    assert (memory.content, memory.tags, memory.importance, memory.summary) == (
+        "the staging database runs on 5434",
+        ("db",),
+        5,
+        "where staging's database is",
+    )
+
+
 def test_reject_and_the_same_proposal_coming_back(governed: Cairn, ws: str) -> None:
     a = agent_caller(ws)
     sid = pending(write(governed, a, "idea: rewrite it in rust", kind="idea"))
