@@ -136,8 +136,15 @@ class StoreLock:
 
     def acquire(self) -> StoreLock:
         """Take the lock or raise AlreadyRunning naming the holder's pid when it is known."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:  # a read-only or full file system, a folder that is not ours
+            raise IOFault(
+                f"cannot open the memory store's lock file {self.path}: {e.strerror or e}. Cairn "
+                "needs to write in its data directory (is it read-only, or full?)",
+                data={"path": str(self.path)},
+            ) from e
         handle = os.fdopen(fd, "r+", encoding="utf-8")
         try:
             _lock_file(handle)

@@ -13,8 +13,14 @@ import pytest
 
 from core.app import Cairn
 from core.changes import ChangeBus
-from core.database import pragmas_for
-from core.errors import AlreadyRunning, IntegrityFailure, SchemaTooNew, StoreUnavailable
+from core.database import StoreLock, pragmas_for
+from core.errors import (
+    AlreadyRunning,
+    IntegrityFailure,
+    IOFault,
+    SchemaTooNew,
+    StoreUnavailable,
+)
 from core.migrations import CURRENT, MIGRATIONS, SchemaVersion, migrate, read_version
 from core.model import Caller, Scope, Surface
 from core.paths import Paths
@@ -278,6 +284,15 @@ def test_an_empty_database_beside_a_log_of_writes_is_refused_and_the_log_kept(
         with pytest.raises(StoreUnavailable, match=r"is empty, but its write-ahead log"):
             Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
         assert wal.read_bytes() == held and paths.database.read_bytes() == b""
+
+
+def test_a_lock_file_that_cannot_be_written_is_an_io_error(short_tmp: Path) -> None:
+    """On a read-only data directory `cairn serve` died with a traceback (OSError, exit 1) and
+    every command said only that Cairn could not be started."""
+    blocked = short_tmp / "data"
+    blocked.write_text("a file where the data directory should be\n")
+    with pytest.raises(IOFault, match="cannot open the memory store's lock file"):
+        StoreLock(blocked / "cairn.db.lock").acquire()
 
 
 def test_not_a_database_is_refused(short_tmp: Path) -> None:
