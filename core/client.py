@@ -68,7 +68,8 @@ def ensure_running(paths: Paths, *, timeout: float = START_TIMEOUT) -> bool:
     logs = ensure_private_dir(paths.logs)
     log_file = logs / "daemon.log"
     env = dict(os.environ)  # the daemon inherits CAIRN_HOME and the rest as they are
-    with open(log_file, "ab") as out:
+    # owner-only, like every file Cairn keeps (the folder is too; a copied log keeps its mode)
+    with os.fdopen(os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
         proc = subprocess.Popen(
             daemon_command(),
             stdin=subprocess.DEVNULL,

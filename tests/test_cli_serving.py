@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import stat
 import subprocess
 import sys
 import time
@@ -88,6 +89,7 @@ def test_a_command_starts_cairn_when_none_runs(short_tmp: Path) -> None:
         assert added.returncode == 0, added.stderr
         assert added.stdout.startswith("stored ")
         assert probe(socket_path(paths))
+        assert stat.S_IMODE((paths.logs / "daemon.log").stat().st_mode) == 0o600
         status = cairn(home, "status", "--json")
         assert status.returncode == 0, status.stderr
         info = json.loads(status.stdout)
