@@ -22,6 +22,7 @@ from core.archive_reader import (
 )
 from core.archive_records import ArchivedMemory
 from core.clock import Clock
+from core.errors import InvalidInput
 from core.identity import IdentityVersion, insert_version
 from core.memory_service import MemoryObserver, dedupe_holder, dedupe_memory_id
 from core.model import Caller, RelationKind, Revision, Status, Surface
@@ -68,6 +69,7 @@ class ImportReport:
     relations_added: int = 0
     relations_unchanged: int = 0
     relations_skipped: int = 0  # an end is not in this store (forgotten, or left out)
+    notes_dropped: int = 0  # a relation's note or a tombstone's reason holding a secret, left out
     identity_added: int = 0
     identity_unchanged: int = 0
     identity_conflicts: tuple[dict[str, Any], ...] = ()  # {doc, version, reason}
@@ -191,6 +193,13 @@ class Placement:
         path (a fresh one if that id is taken here); then the archive speaks in this store's."""
         tally, mapping = self._tally, {}
         for ws in self.archive.workspaces:
+            refusal = self._secret_in({"workspace": ws.path})
+            if refusal is not None:
+                raise InvalidInput(
+                    f"workspaces.jsonl names a folder whose path holds a secret ({refusal}); "
+                    "nothing was imported",
+                    data={"file": "workspaces.jsonl"},
+                )
             row = conn.execute("SELECT id FROM workspace WHERE path = ?", (ws.path,)).fetchone()
             if row is not None:
                 target = str(row[0])
@@ -222,7 +231,7 @@ class Placement:
         for am in chunk:
             outcome, detail = self._decide(conn, am, facts)
             if outcome in ("add", "append"):
-                secret = self._secret_of(am.revisions[0 if outcome == "add" else int(detail) :])
+                secret = self._secret_of(am, am.revisions[0 if outcome == "add" else int(detail) :])
                 if secret is not None:
                     outcome, detail = "secret", secret
             if outcome == "secret":
@@ -247,9 +256,21 @@ class Placement:
         if tx is not None:
             self._write(tx, adds, appends)
 
-    def _secret_of(self, revisions: Sequence[Revision]) -> str | None:
-        """Why the first of `revisions` holding a secret in any field cannot be imported (an
-        archive is checked like every write: secrets are never stored, whoever writes)."""
+    def _secret_of(self, am: ArchivedMemory, revisions: Sequence[Revision]) -> str | None:
+        """Why a memory cannot be imported when it, or one of the `revisions` to write, holds a
+        secret in any field (an archive is checked like every write - and hello's identifiers:
+        secrets are never stored, whoever writes)."""
+        m = am.memory
+        refusal = self._secret_in(
+            {
+                "source": m.source,
+                "dedupe_key": m.dedupe_key,
+                "agent": m.agent,
+                "session": m.session_id,
+            }
+        )
+        if refusal is not None:
+            return f"{refusal}; not imported"
         for r in revisions:
             fields = {
                 "content": r.content,
@@ -257,6 +278,8 @@ class Placement:
                 "tags": "\n".join(r.tags) if r.tags else None,
                 "keywords": r.keywords,
                 "reason": r.reason,
+                "actor": r.actor,
+                "session": r.session_id,
             }
             refusal = self._secret_in(fields)
             if refusal is not None:
@@ -390,9 +413,13 @@ class Placement:
             ):
                 tally.count("relations_unchanged")  # the same disagreement, named the other way
                 continue
+            note = link.note
+            if note and self._secret_in({"note": note}) is not None:
+                note = None  # the disagreement is kept; a secret in its note is not
+                tally.count("notes_dropped")
             ours = (
                 int(link.open),
-                link.note,
+                note,
                 link.created_at,
                 link.created_by,
                 link.resolved_at,
@@ -431,7 +458,9 @@ class Placement:
             for v in items:
                 secret = None
                 if split is None and v.version not in have:
-                    secret = self._secret_in({"content": v.content, "reason": v.reason})
+                    secret = self._secret_in(
+                        {"content": v.content, "reason": v.reason, "author": v.author}
+                    )
                 if split is None and v.version not in have and secret is None:
                     self._tally.count("identity_added")
                     if tx is not None:
@@ -474,8 +503,12 @@ class Placement:
             else:
                 have.add(t.memory_id)
                 tally.count("tombstones_added")
+                kept = t
+                if t.reason and self._secret_in({"reason": t.reason}) is not None:
+                    kept = replace(t, reason=None)  # what stays forgotten does; a secret not
+                    tally.count("notes_dropped")
                 if tx is not None:
-                    conn.execute(_INSERT_TOMBSTONE, astuple(t))
+                    conn.execute(_INSERT_TOMBSTONE, astuple(kept))
 
 
 @dataclass(frozen=True)

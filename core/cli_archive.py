@@ -213,6 +213,11 @@ def describe_import(r: dict[str, Any]) -> str:
     lines.extend(f"  forgotten {i['id']}: {i['reason']}" for i in r["skipped"])
     lines.extend(f"  conflict {i['id']}: {i['reason']}" for i in r["conflicts"])
     lines.extend(f"  refused {i['id']}: {i['reason']}" for i in r["secrets"])
+    if r.get("notes_dropped"):
+        lines.append(
+            f"  {plural(r['notes_dropped'], 'note')} of relations or tombstones left out: "
+            "they held a secret (the relations and tombstones themselves were kept)"
+        )
     lines.extend(
         f"  conflict {i['doc']} version {i['version']}: {i['reason']}"
         for i in r["identity_conflicts"]

@@ -583,6 +583,79 @@ def test_an_archive_holding_a_secret_brings_none_of_it_in(
     assert "2 refused (a secret)" in described and f"refused {in_text}: revision 1" in described
 
 
+def test_an_archive_holding_a_secret_in_its_other_fields_brings_none_of_it_in(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """The first fix scanned a memory's words and reasons only: a secret as a memory's agent or
+    session (both served raw to other agents), a relation's note, a tombstone's reason or an
+    identity version's author still went in."""
+    clean = short_tmp / "clean.zip"
+    export(rich.cairn, clean)
+    files = members(clean)
+    records = jsonl(files["memories.jsonl"])
+    single = next(
+        i for i, m in enumerate(records) if len(m["revisions"]) == 1 and not m["relations"]
+    )
+    first = records[single]["revisions"][0]
+    records[single] = records[single] | {
+        "session_id": f"s:{GITHUB_TOKEN}",
+        "revisions": [first | {"session_id": f"s:{GITHUB_TOKEN}"}],
+    }
+    linked = next(m for m in records if m["relations"])
+    linked["relations"][0]["note"] = f"see {GITHUB_TOKEN}"
+    graves = jsonl(files["tombstones.jsonl"])
+    assert graves, "the rich store forgot a memory"
+    graves[0]["reason"] = f"it held {GITHUB_TOKEN}"
+    history = jsonl(files["identity/user.history.jsonl"])
+    last = history[-1]
+    text = "Prefers metric units.\n"
+    version = last | {
+        "version": last["version"] + 1,
+        "parent": last["version"],
+        "content": text,
+        "content_hash": content_hash(text),
+        "author": f"a-{GITHUB_TOKEN}",
+    }
+
+    def lines(items: list[dict[str, Any]]) -> bytes:
+        return b"".join(
+            (json.dumps(i, sort_keys=True, separators=(",", ":")) + "\n").encode() for i in items
+        )
+
+    changed = {
+        "memories.jsonl": lines(records),
+        "tombstones.jsonl": lines(graves),
+        "identity/user.history.jsonl": lines([*history, version]),
+        "identity/user.md": text.encode(),
+    }
+    manifest = json.loads(files["manifest.json"])
+    for name, data in changed.items():
+        manifest["files"][name] = {"sha256": sha(data), "bytes": len(data)}
+    tampered = short_tmp / "tampered.zip"
+    rezip(clean, tampered, {**changed, "manifest.json": json.dumps(manifest).encode()})
+    report = import_(empty, tampered)
+    assert [i["id"] for i in report.secrets] == [records[single]["id"]]
+    assert report.notes_dropped == 2 and report.tombstones_added == len(graves)
+    assert any("secret" in c["reason"] for c in report.identity_conflicts)
+    assert GITHUB_TOKEN not in str(state(empty))
+    assert "2 notes of relations or tombstones left out" in describe_import(report.to_dict())
+
+    # a workspace whose path holds a secret: the archive is refused, nothing changes
+    places = jsonl(files["workspaces.jsonl"])
+    places[0]["path"] = f"/home/ana/{GITHUB_TOKEN}"
+    data = lines(places)
+    manifest = json.loads(files["manifest.json"])
+    manifest["files"]["workspaces.jsonl"] = {"sha256": sha(data), "bytes": len(data)}
+    refused = short_tmp / "refused.zip"
+    rezip(
+        clean, refused, {"workspaces.jsonl": data, "manifest.json": json.dumps(manifest).encode()}
+    )
+    before = state(rich.cairn)
+    with pytest.raises(InvalidInput, match=r"workspaces\.jsonl names a folder whose path holds"):
+        import_(rich.cairn, refused)
+    assert state(rich.cairn) == before
+
+
 # -- forgetting is for good ---------------------------------------------------------------------
 
 
