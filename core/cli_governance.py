@@ -15,6 +15,7 @@ from typing import Any
 from core.errors import CairnError, InvalidInput
 from core.model import Scope
 from core.paths import resolve_paths
+from core.policy import Mode
 from core.settings import load_settings
 from core.terminal import (
     connect_as_agent,
@@ -195,6 +196,8 @@ def _decide(args: argparse.Namespace, action: str) -> int:
         f"{' with your edits' if getattr(args, 'set', None) else ''}?"
     )
     edits = _edits(args.set) if action == "adopt" and args.set else None  # checked before asking
+    if action == "adopt" and args.action == "edit" and not edits:
+        raise InvalidInput("--action edit needs the edits to make: give them with --set")
     results: list[dict[str, Any]] = []
     failed: CairnError | None = None
     with connect_as_person(prompt, expected) as client:
@@ -232,7 +235,11 @@ def _decide(args: argparse.Namespace, action: str) -> int:
                     )
                 continue
             edited = f" (edited: {', '.join(r['edited'])})" if r.get("edited") else ""
-            where = f" -> {r['memory_id']}@{r['revision']}" if r.get("memory_id") else ""
+            where = (
+                f" -> {r['memory_id']}@{r['revision']}"
+                if r.get("memory_id") and r.get("revision") is not None
+                else ""
+            )
             if r.get("op") == "forget" and r["decision"] == "adopted" and r.get("memory_id"):
                 where = f" -> forgot {r['memory_id']}"  # not a revision to read: it is gone
             print(f"{r['suggestion_id']} {r['decision']}{where}{edited}")
@@ -278,6 +285,10 @@ def cmd_policy(args: argparse.Namespace) -> int:
         if value not in ("true", "false"):
             raise InvalidInput("paused takes true or false")
         value = value == "true"
+    elif value not in [m.value for m in Mode]:  # checked before the confirmation
+        raise InvalidInput(
+            f"{args.setting} takes one of {', '.join(m.value for m in Mode)}, not {value!r}"
+        )
     with connect_as_person(
         f"Set {args.setting} to {args.value} in your capture policy?",
         f"set {args.setting} {args.value}",

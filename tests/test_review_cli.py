@@ -91,6 +91,35 @@ def test_set_values_are_checked_before_the_confirmation(daemon: Daemon) -> None:
     assert status == 0 and "edited: kind" in shown, shown
 
 
+def test_what_cannot_work_is_refused_before_the_confirmation(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """`--action edit` without `--set`, `policy set kinds.idea maybe` and `import` of a file
+    that is not there asked the person to type the confirmation, then failed."""
+    home = daemon.home
+    sid = json.loads(cairn(home, "add", "cache the wheels", "--kind", "idea", "--json").stdout)[
+        "suggestion_id"
+    ]
+    for args, status, words in (
+        (("review", "adopt", sid, "--action", "edit"), 65, "--action edit needs the edits"),
+        (("policy", "set", "kinds.idea", "maybe"), 65, "takes one of auto, ask, off"),
+        (("import", str(short_tmp / "nothere.zip")), 66, "there is no file at"),
+        (("import", str(short_tmp)), 65, "is a folder"),
+    ):
+        got, shown = at_terminal(home, *args, typed="")
+        assert got == status and words in shown and "to confirm" not in shown, (args, shown)
+
+
+def test_a_rejected_proposal_about_a_memory_names_no_revision(daemon: Daemon) -> None:
+    """`rejected -> m_...@None`: a rejection writes no revision to point at."""
+    home = daemon.home
+    status, shown = at_terminal(home, "add", "the old wifi password hint", typed="")
+    memory_id = shown.split("stored ", 1)[1].split("@", 1)[0]
+    sid = json.loads(cairn(home, "forget", memory_id, "--json").stdout)["suggestion_id"]
+    status, shown = at_terminal(home, "review", "reject", sid, typed=f"reject {sid}")
+    assert status == 0 and f"{sid} rejected\n" in shown.replace("\r", "") and "None" not in shown
+
+
 def test_reject_from_a_terminal_needs_the_typed_words(daemon: Daemon) -> None:
     home = daemon.home
     sid = json.loads(cairn(home, "add", "rewrite it in rust", "--kind", "idea", "--json").stdout)[
