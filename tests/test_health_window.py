@@ -16,7 +16,7 @@ from core.policy import POLICY_FILE
 from core.requests import WriteRequest
 from core.runtime import socket_path
 from desktop.desk import Desk
-from desktop.windows.health import HealthWindow
+from desktop.windows.health import KEY_ROLE, HealthWindow
 from tests.conftest import made_up_word, settle
 from tests.serving import RawClient
 from tests.test_memories_window import off_gui
@@ -105,14 +105,14 @@ def test_proposals_dropped_from_a_full_queue_are_shown(qtbot: QtBot, desk: Desk)
     window = opened(qtbot, desk)
     assert window.snapshot is not None and window.snapshot["review"]["evicted"] == 2
     sections = {
-        item.text(0): item
+        item.data(0, KEY_ROLE): item
         for i in range(window.breakdown.topLevelItemCount())
         if (item := window.breakdown.topLevelItem(i)) is not None
     }
     review = sections["review"]
     children = [review.child(i) for i in range(review.childCount())]
     rows = {c.text(0): c.text(1) for c in children if c is not None}
-    assert rows["evicted"] == "2" and rows["pending"] == str(cap)
+    assert rows["dropped when the queue was full"] == "2" and rows["waiting"] == str(cap)
     assert "2 dropped" in window.figures["review"].text()
 
 

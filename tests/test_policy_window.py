@@ -110,7 +110,8 @@ def test_an_agent_override_is_added_changed_and_removed(
     qtbot.waitUntil(lambda: window.overrides.rowCount() == 1)
     assert file_of(desk)["agents"]["helper"] == {"kinds": {"idea": "auto"}}
     cells = [window.overrides.item(0, c) for c in (0, 1)]
-    assert [c.text() if c else None for c in cells] == ["helper", "kinds.idea"]
+    # the rule reads as the list of rules to add says it, in the person's language
+    assert [c.text() if c else None for c in cells] == ["helper", "kind: idea"]
     assert window.new_agent.text() == ""
 
     mode = window.overrides.cellWidget(0, 2)

@@ -106,7 +106,7 @@ def test_back_up_now_adds_a_backup_to_the_list(
     window.backup_now.click()
     qtbot.waitUntil(lambda: window.backups.rowCount() == 1)
     reason = window.backups.item(0, 1)
-    assert reason is not None and reason.text() == "manual"
+    assert reason is not None and reason.text() == "by you"  # on disk: Cairn's word, "manual"
     on_disk = off_gui(qtbot, desk, desk.cairn.backups.list)
     assert [b.reason for b in on_disk] == ["manual"]
     settle(qtbot, desk)

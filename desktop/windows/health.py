@@ -5,6 +5,7 @@ store), one fetch in flight and one queued."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QLocale, Qt
@@ -33,6 +34,7 @@ BANNER_STYLE = (
     "background: #b00020; color: white; font-weight: bold; padding: 8px; border-radius: 4px;"
 )
 # The snapshot's sections shown as breakdowns (the rest are headline figures or the agents).
+KEY_ROLE = Qt.ItemDataRole.UserRole  # a breakdown row's key in the health snapshot
 BREAKDOWNS = (
     "memories",
     "refusals",
@@ -189,6 +191,34 @@ class HealthWindow(ToolWindow):
         self._show_breakdown(s)
         self._show_agents(s.get("agents", {}))
 
+    def _label(self, key: str) -> str:
+        """A counter's name as the person reads it; names that are data (a kind, an agent, a
+        rule) stay as they are."""
+        labels = {
+            "memories": self.tr("memories"),
+            "refusals": self.tr("refusals"),
+            "held_for_review": self.tr("held for review"),
+            "review": self.tr("review queue"),
+            "connections": self.tr("connections"),
+            "background_failures": self.tr("background failures"),
+            "scope": self.tr("by scope"),
+            "kind": self.tr("by kind"),
+            "status": self.tr("by status"),
+            "tier": self.tr("by author tier"),
+            "pending": self.tr("waiting"),
+            "evicted": self.tr("dropped when the queue was full"),
+            "oldest_age_s": self.tr("oldest waiting (seconds)"),
+            "now": self.tr("open now"),
+            "total": self.tr("since start"),
+            "refused_peer_uid": self.tr("refused: another user"),
+            "refused_too_many": self.tr("refused: too many connections"),
+            "refused_hello": self.tr("refused at hello"),
+            "bad_frames": self.tr("malformed frames"),
+            "push_overflows": self.tr("pushes dropped (reader too slow)"),
+            "stalled_readers": self.tr("cut: answers not read"),
+        }
+        return labels.get(key, key)
+
     def _show_breakdown(self, s: dict[str, Any]) -> None:
         tops = [self.breakdown.topLevelItem(i) for i in range(self.breakdown.topLevelItemCount())]
         expanded = {t.text(0) for t in tops if t is not None and t.isExpanded()}
@@ -197,8 +227,9 @@ class HealthWindow(ToolWindow):
             value = s.get(section)
             if not value:
                 continue
-            item = QTreeWidgetItem([section, ""])
-            _fill(item, value)
+            item = QTreeWidgetItem([self._label(section), ""])
+            item.setData(0, KEY_ROLE, section)
+            _fill(item, value, self._label)
             self.breakdown.addTopLevelItem(item)
             item.setExpanded(section in expanded or not tops)  # all open the first time
         self.breakdown.resizeColumnToContents(0)
@@ -237,12 +268,14 @@ class HealthWindow(ToolWindow):
         return None
 
 
-def _fill(parent: QTreeWidgetItem, value: Any) -> None:
-    """Nested counters as tree rows: a dict becomes children, anything else the value column."""
+def _fill(parent: QTreeWidgetItem, value: Any, label: Callable[[str], str]) -> None:
+    """Nested counters as tree rows: a dict becomes children (named in the person's language
+    where the name is Cairn's, the key kept as data), anything else the value column."""
     if isinstance(value, dict):
         for key, inner in sorted(value.items()):
-            child = QTreeWidgetItem([str(key), ""])
+            child = QTreeWidgetItem([label(str(key)), ""])
+            child.setData(0, KEY_ROLE, str(key))
             parent.addChild(child)
-            _fill(child, inner)
+            _fill(child, inner, label)
     else:
-        parent.setText(1, str(value))
+        parent.setText(1, "-" if value is None else str(value))

@@ -244,15 +244,24 @@ class PolicyWindow(ToolWindow):
         self._fill_overrides(policy)
         self.path_label.setText(str(view.path))
 
+    def _rule_text(self, target: str) -> str:
+        """A rule as the person reads it, in their language: "kind: idea", "scope: user"."""
+        part, _, name = target.partition(".")
+        if part == "kinds":
+            return self.tr("kind: {}").format(name)
+        if part == "scopes":
+            return self.tr("scope: {}").format(name)
+        return self.tr("extracted by a model")
+
     def _fill_rules(self, policy: Policy) -> None:
         current = self.new_rule.currentData()
         with QSignalBlocker(self.new_rule):
             self.new_rule.clear()
             for kind in policy.kinds:
-                self.new_rule.addItem(self.tr("kind: {}").format(kind), f"kinds.{kind}")
+                self.new_rule.addItem(self._rule_text(f"kinds.{kind}"), f"kinds.{kind}")
             for scope in ("global", "user"):
-                self.new_rule.addItem(self.tr("scope: {}").format(scope), f"scopes.{scope}")
-            self.new_rule.addItem(self.tr("extracted by a model"), "extracted")
+                self.new_rule.addItem(self._rule_text(f"scopes.{scope}"), f"scopes.{scope}")
+            self.new_rule.addItem(self._rule_text("extracted"), "extracted")
             index = self.new_rule.findData(current)
             self.new_rule.setCurrentIndex(max(index, 0))
 
@@ -269,7 +278,7 @@ class PolicyWindow(ToolWindow):
             name_item = QTableWidgetItem(agent)
             name_item.setData(RULE_ROLE, (agent, target))
             self.overrides.setItem(row, 0, name_item)
-            self.overrides.setItem(row, 1, QTableWidgetItem(target))
+            self.overrides.setItem(row, 1, QTableWidgetItem(self._rule_text(target)))
             combo = named(QComboBox(), f"override.{agent}.{target}")
             self._fill_modes(combo)
             combo.setCurrentIndex(MODES.index(mode))

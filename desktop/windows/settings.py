@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from core.autostart import Autostart, Found, Report
 from core.autostart_entries import Kind
-from core.backup import BackupInfo
+from core.backup import PRE_MIGRATION, BackupInfo
 from core.changes import Topic
 from core.settings import KNOB_BY_NAME, Settings, Value
 from desktop.desk import Desk, ToolWindow
@@ -233,6 +233,17 @@ class SettingsWindow(ToolWindow):
         self._show_backups(view.backups)
         self._show_autostart(view.autostart)
 
+    def _why(self, reason: str) -> str:
+        """Why a backup was taken, in the person's language (its file name keeps Cairn's word)."""
+        if reason == "scheduled":
+            return self.tr("scheduled")
+        if reason == "manual":
+            return self.tr("by you")
+        if reason.startswith(PRE_MIGRATION):
+            step = reason.removeprefix(PRE_MIGRATION).strip("-").replace("-to-", " → ")
+            return self.tr("before an upgrade {}").format(step).strip()
+        return reason
+
     def _show_backups(self, backups: list[BackupInfo]) -> None:
         locale = QLocale()
         self.backups.setRowCount(len(backups))
@@ -240,7 +251,7 @@ class SettingsWindow(ToolWindow):
             taken = QDateTime.fromMSecsSinceEpoch(info.created_at_ms).toString(
                 "yyyy-MM-dd HH:mm:ss"
             )
-            cells = (taken, info.reason, locale.formattedDataSize(info.size))
+            cells = (taken, self._why(info.reason), locale.formattedDataSize(info.size))
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(str(info.path))

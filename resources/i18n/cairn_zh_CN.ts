@@ -586,6 +586,90 @@
         <translation>{}（日志 {}）</translation>
     </message>
     <message>
+        <source>memories</source>
+        <translation>记忆</translation>
+    </message>
+    <message>
+        <source>refusals</source>
+        <translation>拒绝</translation>
+    </message>
+    <message>
+        <source>held for review</source>
+        <translation>待审核</translation>
+    </message>
+    <message>
+        <source>review queue</source>
+        <translation>审核队列</translation>
+    </message>
+    <message>
+        <source>connections</source>
+        <translation>连接</translation>
+    </message>
+    <message>
+        <source>background failures</source>
+        <translation>后台任务失败</translation>
+    </message>
+    <message>
+        <source>by scope</source>
+        <translation>按范围</translation>
+    </message>
+    <message>
+        <source>by kind</source>
+        <translation>按类型</translation>
+    </message>
+    <message>
+        <source>by status</source>
+        <translation>按状态</translation>
+    </message>
+    <message>
+        <source>by author tier</source>
+        <translation>按作者层级</translation>
+    </message>
+    <message>
+        <source>waiting</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <source>dropped when the queue was full</source>
+        <translation>队列满时丢弃</translation>
+    </message>
+    <message>
+        <source>oldest waiting (seconds)</source>
+        <translation>最久等待（秒）</translation>
+    </message>
+    <message>
+        <source>open now</source>
+        <translation>当前打开</translation>
+    </message>
+    <message>
+        <source>since start</source>
+        <translation>自启动以来</translation>
+    </message>
+    <message>
+        <source>refused: another user</source>
+        <translation>拒绝：其他用户</translation>
+    </message>
+    <message>
+        <source>refused: too many connections</source>
+        <translation>拒绝：连接过多</translation>
+    </message>
+    <message>
+        <source>refused at hello</source>
+        <translation>在 hello 时拒绝</translation>
+    </message>
+    <message>
+        <source>malformed frames</source>
+        <translation>格式错误的帧</translation>
+    </message>
+    <message>
+        <source>pushes dropped (reader too slow)</source>
+        <translation>丢弃的推送（读取太慢）</translation>
+    </message>
+    <message>
+        <source>cut: answers not read</source>
+        <translation>断开：未读取回答</translation>
+    </message>
+    <message>
         <source>yes</source>
         <translation>是</translation>
     </message>
@@ -1554,6 +1638,18 @@ The strictest rule that applies wins.</source>
     <message>
         <source>The tray starts with your desktop session, from this installation. Nothing starts or stops now. The same as `cairn autostart enable` and `disable`.</source>
         <translation>托盘程序随桌面会话启动，使用当前安装的 Cairn。此操作不会立即启动或停止任何程序。与 `cairn autostart enable` 和 `disable` 相同。</translation>
+    </message>
+    <message>
+        <source>scheduled</source>
+        <translation>定时</translation>
+    </message>
+    <message>
+        <source>by you</source>
+        <translation>由你</translation>
+    </message>
+    <message>
+        <source>before an upgrade {}</source>
+        <translation>升级之前 {}</translation>
     </message>
     <message>
         <source>The headless daemon starts when you log in too: whichever starts first holds your memories. Untick and tick the box to keep only the tray.</source>
