@@ -185,6 +185,8 @@ def memory_line(m: dict[str, Any]) -> str:
         for flag, mark in (
             (m.get("pinned"), " [pinned]"),
             (m.get("status") == "archived" or m.get("archived"), " [archived]"),
+            (m.get("status") == "superseded", " [superseded]"),
+            (m.get("status") == "forgotten", " [forgotten: its words are erased]"),
             (m.get("expired"), " [expired]"),
             (m.get("disputed"), " [disputed]"),
         )

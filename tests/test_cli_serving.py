@@ -441,3 +441,6 @@ def test_a_person_at_a_terminal_adds_their_own_memory_and_can_forget_it(daemon: 
     status, shown = at_terminal(home, "forget", memory_id, typed=f"forget {memory_id}")
     assert status == 0 and f"forgot {memory_id}" in shown, shown
     assert cairn(home, "get", memory_id).returncode == ErrorCode.NOT_FOUND.exit_status
+    # the person still sees its shell, marked (it printed a blank line and nothing else)
+    status, shown = at_terminal(home, "get", memory_id, typed="")
+    assert status == 0 and "[forgotten: its words are erased]" in shown, shown
