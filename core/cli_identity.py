@@ -36,7 +36,11 @@ def add_parsers(sub: Any) -> None:
     history.add_argument("doc")
     edit = actions.add_parser("edit", help="write a new version (you type to confirm)")
     edit.add_argument("doc")
-    edit.add_argument("--file", help="the new text (default: standard input, ended by EOF)")
+    edit.add_argument(
+        "--file",
+        help="the new text (default: standard input, ended by EOF; piped in, the command has no "
+        "terminal, so only the running tray can ask you to confirm - at a terminal, use --file)",
+    )
     edit.add_argument(
         "--if-version",
         type=int,
@@ -78,7 +82,10 @@ def _read(file: str | None) -> str:
         except UnicodeDecodeError as e:
             raise InvalidInput(f"{file} is not UTF-8 text (byte {e.start})") from None
     if sys.stdin.isatty():
-        raise InvalidInput("give the text with --file, or pipe it in on standard input")
+        raise InvalidInput(
+            "give the text with --file (at a terminal, standard input is where you confirm; "
+            "text piped in is confirmed in the running tray)"
+        )
     return sys.stdin.read()
 
 
