@@ -119,14 +119,27 @@ def build_parser() -> argparse.ArgumentParser:
         p = agent_sub.add_parser(action, help=text, description=text)
         p.add_argument("--json", action="store_true", help="print JSON")
         if action != "list":
-            p.add_argument("name")
+            p.add_argument("name", help="the agent's name (lower-case letters, digits, - _ .)")
     cli_governance.add_parsers(sub)
     cli_backup.add_parsers(sub)
     cli_archive.add_parsers(sub)
     cli_identity.add_parsers(sub)
     cli_workspace.add_parsers(sub)
     cli_autostart.add_parsers(sub)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Every command's `--help` starts with what it does: a subcommand with no description of
+    its own gets the line its parent's listing shows for it."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            said = {a.dest: a.help for a in action._choices_actions}
+            for name, sub in action.choices.items():
+                if sub.description is None and said.get(name):
+                    sub.description = said[name]
+                _describe(sub)
 
 
 def add_memory_commands(command: Callable[[str, str], argparse.ArgumentParser]) -> None:
@@ -169,8 +182,8 @@ def add_memory_commands(command: Callable[[str, str], argparse.ArgumentParser]) 
     )
 
     search = command("search", "search memories")
-    search.add_argument("query")
-    search.add_argument("--limit", type=int, default=10)
+    search.add_argument("query", help="what to look for, in your own words")
+    search.add_argument("--limit", type=int, default=10, help="at most this many results (1-100)")
     search.add_argument(
         "--variant",
         action="append",
@@ -184,16 +197,23 @@ def add_memory_commands(command: Callable[[str, str], argparse.ArgumentParser]) 
     search.add_argument("--history", action="store_true", help="include superseded memories")
 
     get = command("get", "show one memory")
-    get.add_argument("id")
+    get.add_argument("id", help="the memory's id (m_...)")
     get.add_argument("--history", action="store_true", help="with every revision and relation")
 
     lst = command("list", "list memories, newest first")
-    lst.add_argument("--scope", action="append", default=[])
-    lst.add_argument("--kind", action="append", default=[])
-    lst.add_argument("--status", action="append", default=[])
-    lst.add_argument("--tag", action="append", default=[], dest="tags")
-    lst.add_argument("--limit", type=int, default=50)
-    lst.add_argument("--cursor")
+    lst.add_argument("--scope", action="append", default=[], help="only this scope (repeatable)")
+    lst.add_argument("--kind", action="append", default=[], help="only this kind (repeatable)")
+    lst.add_argument(
+        "--status",
+        action="append",
+        default=[],
+        help="active, superseded, archived or forgotten (repeatable; default: active, archived)",
+    )
+    lst.add_argument(
+        "--tag", action="append", default=[], dest="tags", help="only with this tag (repeatable)"
+    )
+    lst.add_argument("--limit", type=int, default=50, help="at most this many (1-500)")
+    lst.add_argument("--cursor", help="go on from where the last page stopped ('more: ...')")
     lst.add_argument("--expired", action="store_true", help="include expired memories")
 
     forget = command("forget", "forget a memory for good")
@@ -201,14 +221,22 @@ def add_memory_commands(command: Callable[[str, str], argparse.ArgumentParser]) 
         "Forget a memory for good. At a terminal with no --agent you forget it as yourself, "
         "after typing the confirmation; an agent cannot forget a memory in a person's words."
     )
-    forget.add_argument("id")
-    forget.add_argument("--reason")
+    forget.add_argument("id", help="the memory's id (m_...)")
+    forget.add_argument("--reason", help="why, kept with the tombstone (never the text)")
 
     context = command("context", "a context bundle for a query, as an agent would get it")
-    context.add_argument("query")
-    context.add_argument("--max-bytes", type=int)
-    context.add_argument("--limit", type=int, default=20)
-    context.add_argument("--variant", action="append", default=[], dest="variants")
+    context.add_argument("query", help="what the agent is about to do, in its own words")
+    context.add_argument(
+        "--max-bytes", type=int, help="the bundle's budget (default: the context.max_bytes setting)"
+    )
+    context.add_argument("--limit", type=int, default=20, help="at most this many memories (1-50)")
+    context.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        dest="variants",
+        help="a rephrasing of the query (repeatable)",
+    )
     context.add_argument(
         "--tier",
         action="append",

@@ -35,14 +35,14 @@ def add_parsers(sub: Any) -> None:
     review = sub.add_parser("review", help="look at, adopt or reject what agents proposed")
     review_sub = review.add_subparsers(dest="review_command", metavar="ACTION", required=True)
     listing = review_sub.add_parser("list", help="proposals waiting for you, most seen first")
-    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--limit", type=int, default=50, help="at most this many (the most seen)")
     show = review_sub.add_parser("show", help="one proposal, and the memory it would change")
-    show.add_argument("id")
+    show.add_argument("id", help="the proposal's id (s_...)")
     adopt = review_sub.add_parser(
         "adopt",
         help="adopt proposals (you type to confirm); --set FIELD=VALUE edits before adopting",
     )
-    adopt.add_argument("ids", nargs="+", metavar="ID")
+    adopt.add_argument("ids", nargs="+", metavar="ID", help="proposal ids (s_...)")
     adopt.add_argument(
         "--set",
         action="append",
@@ -60,7 +60,7 @@ def add_parsers(sub: Any) -> None:
         help="for feedback: what to do with the memory (default archive)",
     )
     reject = review_sub.add_parser("reject", help="reject proposals (you type to confirm)")
-    reject.add_argument("ids", nargs="+", metavar="ID")
+    reject.add_argument("ids", nargs="+", metavar="ID", help="proposal ids (s_...)")
     reject.add_argument("--reason", help="why (kept, and shown if it is proposed again)")
     for p in (listing, show, adopt, reject):
         p.add_argument("--json", action="store_true", help="print JSON")
@@ -76,8 +76,10 @@ def add_parsers(sub: Any) -> None:
         help="change one setting (you type to confirm): kinds.idea auto, scopes.user ask, "
         "paused true, agents.NAME.kinds.fact auto ...",
     )
-    setting.add_argument("setting")
-    setting.add_argument("value")
+    setting.add_argument(
+        "setting", help="paused, kinds.KIND, scopes.SCOPE, extracted or agents.NAME.RULE"
+    )
+    setting.add_argument("value", help="auto, ask or off (paused: true or false)")
     for p in (shown, setting):
         p.add_argument("--json", action="store_true", help="print JSON")
 

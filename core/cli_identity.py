@@ -24,18 +24,20 @@ from core.terminal import (
     write_status,
 )
 
+_DOC = "soul (yours, or the shared default), soul:default, soul:NAME or user"
+
 
 def add_parsers(sub: Any) -> None:
     identity = sub.add_parser("identity", help="the identity documents: soul and user profile")
     actions = identity.add_subparsers(dest="identity_command", metavar="ACTION", required=True)
     show = actions.add_parser("show", help="a document as it stands (soul, user, soul:NAME)")
-    show.add_argument("doc", nargs="?", default="soul")
+    show.add_argument("doc", nargs="?", default="soul", help=_DOC)
     show.add_argument("--agent", help="read it as this agent would (flagged text blocked)")
     listing = actions.add_parser("list", help="every document and its current version")
     history = actions.add_parser("history", help="every version of one document")
-    history.add_argument("doc")
+    history.add_argument("doc", help=_DOC)
     edit = actions.add_parser("edit", help="write a new version (you type to confirm)")
-    edit.add_argument("doc")
+    edit.add_argument("doc", help=_DOC)
     edit.add_argument(
         "--file",
         help="the new text (default: standard input, ended by EOF; piped in, the command has no "
@@ -52,10 +54,10 @@ def add_parsers(sub: Any) -> None:
     revert = actions.add_parser(
         "revert", help="go back to an older version: shows the diff, then you type to confirm"
     )
-    revert.add_argument("doc")
-    revert.add_argument("version", type=int)
+    revert.add_argument("doc", help=_DOC)
+    revert.add_argument("version", type=int, help="the version whose text comes back")
     propose = actions.add_parser("propose", help="as an agent, propose a new version")
-    propose.add_argument("doc")
+    propose.add_argument("doc", help=_DOC)
     propose.add_argument("--agent", help="agent name (default: $CAIRN_AGENT or cli)")
     propose.add_argument("--file", help="the proposed text (default: standard input)")
     propose.add_argument("--reason", help="why")

@@ -17,11 +17,11 @@ def add_parsers(sub: Any) -> None:
     actions = workspace.add_subparsers(dest="workspace_command", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="every workspace, its folder and its memories")
     move = actions.add_parser("move", help="a project moved: OLD (path or id) now lives at NEW")
-    move.add_argument("old")
-    move.add_argument("new")
+    move.add_argument("old", help="the workspace: its id (ws_...) or its old folder")
+    move.add_argument("new", help="the folder it lives in now")
     merge = actions.add_parser("merge", help="fold workspace FROM into INTO (a revision each)")
-    merge.add_argument("source", metavar="FROM")
-    merge.add_argument("into", metavar="INTO")
+    merge.add_argument("source", metavar="FROM", help="the workspace folded in (id or folder)")
+    merge.add_argument("into", metavar="INTO", help="the workspace it joins (id or folder)")
     for p in (listing, move, merge):
         p.add_argument("--json", action="store_true", help="print JSON")
 

@@ -133,6 +133,25 @@ def test_every_command_and_flag_is_in_the_cli_reference() -> None:
     assert not missing, f"docs/cli.md does not mention {missing}"
 
 
+def test_every_command_says_what_it_does_and_every_argument_what_it_takes() -> None:
+    """`cairn review adopt --help` had no line saying what it does, and `list --status`,
+    `forget --reason` and a dozen more no word on what they take."""
+    silent: list[str] = []
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    if not sub.description:
+                        silent.append(f"cairn {path} {name}".replace("  ", " "))
+                    walk(sub, f"{path} {name}".strip())
+            elif action.help is None:
+                silent.append(f"cairn {path} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(build_parser(), "")
+    assert not silent, silent
+
+
 def test_every_environment_variable_is_in_the_cli_reference() -> None:
     """Every `CAIRN_*` variable the program or its scripts read is in docs/cli.md's table."""
     text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
