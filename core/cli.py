@@ -508,6 +508,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         page = client.call("memory.list", params)
 
     def human() -> None:
+        if not page["items"]:
+            print("no memories match" if len(params) > 1 else "no memories in view")
         for m in page["items"]:
             print(memory_line(m))
         if page["next_cursor"]:

@@ -148,6 +148,13 @@ def test_a_command_whose_daemon_lost_the_race_waits_for_the_winner(short_tmp: Pa
             client.communicate()
 
 
+def test_an_empty_listing_says_so(daemon: Daemon) -> None:
+    """`cairn list` with nothing to show printed nothing at all."""
+    assert cairn(daemon.home, "list").stdout == "no memories in view\n"
+    assert cairn(daemon.home, "list", "--kind", "idea").stdout == "no memories match\n"
+    assert json.loads(cairn(daemon.home, "list", "--json").stdout)["items"] == []
+
+
 def test_no_autostart_reports_not_running(short_tmp: Path) -> None:
     home = short_tmp / "off"
     out = cairn(home, "search", "heron", env={"CAIRN_NO_AUTOSTART": "1"})
