@@ -653,6 +653,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["serve"])
+    if args.command not in ("serve", "mcp"):  # those log with times; a command says "cairn: "
+        logging.basicConfig(level=logging.WARNING, format="cairn: %(message)s", stream=sys.stderr)
     try:
         return HANDLERS[args.command](args)
     except NotConfirmed as e:

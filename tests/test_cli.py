@@ -82,3 +82,5 @@ def test_reindex_command(short_tmp: Path) -> None:
     out = cairn(home, "reindex")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("reindexed 0 memories")
+    # a warning the store gives on opening (no keychain here) reads as the command's, not bare
+    assert all(line.startswith("cairn: ") for line in out.stderr.splitlines()), out.stderr
