@@ -654,7 +654,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         args = parser.parse_args(["serve"])
     if args.command not in ("serve", "mcp"):  # those log with times; a command says "cairn: "
-        logging.basicConfig(level=logging.WARNING, format="cairn: %(message)s", stream=sys.stderr)
+        logging.basicConfig(
+            level=logging.WARNING, format="cairn: %(levelname)s: %(message)s", stream=sys.stderr
+        )
     try:
         return HANDLERS[args.command](args)
     except NotConfirmed as e:
