@@ -30,6 +30,7 @@ from core.errors import (
 )
 from core.keychain import TokenStore
 from core.model import Caller, Surface
+from core.scanner import secret_rule
 from core.store import Store
 from core.writer import WriteTx
 
@@ -85,6 +86,12 @@ def check_name(name: object) -> str:
             "agent name must be 1-64 characters of lower-case letters, digits, '.', '_' or '-', "
             "starting with a letter or digit",
             data={"field": "agent"},
+        )
+    rule = secret_rule(name)
+    if rule is not None:  # a name is shown to every agent: never a secret, whoever registers it
+        raise InvalidInput(
+            f"the agent name looks like a secret (rule {rule}); choose another name",
+            data={"field": "agent", "rule": rule, "reason_code": "secret"},
         )
     return name
 

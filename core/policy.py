@@ -17,6 +17,7 @@ import tomlkit
 import tomlkit.exceptions
 
 from core.model import Scope
+from core.scanner import secret_rule
 
 log = logging.getLogger(__name__)
 
@@ -377,6 +378,9 @@ def with_mode(policy: Policy, target: str, mode: Mode | bool) -> Policy:
 def _with_agent_mode(policy: Policy, target: str, name: str, rest: list[str], mode: Mode) -> Policy:
     if not _AGENT_NAME.match(name):
         raise PolicyInvalid(f"{name!r} is not a valid agent name")
+    secret = secret_rule(name)
+    if secret is not None:  # policy.get shows every agent's name to agents
+        raise PolicyInvalid(f"the agent name looks like a secret (rule {secret})")
     rule = policy.agents.get(name, AgentRule())
     if rest == ["extracted"]:
         rule = replace(rule, extracted=mode)

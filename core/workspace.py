@@ -8,6 +8,7 @@ import threading
 
 from core.errors import InvalidInput, NotFound
 from core.model import Workspace
+from core.scanner import secret_rule
 from core.store import Store
 
 
@@ -29,6 +30,13 @@ def canonical_path(raw: str) -> str:
             data={"field": "workspace"},
         )
     real = os.path.realpath(expanded)
+    rule = secret_rule(real)
+    if rule is not None:  # a workspace's path is recorded and shown: never a secret
+        raise InvalidInput(
+            f"the folder's path looks like it holds a secret (rule {rule}); Cairn will not record "
+            "it as a workspace - rename the folder",
+            data={"field": "workspace", "rule": rule, "reason_code": "secret"},
+        )
     if not os.path.isdir(real):
         raise InvalidInput(
             f"workspace {raw!r} is not an existing directory", data={"field": "workspace"}

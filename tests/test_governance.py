@@ -660,6 +660,30 @@ def _invalid_secret(error: InvalidInput, field: str) -> None:
     assert "github-token" in str(error) and GITHUB_TOKEN not in str(error)
 
 
+def test_a_secret_as_an_agent_name_or_a_folder_is_recorded_by_no_door(
+    governed: Cairn, ws: str, tmp_path: Path
+) -> None:
+    """hello refused them, but a person's `agent add`, a policy override for an agent and a
+    workspace reached by `workspace move`, a note's front matter or an import line recorded
+    a secret as a name or a path - and policy.get shows agent names to every agent."""
+    slack = "xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx"
+    person = Caller.human()
+    with pytest.raises(InvalidInput, match="agent name looks like a secret"):
+        governed.agents.add(person, slack)
+    with pytest.raises(InvalidInput, match="agent name looks like a secret"):
+        governed.policy.set(person, f"agents.{slack}.kinds.idea", Mode.AUTO)
+    folder = tmp_path / f"ghp_{'Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q'}"
+    folder.mkdir()
+    with pytest.raises(InvalidInput, match="path looks like it holds a secret") as caught:
+        governed.workspaces.resolve(str(folder))
+    assert "Z8b2kQ9x" not in caught.value.message
+    with pytest.raises(InvalidInput, match="path looks like it holds a secret"):
+        governed.lifecycle.move_workspace(person, ws, str(folder))
+    listed = {a.name for a in governed.agents.list()}
+    assert slack not in listed and slack not in governed.policy.current().agents
+    assert all(str(folder) != w.path for w in governed.workspaces.list())
+
+
 def test_a_secret_in_a_reason_a_note_or_a_key_is_refused_and_stored_nowhere(
     governed: Cairn, ws: str
 ) -> None:

@@ -351,6 +351,12 @@ def describe(finding: Finding) -> str:
     return f"{family}: {what} (rule {finding.rule})."
 
 
+def secret_rule(text: str) -> str | None:
+    """The rule of the first secret in `text` (an identifier Cairn would record: an agent's
+    name, a folder's path), or None."""
+    return next((f.rule for f in scan(text) if f.family is Family.SECRET), None)
+
+
 # The public API, and the internals the scanner's own tests look inside.
 __all__ = [
     "MAX_SCAN_CHARS",
@@ -370,4 +376,5 @@ __all__ = [
     "describe",
     "redact",
     "scan",
+    "secret_rule",
 ]
