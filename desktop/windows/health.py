@@ -272,7 +272,7 @@ def _fill(parent: QTreeWidgetItem, value: Any, label: Callable[[str], str]) -> N
     """Nested counters as tree rows: a dict becomes children (named in the person's language
     where the name is Cairn's, the key kept as data), anything else the value column."""
     if isinstance(value, dict):
-        for key, inner in sorted(value.items()):
+        for key, inner in sorted(value.items(), key=lambda item: label(str(item[0]))):
             child = QTreeWidgetItem([label(str(key)), ""])
             child.setData(0, KEY_ROLE, str(key))
             parent.addChild(child)
