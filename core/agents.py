@@ -274,7 +274,11 @@ class AgentService:
         # Compare digests in constant time; an unknown name compares against a dummy digest.
         # The token is checked before the status, so a wrong token learns nothing about the name.
         if not hmac.compare_digest(token_hash(token), expected or "0" * 64) or expected is None:
-            raise Unauthenticated("the token does not belong to this agent")
+            raise Unauthenticated(
+                "the token does not belong to this agent - check the agent's name and its token "
+                "(`cairn agent list` shows the agents; `cairn agent add` shows a token once, and "
+                "a token stops working when its agent is revoked)"
+            )
         assert row is not None
         self.check_status(checked, AgentStatus(row[1]))
         return Identity(
