@@ -50,6 +50,7 @@ class Runtime:
         self.cairn: Cairn | None = None
         self.server: Server | None = None
         self._stop: asyncio.Event | None = None
+        self._stop_asked: str | None = None  # why a stop was asked before the runtime was up
         self._tasks: list[asyncio.Task[None]] = []
 
     @property
@@ -81,6 +82,8 @@ class Runtime:
             loop.call_soon_threadsafe(self._request_stop, why)
 
         cairn.shutdown_hook = hook
+        if self._stop_asked is not None:  # a signal came while Cairn was opening its store
+            self._request_stop(self._stop_asked)
         try:
             self.server = Server(cairn, confirm_human=self._confirm_human)
             await self.server.start_unix(self.socket)
@@ -112,9 +115,11 @@ class Runtime:
             self._stop.set()
 
     def request_stop(self, why: str) -> None:
-        """Thread-safe: ask the runtime to stop."""
+        """Thread-safe: ask the runtime to stop (asked while it starts, it stops once up)."""
         if self.cairn is not None and self.cairn.shutdown_hook is not None:
             self.cairn.shutdown_hook(why)
+        else:
+            self._stop_asked = why
 
     async def wait(self) -> None:
         assert self._stop is not None
@@ -181,12 +186,14 @@ def serve_forever(paths: Paths, *, janitor_interval: float = 3600.0) -> None:
 
     async def main() -> None:
         runtime = Runtime(paths, janitor_interval=janitor_interval)
-        await runtime.start()
+        # Before starting: a signal while the socket is being set up stops Cairn cleanly once
+        # it is up (it killed the process, leaving its socket and pid file behind).
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(
                 sig, runtime.request_stop, f"received {signal.Signals(sig).name}"
             )
+        await runtime.start()
         try:
             await runtime.wait()
         finally:

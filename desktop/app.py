@@ -92,6 +92,9 @@ async def serve(
     called once everything runs."""
     person_check = PersonCheck()  # asks the person about their commands run without a terminal
     runtime = Runtime(paths, confirm_human=person_check)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):  # before starting: see core.daemon
+        loop.add_signal_handler(sig, runtime.request_stop, f"received {signal.Signals(sig).name}")
     try:
         await runtime.start()
     except CairnError as e:
@@ -99,9 +102,6 @@ async def serve(
         return e.code.exit_status
     assert runtime.cairn is not None
     person_check.follow(runtime.cairn.config)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, runtime.request_stop, f"received {signal.Signals(sig).name}")
     listener = single.Listener(name)
     desk: Desk | None = None
     tray: Tray | None = None

@@ -6,6 +6,7 @@ import json
 import os
 import pwd
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -301,6 +302,22 @@ def test_connection_from_another_uid_is_closed_unanswered(short_tmp: Path) -> No
 
 
 # -- 4. a second instance leaves the first alone ------------------------------------------------
+
+
+def test_a_stop_signal_as_the_socket_appears_stops_cairn_cleanly(short_tmp: Path) -> None:
+    """The signal handlers came after the socket: a SIGTERM in between killed the process
+    (exit 143) and left its socket and pid file behind."""
+    for attempt in range(4):
+        daemon = start_daemon(short_tmp / f"sig{attempt}", wait=False)
+        deadline = time.monotonic() + 30
+        while not daemon.socket.exists() and daemon.proc.poll() is None:
+            assert time.monotonic() < deadline, "the socket never appeared"
+            time.sleep(0.001)
+        daemon.proc.send_signal(signal.SIGTERM)
+        assert daemon.proc.wait(30) == 0, daemon.proc.stderr.read() if daemon.proc.stderr else ""
+        assert not daemon.socket.exists()
+        assert not (daemon.paths.runtime / "cairn.pid").exists()
+        daemon.stop()
 
 
 def test_second_instance_exits_already_running_and_first_keeps_serving(short_tmp: Path) -> None:
