@@ -94,6 +94,11 @@ class EngineConfig:
     strong_coverage: float = 0.8
     weak_coverage: float = 0.4
     variant_coverage: float = 0.75
+    # Coverage weighs the query's words by rarity as if the store held at least this many
+    # memories: in a store of a few, every stored word is "common" and a word the store never
+    # saw outweighed all the words a memory shares with the question (presence `none` for
+    # "which port does billing use in staging?" against the one memory that answers it).
+    coverage_min_docs: int = 100
     pin_max_share: float = 0.05
     pin_min_df: int = 10
     rerank_max_shift: int = 2
@@ -245,10 +250,20 @@ class _Stats:
         default_factory=dict
     )
 
+    coverage_docs: int = 0  # the document count coverage weighs rarity against (see EngineConfig)
+    _coverage_idf: dict[str, float] = field(default_factory=dict)
+
     def idf(self, term: str) -> float:
         value = self._idf.get(term)
         if value is None:
             value = self._idf[term] = idf(self.df.get(term, 0), self.total)
+        return value
+
+    def coverage_idf(self, term: str) -> float:
+        value = self._coverage_idf.get(term)
+        if value is None:
+            total = max(self.total, self.coverage_docs)
+            value = self._coverage_idf[term] = idf(self.df.get(term, 0), total)
         return value
 
 
@@ -474,7 +489,9 @@ class SearchService:
             else:
                 total, avg = averages
             cache = self._cache = _StatsCache(seq, total, (avg[0], avg[1], avg[2], avg[3]), {})
-        stats = _Stats(cache.df, cache.total, cache.avg_lengths)
+        stats = _Stats(
+            cache.df, cache.total, cache.avg_lengths, coverage_docs=self.config.coverage_min_docs
+        )
         self._lookup_df(conn, stats, terms)
         return stats
 
@@ -872,7 +889,7 @@ def _weighted_groups(q: _Query, stats: _Stats) -> tuple[list[tuple[tuple[str, ..
     alternative weighs (or the most, when it has none) - and the total, cached per search."""
     cached = stats.groups.get(id(q))
     if cached is None:
-        groups = [(forms, min(stats.idf(f) for f in forms)) for forms in q.groups()]
+        groups = [(forms, min(stats.coverage_idf(f) for f in forms)) for forms in q.groups()]
         cached = stats.groups[id(q)] = (groups, sum(w for _, w in groups))
     return cached
 

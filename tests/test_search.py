@@ -375,6 +375,19 @@ def test_presence_distinguishes_strong_weak_and_none(cairn: Cairn, agent: Caller
     assert none.hits == ()
 
 
+def test_in_a_store_of_one_memory_the_answer_is_not_none(cairn: Cairn, agent: Caller) -> None:
+    """The agents guide's own example: in a store holding one memory, every stored word is
+    "common", so the question's one unseen word ("use") outweighed the three it shares with the
+    answer - presence none, and the context bundle came back empty."""
+    put(cairn, agent, "The billing service listens on port 8443 in staging.")
+    question = "which port does billing use in staging?"
+    assert cairn.search.search(agent, SearchRequest(query=question)).presence is Presence.WEAK
+    bundle = cairn.context.build(agent, ContextRequest(query=question))
+    assert len(bundle.items) == 1 and "8443" in bundle.text
+    unrelated = cairn.search.search(agent, SearchRequest(query="quantum chromodynamics lattice"))
+    assert unrelated.presence is Presence.NONE
+
+
 def test_contradictions_return_both_sides_marked(cairn: Cairn, agent: Caller) -> None:
     a = put(cairn, agent, "The staging region is eu-west-1.")
     b = put(cairn, agent, "Staging moved; it now lives in a region in the US.")
