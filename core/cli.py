@@ -65,7 +65,9 @@ log = logging.getLogger("cairn")
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cairn",
-        description="Cairn: local long-term memory for AI agents, with a person in charge.",
+        description="Cairn: local long-term memory for AI agents, with a person in charge. "
+        "With no command, `cairn` starts the tray application (the windows and the agents' "
+        "socket); `cairn serve` is Cairn without windows.",
     )
     parser.add_argument("--version", action="version", version=f"cairn {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
