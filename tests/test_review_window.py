@@ -474,6 +474,86 @@ def test_adopting_forget_proposals_asks_first(
     assert list(contents(qtbot, desk)) == ["idea: cache the parsed config"]
 
 
+def two_forget_proposals(runtime: Runtime, agent: RawClient, workspace_dir: Path) -> None:
+    """Two memories of `agent`, each proposed forgotten by another agent."""
+    memories = [
+        agent.request("memory.write", {"content": text, "kind": "fact", "scope": "project"})[
+            "result"
+        ]["id"]
+        for text in ("the staging password rotates monthly", "the production db is on zeta")
+    ]
+    other = connect(runtime, workspace_dir, "other")
+    for m in memories:
+        assert other.request("memory.forget", {"id": m})["result"]["status"] == "pending"
+    other.close()
+
+
+def test_a_forget_confirmed_for_one_proposal_never_forgets_another(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
+) -> None:
+    """The question named one memory; decided elsewhere while the question was open, the pane
+    moved on, and Forget erased the next proposal's memory, which nobody confirmed."""
+    desk, runtime = served
+    two_forget_proposals(runtime, agent, workspace_dir)
+    window = window_for(qtbot, desk, 2)
+    first = window.current_id()
+    assert first is not None
+    window.detail.adopt_button.click()
+    qtbot.waitUntil(lambda: window.confirm is not None)
+    read(qtbot, desk, desk.cairn.review.reject, Caller.human(), first)
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 1)
+    assert window.current_id() != first
+    box = window.confirm
+    assert box is not None
+    forget = box.findChild(QPushButton, "confirmForget")
+    assert forget is not None
+    forget.click()
+    settle(qtbot, desk)
+    assert "Nothing was forgotten" in window.status.text()
+    assert set(contents(qtbot, desk)) == {
+        "the staging password rotates monthly",
+        "the production db is on zeta",
+    }
+
+
+def test_feedback_edited_after_the_list_reloaded_still_holds_its_revision(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """The conflict worked only if Adopt beat the reload: once the list had reloaded, the pane
+    judged the new revision as the one the person saw, and overwrote it."""
+    desk, _ = served
+    memory_id = feedback(agent, "releases go out on Tuesdays at 10:00")
+    window = window_for(qtbot, desk, 1)
+    choose_action(window, "edit")
+    window.detail.content.setPlainText("releases go out on Wednesdays")
+    changed = {"id": memory_id, "if_revision": 1, "content": "releases go out at 14:00"}
+    assert agent.request("memory.update", changed)["result"]["status"] == "stored"
+    qtbot.waitUntil(lambda: ((window.current() or {}).get("target") or {}).get("revision") == 2)
+    window.detail.adopt_button.click()
+    qtbot.waitUntil(window.detail.conflict.isVisible)
+    settle(qtbot, desk)
+    assert "releases go out at 14:00" in contents(qtbot, desk)
+
+
+def test_adopting_selected_proposals_that_hold_edits_is_refused(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """Adopt selected stored the agents' texts as the person's decision and dropped the edits
+    the person had made to the selected proposals."""
+    desk, _ = served
+    for text in ("idea: alpha deploy with ansible", "idea: beta keep logs 30 days"):
+        propose(agent, text)
+    window = window_for(qtbot, desk, 2)
+    show_row_of_content(window, "alpha")
+    window.detail.content.setPlainText("idea: alpha deploy with ansible and a dry run first")
+    show_row_of_content(window, "beta")
+    window.queue.table.selectAll()
+    window.queue.adopt_selected.click()
+    settle(qtbot, desk)
+    assert "hold your edits" in window.status.text()
+    assert contents(qtbot, desk) == {} and window.pending_count() == 2
+
+
 def test_an_identity_proposal_waits_in_the_queue_with_its_diff(
     qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
 ) -> None:

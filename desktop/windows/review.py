@@ -63,6 +63,9 @@ class ReviewWindow(ToolWindow):
         self._waiting = 0
         self._drafts: dict[str, dict[str, Any]] = {}  # unsaved edits of proposals left behind
         self.confirm: QMessageBox | None = None  # the question before forgetting, while open
+        # A proposal the agent rewrote while the person edited it: its new text is quoted to
+        # them when the reload brings it.
+        self._rewritten_under_edits: str | None = None
         self._build()
         desk.live.on(self, {Topic.REVIEW, Topic.MEMORIES, Topic.IDENTITY}, self._on_changes)
 
@@ -172,6 +175,16 @@ class ReviewWindow(ToolWindow):
         if fresh is not None and current_row >= 0:
             if self.detail.dirty:
                 self.detail.follow(fresh)  # the target may have moved on: the edits stay
+                if self._rewritten_under_edits == fresh["id"]:
+                    # The person has now been told the new text: adopting holds them to it.
+                    self._rewritten_under_edits = None
+                    self.detail.shown = fresh
+                    self.status.setText(
+                        self.tr(
+                            "The agent changed this proposal; it now reads “{}”. Your edits are "
+                            "kept: adopt again to adopt your version over it."
+                        ).format(one_line(str(fresh.get("content") or ""), 120))
+                    )
             else:
                 self._show(fresh)
         else:
@@ -214,22 +227,28 @@ class ReviewWindow(ToolWindow):
 
     # -- deciding ---------------------------------------------------------------------------
 
-    def adopt(self, *, if_revision: int | None = None, confirmed: bool = False) -> None:
-        item = self.detail.item
-        if item is None:
+    def adopt(self, *, if_revision: int | None = None, confirmed: str | None = None) -> None:
+        """Adopt the proposal in the pane. `confirmed` is the id of the proposal the person
+        agreed to forget with: if the pane moved on meanwhile, nothing is adopted."""
+        item, shown = self.detail.item, self.detail.shown
+        if item is None or shown is None:
+            return
+        if confirmed is not None and confirmed != item["id"]:
+            self.status.setText(
+                self.tr("Nothing was forgotten: the proposal you confirmed was decided elsewhere.")
+            )
             return
         edits = self.detail.edits()
         if edits is None:
             return
         options = self.detail.options()
-        if not confirmed and (item["op"] == "forget" or options.get("action") == "forget"):
-            self._confirm_forget(
-                [item], lambda: self.adopt(if_revision=if_revision, confirmed=True)
-            )
+        if confirmed is None and (item["op"] == "forget" or options.get("action") == "forget"):
+            sid = item["id"]
+            self._confirm_forget([item], lambda: self.adopt(if_revision=if_revision, confirmed=sid))
             return
         if item["op"] == "feedback" and if_revision is None:
             # the memory as the person judged it: one changed since is a conflict
-            if_revision = (item.get("target") or {}).get("revision")
+            if_revision = (shown.get("target") or {}).get("revision")
         sid = item["id"]
         fn = functools.partial(
             self.desk.cairn.review.adopt,
@@ -237,7 +256,7 @@ class ReviewWindow(ToolWindow):
             sid,
             edits=edits or None,
             if_revision=if_revision,
-            if_content_hash=seen_hash(item),
+            if_content_hash=seen_hash(shown),
             **options,
         )
         self.status.setText(self.tr("Adopting…"))
@@ -270,12 +289,24 @@ class ReviewWindow(ToolWindow):
             self.status.setText(error.message)
             return
         if isinstance(error, Conflict) and error.data.get("changed") == "proposal":
-            # The agent sent another text meanwhile: show it (the person's edits, if any, stay).
-            self.status.setText(
-                self.tr(
-                    "Not adopted: the agent changed this proposal since it was shown. Look again."
+            # The agent sent another text meanwhile. Untouched, the pane shows it (a reload);
+            # edited, the person's edits stay and the status quotes the new text - adopting
+            # again adopts their version over it.
+            if self.detail.dirty and self.detail.item is not None:
+                self._rewritten_under_edits = sid
+                self.status.setText(
+                    self.tr(
+                        "Not adopted: the agent changed this proposal since it was shown. Your "
+                        "edits are kept; its new text follows here once loaded."
+                    )
                 )
-            )
+            else:
+                self.status.setText(
+                    self.tr(
+                        "Not adopted: the agent changed this proposal since it was shown. "
+                        "Look again."
+                    )
+                )
             self.refresh()
             return
         if isinstance(error, Conflict):
@@ -331,14 +362,32 @@ class ReviewWindow(ToolWindow):
     def reject_many(self) -> None:
         self._decide_many(adopt=False)
 
-    def _decide_many(self, *, adopt: bool, confirmed: bool = False) -> None:
-        ids = self.selected_ids()
+    def _decide_many(self, *, adopt: bool, confirmed: list[str] | None = None) -> None:
+        """Adopt or reject the selected proposals, unedited. `confirmed`: the ids the person
+        agreed to decide after the question about forgetting - only those, whatever the
+        selection has become meanwhile."""
+        ids = confirmed if confirmed is not None else self.selected_ids()
         if not ids:
             return
         items = [i for i in (self._item(sid) for sid in ids) if i is not None]
+        if adopt:
+            edited = [
+                s
+                for s in ids
+                if s in self._drafts or (s == self.current_id() and self.detail.dirty)
+            ]
+            if edited:  # adopting them unedited would drop what the person wrote
+                self.status.setText(
+                    self.tr(
+                        "Not adopted: {} of the selected proposals hold your edits ({}). Adopt "
+                        "them one by one, or discard the edits first."
+                    ).format(len(edited), ", ".join(edited))
+                )
+                return
         forgets = [i for i in items if i["op"] == "forget"]
-        if adopt and forgets and not confirmed:
-            self._confirm_forget(forgets, lambda: self._decide_many(adopt=True, confirmed=True))
+        if adopt and forgets and confirmed is None:
+            chosen = [i["id"] for i in items]
+            self._confirm_forget(forgets, lambda: self._decide_many(adopt=True, confirmed=chosen))
             return
         reason = None if adopt else (self.detail.reject_reason.text().strip() or None)
         fn = functools.partial(

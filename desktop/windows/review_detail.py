@@ -52,6 +52,9 @@ class ProposalDetail(QWidget):
         self.setObjectName("detail")
         self._limits = limits
         self.item: Item | None = None
+        # The proposal as the fields were filled from it - its text and its target's revision
+        # are what adopting holds the person to, however often the list reloads meanwhile.
+        self.shown: Item | None = None
         self.dirty = False
         self.conflict_data: dict[str, Any] | None = None
         self._filling = False  # the pane, not the person, is changing the editors
@@ -179,6 +182,7 @@ class ProposalDetail(QWidget):
     def present(self, item: Item | None, draft: dict[str, Any] | None = None) -> None:
         """Fill the pane with `item`, or with `draft` (the person's edits left earlier)."""
         self.item = item
+        self.shown = item  # what the person judged: a refresh while they edit does not move it
         self.conflict_data = None
         self.conflict.hide()
         self.adopt_current.hide()

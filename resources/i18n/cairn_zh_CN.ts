@@ -1477,6 +1477,18 @@ The strictest rule that applies wins.</source>
         <translation>{}（字段：{}）</translation>
     </message>
     <message>
+        <source>The agent changed this proposal; it now reads “{}”. Your edits are kept: adopt again to adopt your version over it.</source>
+        <translation>代理修改了这条提议，现在的内容是“{}”。你的编辑已保留：再次采纳即可用你的版本替代它。</translation>
+    </message>
+    <message>
+        <source>Nothing was forgotten: the proposal you confirmed was decided elsewhere.</source>
+        <translation>没有遗忘任何内容：你确认的那条提议已在别处处理。</translation>
+    </message>
+    <message>
+        <source>Not adopted: the agent changed this proposal since it was shown. Your edits are kept; its new text follows here once loaded.</source>
+        <translation>未采纳：显示之后，代理又修改了这条提议。你的编辑已保留；载入后会在这里显示它的新内容。</translation>
+    </message>
+    <message>
         <source>Not adopted: the agent changed this proposal since it was shown. Look again.</source>
         <translation>未采纳：显示之后，代理又修改了这条提议。请重新查看。</translation>
     </message>
@@ -1491,6 +1503,10 @@ The strictest rule that applies wins.</source>
     <message>
         <source>Not rejected.</source>
         <translation>未拒绝。</translation>
+    </message>
+    <message>
+        <source>Not adopted: {} of the selected proposals hold your edits ({}). Adopt them one by one, or discard the edits first.</source>
+        <translation>未采纳：所选提议中有 {} 条含有你的编辑（{}）。请逐条采纳，或先放弃这些编辑。</translation>
     </message>
     <message>
         <source>Adopted {} of {}.</source>
