@@ -302,10 +302,10 @@ class Exporter:
             raise InvalidInput(f"{out} cannot be checked: {e.strerror or e}") from None
         if not stat.S_ISREG(found.st_mode):
             raise InvalidInput(f"{out} exists and is not a regular file; give a new file name")
-        if found.st_size and not zipfile.is_zipfile(out):
+        if found.st_size and not _holds_a_manifest(out):
             raise InvalidInput(
-                f"{out} exists and is not an archive (a zip file); give a new file name (only "
-                "an earlier archive is replaced)"
+                f"{out} exists and is not a Cairn archive; give a new file name (only an earlier "
+                "archive is replaced - a .docx, a .jar or another zip never is)"
             )
 
     def _write(self, zf: zipfile.ZipFile, filters: Filters, created_at: int) -> Manifest:
@@ -587,3 +587,13 @@ class _Revisions:
             out.append(self._next)
             self._next = next(self._items, None)
         return out
+
+
+def _holds_a_manifest(path: Path) -> bool:
+    """Whether `path` is an archive Cairn wrote: a zip file with its manifest at the top (any
+    zip file used to count, so an export replaced a .docx or someone's photos.zip)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return MANIFEST in zf.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return False

@@ -980,6 +980,10 @@ def test_an_export_never_replaces_cairns_own_files_or_what_is_not_an_archive(
     os.mkfifo(fifo)
     notes = short_tmp / "notes.txt"
     notes.write_text("my own notes\n")
+    thesis = short_tmp / "thesis.docx"  # a zip file too: any zip counted as an earlier archive
+    with zipfile.ZipFile(thesis, "w") as z:
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("word/document.xml", "<w:document>chapter one</w:document>")
     link = short_tmp / "db-link.zip"
     link.symlink_to(c.paths.database)
     paths = c.paths
@@ -990,7 +994,8 @@ def test_an_export_never_replaces_cairns_own_files_or_what_is_not_an_archive(
         (paths.backups / "mine.zip", "Cairn's own"),
         (link, "Cairn's own"),
         (fifo, "not a regular file"),
-        (notes, "not an archive"),
+        (notes, "not a Cairn archive"),
+        (thesis, "not a Cairn archive"),
     ):
         before = target.read_bytes() if target.is_file() and not target.is_symlink() else None
         with pytest.raises(InvalidInput, match=reason):
