@@ -18,6 +18,7 @@ from core.autostart import Autostart
 from core.autostart_entries import Kind
 from core.model import Caller
 from desktop.desk import Desk
+from desktop.windows.agents import AgentsWindow
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.settings import SettingsWindow
 from tests.conftest import settle
@@ -215,6 +216,27 @@ def test_a_language_change_asks_before_unsaved_edits_are_lost(
     assert desk.window(IdentityWindow) is identity and desk.language.current != "zh_CN"
     assert identity.doc_editor.editor.toPlainText() == "Prefers metric units; half written"
     assert window.language.currentData() == "system"
+
+    # closed from the title bar (or Alt+F4), not answered: the language stays, and so does the
+    # choice shown (it showed the new language, and choosing it again asked nothing)
+    window.language.setCurrentIndex(window.language.findData("zh_CN"))
+    qtbot.waitUntil(lambda: window.language_question is not None)
+    box = window.language_question
+    assert box is not None
+    box.close()
+    qtbot.waitUntil(lambda: window.language_question is None)
+    assert window.language.currentData() == "system" and desk.language.current != "zh_CN"
+
+
+def test_a_token_shown_once_counts_as_unsaved(qtbot: QtBot, desk: Desk) -> None:
+    """Switching the language destroyed the dialog showing a new agent's token - shown once,
+    never again - without asking."""
+    agents = desk.open(AgentsWindow)
+    qtbot.waitUntil(lambda: agents.loads >= 1)
+    agents.name_input.setText("helper")
+    agents.add_button.click()
+    qtbot.waitUntil(lambda: agents.token_dialog is not None)
+    assert desk.unsaved() == [agents]
 
 
 def test_switching_the_language_never_leaves_no_window_open(

@@ -158,6 +158,10 @@ class AgentsWindow(ToolWindow):
 
     # -- the list (coalesced fetches) ----------------------------------------------------------
 
+    def unsaved(self) -> bool:
+        """A token shown once, its dialog still open: rebuilding the window would lose it."""
+        return self.token_dialog is not None
+
     def refresh(self) -> None:
         self.fetch(self.desk.cairn.agents.list, on_done=self._landed)
 

@@ -416,8 +416,16 @@ class SettingsWindow(ToolWindow):
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         change.clicked.connect(lambda: QTimer.singleShot(0, switch))
         cancel.clicked.connect(self._keep_language)
+        # closed any other way (the title bar's X, Alt+F4): the language stays as well
+        box.finished.connect(lambda _r: self._language_question_closed(box, change))
         self.language_question = box
         box.open()
+
+    def _language_question_closed(self, box: QMessageBox, change: QPushButton) -> None:
+        if box.clickedButton() is not change:
+            self._keep_language()
+        if self.language_question is box:
+            self.language_question = None
 
     def _keep_language(self) -> None:
         """The person kept their edits: the choice shows the language still in use."""
