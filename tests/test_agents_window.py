@@ -115,6 +115,9 @@ def test_pause_resume_and_revoke(qtbot: QtBot, served_desk: tuple[Desk, Runtime]
     confirm.click()
     qtbot.waitUntil(lambda: status_cell(window, "helper") == "revoked")
     assert not window.revoke_button.isEnabled()
+    row = next(r for r, a in enumerate(window.agents) if a.name == "helper")
+    proof = window.table.item(row, 2)
+    assert proof is not None and proof.text() == "none (revoked)"  # it said "declared only"
 
     client = RawClient(socket_path(runtime.paths))
     try:

@@ -158,6 +158,15 @@ class AgentsWindow(ToolWindow):
 
     # -- the list (coalesced fetches) ----------------------------------------------------------
 
+    def _proof(self, a: Agent) -> str:
+        """How the agent proves who it is: a revoked one's token no longer works (it had one;
+        "declared only" said it never had)."""
+        if a.has_token:
+            return self.tr("token")
+        if a.status is AgentStatus.REVOKED:
+            return self.tr("none (revoked)")
+        return self.tr("declared only")
+
     def unsaved(self) -> bool:
         """A token shown once, its dialog still open: rebuilding the window would lose it."""
         return self.token_dialog is not None
@@ -174,7 +183,7 @@ class AgentsWindow(ToolWindow):
             cells = [
                 a.name,
                 self._status(a.status),
-                self.tr("token") if a.has_token else self.tr("declared only"),
+                self._proof(a),
                 when(a.created_at),
                 when(a.last_seen_at) or self.tr("never"),
             ]

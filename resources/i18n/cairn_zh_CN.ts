@@ -72,6 +72,10 @@
         <translation>令牌</translation>
     </message>
     <message>
+        <source>none (revoked)</source>
+        <translation>无（已吊销）</translation>
+    </message>
+    <message>
         <source>declared only</source>
         <translation>仅声明</translation>
     </message>
