@@ -24,7 +24,7 @@ from enum import StrEnum
 
 import snowballstemmer
 
-TOKENIZER_VERSION = "cairn-tok-3"
+TOKENIZER_VERSION = "cairn-tok-4"
 
 # Characters FTS5's unicode61 tokenizer must keep inside tokens, because our symbol terms use them.
 TERM_CHARS = "._:/-@#+~"
@@ -93,7 +93,8 @@ ENGLISH_STOPWORDS: frozenset[str] = frozenset(
     then there there's these they they'd they'll they're they've this those through to too under
     until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
     where's which while who who's whom why why's with won't would wouldn't you you'd you'll
-    you're you've your yours yourself yourselves s t d ll m re ve also just like get got""".split()
+    you're you've your yours yourself yourselves s t d ll m re ve also just like get got
+    well""".split()
 )
 # Single characters that carry grammar, not meaning, in Chinese text (bigrams keep them in context).
 CJK_STOP_UNIGRAMS: frozenset[str] = frozenset("的了是在和也就都而及与或着吗呢吧啊么之其这那个")
@@ -194,6 +195,8 @@ def _chunk_terms(chunk: str) -> tuple[Term, ...]:
 
 def _chunk_terms_uncached(chunk: str) -> list[Term]:
     chunk = _strip_marks(chunk).replace("\\", "/").replace("’", "'")
+    if _EDGE.sub("", chunk).casefold() in _CONTRACTIONS:
+        chunk = ""  # "she'll" is a stopword; joined into "shell" it would hide that word
     # "John's" is John; "didn't" is one word (a stopword), not a symbol with a separator.
     chunk = _APOSTROPHES.sub("", _POSSESSIVE.sub("", _EDGE.sub("", chunk)))
     chunk = _EDGE.sub("", chunk)
@@ -274,7 +277,12 @@ def _chunk_index_text(chunk: str) -> str:
     return " ".join([t.text for t in terms if not is_stop(t)])
 
 
+# Contractions are stopwords as written, apostrophe and all (`_chunk_terms_uncached`); without
+# it they are words of their own ("shell", "id", "ill", "hell", "shed", "wed"), searched like
+# any other (until tokenizer 4 they were stopwords too, and "which shell" found nothing). "well"
+# stays one: in conversation it is mostly "Well, ...".
+_CONTRACTIONS: frozenset[str] = frozenset(w for w in ENGLISH_STOPWORDS if "'" in w)
 _STEMMED_STOPWORDS: frozenset[str] = frozenset(
-    {stem(w.replace("'", "")) for w in ENGLISH_STOPWORDS}
-    | {w.replace("'", "") for w in ENGLISH_STOPWORDS}
+    {stem(w) for w in ENGLISH_STOPWORDS if "'" not in w}
+    | {w for w in ENGLISH_STOPWORDS if "'" not in w}
 )

@@ -603,6 +603,24 @@ def test_a_query_of_stopwords_is_never_corrected_into_other_words(
         assert result.hits == () and result.presence is Presence.NONE, query
 
 
+def test_words_a_contraction_spells_without_its_apostrophe_are_searched(
+    cairn: Cairn, agent: Caller
+) -> None:
+    """Contractions were stopwords without their apostrophe too, so "shell" (she'll), "id"
+    (I'd), "ill", "hell", "shed" (she'd) and "wed" (we'd) were never searched: "which shell"
+    found nothing and "tenant id format" missed its answer."""
+    shell = put(cairn, agent, "The deploy scripts need the zsh shell, not bash.")
+    ident = put(cairn, agent, "A tenant id is the prefix tn_ plus 12 hex digits.")
+    put(cairn, agent, "She'll review the release notes; we'd rather ship on Monday.")
+    found = cairn.search.search(agent, SearchRequest(query="which shell"))
+    assert found.hits[0].memory.id == shell and found.presence is not Presence.NONE
+    found = cairn.search.search(agent, SearchRequest(query="tenant id format"))
+    assert found.hits[0].memory.id == ident
+    # and a contraction itself is still a stopword: "she'll" does not match "shell"
+    only_shell = cairn.search.search(agent, SearchRequest("shell")).hits
+    assert [h.memory.id for h in only_shell] == [shell]
+
+
 def test_spelling_distance_and_alternatives() -> None:
     from core.spelling import distance
 
