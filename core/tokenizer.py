@@ -24,7 +24,7 @@ from enum import StrEnum
 
 import snowballstemmer
 
-TOKENIZER_VERSION = "cairn-tok-4"
+TOKENIZER_VERSION = "cairn-tok-5"
 
 # Characters FTS5's unicode61 tokenizer must keep inside tokens, because our symbol terms use them.
 TERM_CHARS = "._:/-@#+~"
@@ -69,6 +69,8 @@ _EDGE = re.compile(r"^[^\w~/#@]+|[^\w+#]+$")
 _SEPARATOR = re.compile(r"[._:/\\\-@#+~=?&,;'\"()\[\]{}<>|!*$%^`]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"^\w+$")
+# An acronym in the plural (APIs, PRs, URLs): the acronym's word, not a CamelCase name
+_ACRONYM_PLURAL = re.compile(r"^[A-Z]{2,}s$")
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")  # 1,000,000 is one number
 # Punctuation that separates things inside a chunk ("1,2,3", "f(a,b)=c", "?q=x&y=z"): each side
@@ -206,6 +208,8 @@ def _chunk_terms_uncached(chunk: str) -> list[Term]:
         return [Term(chunk.replace(",", ""), TermKind.NUMBER)]
     if _BREAK.search(chunk):
         return [t for piece in _BREAK.split(chunk) for t in _chunk_terms_uncached(piece)]
+    if _ACRONYM_PLURAL.match(chunk):
+        chunk = chunk[:-1]  # "APIs" is "API" ("ap" + "is" matched nothing); a word below
     compound = bool(_SEPARATOR.search(chunk)) or bool(_CAMEL.search(chunk))
     if not compound and _WORD.match(chunk):
         if chunk.isalpha() or chunk.isdigit():

@@ -621,6 +621,25 @@ def test_words_a_contraction_spells_without_its_apostrophe_are_searched(
     assert [h.memory.id for h in only_shell] == [shell]
 
 
+def test_an_acronym_in_the_plural_is_the_acronym(cairn: Cairn, agent: Caller) -> None:
+    """The plural "APIs" was split like a CamelCase name into "ap" + "is", "PRs" into "p" +
+    "rs": neither matched API or PR, and "which ports do the billing APIs listen on" lost its
+    subject."""
+    api = put(cairn, agent, "The billing API listens on port 8443.")
+    prs = put(cairn, agent, "Every PR needs two approvals before merging.")
+    urls = put(cairn, agent, "Rotate the signing URLs every 24 hours.")
+    put(cairn, agent, "Billing invoices are numbered per merchant.")
+    put(cairn, agent, "Signing keys live in the vault.")
+    for query, answer in (
+        ("billing APIs", api),
+        ("approvals for PRs", prs),
+        ("signing URL", urls),
+    ):
+        found = cairn.search.search(agent, SearchRequest(query))
+        assert found.hits[0].memory.id == answer, query
+        assert found.hits[0].coverage == 1.0 and found.presence is Presence.STRONG, query
+
+
 def test_spelling_distance_and_alternatives() -> None:
     from core.spelling import distance
 
