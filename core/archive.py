@@ -76,6 +76,24 @@ def _person(caller: Caller, what: str) -> None:
         raise Forbidden(f"only a person can {what}: agents propose, humans decide")
 
 
+def import_source(raw: str | Path) -> Path:
+    """The file an import reads, as an absolute path (`~` expanded).
+
+    Raises:
+        InvalidInput: it is a folder.
+        NotFound: there is no file there.
+    """
+    path = Path(os.path.abspath(os.path.expanduser(raw)))
+    if path.is_dir():
+        raise InvalidInput(
+            f"{path} is a folder; give an archive (.zip) or a JSON lines file",
+            data={"file": str(path)},
+        )
+    if not path.is_file():
+        raise NotFound(f"there is no file at {path}", data={"file": str(path)})
+    return path
+
+
 class ArchiveService:
     """Export and import, for a person."""
 
@@ -176,14 +194,7 @@ class ArchiveService:
             InvalidInput: an archive that is not valid, naming the file at fault.
         """
         _person(caller, "import memories")
-        path = Path(os.path.abspath(os.path.expanduser(path)))
-        if path.is_dir():
-            raise InvalidInput(
-                f"{path} is a folder; give an archive (.zip) or a JSON lines file",
-                data={"file": str(path)},
-            )
-        if not path.is_file():
-            raise NotFound(f"there is no file at {path}", data={"file": str(path)})
+        path = import_source(path)
         try:
             archive = is_archive(path)
         except OSError as e:

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.archive import ArchiveService
-from core.errors import InvalidInput, NotFound
+from core.archive import ArchiveService, import_source
 from core.model import Caller, Scope, Surface
 from core.paths import resolve_paths
 from core.terminal import confirm, emit, for_a_person, plural, served_or_here, when
@@ -107,15 +106,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    path = Path(os.path.abspath(os.path.expanduser(args.file)))
-    # before the confirmation: with no file, there is nothing to confirm
-    if path.is_dir():
-        raise InvalidInput(
-            f"{path} is a folder; give an archive (.zip) or a JSON lines file",
-            data={"file": str(path)},
-        )
-    if not path.is_file():
-        raise NotFound(f"there is no file at {path}", data={"file": str(path)})
+    path = import_source(args.file)  # before the confirmation: no file, nothing to confirm
     if args.dry_run:
         for_a_person("import --dry-run")
     else:
