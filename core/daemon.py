@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from core import __version__, protocol
@@ -52,6 +53,9 @@ class Runtime:
         self._stop: asyncio.Event | None = None
         self._stop_asked: str | None = None  # why a stop was asked before the runtime was up
         self._tasks: list[asyncio.Task[None]] = []
+        # Housekeeping rounds run here: cancelling the task that waits for one does not stop
+        # the thread, so stopping waits for it before the store closes under it.
+        self._housekeeper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-house")
 
     @property
     def pid_file(self) -> Path:
@@ -131,6 +135,8 @@ class Runtime:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        # A round still running would use the store while it closes (a segfault in SQLite).
+        await asyncio.to_thread(self._housekeeper.shutdown, wait=True, cancel_futures=True)
         await self._close_server_and_store()
         for path in (self.socket, self.pid_file):
             with contextlib.suppress(FileNotFoundError):
@@ -154,7 +160,9 @@ class Runtime:
         loop = asyncio.get_running_loop()
         while True:
             live = self.server.live_sessions() if self.server is not None else frozenset()
-            await loop.run_in_executor(None, self._housekeeping_round, cairn, janitor, live)
+            await loop.run_in_executor(
+                self._housekeeper, self._housekeeping_round, cairn, janitor, live
+            )
             await asyncio.sleep(self._janitor_interval)
 
     @staticmethod
