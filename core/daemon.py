@@ -136,7 +136,9 @@ class Runtime:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         # A round still running would use the store while it closes (a segfault in SQLite).
-        await asyncio.to_thread(self._housekeeper.shutdown, wait=True, cancel_futures=True)
+        # Waited for here, blocking: the loop has nothing else to do now, and under qasync
+        # (the tray) `asyncio.to_thread` finds no running loop at this point.
+        self._housekeeper.shutdown(wait=True, cancel_futures=True)
         await self._close_server_and_store()
         for path in (self.socket, self.pid_file):
             with contextlib.suppress(FileNotFoundError):
