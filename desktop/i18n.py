@@ -4,10 +4,12 @@ system unless the person chose one in Settings. Translations are Qt `.qm` files 
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QLocale, QSettings, QTranslator
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QSettings, QTranslator
 
+log = logging.getLogger(__name__)
 I18N_DIR = Path(__file__).resolve().parent.parent / "resources" / "i18n"
 LANGUAGES = {"en": "English", "zh_CN": "简体中文"}  # each shown in its own language
 SYSTEM = "system"
@@ -34,20 +36,29 @@ class Language:
     """Installs (and swaps) the translator of the running application."""
 
     def __init__(self) -> None:
-        self._translator: QTranslator | None = None
+        self._translators: list[QTranslator] = []
         self.current = "en"
 
     def apply(self, language: str) -> None:
-        """Show `language` from now on; widgets retranslate on their LanguageChange event."""
+        """Show `language` from now on; widgets retranslate on their LanguageChange event.
+        Qt's own words (a dialog's Cancel and Close) come from Qt's translation, when the Qt
+        installation has one (they stayed English)."""
         app = QCoreApplication.instance()
         assert app is not None, "create the QApplication first"
-        if self._translator is not None:
-            app.removeTranslator(self._translator)
-            self._translator = None
+        for old in self._translators:
+            app.removeTranslator(old)
+        self._translators = []
         if language != "en":
             translator = QTranslator(app)
             if not translator.load(str(I18N_DIR / f"cairn_{language}.qm")):
                 raise FileNotFoundError(f"no translation file for {language} in {I18N_DIR}")
             app.installTranslator(translator)
-            self._translator = translator
+            self._translators.append(translator)
+            qt_words = QTranslator(app)
+            qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
+            if qt_words.load(f"qtbase_{language}", qt_dir):
+                app.installTranslator(qt_words)
+                self._translators.append(qt_words)
+            else:
+                log.warning("Qt's own translation for %s is not in %s", language, qt_dir)
         self.current = language

@@ -239,6 +239,20 @@ def test_a_token_shown_once_counts_as_unsaved(qtbot: QtBot, desk: Desk) -> None:
     assert desk.unsaved() == [agents]
 
 
+def test_in_chinese_qts_own_buttons_are_chinese_too(qtbot: QtBot, desk: Desk) -> None:
+    """Every confirmation's default button read "Cancel" (and the token dialog "Close") in the
+    Chinese windows: Qt's own translation was never loaded."""
+    desk.language.apply("zh_CN")
+    try:
+        box = QMessageBox()
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        close = box.addButton(QMessageBox.StandardButton.Close)
+        assert (cancel.text(), close.text()) == ("取消", "关闭")
+    finally:
+        desk.language.apply("en")
+    assert QMessageBox().addButton(QMessageBox.StandardButton.Cancel).text() == "Cancel"
+
+
 def test_switching_the_language_never_leaves_no_window_open(
     qtbot: QtBot, desk: Desk, window: SettingsWindow
 ) -> None:
