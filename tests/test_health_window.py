@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -114,6 +115,32 @@ def test_proposals_dropped_from_a_full_queue_are_shown(qtbot: QtBot, desk: Desk)
     rows = {c.text(0): c.text(1) for c in children if c is not None}
     assert rows["dropped when the queue was full"] == "2" and rows["waiting"] == str(cap)
     assert "2 dropped" in window.figures["review"].text()
+
+
+def test_sections_keep_their_folding_when_the_counters_move(qtbot: QtBot, desk: Desk) -> None:
+    """Rows came to read labels, while the open sections were looked up by key: a reload
+    folded every section whose label is not its key ("review queue")."""
+    window = opened(qtbot, desk)
+
+    def section(key: str) -> Any:
+        items = [
+            window.breakdown.topLevelItem(i) for i in range(window.breakdown.topLevelItemCount())
+        ]
+        return next(i for i in items if i is not None and i.data(0, KEY_ROLE) == key)
+
+    section("connections").setExpanded(False)
+    loads = window.snapshot
+    off_gui(
+        functools.partial(
+            desk.cairn.memories.write,
+            Caller.human(),
+            WriteRequest(content="the build uses make", kind="fact", scope=Scope.USER),
+        )
+    )
+    qtbot.waitUntil(lambda: window.snapshot is not loads and window.figures["total"].text() == "1")
+    settle(qtbot, desk)
+    assert not section("connections").isExpanded()
+    assert section("review").isExpanded()  # its row reads "review queue"
 
 
 def test_fetches_are_coalesced(qtbot: QtBot, desk: Desk) -> None:

@@ -191,10 +191,10 @@ class HealthWindow(ToolWindow):
         self._show_breakdown(s)
         self._show_agents(s.get("agents", {}))
 
-    def _label(self, key: str) -> str:
-        """A counter's name as the person reads it; names that are data (a kind, an agent, a
-        rule) stay as they are."""
-        labels = {
+    def _labels(self) -> dict[str, str]:
+        """Counters' names as the person reads them; names that are data (a kind, an agent, a
+        rule) are not here and stay as they are."""
+        return {
             "memories": self.tr("memories"),
             "refusals": self.tr("refusals"),
             "held_for_review": self.tr("held for review"),
@@ -217,19 +217,24 @@ class HealthWindow(ToolWindow):
             "push_overflows": self.tr("pushes dropped (reader too slow)"),
             "stalled_readers": self.tr("cut: answers not read"),
         }
-        return labels.get(key, key)
 
     def _show_breakdown(self, s: dict[str, Any]) -> None:
         tops = [self.breakdown.topLevelItem(i) for i in range(self.breakdown.topLevelItemCount())]
-        expanded = {t.text(0) for t in tops if t is not None and t.isExpanded()}
+        # by key: a row's text is a label, in the person's language
+        expanded = {t.data(0, KEY_ROLE) for t in tops if t is not None and t.isExpanded()}
         self.breakdown.clear()
+        labels = self._labels()  # once per fill, not once per row
+
+        def label(key: str) -> str:
+            return labels.get(key, key)
+
         for section in BREAKDOWNS:
             value = s.get(section)
             if not value:
                 continue
-            item = QTreeWidgetItem([self._label(section), ""])
+            item = QTreeWidgetItem([label(section), ""])
             item.setData(0, KEY_ROLE, section)
-            _fill(item, value, self._label)
+            _fill(item, value, label)
             self.breakdown.addTopLevelItem(item)
             item.setExpanded(section in expanded or not tops)  # all open the first time
         self.breakdown.resizeColumnToContents(0)
