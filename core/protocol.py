@@ -550,10 +550,11 @@ def hello(
         raise InvalidInput("role must be 'agent' or 'human'", data={"field": "role"})
     session_id = _session_id(p)
     raw_workspace = opt_text(p, "workspace")
-    # A bad path, or an identifier holding a secret, is refused before anything is recorded.
-    path = canonical_path(raw_workspace) if raw_workspace is not None else None
-    name = p.get("agent") if role == "agent" and isinstance(p.get("agent"), str) else None
-    cairn.gate.refuse_secret({"agent": name, "session": session_id, "workspace": path})
+    # A bad path, or an identifier holding a secret, is refused before anything is recorded:
+    # canonical_path refuses a path and check_name (in _who) a name holding one, at every door.
+    if raw_workspace is not None:
+        canonical_path(raw_workspace)
+    cairn.gate.refuse_secret({"session": session_id})
     identity, enrolled = _who(cairn, session, p, role, human_allowed)
     # Only a connection that is let in registers its workspace (and a declared agent name).
     workspace = cairn.workspaces.resolve(raw_workspace) if raw_workspace is not None else None
