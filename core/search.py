@@ -44,7 +44,7 @@ from core.ranking import (
 from core.records import SELECT_MEMORY, memory_from_row
 from core.relations import open_contradictions
 from core.search_index import document_counts, index_fingerprint
-from core.spelling import alternatives
+from core.spelling import SPELLING_VERSION, alternatives
 from core.store import Store
 from core.tokenizer import TOKENIZER_VERSION, Term, TermKind, analyze, is_stop
 from core.validation import utf8_size
@@ -110,7 +110,12 @@ class EngineConfig:
     @functools.cached_property
     def _digest(self) -> str:
         blob = json.dumps(
-            {"engine": asdict(self), "tokenizer": TOKENIZER_VERSION, "index": index_fingerprint()},
+            {
+                "engine": asdict(self),
+                "tokenizer": TOKENIZER_VERSION,
+                "spelling": SPELLING_VERSION,
+                "index": index_fingerprint(),
+            },
             sort_keys=True,
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:12]

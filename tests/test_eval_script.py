@@ -83,3 +83,29 @@ def test_eval_script_reports_sane_figures(short_tmp: Path) -> None:
     assert zh["human/plain"]["n"] == 17
     assert zh["human/plain"]["none_n"] == 3
     assert zh["hard-12/plain"]["n"] == 14
+
+
+def test_spelling_eval_counts_rewrites_and_fixes(short_tmp: Path) -> None:
+    """scripts/eval_spelling.py measures the spelling step on LoCoMo's own words."""
+    if not DATA.is_dir():
+        pytest.skip("../shared/data is absent")
+    out = short_tmp / "spelling.json"
+    proc = subprocess.run(
+        [sys.executable, "scripts/eval_spelling.py", "--typo-words", "20", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert proc.stdout.startswith(f"engine config {report['engine_config']}\n")
+    assert len(report["stores"]) == 3
+    for name, store in report["stores"].items():
+        assert 0 <= store["rewritten"] <= store["correct_words"], name
+        assert store["correct_words"] > 0, name
+        for kind, typo in store["typos"].items():
+            assert 0 <= typo["fixed"] <= typo["n"], (name, kind)
+        # each stored word that is misspelled has one of its typos counted, most of them fixed
+        assert sum(t["fixed"] for t in store["typos"].values()) > 20, name

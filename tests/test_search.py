@@ -593,6 +593,38 @@ def test_typos_and_abbreviations_find_their_words(cairn: Cairn, agent: Caller) -
     assert ids(cairn, agent, "browser") == [target]
 
 
+def test_a_correct_word_the_store_lacks_is_not_turned_into_another_word(
+    cairn: Cairn, agent: Caller
+) -> None:
+    """Two edits were allowed for any word of five letters or more, so a correctly spelled word
+    the store did not hold became a different stored word: "comment" searched "commit",
+    "budget" "bucket", "model" "mobile" - and the wrong memory came back as an answer."""
+    put(cairn, agent, "Every commit needs a signed-off-by line.")
+    put(cairn, agent, "Artifacts go to the nightly bucket.")
+    put(cairn, agent, "The mobile app ships every Thursday.")
+    for query in ("comment", "budget", "model"):
+        result = cairn.search.search(agent, SearchRequest(query=query))
+        assert result.hits == () and result.presence is Presence.NONE, query
+
+
+def test_typos_that_the_old_rule_missed_find_their_words(cairn: Cairn, agent: Caller) -> None:
+    """Swapped first letters ("ocmmit"), letters left out of a short word ("timestp") and a
+    swap the stemmer turned into a second edit ("depoly" stems to "depoli") are typos too."""
+    commit = put(cairn, agent, "Every commit needs a signed-off-by line.")
+    python = put(cairn, agent, "The workers run Python 3.12.")
+    stamp = put(cairn, agent, "Log lines start with an ISO timestamp.")
+    deploy = put(cairn, agent, "We deploy from the release branch only.")
+    for query, answer in (
+        ("ocmmit", commit),
+        ("ypthon", python),
+        ("timestp", stamp),
+        ("depoly", deploy),
+    ):
+        result = cairn.search.search(agent, SearchRequest(query=query))
+        assert [h.memory.id for h in result.hits] == [answer], query
+        assert result.presence is not Presence.NONE, query
+
+
 def test_a_query_of_stopwords_is_never_corrected_into_other_words(
     cairn: Cairn, agent: Caller
 ) -> None:
