@@ -94,6 +94,23 @@ def import_source(raw: str | Path) -> Path:
     return path
 
 
+def _absolute(path: Path, what: str) -> Path:
+    """`path` with `~` expanded, which must then be absolute: Cairn may run in another folder
+    than its caller (the daemon), so a relative path would name a file the caller never meant.
+
+    Raises:
+        InvalidInput: a relative path.
+    """
+    expanded = Path(os.path.expanduser(path))
+    if not expanded.is_absolute():
+        raise InvalidInput(
+            f"{what} {str(path)!r} is not an absolute path (start it with / or ~): a relative "
+            "one would be taken from the folder Cairn runs in, not yours",
+            data={"file": str(path)},
+        )
+    return expanded
+
+
 class ArchiveService:
     """Export and import, for a person."""
 
@@ -161,10 +178,11 @@ class ArchiveService:
         Raises:
             Forbidden: the caller is not a person.
             NotFound: an unknown workspace id.
-            InvalidInput: `out` is a folder, or its folder does not exist.
+            InvalidInput: `out` is relative or a folder, or its folder does not exist.
             IOFault: the archive could not be written.
         """
         _person(caller, "export memories")
+        out = _absolute(out, "the archive to write,")
         conn = self._store.read_db.conn()
         for wid in sorted(workspace_ids):
             if conn.execute("SELECT 1 FROM workspace WHERE id = ?", (wid,)).fetchone() is None:
@@ -191,10 +209,11 @@ class ArchiveService:
         Raises:
             Forbidden: the caller is not a person.
             NotFound: no such file.
-            InvalidInput: an archive that is not valid, naming the file at fault.
+            InvalidInput: a relative path; an archive that is not valid, naming the file at
+                fault.
         """
         _person(caller, "import memories")
-        path = import_source(path)
+        path = import_source(_absolute(path, "the file to import,"))
         try:
             archive = is_archive(path)
         except OSError as e:

@@ -189,3 +189,28 @@ def test_a_self_enrolled_token_does_not_unlock_a_persons_override(
     assert ops.request("memory.write", wide)["result"]["status"] == "stored"
     ops.close()
     person.close()
+
+
+def test_a_relative_archive_path_is_refused_not_taken_from_cairns_own_folder(
+    server: Runtime, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`archive.export {out: "mine.zip"}` wrote the archive into the folder Cairn was started
+    from - not the caller's, which the socket cannot know - and `archive.import` read from it."""
+    cairns_own = short_tmp / "cairn-cwd"
+    cairns_own.mkdir()
+    monkeypatch.chdir(cairns_own)
+    person = connect(server, role="human")
+    for method, params in (
+        ("archive.export", {"out": "mine.zip"}),
+        ("archive.import", {"path": "mine.zip"}),
+        ("archive.import", {"path": "mine.zip", "dry_run": True}),
+    ):
+        reply = person.request(method, params)
+        assert_error(reply, ErrorCode.INVALID_PARAMS, "not an absolute path")
+        assert "'mine.zip'" in reply["error"]["message"]
+    assert list(cairns_own.iterdir()) == []
+    # an absolute path, and one from the home folder, still work
+    out = short_tmp / "mine.zip"
+    assert person.request("archive.export", {"out": str(out)})["result"]["counts"]
+    assert person.request("archive.import", {"path": str(out), "dry_run": True})["result"]
+    person.close()
