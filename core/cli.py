@@ -346,7 +346,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     emit(
         args,
         {"reindexed": count, "seconds": round(took, 3)},
-        lambda: print(f"reindexed {count} memories in {took:.2f} s"),
+        lambda: print(f"reindexed {plural(count, 'memory', 'memories')} in {took:.2f} s"),
     )
     return EXIT_OK
 
@@ -488,7 +488,7 @@ def cmd_get(args: argparse.Namespace) -> int:
         tags = ", ".join(m["tags"]) or "-"
         print(
             f"    kind {m['kind']}, importance {m['importance']}, tags {tags}, "
-            f"agent {m.get('agent') or '-'}, used {m['use_count']} times"
+            f"agent {m.get('agent') or '-'}, used {plural(m['use_count'], 'time')}"
         )
         for r in m.get("revisions", []):
             print(f"  r{r['revision']} {r['action']} by {r['actor']}: {short(r['content'], 80)}")

@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from core.terminal import connect_as_person, emit, looking_as_person, when
+from core.terminal import connect_as_person, emit, looking_as_person, plural, when
 from core.workspace import canonical_path
 
 
@@ -35,8 +35,9 @@ def cmd_workspace(args: argparse.Namespace) -> int:
         def table() -> None:
             for w in rows:
                 gone = "" if w["exists"] else "  (folder missing)"
+                noun = "memory  " if w["memories"] == 1 else "memories"  # the columns align
                 print(
-                    f"{w['id']}  {w['memories']:5} memories  since {when(w['created_at'])}  "
+                    f"{w['id']}  {w['memories']:5} {noun}  since {when(w['created_at'])}  "
                     f"{w['path']}{gone}"
                 )
 
@@ -59,7 +60,8 @@ def cmd_workspace(args: argparse.Namespace) -> int:
         result = client.call("workspace.merge", {"workspace": args.source, "into": args.into})
 
     def report() -> None:
-        print(f"moved {result['moved']} memories from {result['from']} into {result['into']}")
+        moved = plural(result["moved"], "memory", "memories")
+        print(f"moved {moved} from {result['from']} into {result['into']}")
         for kept in result["kept"]:
             print(f"  kept {kept['id']}: {kept['reason']}")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from core import __version__
 from tests.conftest import ROOT, cairn_env
+from tests.serving import running_daemon
 
 
 def cairn(home: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
@@ -84,3 +85,19 @@ def test_reindex_command(short_tmp: Path) -> None:
     assert out.stdout.startswith("reindexed 0 memories")
     # a warning the store gives on opening (no keychain here) reads as the command's, not bare
     assert all(line.startswith("cairn: ") for line in out.stderr.splitlines()), out.stderr
+
+
+def test_a_count_of_one_reads_in_the_singular(short_tmp: Path) -> None:
+    """`reindexed 1 memories`, `1 memories since ...` and `used 1 times` read wrong."""
+    from tests.test_cli_serving import at_terminal
+
+    home = short_tmp / "one"
+    with running_daemon(home):
+        added = cairn(home, "add", "Refunds take five days", "--json")
+        assert added.returncode == 0, added.stderr
+        status, shown = at_terminal(home, "workspace", "list", typed="")
+        assert status == 0 and "      1 memory    since " in shown, shown
+        status, shown = at_terminal(home, "get", json.loads(added.stdout)["id"], typed="")
+        assert status == 0 and "used 0 times" in shown, shown
+    out = cairn(home, "reindex")
+    assert out.stdout.startswith("reindexed 1 memory in"), out.stdout + out.stderr
