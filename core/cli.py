@@ -72,9 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cairn {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    def command(name: str, help_text: str, *, connects: bool = True) -> argparse.ArgumentParser:
+    def command(
+        name: str, help_text: str, *, connects: bool = True, answers: bool = True
+    ) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--json", action="store_true", help="print JSON")
+        if answers:  # a command that prints an answer can print it as JSON
+            p.add_argument("--json", action="store_true", help="print JSON")
         if connects:
             p.add_argument(
                 "--agent", help="agent name for this connection (default: $CAIRN_AGENT or cli)"
@@ -85,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--session", help="session id for session-scoped memories")
         return p
 
-    serve = command("serve", "run the headless Cairn daemon in the foreground", connects=False)
+    serve = command(
+        "serve", "run the headless Cairn daemon in the foreground", connects=False, answers=False
+    )
     serve.add_argument(
         "--janitor-interval",
         type=_at_least_a_second,

@@ -101,3 +101,9 @@ def test_a_count_of_one_reads_in_the_singular(short_tmp: Path) -> None:
         assert status == 0 and "used 0 times" in shown, shown
     out = cairn(home, "reindex")
     assert out.stdout.startswith("reindexed 1 memory in"), out.stdout + out.stderr
+
+
+def test_serve_does_not_take_a_json_flag_it_would_ignore(short_tmp: Path) -> None:
+    """`cairn serve --json` started the daemon and logged text as ever: the flag was a no-op."""
+    out = cairn(short_tmp / "sj", "serve", "--json", timeout=10)
+    assert out.returncode == 2 and "unrecognized arguments: --json" in out.stderr, out.stderr
