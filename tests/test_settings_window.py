@@ -280,3 +280,30 @@ def test_switching_the_language_never_leaves_no_window_open(
     finally:
         desk.language.apply("en")
     settle(qtbot, desk)
+
+
+def test_the_backup_interval_is_neither_rounded_off_nor_rewritten(qtbot: QtBot, desk: Desk) -> None:
+    """The interval showed one decimal: typing 0.04 hours turned backups off, and leaving the
+    field of a file value of 0.25 wrote 0.3 into settings.toml though nothing was typed."""
+    off_gui(qtbot, desk, desk.cairn.config.set, Caller.human(), "backup.interval_hours", 0.25)
+    w = desk.open(SettingsWindow)
+    qtbot.waitUntil(lambda: w.view is not None)
+    settle(qtbot, desk)
+    assert w.interval.text() == "0.25 h"
+    w.interval.editingFinished.emit()  # the person tabbed through it
+    settle(qtbot, desk)
+    assert settings_file(desk)["backup"]["interval_hours"] == 0.25
+    # a value finer than the field shows rounded, and is still not rewritten by leaving it
+    off_gui(qtbot, desk, desk.cairn.config.set, Caller.human(), "backup.interval_hours", 0.125)
+    w.refresh()
+    qtbot.waitUntil(lambda: w.interval.text() == "0.13 h")
+    w.interval.editingFinished.emit()
+    settle(qtbot, desk)
+    assert settings_file(desk)["backup"]["interval_hours"] == 0.125
+    w.interval.setFocus()
+    w.interval.selectAll()
+    QTest.keyClicks(w.interval, "0.04")
+    QTest.keyClick(w.interval, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: settings_file(desk)["backup"]["interval_hours"] == 0.04)
+    assert w.interval.text() == "0.04 h"
+    settle(qtbot, desk)

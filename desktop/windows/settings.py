@@ -124,7 +124,7 @@ class SettingsWindow(ToolWindow):
         interval = KNOB_BY_NAME["backup.interval_hours"]
         self.interval = named(QDoubleSpinBox(), "backupInterval", interval.help)
         self.interval.setRange(interval.minimum or 0, interval.maximum or 8760)
-        self.interval.setDecimals(1)
+        self.interval.setDecimals(2)  # 36 s steps: one decimal made 0.04 h "Off"
         self.interval.setSuffix(self.tr(" h"))
         self.interval.setSpecialValueText(self.tr("Off"))
         self.keep_daily = self._count_box("backup.keep_daily", "keepDaily")
@@ -312,8 +312,12 @@ class SettingsWindow(ToolWindow):
         if self.view is None:
             return
         if isinstance(spin, QDoubleSpinBox):
-            value: Value = spin.value()
-            current: Value = self.view.settings.number(name)
+            typed, stored = spin.value(), self.view.settings.number(name)
+            # a finer value from the file shows rounded: leaving the field must not write that
+            if spin.textFromValue(typed) == spin.textFromValue(stored):
+                return
+            value: Value = typed
+            current: Value = stored
         elif isinstance(spin, QSpinBox):
             value = spin.value()
             current = self.view.settings.integer(name)
