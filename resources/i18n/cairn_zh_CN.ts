@@ -1560,6 +1560,26 @@ The strictest rule that applies wins.</source>
         <translation>{} 提议一条新记忆</translation>
     </message>
     <message>
+        <source>{} proposes to update memory {}</source>
+        <translation>{} 提议修改记忆 {}</translation>
+    </message>
+    <message>
+        <source>{} proposes to supersede memory {}</source>
+        <translation>{} 提议用新记忆取代记忆 {}</translation>
+    </message>
+    <message>
+        <source>{} proposes to forget memory {}</source>
+        <translation>{} 提议遗忘记忆 {}</translation>
+    </message>
+    <message>
+        <source>{} says memory {} is wrong</source>
+        <translation>{} 认为记忆 {} 有误</translation>
+    </message>
+    <message>
+        <source>{} says memory {} is stale</source>
+        <translation>{} 认为记忆 {} 已过时</translation>
+    </message>
+    <message>
         <source>{} proposes to {} memory {}</source>
         <translation>{} 提议执行“{}”：记忆 {}</translation>
     </message>
@@ -1702,6 +1722,110 @@ The strictest rule that applies wins.</source>
     <message>
         <source>Forget</source>
         <translation>遗忘</translation>
+    </message>
+    <message>
+        <source>add</source>
+        <translation>新增</translation>
+    </message>
+    <message>
+        <source>update</source>
+        <translation>修改</translation>
+    </message>
+    <message>
+        <source>supersede</source>
+        <translation>取代</translation>
+    </message>
+    <message>
+        <source>forget</source>
+        <translation>遗忘</translation>
+    </message>
+    <message>
+        <source>feedback</source>
+        <translation>反馈</translation>
+    </message>
+    <message>
+        <source>identity</source>
+        <translation>身份文档</translation>
+    </message>
+    <message>
+        <source>policy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>scanner</source>
+        <translation>扫描器</translation>
+    </message>
+    <message>
+        <source>not_owner</source>
+        <translation>不是该智能体的记忆</translation>
+    </message>
+    <message>
+        <source>similar</source>
+        <translation>与已有记忆相似</translation>
+    </message>
+    <message>
+        <source>mass_forget</source>
+        <translation>批量遗忘</translation>
+    </message>
+    <message>
+        <source>extracted</source>
+        <translation>由模型提取</translation>
+    </message>
+    <message>
+        <source>ask</source>
+        <translation>询问</translation>
+    </message>
+    <message>
+        <source>a person&apos;s memory</source>
+        <translation>由人写入</translation>
+    </message>
+    <message>
+        <source>written by Cairn</source>
+        <translation>由 Cairn 写入</translation>
+    </message>
+    <message>
+        <source>an agent</source>
+        <translation>某个智能体</translation>
+    </message>
+    <message>
+        <source>identity documents change only with a person&apos;s say</source>
+        <translation>只能由人决定是否修改</translation>
+    </message>
+    <message>
+        <source>wrong</source>
+        <translation>有误</translation>
+    </message>
+    <message>
+        <source>stale</source>
+        <translation>已过时</translation>
+    </message>
+    <message>
+        <source>kind:{kind}</source>
+        <translation>类型：{kind}</translation>
+    </message>
+    <message>
+        <source>scope:{scope}</source>
+        <translation>范围：{scope}</translation>
+    </message>
+    <message>
+        <source>written by agent {agent}</source>
+        <translation>由智能体 {agent} 写入</translation>
+    </message>
+    <message>
+        <source>adopted by a person (proposed by {agent})</source>
+        <translation>经人采纳，由 {agent} 提议</translation>
+    </message>
+    <message>
+        <source>{n} of the {held} {scope} memories within an hour</source>
+        <translation>一小时内遗忘 {scope} 范围 {held} 条记忆中的 {n} 条</translation>
+    </message>
+    <message>
+        <source>{} ({})</source>
+        <translation>{}（{}）</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>；</translation>
     </message>
 </context>
 <context>
