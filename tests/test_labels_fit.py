@@ -1,5 +1,6 @@
 """Every window, in English and in Simplified Chinese: each label, button, check box and group
-title shows its whole text (no truncated labels), and every string has a translation."""
+title shows its whole text (no truncated labels), and every string has a translation - the
+help text of every setting core declares too."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTranslator
 from PySide6.QtWidgets import QAbstractButton, QApplication, QGroupBox, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
+from core.settings import KNOBS
+from desktop import knobs
 from desktop.desk import Desk, ToolWindow
 from desktop.i18n import I18N_DIR
 from desktop.tray import WINDOWS, window_class
@@ -82,3 +85,30 @@ def test_every_string_has_a_chinese_translation() -> None:
                 missing.append(f"{context.findtext('name')}: {message.findtext('source')!r}")
     assert missing == []
     assert (I18N_DIR / "cairn_zh_CN.qm").stat().st_size > 0
+
+
+def test_every_setting_help_has_a_chinese_translation() -> None:
+    """The Settings window's tooltips are core's help texts (core.settings.KNOBS): each is listed
+    in desktop/knobs.py as core words it, so that `scripts/translations` finds it, and has a
+    Chinese translation in the .ts and in the built .qm."""
+    stale = sorted(k.name for k in KNOBS if knobs.HELP.get(k.name) != k.help) + sorted(
+        set(knobs.HELP) - {k.name for k in KNOBS}
+    )
+    assert stale == [], "copy core's help text of these settings into desktop/knobs.py"
+    root = ET.parse(I18N_DIR / "cairn_zh_CN.ts").getroot()
+    translated = {
+        message.findtext("source"): message.find("translation")
+        for context in root.iter("context")
+        if context.findtext("name") == knobs.CONTEXT
+        for message in context.iter("message")
+    }
+    built = QTranslator()
+    assert built.load(str(I18N_DIR / "cairn_zh_CN.qm"))
+    missing = []
+    for knob in KNOBS:
+        translation = translated.get(knob.help)
+        written = translation is not None and translation.get("type") != "unfinished"
+        text = (translation.text or "").strip() if translation is not None else ""
+        if not written or not text or not built.translate(knobs.CONTEXT, knob.help):
+            missing.append(knob.name)
+    assert missing == [], "run scripts/translations, translate these, and run it again"

@@ -4,23 +4,29 @@ adopts (after editing), rejects, decides many, with the keyboard; conflicts and 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QMessageBox, QPushButton
+from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from core.daemon import Runtime
-from core.model import Caller
+from core.model import Caller, Memory, Scope, Status, Tier
+from core.ownership import ADOPTED_FLAG, owner_of
 from core.runtime import socket_path
+from core.suggestions import Op
 from desktop.desk import Desk
 from desktop.diff import Change, diff_html, word_diff
+from desktop.i18n import Language
 from desktop.windows import review as review_window
 from desktop.windows.review import ReviewWindow
+from desktop.windows.review_words import detail_text, op_text
 from tests.conftest import calls_of, made_up_word, settle
 from tests.serving import RawClient
 
@@ -703,6 +709,97 @@ def test_a_flagged_finding_can_be_allowed_from_now_on(
     allowed = read(qtbot, desk, desk.cairn.allowlist.entries, Caller.human())
     assert {e["rule"] for e in allowed} == rules
     assert "Ignore all previous instructions" in " ".join(contents(qtbot, desk))
+
+
+def test_in_chinese_what_a_proposal_does_and_why_it_waits_are_chinese(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
+) -> None:
+    """The operation and the reasons core gives a proposal ("update · fact", "not_owner (written
+    by agent helper)") stayed English in the Chinese queue; kinds and scopes stay the names the
+    other windows and the policy file use."""
+    desk, runtime = served
+    facts = [
+        "the staging database is called otter",
+        "deploys happen on tuesdays after lunch",
+        "the linter runs with ruff in strict mode",
+        "release notes live in the changelog folder",
+        "integration tests need docker compose up",
+    ]
+    for fact in facts:  # the fifth forget is most of the scope within the hour: it waits
+        written = agent.request(
+            "memory.write", {"content": fact, "kind": "fact", "scope": "project"}
+        )
+        agent.request("memory.forget", {"id": written["result"]["id"]})
+    propose(agent, "idea: cache the parsed config")
+    answer = agent.request(
+        "memory.write", {"content": "prefers tabs", "kind": "fact", "scope": "user"}
+    )
+    assert answer["result"]["status"] == "pending"
+    stored, other = port_update_pending(runtime, agent, workspace_dir)
+    other.close()
+    agent.request("identity.propose", {"doc": "user", "content": "Prefers answers in Chinese.\n"})
+    stale = feedback(agent, "the staging host is alpha", verdict="stale")
+    desk.language.apply("zh_CN")
+    try:
+        window = window_for(qtbot, desk, 6)
+        rows = {(row_texts(window, r)[1], row_texts(window, r)[6]) for r in range(6)}
+        assert rows == {
+            ("遗忘 · fact", "批量遗忘（一小时内遗忘 project 范围 5 条记忆中的 5 条）"),
+            ("新增 · idea", "策略（类型：idea）"),
+            ("新增 · fact", "策略（范围：user）"),
+            ("修改 · fact", "不是该智能体的记忆（由智能体 helper 写入）"),
+            ("身份文档", "身份文档（只能由人决定是否修改）"),
+            ("反馈 · fact", "反馈（已过时）"),
+        }
+        shown = {
+            window.queue.kind_filter.itemText(i) for i in range(window.queue.kind_filter.count())
+        }
+        assert "身份文档" in shown and "fact" in shown
+        reasons = window.queue.reason_filter
+        assert reasons.itemText(reasons.findData("not_owner")) == "不是该智能体的记忆"
+        show_row_of(window, "the port is 8080")
+        assert f"提议修改记忆 {stored['id']}" in window.detail.title.text()
+        assert "等待原因：不是该智能体的记忆" in window.detail.why.text()
+        show_row_of(window, "the staging host is alpha")
+        assert f"认为记忆 {stale} 已过时" in window.detail.title.text()
+        window.close()
+    finally:
+        desk.language.apply("en")
+
+
+def test_each_of_cores_words_for_a_proposal_has_its_chinese(qapp: QApplication) -> None:
+    """Every operation, and each way core says whose memory a proposal would change, reads
+    Chinese (a phrase core rewords would stay English: this fails instead)."""
+    base = Memory(
+        id="m_1", revision=1, content="x", summary=None, kind="fact", scope=Scope.PROJECT,
+        workspace_id=None, session_id=None, tags=(), keywords=None, importance=3, pinned=False,
+        status=Status.ACTIVE, tier=Tier.EXPLICIT, agent="helper", source=None, origin=None,
+        created_at=0, updated_at=0, expires_at=None, dedupe_key=None, superseded_by=None,
+    )  # fmt: skip
+    owners = [
+        replace(base, tier=Tier.HUMAN, agent=None),
+        replace(base, flags=(ADOPTED_FLAG,)),
+        replace(base, flags=(ADOPTED_FLAG,), agent=None),
+        base,
+        replace(base, agent=None),
+    ]
+    language = Language()
+    language.apply("zh_CN")
+    try:
+        assert [op.value for op in Op if op_text(op.value) == op.value] == []
+        english = [
+            owner_of(m) for m in owners if not chinese(detail_text("not_owner", owner_of(m)))
+        ]
+        assert english == []
+    finally:
+        language.apply("en")
+    assert detail_text("not_owner", owner_of(base)) == "written by agent helper"
+
+
+def chinese(text: str) -> bool:
+    """Whether `text` reads Chinese: any CJK character, and no English word but a name."""
+    words = re.findall(r"[A-Za-z]{2,}", text)
+    return any("\u4e00" <= c <= "\u9fff" for c in text) and set(words) <= {"helper", "Cairn"}
 
 
 def test_a_queue_longer_than_the_list_says_how_many_wait(qtbot: QtBot, crowded_desk: Desk) -> None:

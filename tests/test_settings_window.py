@@ -17,6 +17,7 @@ from pytestqt.qtbot import QtBot
 from core.autostart import Autostart
 from core.autostart_entries import Kind
 from core.model import Caller
+from core.settings import KNOB_BY_NAME
 from desktop.desk import Desk
 from desktop.windows.agents import AgentsWindow
 from desktop.windows.identity import IdentityWindow
@@ -192,6 +193,37 @@ def test_choosing_a_language_rebuilds_the_windows_in_it(
     qtbot.waitUntil(lambda: reopened_in("en") is not None)
     back = reopened_in("en")
     assert back is not None and back.windowTitle() == english
+    settle(qtbot, desk)
+
+
+def test_in_chinese_the_settings_tooltips_are_chinese(qtbot: QtBot, desk: Desk) -> None:
+    """The notes folder's and the backup schedule's tooltips are core's help texts of those
+    settings: they stayed English in the Chinese window."""
+    fields = {  # setting -> the field whose tooltip is its help
+        "notes.folder": "notes_folder",
+        "backup.interval_hours": "interval",
+        "backup.keep_daily": "keep_daily",
+        "backup.keep_weekly": "keep_weekly",
+    }
+
+    def tooltips(window: SettingsWindow) -> dict[str, str]:
+        return {name: getattr(window, field).toolTip() for name, field in fields.items()}
+
+    try:
+        desk.set_language("zh_CN", reopen=SettingsWindow)
+        chinese = desk.window(SettingsWindow)
+        assert chinese is not None and chinese.isVisible()
+        settle(qtbot, desk)
+        tips = tooltips(chinese)
+        assert "自动在线备份" in tips["backup.interval_hours"]
+        assert "每日备份" in tips["backup.keep_daily"] and "每周备份" in tips["backup.keep_weekly"]
+        assert "Markdown 笔记" in tips["notes.folder"]
+        assert all(tip != KNOB_BY_NAME[name].help for name, tip in tips.items())
+    finally:
+        desk.set_language("en", reopen=SettingsWindow)
+    english = desk.window(SettingsWindow)
+    assert english is not None
+    assert tooltips(english) == {name: KNOB_BY_NAME[name].help for name in fields}
     settle(qtbot, desk)
 
 

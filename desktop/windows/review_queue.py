@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.widgets import named, when
+from desktop.windows.review_words import op_text, reason_code_text, reasons_text
 
 # The strings here belong to the review window's translation context (they were written there).
 translate = QCoreApplication.translate
@@ -33,9 +34,8 @@ ID_ROLE = Qt.ItemDataRole.UserRole
 
 
 def reasons_of(item: Item) -> str:
-    return ", ".join(
-        f"{r['code']} ({r['detail']})" if r.get("detail") else r["code"] for r in item["reasons"]
-    )
+    """Why the proposal waits, in the person's language."""
+    return reasons_text(item["reasons"])
 
 
 def kind_of(item: Item) -> str:
@@ -50,15 +50,22 @@ def title_of(item: Item) -> str:
         if item["verified"]
         else translate("ReviewWindow", "{} (unverified)").format(item["agent"])
     )
-    if item["op"] == "identity":
-        return translate("ReviewWindow", "{} proposes a new version of {}").format(
-            who, item["target_id"]
-        )
-    if item["op"] == "add":
+    op, target = item["op"], item["target_id"]
+    if op == "identity":
+        return translate("ReviewWindow", "{} proposes a new version of {}").format(who, target)
+    if op == "add":
         return translate("ReviewWindow", "{} proposes a new memory").format(who)
-    return translate("ReviewWindow", "{} proposes to {} memory {}").format(
-        who, item["op"], item["target_id"]
-    )
+    sentences = {
+        "update": translate("ReviewWindow", "{} proposes to update memory {}"),
+        "supersede": translate("ReviewWindow", "{} proposes to supersede memory {}"),
+        "forget": translate("ReviewWindow", "{} proposes to forget memory {}"),
+        "feedback wrong": translate("ReviewWindow", "{} says memory {} is wrong"),
+        "feedback stale": translate("ReviewWindow", "{} says memory {} is stale"),
+    }
+    said = sentences.get(f"{op} {item.get('verdict')}" if op == "feedback" else op)
+    if said is not None:
+        return said.format(who, target)
+    return translate("ReviewWindow", "{} proposes to {} memory {}").format(who, op_text(op), target)
 
 
 def why_of(item: Item, action: str | None) -> str:
@@ -171,10 +178,10 @@ class ProposalList(QWidget):
         agents = sorted({i["agent"] for i in items})
         kinds = sorted({kind_of(i) for i in items})
         reasons = sorted({r["code"] for i in items for r in i["reasons"]})
-        for combo, values in (
-            (self.agent_filter, agents),
-            (self.kind_filter, kinds),
-            (self.reason_filter, reasons),
+        for combo, values, shown in (
+            (self.agent_filter, agents, str),
+            (self.kind_filter, kinds, op_text),  # an identity proposal's kind is its operation
+            (self.reason_filter, reasons, reason_code_text),
         ):
             chosen = combo.currentData()
             if chosen != ANY and chosen not in values:
@@ -183,7 +190,7 @@ class ProposalList(QWidget):
             while combo.count() > 1:
                 combo.removeItem(1)
             for value in values:
-                combo.addItem(value, value)
+                combo.addItem(shown(value), value)
             combo.setCurrentIndex(max(0, combo.findData(chosen)))
             combo.blockSignals(False)
 
@@ -237,7 +244,8 @@ class ProposalList(QWidget):
 
     def _fill_row(self, row: int, item: Item) -> None:
         flagged = bool(item["flags"])
-        what = item["op"] if item["op"] == kind_of(item) else f"{item['op']} · {kind_of(item)}"
+        op = op_text(item["op"])
+        what = op if item["op"] == kind_of(item) else f"{op} · {kind_of(item)}"
         cells = [
             ("⚑ " if flagged else "") + item["agent"],
             what,

@@ -37,6 +37,7 @@ from core.changes import Topic
 from core.settings import KNOB_BY_NAME, Settings, Value
 from desktop.desk import Desk, ToolWindow
 from desktop.i18n import LANGUAGES, SYSTEM, chosen
+from desktop.knobs import knob_help
 from desktop.person_check import ASK_TERMINALS_TOO
 from desktop.widgets import named
 
@@ -95,7 +96,7 @@ class SettingsWindow(ToolWindow):
 
     def _notes_box(self) -> QGroupBox:
         box = QGroupBox(self.tr("Notes folder"))
-        self.notes_folder = named(QLineEdit(), "notesFolder", KNOB_BY_NAME["notes.folder"].help)
+        self.notes_folder = named(QLineEdit(), "notesFolder", knob_help("notes.folder"))
         self.notes_folder.setReadOnly(True)
         self.notes_folder.setPlaceholderText(self.tr("Off"))
         choose = named(
@@ -122,7 +123,7 @@ class SettingsWindow(ToolWindow):
         box = QGroupBox(self.tr("Backups"))
         form = QFormLayout()
         interval = KNOB_BY_NAME["backup.interval_hours"]
-        self.interval = named(QDoubleSpinBox(), "backupInterval", interval.help)
+        self.interval = named(QDoubleSpinBox(), "backupInterval", knob_help(interval.name))
         self.interval.setRange(interval.minimum or 0, interval.maximum or 8760)
         self.interval.setDecimals(2)  # 36 s steps: one decimal made 0.04 h "Off"
         self.interval.setSuffix(self.tr(" h"))
@@ -160,7 +161,7 @@ class SettingsWindow(ToolWindow):
 
     def _count_box(self, name: str, object_name: str) -> QSpinBox:
         knob = KNOB_BY_NAME[name]
-        spin = named(QSpinBox(), object_name, knob.help)
+        spin = named(QSpinBox(), object_name, knob_help(name))
         spin.setRange(int(knob.minimum or 0), int(knob.maximum or 1000))
         return spin
 

@@ -774,6 +774,165 @@
     </message>
 </context>
 <context>
+    <name>Knob</name>
+    <message>
+        <source>SQLite durability. NORMAL (with WAL) survives a killed or crashed Cairn without losing an acknowledged write; an OS crash or power loss may roll back the last commits. FULL also survives power loss and is several times slower on writes.</source>
+        <translation>SQLite 的持久性级别。NORMAL（配合 WAL）在 Cairn 被终止或崩溃时不会丢失已确认的写入；操作系统崩溃或断电可能回滚最近的几次提交。FULL 在断电时也不会丢失，但写入要慢好几倍。</translation>
+    </message>
+    <message>
+        <source>How long a database connection waits for a lock before reporting the store busy.</source>
+        <translation>数据库连接等待锁的时长，超时后报告存储繁忙。</translation>
+    </message>
+    <message>
+        <source>Run SQLite&apos;s quick_check when the store opens, and refuse to start on a damaged file.</source>
+        <translation>打开存储时运行 SQLite 的 quick_check，文件损坏时拒绝启动。</translation>
+    </message>
+    <message>
+        <source>Largest memory content accepted, in UTF-8 bytes. Larger writes are refused, never cut.</source>
+        <translation>可接受的记忆内容的最大长度，以 UTF-8 字节计。超长的写入会被拒绝，绝不截断。</translation>
+    </message>
+    <message>
+        <source>Largest summary accepted, in UTF-8 bytes.</source>
+        <translation>可接受的摘要的最大长度，以 UTF-8 字节计。</translation>
+    </message>
+    <message>
+        <source>Largest `keywords` enrichment text accepted, in UTF-8 bytes.</source>
+        <translation>可接受的 `keywords` 补充文本的最大长度，以 UTF-8 字节计。</translation>
+    </message>
+    <message>
+        <source>Most tags one memory may carry.</source>
+        <translation>一条记忆最多可带的标签数。</translation>
+    </message>
+    <message>
+        <source>Longest tag accepted, in characters.</source>
+        <translation>可接受的标签的最大长度，以字符计。</translation>
+    </message>
+    <message>
+        <source>Longest free-form provenance `source` string accepted, in characters.</source>
+        <translation>可接受的自由格式来源字符串 `source` 的最大长度，以字符计。</translation>
+    </message>
+    <message>
+        <source>Kinds of memory to accept beyond the built-in ones (fact, preference, convention, procedure, pitfall, correction, insight, idea). Lowercase words.</source>
+        <translation>除内置类型（fact、preference、convention、procedure、pitfall、correction、insight、idea）之外还接受的记忆类型。使用小写单词。</translation>
+    </message>
+    <message>
+        <source>Let agent connections search every workspace when they ask explicitly (horizon &apos;all&apos;). Off: an agent only ever sees its own workspace, user and global memories.</source>
+        <translation>允许智能体连接在明确要求时（horizon &apos;all&apos;）搜索所有工作区。关闭时，智能体只能看到自己工作区的记忆、用户记忆和全局记忆。</translation>
+    </message>
+    <message>
+        <source>Default byte budget of a context bundle when the caller gives none.</source>
+        <translation>调用方未指定时，上下文包的默认字节预算。</translation>
+    </message>
+    <message>
+        <source>Author tiers a context bundle takes by default (human, explicit, derived, llm).</source>
+        <translation>上下文包默认采用的作者层级（human、explicit、derived、llm）。</translation>
+    </message>
+    <message>
+        <source>Largest request frame (one line of JSON) accepted, in bytes; a larger one is answered with an error and the connection closed.</source>
+        <translation>可接受的请求帧（一行 JSON）的最大字节数；更大的帧会收到错误答复，连接随即关闭。</translation>
+    </message>
+    <message>
+        <source>Seconds a client has to finish a frame it started, and to take any of its answers once its socket is full; a slower one is disconnected.</source>
+        <translation>客户端完成已开始的帧、以及在其套接字已满时取走答复的时限（秒）；更慢的客户端会被断开。</translation>
+    </message>
+    <message>
+        <source>Seconds a connection may stay silent before it is closed.</source>
+        <translation>连接保持静默多少秒后被关闭。</translation>
+    </message>
+    <message>
+        <source>Seconds a new connection has to send its hello (with its token on TCP).</source>
+        <translation>新连接发送 hello（在 TCP 上须附带令牌）的时限（秒）。</translation>
+    </message>
+    <message>
+        <source>Most connections served at once; more are refused with an error.</source>
+        <translation>同时服务的最大连接数；超出的连接会被拒绝并收到错误。</translation>
+    </message>
+    <message>
+        <source>Most requests one connection may have in flight; more are refused (rate_limited).</source>
+        <translation>单个连接同时处理中的最大请求数；超出的请求会被拒绝（rate_limited）。</translation>
+    </message>
+    <message>
+        <source>Most bytes of pushed `changes` a subscriber may leave unread; past it the connection is unsubscribed and told where to catch up from with changes.since.</source>
+        <translation>订阅者可积压未读的推送 `changes` 的最大字节数；超过后连接会被取消订阅，并被告知从何处用 changes.since 补齐。</translation>
+    </message>
+    <message>
+        <source>Threads that run service calls for the socket server.</source>
+        <translation>为套接字服务器执行服务调用的线程数。</translation>
+    </message>
+    <message>
+        <source>Threads that run searches and context bundles. Search scoring is CPU-bound Python, so on CPython extra threads mostly contend for the interpreter lock: on 2 CPUs, 8 threads served fewer searches per second than 1 (see docs/performance.md).</source>
+        <translation>执行搜索和上下文包的线程数。搜索打分是受 CPU 限制的 Python 代码，在 CPython 上多开的线程大多在争抢解释器锁：在 2 个 CPU 上，8 个线程每秒完成的搜索比 1 个线程还少（见 docs/performance.md）。</translation>
+    </message>
+    <message>
+        <source>Also listen on loopback TCP (127.0.0.1 and ::1) at this port, with tokens required; 0 is off. Never binds another address.</source>
+        <translation>另外在此端口监听本机回环 TCP（127.0.0.1 和 ::1），并要求令牌；0 表示关闭。绝不绑定其他地址。</translation>
+    </message>
+    <message>
+        <source>Refuse agent connections on the Unix socket that present no token. TCP always requires one.</source>
+        <translation>拒绝 Unix 套接字上未出示令牌的智能体连接。TCP 始终要求令牌。</translation>
+    </message>
+    <message>
+        <source>While the tray runs, ask in the tray about every person&apos;s command, also those typed at a terminal (a program that fakes a terminal then still needs your click).</source>
+        <translation>托盘运行期间，代表你执行的每条命令都在托盘中询问你，包括在终端中输入的命令（这样伪装成终端的程序仍然需要你点击确认）。</translation>
+    </message>
+    <message>
+        <source>Proposals the review queue holds. Beyond this the least-seen, longest-unseen go; each eviction is recorded and counted in health, never silent.</source>
+        <translation>审核队列可容纳的提议数。超出时，出现次数最少、最久未出现的提议会被移出；每次移出都会被记录并计入健康状况，绝不悄无声息。</translation>
+    </message>
+    <message>
+        <source>Audit events kept in the database. Older events are rotated, oldest first, into JSON-lines files under the state directory (the export format) - never dropped.</source>
+        <translation>数据库中保留的审计事件数。更早的事件按从旧到新的顺序轮转到状态目录下的 JSON Lines 文件中（即导出格式）——绝不丢弃。</translation>
+    </message>
+    <message>
+        <source>Days an expired memory is kept (hidden, shown on request) before it is purged.</source>
+        <translation>过期的记忆在被清除之前保留的天数（期间隐藏，可按需显示）。</translation>
+    </message>
+    <message>
+        <source>Days a project memory may go unused (not recalled, not changed) before the janitor archives it; 0 turns this off. Pinned memories are never archived, and importance 4 and 5 get twice as long. Archived memories stay searchable on request; nothing is deleted.</source>
+        <translation>项目记忆连续多少天未被使用（未被调用、未被修改）后由清理任务归档；0 表示关闭。置顶的记忆永不归档，重要性为 4 和 5 的记忆期限加倍。已归档的记忆仍可按需搜索；不会删除任何内容。</translation>
+    </message>
+    <message>
+        <source>Days after a session was last seen before its session-scope memories expire (and, after lifecycle.expired_retention_days, are purged); 0 turns this off.</source>
+        <translation>会话最近一次出现后，再过多少天其会话范围的记忆过期（再经过 lifecycle.expired_retention_days 后被清除）；0 表示关闭。</translation>
+    </message>
+    <message>
+        <source>Hours between automatic online backups while Cairn runs; 0 turns them off. A backup is also taken before any schema migration.</source>
+        <translation>Cairn 运行期间两次自动在线备份之间的小时数；0 表示关闭。每次数据库结构迁移之前也会备份。</translation>
+    </message>
+    <message>
+        <source>Daily backups kept (the newest of each day).</source>
+        <translation>保留的每日备份数（每天保留最新的一份）。</translation>
+    </message>
+    <message>
+        <source>Weekly backups kept beyond the daily ones (the newest of each ISO week).</source>
+        <translation>在每日备份之外保留的每周备份数（每个 ISO 周保留最新的一份）。</translation>
+    </message>
+    <message>
+        <source>Largest identity document version accepted, in UTF-8 bytes (each document is injected into agents&apos; prompts, so it stays small).</source>
+        <translation>可接受的身份文档版本的最大长度，以 UTF-8 字节计（每份文档都会注入智能体的提示词，所以要保持精简）。</translation>
+    </message>
+    <message>
+        <source>A folder of your markdown notes to keep as memories (each file one human memory, updated when the file changes, archived when it is deleted); empty turns it off.</source>
+        <translation>要作为记忆保存的 Markdown 笔记所在的文件夹（每个文件对应一条人写的记忆，文件修改时随之更新，文件删除时归档）；留空表示关闭。</translation>
+    </message>
+    <message>
+        <source>Kind of a note&apos;s memory when its front matter names none.</source>
+        <translation>笔记的 front matter 未指定类型时，其记忆使用的类型。</translation>
+    </message>
+    <message>
+        <source>Scope of a note&apos;s memory when its front matter names none (global or user).</source>
+        <translation>笔记的 front matter 未指定范围时，其记忆使用的范围（global 或 user）。</translation>
+    </message>
+    <message>
+        <source>How often recall counts and last-recalled times are written, in one batch, off the request path.</source>
+        <translation>调用次数和最近调用时间多久写入一次；在请求处理之外一次批量写入。</translation>
+    </message>
+    <message>
+        <source>How long a write&apos;s idempotency key is remembered, so a retry returns the first result.</source>
+        <translation>写入的幂等键保留多长时间，以便重试时返回第一次的结果。</translation>
+    </message>
+</context>
+<context>
     <name>MemoriesWindow</name>
     <message>
         <source>Cairn — Memories</source>
@@ -1401,6 +1560,26 @@ The strictest rule that applies wins.</source>
         <translation>{} 提议一条新记忆</translation>
     </message>
     <message>
+        <source>{} proposes to update memory {}</source>
+        <translation>{} 提议修改记忆 {}</translation>
+    </message>
+    <message>
+        <source>{} proposes to supersede memory {}</source>
+        <translation>{} 提议用新记忆取代记忆 {}</translation>
+    </message>
+    <message>
+        <source>{} proposes to forget memory {}</source>
+        <translation>{} 提议遗忘记忆 {}</translation>
+    </message>
+    <message>
+        <source>{} says memory {} is wrong</source>
+        <translation>{} 认为记忆 {} 有误</translation>
+    </message>
+    <message>
+        <source>{} says memory {} is stale</source>
+        <translation>{} 认为记忆 {} 已过时</translation>
+    </message>
+    <message>
         <source>{} proposes to {} memory {}</source>
         <translation>{} 提议执行“{}”：记忆 {}</translation>
     </message>
@@ -1543,6 +1722,110 @@ The strictest rule that applies wins.</source>
     <message>
         <source>Forget</source>
         <translation>遗忘</translation>
+    </message>
+    <message>
+        <source>add</source>
+        <translation>新增</translation>
+    </message>
+    <message>
+        <source>update</source>
+        <translation>修改</translation>
+    </message>
+    <message>
+        <source>supersede</source>
+        <translation>取代</translation>
+    </message>
+    <message>
+        <source>forget</source>
+        <translation>遗忘</translation>
+    </message>
+    <message>
+        <source>feedback</source>
+        <translation>反馈</translation>
+    </message>
+    <message>
+        <source>identity</source>
+        <translation>身份文档</translation>
+    </message>
+    <message>
+        <source>policy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>scanner</source>
+        <translation>扫描器</translation>
+    </message>
+    <message>
+        <source>not_owner</source>
+        <translation>不是该智能体的记忆</translation>
+    </message>
+    <message>
+        <source>similar</source>
+        <translation>与已有记忆相似</translation>
+    </message>
+    <message>
+        <source>mass_forget</source>
+        <translation>批量遗忘</translation>
+    </message>
+    <message>
+        <source>extracted</source>
+        <translation>由模型提取</translation>
+    </message>
+    <message>
+        <source>ask</source>
+        <translation>询问</translation>
+    </message>
+    <message>
+        <source>a person&apos;s memory</source>
+        <translation>由人写入</translation>
+    </message>
+    <message>
+        <source>written by Cairn</source>
+        <translation>由 Cairn 写入</translation>
+    </message>
+    <message>
+        <source>an agent</source>
+        <translation>某个智能体</translation>
+    </message>
+    <message>
+        <source>identity documents change only with a person&apos;s say</source>
+        <translation>只能由人决定是否修改</translation>
+    </message>
+    <message>
+        <source>wrong</source>
+        <translation>有误</translation>
+    </message>
+    <message>
+        <source>stale</source>
+        <translation>已过时</translation>
+    </message>
+    <message>
+        <source>kind:{kind}</source>
+        <translation>类型：{kind}</translation>
+    </message>
+    <message>
+        <source>scope:{scope}</source>
+        <translation>范围：{scope}</translation>
+    </message>
+    <message>
+        <source>written by agent {agent}</source>
+        <translation>由智能体 {agent} 写入</translation>
+    </message>
+    <message>
+        <source>adopted by a person (proposed by {agent})</source>
+        <translation>经人采纳，由 {agent} 提议</translation>
+    </message>
+    <message>
+        <source>{n} of the {held} {scope} memories within an hour</source>
+        <translation>一小时内遗忘 {scope} 范围 {held} 条记忆中的 {n} 条</translation>
+    </message>
+    <message>
+        <source>{} ({})</source>
+        <translation>{}（{}）</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>；</translation>
     </message>
 </context>
 <context>
