@@ -24,7 +24,7 @@ from enum import StrEnum
 
 import snowballstemmer
 
-TOKENIZER_VERSION = "cairn-tok-5"
+TOKENIZER_VERSION = "cairn-tok-6"
 
 # Characters FTS5's unicode61 tokenizer must keep inside tokens, because our symbol terms use them.
 TERM_CHARS = "._:/-@#+~"
@@ -224,6 +224,10 @@ def _chunk_terms_uncached(chunk: str) -> list[Term]:
     if len(whole) >= 2:
         out.append(Term(whole, TermKind.SYMBOL))
         out.extend(Term(inner, TermKind.SYMBOL) for inner in _inner_symbols(whole))
+        if chunk.isalpha() and stem(whole) != whole:
+            # `iOS` typed `ios` is a word, stemmed `io`: the name carries that form too, so
+            # either spelling finds the other (tokenizer 6)
+            out.append(Term(stem(whole), TermKind.PART))
     for piece in _SEPARATOR.split(chunk):
         # Pieces never pin on their own: "01" inside SCOPED_ALPHA_01 is not an identifier.
         out.extend(Term(term.text, TermKind.PART) for term in (_word_terms(piece) if piece else []))

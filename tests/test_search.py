@@ -54,7 +54,7 @@ def elsewhere(cairn: Cairn, folder: Path, name: str = "b") -> Caller:
         ("127.0.0.1:3080", {"127.0.0.1:3080", "127.0.0.1", "127", "0", "1", "3080"}),
         ("db.internal:5432", {"db.internal:5432", "db.internal", "db", "internal", "5432"}),
         ("snake_case", {"snake_case", "snake", "case"}),
-        ("CamelCaseName", {"camelcasename", "camel", "case", "name"}),
+        ("CamelCaseName", {"camelcasename", "camelcasenam", "camel", "case", "name"}),
         ("a/b/c.py", {"a/b/c.py", "c.py", "a", "b", "c", "py"}),
         ("v1.2.3", {"v1.2.3", "1.2.3", "v1", "2", "3"}),
         (
@@ -651,6 +651,26 @@ def test_words_a_contraction_spells_without_its_apostrophe_are_searched(
     # and a contraction itself is still a stopword: "she'll" does not match "shell"
     only_shell = cairn.search.search(agent, SearchRequest("shell")).hits
     assert [h.memory.id for h in only_shell] == [shell]
+
+
+def test_a_camel_case_name_meets_its_lower_case_spelling(cairn: Cairn, agent: Caller) -> None:
+    """`iOS` was indexed only as `ios` while a typed `ios` is the word, stemmed `io`: with
+    socket.io in the store, "ios" found socket.io and never the iOS memory; `DevOps` and
+    "devops" (stemmed `devop`) missed each other the same way."""
+    ios = put(cairn, agent, "Push notifications broke on iOS 17.")
+    put(cairn, agent, "The chat runs on socket.io behind nginx.")
+    ops = put(cairn, agent, "The DevOps rota lives in the wiki.")
+    lower = put(cairn, agent, "our devops handbook is out of date")
+    found = cairn.search.search(agent, SearchRequest("ios"))
+    assert found.hits[0].memory.id == ios and found.presence is Presence.STRONG
+    assert {h.memory.id for h in cairn.search.search(agent, SearchRequest("devops")).hits} == {
+        ops,
+        lower,
+    }
+    assert {h.memory.id for h in cairn.search.search(agent, SearchRequest("DevOps")).hits} == {
+        ops,
+        lower,
+    }
 
 
 def test_an_acronym_in_the_plural_is_the_acronym(cairn: Cairn, agent: Caller) -> None:
