@@ -67,7 +67,8 @@ from core.writer import WriteTx
 _NEW_WORKSPACE = "ws_(new)"
 _SAME_TEXT = (
     "SELECT 1 FROM memory WHERE content_hash = ? AND scope = ? AND coalesce(workspace_id, '') = ? "
-    "AND coalesce(session_id, '') = ? AND status IN ('active', 'archived') LIMIT 1"
+    "AND coalesce(session_id, '') = ? AND status IN ('active', 'archived') "
+    "AND (expires_at IS NULL OR expires_at > ?) LIMIT 1"
 )
 
 
@@ -403,7 +404,8 @@ class ArchiveService:
         where = (memory.scope.value, memory.workspace_id or "", memory.session_id or "")
         if memory.dedupe_key is None:
             text = (content_hash(memory.content), *where)
-            if text in ahead.texts or conn.execute(_SAME_TEXT, text).fetchone() is not None:
+            now = self._clock.now_ms()
+            if text in ahead.texts or conn.execute(_SAME_TEXT, (*text, now)).fetchone():
                 return WriteResult(WriteStatus.STORED, duplicate=True)
             ahead.texts.add(text)
             return WriteResult(WriteStatus.STORED, revision=1)

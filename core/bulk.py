@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from core import audit
+from core import audit, tombstones
 from core.model import Caller, Memory, Surface, WriteResult, WriteStatus
 from core.records import (
     fetch_memories,
@@ -74,7 +74,8 @@ def _buried(conn: sqlite3.Connection, hashes: Sequence[str]) -> dict[tuple[str, 
         marks = ", ".join("?" for _ in chunk)
         for h, scope, ws, by in conn.execute(
             "SELECT content_hash, scope, coalesce(workspace_id, ''), forgotten_by "
-            f"FROM tombstone WHERE content_hash IN ({marks}) ORDER BY forgotten_at",
+            f"FROM tombstone t WHERE content_hash IN ({marks}) AND {tombstones.NOT_EXPIRED} "
+            "ORDER BY forgotten_at",
             chunk,
         ):
             out[(h, scope, ws)] = by
@@ -106,8 +107,9 @@ def insert_new(
             for mid, h, scope, ws, sid in conn.execute(
                 "SELECT id, content_hash, scope, coalesce(workspace_id, ''), "
                 f"coalesce(session_id, '') FROM memory WHERE content_hash IN ({marks}) "
-                "AND status IN ('active', 'archived')",
-                chunk,
+                "AND status IN ('active', 'archived') "
+                "AND (expires_at IS NULL OR expires_at > ?)",  # an expired one is not kept
+                [*chunk, now],
             ):
                 existing.setdefault((h, scope, ws, sid), mid)
     buried = _buried(conn, hashes) if caller.surface is Surface.AGENT else {}

@@ -532,12 +532,13 @@ class MemoryService:
         row = conn.execute(
             "SELECT id FROM memory WHERE content_hash = ? AND scope = ? "
             "AND coalesce(workspace_id, '') = ? AND coalesce(session_id, '') = ? "
-            "AND status IN ('active', 'archived')",
+            "AND status IN ('active', 'archived') AND (expires_at IS NULL OR expires_at > ?)",
             (
                 content_hash(prepared.content),
                 prepared.scope.value,
                 prepared.workspace_id or "",
                 prepared.session_id or "",
+                now,
             ),
         ).fetchone()
         if row is not None:
@@ -597,6 +598,7 @@ class MemoryService:
         by = tombstones.tombstoned_id(tx.conn, mid)
         if by is not None:  # purged: no row left, the tombstone stays
             return refused_forgotten(by)
+        tombstones.lift_expired(tx.conn, mid)  # an expired one's id may live again
         return insert_new(
             tx,
             caller,
@@ -1125,9 +1127,9 @@ class MemoryService:
                     conn,
                     memory,
                     content_hash(memory.content),
-                    by=who.actor,
+                    by=tombstones.EXPIRED_BY,
                     at=now,
-                    reason="expired",
+                    reason=tombstones.EXPIRED_REASON,
                 )
                 audit.scrub_previews(tx, mid)
                 conn.execute("DELETE FROM relation WHERE from_id = ? OR to_id = ?", (mid, mid))

@@ -3,6 +3,10 @@
 A tombstone keeps the memory's id, a hash of its content, its scope and workspace, who removed
 it, when and why - never the content. A dedupe-key upsert that would recreate the id, an agent
 write of the same content in the same scope and workspace, and an import of it are all refused.
+
+Except after an expiry: a memory Cairn purged because its time was up was not judged wrong, so
+its tombstone (by `system`, reason `expired`) refuses only an import; the same text or dedupe key
+may be written again (until 2026-11-30 that was refused for good, for every agent and session).
 """
 
 from __future__ import annotations
@@ -11,23 +15,38 @@ import json
 import sqlite3
 from collections.abc import Iterable
 
-from core.model import Memory, Tombstone
+from core.model import Memory, Surface, Tombstone
+
+EXPIRED_BY = Surface.SYSTEM.value  # who purges an expired memory
+EXPIRED_REASON = "expired"
+# SQL: a tombstone that is not an expiry's (`t` is the tombstone table)
+NOT_EXPIRED = f"NOT (t.forgotten_by = '{EXPIRED_BY}' AND t.reason IS '{EXPIRED_REASON}')"
 
 
 def tombstoned_id(conn: sqlite3.Connection, memory_id: str) -> str | None:
-    """Who forgot this memory id (its tombstone's `forgotten_by`); None when nothing did."""
+    """Who forgot this memory id (its tombstone's `forgotten_by`); None when nothing did - or
+    when it only expired (see `lift_expired`)."""
     row = conn.execute(
-        "SELECT forgotten_by FROM tombstone WHERE memory_id = ?", (memory_id,)
+        f"SELECT forgotten_by FROM tombstone t WHERE memory_id = ? AND {NOT_EXPIRED}",
+        (memory_id,),
     ).fetchone()
     return str(row[0]) if row is not None else None
 
 
+def lift_expired(conn: sqlite3.Connection, memory_id: str) -> None:
+    """Remove the tombstone an expiry left for this id, which is about to live again."""
+    conn.execute(
+        f"DELETE FROM tombstone AS t WHERE memory_id = ? AND NOT ({NOT_EXPIRED})", (memory_id,)
+    )
+
+
 def tombstoned_content(conn: sqlite3.Connection, memory: Memory, chash: str) -> str | None:
     """Who forgot this text in this scope and workspace (the latest such tombstone's
-    `forgotten_by`); None when nobody did."""
+    `forgotten_by`); None when nobody did (an expiry is nobody's decision)."""
     row = conn.execute(
-        "SELECT forgotten_by FROM tombstone WHERE content_hash = ? AND scope = ? "
-        "AND coalesce(workspace_id, '') = ? ORDER BY forgotten_at DESC LIMIT 1",
+        "SELECT forgotten_by FROM tombstone t WHERE content_hash = ? AND scope = ? "
+        f"AND coalesce(workspace_id, '') = ? AND {NOT_EXPIRED} "
+        "ORDER BY forgotten_at DESC LIMIT 1",
         (chash, memory.scope.value, memory.workspace_id or ""),
     ).fetchone()
     return str(row[0]) if row is not None else None

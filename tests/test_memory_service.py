@@ -566,7 +566,75 @@ def test_expired_memories_hide_then_show_flagged_then_purge(
             {"content": "temporary build flag", "kind": "fact", "scope": "global"}
         ),
     )
-    assert again.status is WriteStatus.REFUSED  # the purge left a tombstone
+    # The purge left a tombstone, but an expiry is not a decision against the text: it may
+    # be written again (until 2026-11-30 it was refused for good, for every agent).
+    assert again.status is WriteStatus.STORED and again.id != mid
+
+
+def test_the_text_of_an_expired_memory_is_stored_again_not_called_a_duplicate(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    """Writing the text of an expired memory answered "already stored: nothing new" with the
+    expired one: the fact the agent meant to keep stayed hidden, then was purged."""
+    old = write(cairn, agent, "Zebra firmware cache lives in /var/zebra", ttl_seconds=2)
+    clock.advance(3)
+    params = {"content": "Zebra firmware cache lives in /var/zebra", "kind": "fact"}
+    for caller in (agent, Caller.human()):
+        result = cairn.memories.write(
+            caller, WriteRequest.from_params({**params, "scope": "global"})
+        )
+        assert result.status is WriteStatus.STORED and not result.duplicate, result
+        assert result.memory is not None and result.memory.expires_at is None
+        assert result.id is not None and result.id != old
+        assert [m.id for m in cairn.memories.list(caller).items] == [result.id]
+        # the same text once more is now a duplicate of the live one
+        again = cairn.memories.write(
+            caller, WriteRequest.from_params({**params, "scope": "global"})
+        )
+        assert again.duplicate and again.id == result.id
+        cairn.memories.forget(Caller.human(), result.id)
+
+
+def test_an_expired_and_purged_text_or_key_can_be_written_again(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    """A session's note, once its session ended and it was purged, barred that text from every
+    later session of every agent; a dedupe key whose memory expired was refused for good."""
+    write(cairn, agent, "CI pipeline is red today", ttl_seconds=1)
+    keyed = write(cairn, agent, "deploys frozen", ttl_seconds=1, dedupe_key="deploy-freeze")
+    clock.advance(8 * 86400)
+    assert cairn.memories.purge_expired() == 2
+    other = replace(agent, agent="helper-2")
+    text = cairn.memories.write(
+        other,
+        WriteRequest.from_params(
+            {"content": "CI pipeline is red today", "kind": "fact", "scope": "global"}
+        ),
+    )
+    assert text.status is WriteStatus.STORED, text
+    again = cairn.memories.write(
+        agent,
+        WriteRequest.from_params(
+            {
+                "content": "deploys frozen again",
+                "kind": "fact",
+                "scope": "global",
+                "dedupe_key": "deploy-freeze",
+            }
+        ),
+    )
+    assert again.status is WriteStatus.STORED and again.id == keyed, again
+    assert cairn.memories.get(agent, keyed).memory.content == "deploys frozen again"
+    # a text a person forgot stays forgotten
+    gone = write(cairn, agent, "the old staging password rotation")
+    cairn.memories.forget(Caller.human(), gone)
+    refused = cairn.memories.write(
+        agent,
+        WriteRequest.from_params(
+            {"content": "the old staging password rotation", "kind": "fact", "scope": "global"}
+        ),
+    )
+    assert refused.status is WriteStatus.REFUSED and refused.reason_code == "forgotten"
 
 
 # -- supersede and contradictions ------------------------------------------------------------
