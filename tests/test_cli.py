@@ -78,6 +78,22 @@ def test_invalid_settings_stop_start_with_one_clear_line(short_tmp: Path) -> Non
     assert len(out.stderr.strip().splitlines()) == 1
 
 
+def test_nan_in_settings_stops_start_with_one_clear_line(short_tmp: Path) -> None:
+    """`expired_retention_days = nan` passed the checks and `cairn serve` died with a traceback
+    (cannot convert float NaN to integer)."""
+    home = short_tmp / "nan"
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "settings.toml").write_text(
+        "[lifecycle]\nexpired_retention_days = nan\n[idempotency]\nretention_hours = inf\n",
+        encoding="utf-8",
+    )
+    out = cairn(home, "serve", timeout=15)
+    assert out.returncode == 78, out.stderr
+    assert "lifecycle.expired_retention_days: expected a finite number, got nan" in out.stderr
+    assert "idempotency.retention_hours: expected a finite number, got inf" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
 def test_reindex_command(short_tmp: Path) -> None:
     home = short_tmp / "ri"
     out = cairn(home, "reindex")
