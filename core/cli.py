@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 import time
@@ -93,10 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--janitor-interval",
-        type=_at_least_a_second,
+        type=_janitor_interval,
         default=3600.0,
         metavar="SECONDS",
-        help="how often housekeeping runs, at least every 1 s (default: hourly)",
+        help="how often housekeeping runs, from every 1 s to at most 86400 s (a day) "
+        "(default: hourly)",
     )
     command("status", "is Cairn running, where, and what it holds", connects=False)
     command("health", "the health snapshot (at a terminal: yours; --agent: an agent's)")
@@ -385,14 +387,27 @@ _ADD_FIELDS = (
 )
 
 
-def _at_least_a_second(text: str) -> float:
-    """`--janitor-interval`: 0 made housekeeping run back to back, a core at 100%."""
+JANITOR_INTERVAL_MAX_S = 86_400
+
+
+def _janitor_interval(text: str) -> float:
+    """`--janitor-interval`: 0 made housekeeping run back to back, a core at 100%; inf (or 1e300)
+    ran it once and never again - no purges, no scheduled backups, no daily integrity check."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value >= 1:  # also NaN
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a finite number of seconds; "
+            f"give 1 to {JANITOR_INTERVAL_MAX_S} (a day)"
+        )
+    if value < 1:
         raise argparse.ArgumentTypeError(f"{text} s is too short; give 1 s or more")
+    if value > JANITOR_INTERVAL_MAX_S:
+        raise argparse.ArgumentTypeError(
+            f"{text} s is too long; give at most {JANITOR_INTERVAL_MAX_S} s (a day)"
+        )
     return value
 
 

@@ -157,7 +157,12 @@ class Runtime:
         assert self.cairn is not None
         cairn = self.cairn
         janitor = Janitor(
-            cairn.store, cairn.memories, cairn.settings, cairn.paths, lifecycle=cairn.lifecycle
+            cairn.store,
+            cairn.memories,
+            cairn.settings,
+            cairn.paths,
+            lifecycle=cairn.lifecycle,
+            failures=cairn.failures,
         )
         loop = asyncio.get_running_loop()
         while True:
@@ -169,10 +174,11 @@ class Runtime:
 
     @staticmethod
     def _housekeeping_round(cairn: Cairn, janitor: Janitor, live: frozenset[str]) -> None:
-        """One round, on one pool thread: the janitor, the scheduled backup
+        """One round, on one pool thread: the janitor's steps, the scheduled backup
         (`backup.interval_hours`), then handing back the caches they filled - the read
-        connection they used is this thread's. A step that fails is counted in health and
-        retried next round; the others still run."""
+        connection they used is this thread's. A step that fails is counted in health under its
+        own name (`janitor.audit_rotation`, `backup`) and retried next round; the others still
+        run (the janitor records its steps' failures itself, `janitor` is left for its bugs)."""
         steps: tuple[tuple[str, Callable[[], object]], ...] = (
             ("janitor", functools.partial(janitor.run, live_sessions=live)),
             ("backup", functools.partial(Runtime._back_up_when_due, cairn)),

@@ -1,15 +1,24 @@
 """Housekeeping that runs on start and periodically: purge expired memories, rotate the audit log,
-and the lifecycle pass (archive unused project memories, end stale sessions, check workspaces).
+and the lifecycle pass (archive unused project memories, end stale sessions, check workspaces,
+the daily integrity check).
 
-Each run reports what it did; nothing here deletes a memory that has not expired.
+Each step runs on its own: one that fails is recorded in health under `janitor.<step>` and the
+others still run. Each run reports what it did; nothing here deletes a memory that has not expired.
 """
 
 from __future__ import annotations
 
+import errno
+import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
 
 from core import audit
+from core.errors import IOFault
+from core.failures import BackgroundFailures
 from core.lifecycle import Lifecycle, LifecycleReport
 from core.memory_service import MemoryService
 from core.model import Caller
@@ -20,17 +29,22 @@ from core.writer import WriteTx
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class JanitorReport:
     purged: int
     audit_rotated: int
     lifecycle: LifecycleReport | None = None
+    failed: tuple[str, ...] = ()  # the health sites of the steps that failed (`janitor.purge`)
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"purged": self.purged, "audit_rotated": self.audit_rotated}
         if self.lifecycle is not None:
             out.update(self.lifecycle.to_dict())
+        if self.failed:
+            out["failed"] = list(self.failed)
         return out
 
 
@@ -43,23 +57,56 @@ class Janitor:
         paths: Paths,
         *,
         lifecycle: Lifecycle | None = None,
+        failures: BackgroundFailures | None = None,
     ) -> None:
+        """With `failures`, a step that fails is recorded there and the round goes on; without
+        (a one-off run), its error is raised."""
         self._lifecycle = lifecycle
         self._store = store
         self._memories = memories
+        self._failures = failures
         self._max_audit = settings.integer("audit.max_events")
         self._archive = paths.audit_archive
 
     def run(self, *, live_sessions: frozenset[str] = frozenset()) -> JanitorReport:
-        purged = self._memories.purge_expired()
-        rotated = self.rotate_audit()
-        cycle = self._lifecycle.run(live_sessions=live_sessions) if self._lifecycle else None
-        report = JanitorReport(purged, rotated, cycle)
+        """One round; `live_sessions` have an open connection (never ended)."""
+        failed: list[str] = []
+
+        def step(name: str, work: Callable[[], T], fallback: T) -> T:
+            try:
+                return work()
+            except Exception as e:  # recorded in health, retried next round
+                if self._failures is None:
+                    raise
+                site = f"janitor.{name}"
+                self._failures.record(site, e, self._store.clock.now_ms())
+                failed.append(site)
+                return fallback
+
+        purged = step("purge", self._memories.purge_expired, 0)
+        rotated = step("audit_rotation", self.rotate_audit, 0)
+        cycle = None
+        if (lc := self._lifecycle) is not None:
+            archived = step("archive_unused", lc.archive_unused, 0)
+            ended, expiring = step(
+                "end_sessions", functools.partial(lc.end_sessions, live_sessions), (0, 0)
+            )
+            missing = step("workspaces", lc.check_workspaces, 0)
+            step("integrity", lc.check_integrity, None)
+            cycle = LifecycleReport(archived, ended, expiring, missing)
+        report = JanitorReport(purged, rotated, cycle, tuple(failed))
         if purged or rotated or (cycle and (cycle.archived or cycle.session_memories_expiring)):
             log.info("janitor: %s", report.to_dict())
         return report
 
     def rotate_audit(self) -> int:
+        """Move audit events beyond `audit.max_events` into files under the state directory.
+
+        Raises:
+            IOFault: the files cannot be written there (the path and what is wrong); the events
+                stay in the database.
+        """
+
         def job(tx: WriteTx) -> int:
             moved = audit.rotate(tx, self._max_audit, self._archive)
             if moved:
@@ -72,4 +119,20 @@ class Janitor:
                 )
             return moved
 
-        return self._store.writer.run(job)
+        try:
+            return self._store.writer.run(job)
+        except OSError as e:
+            raise _rotation_fault(self._archive, e) from e
+
+
+def _rotation_fault(directory: Path, e: OSError) -> IOFault:
+    if e.errno == errno.EEXIST and not directory.is_dir():
+        why = "that path is a file, not a folder; move the file away (Cairn creates the folder)"
+    else:
+        where = f" ({e.filename})" if e.filename and str(e.filename) != str(directory) else ""
+        why = f"{e.strerror or e}{where}"
+    return IOFault(
+        f"cannot rotate the audit log into {directory}: {why}. The events stay in the database "
+        "until then",
+        data={"path": str(directory)},
+    )

@@ -46,6 +46,9 @@ class LifecycleReport:
 
 
 class Lifecycle:
+    """The passes below, each run on its own by the janitor (`core/janitor.py`), so that one
+    failing does not stop the others."""
+
     def __init__(
         self,
         store: Store,
@@ -67,14 +70,6 @@ class Lifecycle:
         self._checked_at: int | None = (
             clock.now_ms() if settings.flag("store.quick_check_on_open") else None
         )
-
-    def run(self, *, live_sessions: frozenset[str] = frozenset()) -> LifecycleReport:
-        """One pass; `live_sessions` are sessions with an open connection (never ended)."""
-        archived = self.archive_unused()
-        ended, expiring = self.end_sessions(live_sessions)
-        missing = self.check_workspaces()
-        self.check_integrity()
-        return LifecycleReport(archived, ended, expiring, missing)
 
     def check_integrity(self) -> None:
         """SQLite's quick_check, at most once a day while running (opening the store checks

@@ -6,6 +6,7 @@ is checked against it by a test, and the windows render their settings forms fro
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -73,8 +74,16 @@ def _check_int(raw: object) -> tuple[Value | None, str | None]:
 
 def _check_float(raw: object) -> tuple[Value | None, str | None]:
     if isinstance(raw, int | float) and not isinstance(raw, bool):
+        # TOML allows nan and inf; a NaN passes every range check, and either one later broke
+        # the services reading the value (a crash at start, a janitor failing every round).
+        if not math.isfinite(raw):
+            return None, f"expected a finite number, got {_non_finite(raw)}"
         return float(raw), None
     return None, f"expected a number, got {_shown(raw)}"
+
+
+def _non_finite(x: float) -> str:
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
 
 
 def _check_str(raw: object) -> tuple[Value | None, str | None]:

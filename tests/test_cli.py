@@ -44,6 +44,25 @@ def test_a_janitor_interval_under_a_second_is_a_usage_error(short_tmp: Path) -> 
         assert "--janitor-interval" in out.stderr
 
 
+def test_a_janitor_interval_that_is_not_finite_or_over_a_day_is_a_usage_error(
+    short_tmp: Path,
+) -> None:
+    """`serve --janitor-interval inf` (or 1e300) was accepted: housekeeping ran once and never
+    again - no purges, no scheduled backups, no warning; nan read "nan s is too short"."""
+    for value, reason in (
+        ("nan", "'nan' is not a finite number of seconds; give 1 to 86400 (a day)"),
+        ("inf", "'inf' is not a finite number of seconds; give 1 to 86400 (a day)"),
+        ("-inf", "'-inf' is not a finite number of seconds; give 1 to 86400 (a day)"),
+        ("1e300", "1e300 s is too long; give at most 86400 s (a day)"),
+        ("86401", "86401 s is too long; give at most 86400 s (a day)"),
+    ):
+        out = cairn(short_tmp / "home", "serve", f"--janitor-interval={value}")
+        assert out.returncode == 2, (value, out.stderr)
+        assert f"argument --janitor-interval: {reason}" in out.stderr, out.stderr
+    helped = cairn(short_tmp / "home", "serve", "--help")
+    assert "at most 86400 s (a day)" in " ".join(helped.stdout.split()), helped.stdout
+
+
 def test_serve_runs_until_terminated_and_refuses_a_second_copy(short_tmp: Path) -> None:
     home = short_tmp / "svc"
     with subprocess.Popen(
@@ -76,6 +95,22 @@ def test_invalid_settings_stop_start_with_one_clear_line(short_tmp: Path) -> Non
     assert out.returncode == 78
     assert "store.synchronous: expected a string" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_nan_in_settings_stops_start_with_one_clear_line(short_tmp: Path) -> None:
+    """`expired_retention_days = nan` passed the checks and `cairn serve` died with a traceback
+    (cannot convert float NaN to integer)."""
+    home = short_tmp / "nan"
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "settings.toml").write_text(
+        "[lifecycle]\nexpired_retention_days = nan\n[idempotency]\nretention_hours = inf\n",
+        encoding="utf-8",
+    )
+    out = cairn(home, "serve", timeout=15)
+    assert out.returncode == 78, out.stderr
+    assert "lifecycle.expired_retention_days: expected a finite number, got nan" in out.stderr
+    assert "idempotency.retention_hours: expected a finite number, got inf" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
 def test_reindex_command(short_tmp: Path) -> None:

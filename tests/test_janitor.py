@@ -4,14 +4,22 @@ are purged after the retention window and nothing else is."""
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
+
+import pytest
 
 from core.app import Cairn
+from core.daemon import Runtime
+from core.errors import IOFault, NotFound
 from core.janitor import Janitor
-from core.model import Caller, Scope
+from core.model import Caller, Scope, Surface
 from core.paths import Paths
 from core.requests import WriteRequest
 from core.settings import Settings
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, open_policy
+from tests.serving import paths_for, running_daemon, write_settings
+from tests.test_cli_serving import at_terminal
 
 
 def test_audit_rotation_moves_old_events_to_files_and_says_so(
@@ -91,3 +99,145 @@ def test_janitor_purges_only_what_expired_long_enough_ago(
     remaining = {m.id for m in cairn.memories.list(human).items}
     assert remaining == {long.id, forever.id}
     assert short.id not in remaining
+
+
+def test_a_failing_step_is_named_in_health_and_the_others_still_run(
+    paths: Paths, clock: FakeClock, short_tmp: Path
+) -> None:
+    """A regular file where rotated audit files go made rotation fail, and with it the rest of
+    the round: sessions stopped ending, nothing was purged after it, the workspace and daily
+    integrity checks stopped; health said only `janitor: [Errno 17] File exists: '...'`."""
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    cairn = Cairn.open(paths, settings=settings, clock=clock)
+    try:
+        project = short_tmp / "gone"
+        project.mkdir()
+        ws = cairn.workspaces.resolve(str(project))
+        agent = Caller(
+            Surface.AGENT, agent="a", verified=True, workspace_id=ws.id, session_id="s-1"
+        )
+        scratch = cairn.memories.write(
+            agent, WriteRequest(content="scratch: try -O2", kind="fact", scope=Scope.SESSION)
+        ).id
+        cairn.lifecycle.session_seen("s-1", ws.id)
+        short = cairn.memories.write(
+            Caller.human(),
+            WriteRequest(content="short-lived", kind="fact", scope=Scope.GLOBAL, ttl_seconds=10),
+        ).id
+        reqs = [
+            WriteRequest(content=f"fact {i}", kind="fact", scope=Scope.GLOBAL) for i in range(1100)
+        ]
+        cairn.memories.write_many(Caller.human(), reqs)
+        events = cairn.store.read_db.conn().execute("SELECT count(*) FROM audit").fetchone()[0]
+        paths.audit_archive.parent.mkdir(parents=True, exist_ok=True)
+        paths.audit_archive.write_text("not a folder\n", encoding="utf-8")
+        project.rmdir()
+        clock.advance(8 * 86400)
+        checks: list[str] = []
+        cairn.store.read_db.conn().set_trace_callback(
+            lambda sql: checks.append(sql) if "quick_check" in sql else None
+        )
+        janitor = Janitor(
+            cairn.store,
+            cairn.memories,
+            settings,
+            paths,
+            lifecycle=cairn.lifecycle,
+            failures=cairn.failures,
+        )
+        Runtime._housekeeping_round(cairn, janitor, frozenset())
+
+        failures = cairn.failures.snapshot()
+        assert set(failures) == {"janitor.audit_rotation"}, failures
+        error = failures["janitor.audit_rotation"].last_error
+        assert error == (
+            f"cannot rotate the audit log into {paths.audit_archive}: that path is a file, not "
+            "a folder; move the file away (Cairn creates the folder). The events stay in the "
+            "database until then"
+        )
+        health = cairn.health.snapshot(Caller.human())
+        assert health["background_failures"]["janitor.audit_rotation"]["last_error"] == error
+        # nothing lost: every event is still in the database, none in a file
+        assert (
+            cairn.store.read_db.conn().execute("SELECT count(*) FROM audit").fetchone()[0] >= events
+        )
+        # the other steps ran: the purge, the ended session, the workspace and integrity checks
+        with pytest.raises(NotFound):
+            cairn.memories.get(Caller.human(), str(short))
+        assert cairn.memories.get(Caller.human(), str(scratch)).memory.expired
+        assert "missing_workspaces" in cairn.warnings.snapshot()
+        assert len(checks) == 1
+
+        paths.audit_archive.unlink()  # the person moves the file away: the next round rotates
+        report = janitor.run()
+        assert report.audit_rotated > 0 and not report.failed
+        assert len(list(paths.audit_archive.glob("audit-*.jsonl"))) == 1
+    finally:
+        cairn.close()
+
+
+def test_without_a_failure_record_a_failing_step_is_raised(paths: Paths, clock: FakeClock) -> None:
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    cairn = Cairn.open(paths, settings=settings, clock=clock)
+    try:
+        reqs = [
+            WriteRequest(content=f"fact {i}", kind="fact", scope=Scope.GLOBAL) for i in range(1100)
+        ]
+        cairn.memories.write_many(Caller.human(), reqs)
+        paths.audit_archive.parent.mkdir(parents=True, exist_ok=True)
+        paths.audit_archive.write_text("", encoding="utf-8")
+        with pytest.raises(IOFault, match="is a file, not a folder"):
+            Janitor(cairn.store, cairn.memories, settings, paths).run()
+    finally:
+        cairn.close()
+
+
+def test_the_running_daemon_names_the_failing_step_in_health_and_ends_sessions(
+    short_tmp: Path,
+) -> None:
+    """The same round in `cairn serve`, read with `cairn health` at a terminal."""
+    home = short_tmp / "hk"
+    write_settings(home, "[audit]\nmax_events = 1000\n")
+    paths = paths_for(home)
+    open_policy(paths.config)
+    project = short_tmp / "proj"
+    project.mkdir()
+    ten_days_ago = FakeClock(int(time.time() * 1000) - 10 * 86_400_000)
+    seeded = Cairn.open(paths, clock=ten_days_ago)
+    try:
+        ws = seeded.workspaces.resolve(str(project))
+        agent = Caller(
+            Surface.AGENT, agent="a", verified=True, workspace_id=ws.id, session_id="s-1"
+        )
+        scratch = seeded.memories.write(
+            agent, WriteRequest(content="scratch: try -O2", kind="fact", scope=Scope.SESSION)
+        ).id
+        seeded.lifecycle.session_seen("s-1", ws.id)
+        reqs = [
+            WriteRequest(content=f"fact {i}", kind="fact", scope=Scope.GLOBAL) for i in range(1100)
+        ]
+        seeded.memories.write_many(Caller.human(), reqs)
+    finally:
+        seeded.close()
+    paths.audit_archive.parent.mkdir(parents=True, exist_ok=True)
+    paths.audit_archive.write_text("not a folder\n", encoding="utf-8")
+
+    with running_daemon(home):
+        deadline = time.monotonic() + 30
+        while True:
+            status, shown = at_terminal(home, "health", "--json", typed="")
+            assert status == 0, shown
+            health = json.loads(shown[shown.index("{") :])
+            if health["background_failures"]:
+                break
+            assert time.monotonic() < deadline, "the round never recorded its failure"
+            time.sleep(0.2)
+    assert list(health["background_failures"]) == ["janitor.audit_rotation"], health
+    error = health["background_failures"]["janitor.audit_rotation"]["last_error"]
+    assert error.startswith(f"cannot rotate the audit log into {paths.audit_archive}: that path")
+
+    after = Cairn.open(paths)
+    try:
+        assert after.memories.get(Caller.human(), str(scratch)).memory.expired  # the session ended
+    finally:
+        after.close()

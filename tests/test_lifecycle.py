@@ -169,10 +169,10 @@ def test_the_file_is_checked_once_a_day_not_again_right_after_opening(
         cairn.store.read_db.conn().set_trace_callback(
             lambda sql: checks.append(sql) if "quick_check" in sql else None
         )
-        cairn.lifecycle.run()
+        janitor(cairn).run()
         assert checks == []
         clock.advance(DAY + 1)
-        cairn.lifecycle.run()
+        janitor(cairn).run()
         assert len(checks) == 1
         assert "integrity" not in cairn.warnings.snapshot()
     finally:

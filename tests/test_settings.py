@@ -67,3 +67,34 @@ def test_cairn_home_relocates_everything(short_tmp: Path) -> None:
         assert p.is_relative_to(short_tmp / "elsewhere")
     default = resolve_paths({})
     assert not default.data.is_relative_to(short_tmp / "elsewhere")
+
+
+FLOAT_KNOBS = [k for k in KNOBS if k.kind is float]
+
+
+@pytest.mark.parametrize("raw", ["nan", "inf", "-inf", "+nan"])
+def test_nan_and_infinity_are_refused_for_every_number_setting(short_tmp: Path, raw: str) -> None:
+    """TOML allows nan and inf: `expired_retention_days = nan` passed the checks and crashed
+    `cairn serve` (cannot convert float NaN to integer); `backup.interval_hours = nan` silently
+    stopped scheduled backups."""
+    assert FLOAT_KNOBS
+    sections: dict[str, list[str]] = {}
+    for knob in FLOAT_KNOBS:
+        sections.setdefault(knob.section, []).append(f"{knob.key} = {raw}")
+    f = short_tmp / "settings.toml"
+    f.write_text(
+        "".join(f"[{s}]\n" + "\n".join(lines) + "\n" for s, lines in sections.items()),
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigInvalid) as info:
+        load_settings(f)
+    problems = info.value.data["problems"]
+    shown = raw.lstrip("+")
+    assert problems == [f"{k.name}: expected a finite number, got {shown}" for k in FLOAT_KNOBS]
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_with_values_refuses_nan_and_infinity(value: float) -> None:
+    for knob in FLOAT_KNOBS:
+        with pytest.raises(ConfigInvalid, match=f"{knob.name}: expected a finite number"):
+            Settings.defaults().with_values(**{knob.name.replace(".", "__"): value})

@@ -101,3 +101,26 @@ def test_the_notes_folder_follows_at_once(cairn: Cairn, short_tmp: Path, human: 
     (folder / "third.md").write_text("Not read any more.\n", encoding="utf-8")
     assert cairn.notes.sync().to_dict() == SyncReport().to_dict()
     assert len(cairn.memories.list(human).items) == 2  # turning it off archives nothing
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_nan_and_infinity_are_refused_and_nothing_is_written(
+    cairn: Cairn, paths: Paths, human: Caller, value: float
+) -> None:
+    """`config.set` took a NaN for `backup.interval_hours` and stopped scheduled backups."""
+    paths.settings_file.write_text("[backup]\ninterval_hours = 6.0\n", encoding="utf-8")
+    for name in ("backup.interval_hours", "lifecycle.session_retention_days"):
+        with pytest.raises(InvalidInput, match=f"{name}: expected a finite number"):
+            cairn.config.set(human, name, value)
+    assert paths.settings_file.read_text(encoding="utf-8") == "[backup]\ninterval_hours = 6.0\n"
+    assert cairn.config.current().number("backup.interval_hours") == 24.0  # as started
+
+
+def test_a_hand_written_nan_in_the_file_is_named_before_another_change(
+    cairn: Cairn, paths: Paths, human: Caller
+) -> None:
+    paths.settings_file.write_text("[lifecycle]\narchive_unused_days = nan\n", encoding="utf-8")
+    with pytest.raises(ConfigInvalid, match=r"lifecycle\.archive_unused_days: expected a finite"):
+        cairn.config.set(human, "backup.keep_daily", 3)
+    text = paths.settings_file.read_text(encoding="utf-8")
+    assert text == "[lifecycle]\narchive_unused_days = nan\n"
