@@ -297,8 +297,9 @@ def find_same(
 ) -> Suggestion | None:
     """The waiting suggestion that `s` is a re-observation of: the same target (for changes of
     an existing memory or document), or for a new memory the same scope and workspace with
-    content at least REOBSERVE_THRESHOLD alike. `terms` keeps the waiting texts' term sets
-    from one proposal to the next."""
+    content at least REOBSERVE_THRESHOLD alike whose terms hold all of the other's, or all of
+    whose terms the other holds. `terms` keeps the waiting texts' term sets from one proposal
+    to the next."""
     if s.target_id is not None:
         for row in conn.execute(
             f"{SELECT} WHERE op = ? AND target_id = ? ORDER BY last_seen DESC",
@@ -329,13 +330,16 @@ def find_same(
             f"SELECT content_hash, content FROM suggestion WHERE content_hash IN ({marks})", chunk
         ):
             terms.add(digest, content)
-    found = best_term_matches(
-        terms_of(s.content),
-        ((sid, terms[digest]) for sid, digest in waiting),
-        idf,
-        threshold=REOBSERVE_THRESHOLD,
-    )
-    return fetch(conn, found[0][0]) if found else None
+    mine_terms = terms_of(s.content)
+    held = {sid: terms[digest] for sid, digest in waiting}
+    found = best_term_matches(mine_terms, held.items(), idf, threshold=REOBSERVE_THRESHOLD)
+    # Alike is not the same: only a text saying no more than the other, or all of it and more
+    # (which then replaces it), is the same proposal. "... in Redis" and "... in S3" are two
+    # (until 2026-11-30 the second was merged into the first and its text lost).
+    for sid, _ in found:
+        if mine_terms <= held[sid] or held[sid] <= mine_terms:
+            return fetch(conn, sid)
+    return None
 
 
 def _same_change(waiting: Suggestion, seen: Suggestion) -> bool:

@@ -240,6 +240,26 @@ def test_the_same_proposal_again_counts_hits_and_a_fuller_text_replaces_it(
     assert [i["id"] for i in queue(governed)] == [first, other]  # by hits, then recency
 
 
+def test_a_similar_but_different_new_proposal_is_its_own(governed: Cairn, ws: str) -> None:
+    """A new-memory proposal at least 0.40 alike a waiting one was merged into it: "... in
+    Redis" was counted as a second sighting of "... in S3" and its text was lost."""
+    a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
+    s3 = pending(write(governed, a, "Consider caching the invoice PDF renders in S3", kind="idea"))
+    redis = pending(
+        write(governed, b, "Consider caching the invoice PDF renders in Redis", kind="idea")
+    )
+    # the same words again, reordered and inflected, is the same proposal seen again
+    again = pending(
+        write(governed, b, "Caching the invoice PDF render in S3: consider", kind="idea")
+    )
+    assert redis != s3 and again == s3
+    texts = {i["id"]: (i["content"], i["hits"]) for i in queue(governed)}
+    assert texts == {
+        s3: ("Consider caching the invoice PDF renders in S3", 2),
+        redis: ("Consider caching the invoice PDF renders in Redis", 1),
+    }
+
+
 def test_different_changes_of_one_target_are_separate_proposals(governed: Cairn, ws: str) -> None:
     """A second agent's different text for the same memory (or document) was merged into the
     first proposal: its text was lost and the count said two agents agreed."""
