@@ -116,20 +116,25 @@ class MemoryReader:
         conn = self._store.read_db.conn()
         oldest = conn.execute("SELECT min(seq) FROM audit").fetchone()[0]
         gap = oldest is not None and 0 < seq < int(oldest) - 1
+        # A purged memory's row is gone; its tombstone keeps where it lived, so its events
+        # (the purge included) still reach an agent catching up.
+        events = (
+            "SELECT a.seq, a.action, a.memory_id, a.revision, a.actor, "
+            "coalesce(m.workspace_id, t.workspace_id) AS workspace_id, "
+            "coalesce(m.scope, t.scope) AS scope, "
+            "coalesce(m.session_id, t.session_id) AS session_id FROM audit a "
+            "LEFT JOIN memory m ON m.id = a.memory_id "
+            "LEFT JOIN tombstone t ON m.id IS NULL AND t.memory_id = a.memory_id "
+            "WHERE a.seq > ?"
+        )
         if caller.is_human:
-            sql = (
-                "SELECT a.seq, a.action, a.memory_id, a.revision, a.actor, m.workspace_id, "
-                "m.scope, m.session_id FROM audit a LEFT JOIN memory m ON m.id = a.memory_id "
-                "WHERE a.seq > ? "
-                "ORDER BY a.seq LIMIT ?"
-            )
+            sql = f"{events} ORDER BY a.seq LIMIT ?"
             args: list[Any] = [seq, limit]
         else:
-            where, params = horizon_sql(caller)
+            where, params = horizon_sql(caller, alias="v")
             sql = (
-                "SELECT a.seq, a.action, a.memory_id, a.revision, a.actor, m.workspace_id, "
-                "m.scope, m.session_id FROM audit a JOIN memory m ON m.id = a.memory_id "
-                "WHERE a.seq > ? AND " + where + " ORDER BY a.seq LIMIT ?"
+                f"SELECT * FROM ({events}) v WHERE v.memory_id IS NOT NULL AND {where} "
+                "ORDER BY v.seq LIMIT ?"
             )
             args = [seq, *params, limit]
         changes = tuple(

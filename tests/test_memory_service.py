@@ -595,6 +595,23 @@ def test_the_text_of_an_expired_memory_is_stored_again_not_called_a_duplicate(
         cairn.memories.forget(Caller.human(), result.id)
 
 
+def test_an_agent_catching_up_sees_a_purge(
+    cairn: Cairn, agent: Caller, clock: FakeClock, workspace_dir: Path
+) -> None:
+    """`changes.since` joined the memory table, which a purge deletes from: an agent catching
+    up never saw the purge (nor the memory's earlier events), and kept serving it from a cache."""
+    mine = write(cairn, agent, "staging is frozen", scope="project", ttl_seconds=1)
+    clock.advance(8 * 86400)
+    assert cairn.memories.purge_expired() == 1
+    seen = [(c.action, c.memory_id) for c in cairn.memories.changes_since(agent, 0).changes]
+    assert ("write", mine) in seen and ("purge", mine) in seen, seen
+    # another workspace's agent sees neither
+    elsewhere = workspace_dir.parent / "other-project"
+    elsewhere.mkdir()
+    other = replace(agent, workspace_id=cairn.workspaces.resolve(str(elsewhere)).id)
+    assert mine not in {c.memory_id for c in cairn.memories.changes_since(other, 0).changes}
+
+
 def test_an_expired_and_purged_text_or_key_can_be_written_again(
     cairn: Cairn, agent: Caller, clock: FakeClock
 ) -> None:
