@@ -112,6 +112,8 @@ def describe(item: dict[str, Any]) -> str:
         lines.append(f"    scanner: {rules}")
     if item.get("rejected_before"):
         lines.append(f"    rejected before: {item['rejected_before']}")
+    if item.get("expires_at"):  # the agent's time to live counts from the proposal
+        lines.append(f"    expires: {when(item['expires_at'])}")
     return "\n".join(lines)
 
 

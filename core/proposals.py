@@ -37,8 +37,8 @@ def suggestion_for(
         tags=memory.tags,
         keywords=memory.keywords,
         importance=memory.importance,
-        ttl_seconds=(
-            max(1, (memory.expires_at - now) // 1000) if memory.expires_at is not None else None
+        ttl_seconds=(  # rounded up: the few ms since the memory was prepared are not a second
+            max(1, -((now - memory.expires_at) // 1000)) if memory.expires_at is not None else None
         ),
         source=memory.source,
         origin=memory.origin.value if memory.origin else None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from core import audit, suggestions
@@ -433,12 +434,31 @@ class ReviewService:
             importance=values["importance"] or 3,
             summary=values["summary"],
             keywords=values["keywords"],
-            ttl_seconds=s.ttl_seconds,
+            ttl_seconds=self._time_left(s),
             dedupe_key=s.dedupe_key,
             origin=Origin(s.origin) if s.origin else Origin.EXPLICIT,
             source=s.source,
         )
         return req, tuple(edited)
+
+    def _time_left(self, s: Suggestion) -> int | None:
+        """The seconds the proposed memory has left to live (rounded up), counted from the
+        proposal; None when it never expires.
+
+        Raises:
+            Conflict: it expired while waiting.
+        """
+        if s.expires_at is None:
+            return None
+        left = s.expires_at - self._clock.now_ms()
+        if left <= 0:
+            when = datetime.fromtimestamp(s.expires_at / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
+            raise Conflict(
+                f"proposal {s.id} expired while it waited (at {when} UTC: the agent gave it "
+                f"{s.ttl_seconds} s); reject it - to keep its text, add it as your own memory",
+                data={"id": s.id, "expires_at": s.expires_at},
+            )
+        return -(-left // 1000)
 
     def _prepare(self, s: Suggestion, req: WriteRequest, person: Caller) -> Memory:
         """The proposal as a memory, bound where the proposing agent was - or, for a scope the

@@ -120,6 +120,7 @@ class Suggestion:
             "keywords": self.keywords,
             "importance": self.importance,
             "ttl_seconds": self.ttl_seconds,
+            "expires_at": self.expires_at,
             "source": self.source,
             "origin": self.origin,
             "dedupe_key": self.dedupe_key,
@@ -133,6 +134,12 @@ class Suggestion:
             "last_seen": self.last_seen,
             "rejected_before": self.rejected_before,
         }
+
+    @property
+    def expires_at(self) -> int | None:
+        """When the memory this proposes expires (ms): the agent's time to live counts from the
+        proposal, not from a person's adoption."""
+        return self.first_seen + self.ttl_seconds * 1000 if self.ttl_seconds else None
 
     @property
     def digest(self) -> str | None:

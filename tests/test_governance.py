@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.app import Cairn
+from core.cli_governance import describe
 from core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from core.model import Caller, Scope, Status, Surface, Tier, WriteResult, WriteStatus
 from core.paths import Paths
@@ -258,6 +259,36 @@ def test_a_similar_but_different_new_proposal_is_its_own(governed: Cairn, ws: st
         s3: ("Consider caching the invoice PDF renders in S3", 2),
         redis: ("Consider caching the invoice PDF renders in Redis", 1),
     }
+
+
+def test_a_proposal_keeps_the_expiry_the_agent_gave_it(
+    governed: Cairn, ws: str, clock: FakeClock
+) -> None:
+    """Adopting restarted a proposal's time to live from the adoption (rounded down a second):
+    "the build farm is down for an hour", adopted the next day, was current for another hour.
+    The queue never showed the expiry either."""
+    a = agent_caller(ws)
+    soon = pending(
+        write(governed, a, "the build farm is down for an hour", kind="idea", ttl_seconds=3600)
+    )
+    later = pending(
+        write(governed, a, "retry the flaky upload test", kind="idea", ttl_seconds=7200)
+    )
+    [first, second] = sorted(queue(governed), key=lambda i: str(i["content"]))
+    start = clock.now_ms()
+    assert first["content"] == "retry the flaky upload test"
+    assert first["expires_at"] == start + 7200 * 1000 and first["ttl_seconds"] == 7200
+    assert second["expires_at"] == start + 3600 * 1000
+    assert "    expires: " in describe(second)  # `cairn review list` and `show` say so
+    clock.advance(1800)
+    decided = governed.review.adopt(Caller.human(), later)
+    memory = governed.memories.get(Caller.human(), decided.memory_id or "").memory
+    assert memory.expires_at == start + 7200 * 1000  # not 7,200 s from the adoption
+    clock.advance(1801)
+    with pytest.raises(Conflict, match="expired"):
+        governed.review.adopt(Caller.human(), soon)
+    assert [i["id"] for i in queue(governed)] == [soon]  # still there, to reject
+    governed.review.reject(Caller.human(), soon)
 
 
 def test_different_changes_of_one_target_are_separate_proposals(governed: Cairn, ws: str) -> None:

@@ -86,6 +86,8 @@ def why_of(item: Item, action: str | None) -> str:
                 item["rejected_before"]
             )
         )
+    if item.get("expires_at"):  # the agent's time to live counts from the proposal
+        lines.append(translate("ReviewWindow", "Expires: {}").format(when(item["expires_at"])))
     if action == "archive":
         lines.append(translate("ReviewWindow", "Adopting archives the memory."))
     elif action == "edit":

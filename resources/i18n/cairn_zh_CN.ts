@@ -1600,6 +1600,10 @@ The strictest rule that applies wins.</source>
         <translation>之前曾被拒绝，原因：{}</translation>
     </message>
     <message>
+        <source>Expires: {}</source>
+        <translation>到期：{}</translation>
+    </message>
+    <message>
         <source>Adopting archives the memory.</source>
         <translation>采纳后将归档这条记忆。</translation>
     </message>
