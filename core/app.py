@@ -248,6 +248,7 @@ class Cairn:
             "database": str(self.paths.database),
             "started_at": self.started_at_ms,
             "memories": counts["total"],
+            "expired": counts["expired_awaiting_purge"],  # counted in `memories`, not listed
             "by_scope": counts["memories"].get("scope", {}),
             "connections": counts["connections"]["now"] if caller.is_human else None,
             "token_store": self.agents.tokens.where,

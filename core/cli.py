@@ -326,7 +326,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         lambda: print(
             f"Cairn {status['version']} is running (pid {status['pid']})\n"
             f"socket    {status['socket']}\ndatabase  {status['database']}\n"
-            f"memories  {status['memories']} ({by_scope})\n"
+            f"memories  {status['memories']} ({by_scope})"
+            + (f", {status['expired']} expired" if status.get("expired") else "")
+            + "\n"
             f"agents' tokens in {status['token_store']}"
             + (
                 f"\nreview    {status['review_pending']} waiting"
@@ -510,6 +512,8 @@ def cmd_get(args: argparse.Namespace) -> int:
             f"    kind {m['kind']}, importance {m['importance']}, tags {tags}, "
             f"agent {m.get('agent') or '-'}, used {plural(m['use_count'], 'time')}"
         )
+        if m.get("expires_at"):
+            print(f"    {'expired' if m.get('expired') else 'expires'} {when(m['expires_at'])}")
         for r in m.get("revisions", []):
             print(f"  r{r['revision']} {r['action']} by {r['actor']}: {short(r['content'], 80)}")
 

@@ -142,3 +142,20 @@ def test_serve_does_not_take_a_json_flag_it_would_ignore(short_tmp: Path) -> Non
     """`cairn serve --json` started the daemon and logged text as ever: the flag was a no-op."""
     out = cairn(short_tmp / "sj", "serve", "--json", timeout=10)
     assert out.returncode == 2 and "unrecognized arguments: --json" in out.stderr, out.stderr
+
+
+def test_status_and_get_say_what_has_expired(short_tmp: Path) -> None:
+    """`cairn status` counted expired memories with the rest (5, where `list` showed 3), and
+    `cairn get` never said when a memory expires."""
+    from tests.test_cli_serving import at_terminal
+
+    home = short_tmp / "exp"
+    with running_daemon(home):
+        keep = cairn(home, "add", "The wiki lives at wiki.example.org", "--json")
+        soon = cairn(home, "add", "The build farm is down", "--ttl", "1", "--json")
+        assert keep.returncode == 0 and soon.returncode == 0, keep.stderr + soon.stderr
+        status, shown = at_terminal(home, "get", json.loads(soon.stdout)["id"], typed="")
+        assert status == 0 and "expires " in shown, shown
+        time.sleep(1.5)
+        out = cairn(home, "status")
+        assert "memories  2 (" in out.stdout and "1 expired" in out.stdout, out.stdout
