@@ -325,6 +325,8 @@ class WriteResult:
             out["reason_code"] = self.reason_code
         if self.duplicate:
             out["duplicate"] = True
+            if self.memory is not None and self.memory.status is Status.ARCHIVED:
+                out["archived"] = True  # the text is stored, but not live
         if self.similar:
             out["similar"] = list(self.similar)
         if self.replayed:

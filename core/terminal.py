@@ -236,7 +236,10 @@ def write_status(result: dict[str, Any]) -> int:
 def describe_write(result: dict[str, Any]) -> str:
     status = result["status"]
     if status == "stored":
-        extra = " (already stored: nothing new)" if result.get("duplicate") else ""
+        extra = ""
+        if result.get("duplicate"):
+            archived = ", archived" if result.get("archived") else ""
+            extra = f" (already stored{archived}: nothing new)"
         if result.get("similar"):
             extra += f" (closely resembles {', '.join(result['similar'])})"
         return f"stored {result['id']}@{result['revision']}{extra}"

@@ -542,6 +542,22 @@ def test_exact_duplicate_content_is_one_memory_per_scope(cairn: Cairn, agent: Ca
     assert b != a
 
 
+def test_writing_an_archived_memorys_text_says_it_is_archived(cairn: Cairn, agent: Caller) -> None:
+    """It said "already stored: nothing new" as if the text were live; it stays archived."""
+    mid = write(cairn, agent, "The old wiki lives at wiki.example.org")
+    cairn.memories.set_archived(Caller.human(), mid, True)
+    again = cairn.memories.write(
+        Caller.human(),
+        WriteRequest.from_params(
+            {"content": "The old wiki lives at wiki.example.org", "kind": "fact", "scope": "global"}
+        ),
+    )
+    assert again.duplicate and again.id == mid and again.to_dict()["archived"] is True
+    from core.terminal import describe_write
+
+    assert describe_write(again.to_dict()).endswith("(already stored, archived: nothing new)")
+
+
 # -- expiry ----------------------------------------------------------------------------------
 
 
