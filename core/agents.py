@@ -29,7 +29,7 @@ from core.errors import (
     Unauthenticated,
 )
 from core.keychain import TokenStore
-from core.model import Caller, Surface
+from core.model import RESERVED_AGENT_NAMES, Caller, Surface
 from core.scanner import secret_rule
 from core.store import Store
 from core.writer import WriteTx
@@ -85,6 +85,12 @@ def check_name(name: object) -> str:
         raise InvalidInput(
             "agent name must be 1-64 characters of lower-case letters, digits, '.', '_' or '-', "
             "starting with a letter or digit",
+            data={"field": "agent"},
+        )
+    if name in RESERVED_AGENT_NAMES:
+        raise InvalidInput(
+            f"the agent name {name!r} is reserved: Cairn records people and itself by it; "
+            "choose another name",
             data={"field": "agent"},
         )
     rule = secret_rule(name)

@@ -43,6 +43,11 @@ class Surface(StrEnum):
     SYSTEM = "system"  # Cairn itself: the janitor, migrations
 
 
+# Names Cairn records for who acted where only a name is kept (a tombstone's `forgotten_by`, a
+# decision's `by`): an agent called one of them would pass for a person or for Cairn itself.
+RESERVED_AGENT_NAMES = frozenset({s.value for s in Surface} | {"cairn"})
+
+
 class Origin(StrEnum):
     """What an agent declares about a write: it was asked to remember, or a model extracted it."""
 

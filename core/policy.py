@@ -16,7 +16,7 @@ from typing import Any
 import tomlkit
 import tomlkit.exceptions
 
-from core.model import Scope
+from core.model import RESERVED_AGENT_NAMES, Scope
 from core.scanner import secret_rule
 
 log = logging.getLogger(__name__)
@@ -378,6 +378,8 @@ def with_mode(policy: Policy, target: str, mode: Mode | bool) -> Policy:
 def _with_agent_mode(policy: Policy, target: str, name: str, rest: list[str], mode: Mode) -> Policy:
     if not _AGENT_NAME.match(name):
         raise PolicyInvalid(f"{name!r} is not a valid agent name")
+    if name in RESERVED_AGENT_NAMES:
+        raise PolicyInvalid(f"the agent name {name!r} is reserved (Cairn records people by it)")
     secret = secret_rule(name)
     if secret is not None:  # policy.get shows every agent's name to agents
         raise PolicyInvalid(f"the agent name looks like a secret (rule {secret})")

@@ -735,6 +735,20 @@ def test_a_secret_as_an_agent_name_or_a_folder_is_recorded_by_no_door(
     assert all(str(folder) != w.path for w in governed.workspaces.list())
 
 
+@pytest.mark.parametrize("name", ["human", "system", "notes", "import", "agent", "cairn"])
+def test_an_agent_cannot_take_the_name_of_a_person_or_of_cairn(
+    governed: Cairn, ws: str, name: str
+) -> None:
+    """An agent named `human` was recorded as `human` wherever only a name is kept (who forgot
+    a memory: "a person forgot this memory", who decided a proposal), and one named `system`
+    forgetting with the reason "expired" left what reads as an expiry's tombstone."""
+    with pytest.raises(InvalidInput, match="reserved"):
+        governed.agents.add(Caller.human(), name)
+    with pytest.raises(InvalidInput, match="reserved"):
+        governed.policy.set(Caller.human(), f"agents.{name}.kinds.idea", Mode.AUTO)
+    assert name not in {a.name for a in governed.agents.list()}
+
+
 def test_a_secret_in_a_reason_a_note_or_a_key_is_refused_and_stored_nowhere(
     governed: Cairn, ws: str
 ) -> None:

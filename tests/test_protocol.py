@@ -222,6 +222,7 @@ def test_hello_errors(server: Runtime, workspaces: tuple[Path, Path]) -> None:
         ({"protocol_version": 99, "agent": "a"}, ErrorCode.INVALID_PARAMS, "not supported"),
         ({"agent": "a"}, ErrorCode.INVALID_PARAMS, "protocol_version"),
         ({"protocol_version": 1, "agent": "Bad Name"}, ErrorCode.INVALID_PARAMS, "agent name"),
+        ({"protocol_version": 1, "agent": "human"}, ErrorCode.INVALID_PARAMS, "reserved"),
         (
             {"protocol_version": 1, "agent": "a", "workspace": "/no/such/dir"},
             ErrorCode.INVALID_PARAMS,
