@@ -189,8 +189,17 @@ class Lifecycle:
     # -- workspaces --------------------------------------------------------------------------
 
     def check_workspaces(self) -> int:
-        """Warn (in health) about workspaces whose directory no longer exists."""
-        missing = [w for w in self._workspaces.list() if not w.path_exists]
+        """Warn (in health) about workspaces whose directory no longer exists and that hold
+        memories (one that holds none - a clone an agent only searched in - has nothing to
+        move)."""
+        holding = {
+            str(wid)
+            for (wid,) in self._store.read_db.conn().execute(
+                "SELECT DISTINCT workspace_id FROM memory "
+                "WHERE workspace_id IS NOT NULL AND status != 'forgotten'"
+            )
+        }
+        missing = [w for w in self._workspaces.list() if not w.path_exists and w.id in holding]
         if missing:
             paths = ", ".join(w.path for w in missing[:5]) + (" ..." if len(missing) > 5 else "")
             self._warnings.set(

@@ -90,6 +90,19 @@ def test_an_ended_sessions_scratch_memories_expire_then_go(
         cairn.memories.get(Caller.human(), scratch)
 
 
+def test_a_gone_folder_that_held_no_memory_is_no_warning(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    """Every connection registers its folder: an agent that only searched in a temporary clone
+    left a standing "workspace folder(s) no longer exist" warning with nothing to move."""
+    clone = short_tmp / "tmp-clone"
+    clone.mkdir()
+    cairn.workspaces.resolve(str(clone))
+    clone.rmdir()
+    assert cairn.lifecycle.check_workspaces() == 0
+    assert "missing_workspaces" not in cairn.warnings.snapshot()
+
+
 def test_a_moved_project_keeps_its_memories(cairn: Cairn, agent: Caller, short_tmp: Path) -> None:
     old = short_tmp / "proj"  # the `agent` fixture's workspace
     mid = write(cairn, agent, "the repo uses pnpm")
