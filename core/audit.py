@@ -3,7 +3,8 @@
 Events name who (actor kind and name), what (action), which memory and revision, and when, under a
 monotonic sequence number. They never carry query text; a short content preview is kept for the
 human and scrubbed when the memory is forgotten. When the table passes `audit.max_events`, the
-oldest events move to JSON-lines files in the state directory - the export format - never dropped.
+oldest events move to JSON-lines files in the state directory - the export format - until 90% of
+the bound remain; never dropped.
 """
 
 from __future__ import annotations
@@ -228,18 +229,26 @@ def scrub_previews(tx: WriteTx, memory_id: str) -> None:
     tables.Audit.update(preview=None).where(tables.Audit.memory_id == memory_id).execute()
 
 
+def low_water(max_events: int) -> int:
+    """How many events a rotation leaves in the table: 90% of the bound. The headroom keeps a
+    rotation's own `audit_rotated` event (and a few writes) from starting the next one, so an
+    idle store rotates once and then no more."""
+    return max_events - max_events // 10
+
+
 def rotate(tx: WriteTx, max_events: int, archive_dir: Path) -> int:
-    """Move the oldest events beyond `max_events` into a JSON-lines file, without their content
-    previews; return how many moved.
+    """When the table holds more than `max_events` events, move the oldest into a JSON-lines
+    file, without their content previews, until `low_water(max_events)` remain; return how
+    many moved.
 
     The file is written and fsynced before the rows are deleted in the same transaction, so a
     failure leaves the rows in place.
     """
     tables = tx.tables
     total = tables.Audit.select().count()
-    excess = total - max_events
-    if excess <= 0:
+    if total <= max_events:
         return 0
+    excess = total - low_water(max_events)
     rows = list(tables.Audit.select().order_by(tables.Audit.seq).limit(excess))
     events = [event_from_row(r) for r in rows]
     first, last = events[0].seq, events[-1].seq

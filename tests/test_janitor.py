@@ -4,6 +4,9 @@ are purged after the retention window and nothing else is."""
 from __future__ import annotations
 
 import json
+import logging
+
+import pytest
 
 from core.app import Cairn
 from core.janitor import Janitor
@@ -27,7 +30,7 @@ def test_audit_rotation_moves_old_events_to_files_and_says_so(
         cairn.memories.write_many(Caller.human(), reqs)
         janitor = Janitor(cairn.store, cairn.memories, settings, paths)
         report = janitor.run()
-        moved = before + 1500 - 1000
+        moved = before + 1500 - 900  # down to 90% of the bound, leaving headroom
         assert report.audit_rotated == moved
         files = sorted(paths.audit_archive.glob("audit-*.jsonl"))
         assert len(files) == 1
@@ -39,8 +42,60 @@ def test_audit_rotation_moves_old_events_to_files_and_says_so(
         assert feed.changes[-1].action == "audit_rotated"
         # A reader that last saw seq 10 learns that events were rotated away.
         assert cairn.memories.changes_since(Caller.human(), 10).gap
-        assert not cairn.memories.changes_since(Caller.human(), 600).gap
-        assert janitor.run().audit_rotated == 1  # the rotation event itself, next time
+        assert not cairn.memories.changes_since(Caller.human(), moved).gap
+        assert janitor.run().audit_rotated == 0  # its own event does not start another round
+    finally:
+        cairn.close()
+
+
+def count_audit(cairn: Cairn) -> int:
+    return int(cairn.store.read_db.conn().execute("SELECT count(*) FROM audit").fetchone()[0])
+
+
+def test_an_idle_store_rotates_once_and_then_creates_no_more_files(
+    paths: Paths, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With 1,300 events and a bound of 1,000, each round used to rotate, log, and append its own
+    `audit_rotated` event - 1,001 again - so the next round moved that one event into a file of
+    its own: a new file every hour, forever, on a store nobody used."""
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    cairn = Cairn.open(paths, settings=settings, clock=clock)
+    try:
+        before = cairn.store.committed_seq
+        reqs = [
+            WriteRequest(content=f"fact {i}", kind="fact", scope=Scope.GLOBAL)
+            for i in range(1300 - before)
+        ]
+        cairn.memories.write_many(Caller.human(), reqs)
+        assert count_audit(cairn) == 1300
+        janitor = Janitor(cairn.store, cairn.memories, settings, paths)
+        assert janitor.run().audit_rotated == 400  # down to 900, then its own event: 901
+        assert count_audit(cairn) == 901
+        files = sorted(paths.audit_archive.glob("audit-*.jsonl"))
+        assert [f.name for f in files] == ["audit-000000000001-000000000400.jsonl"]
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="core.janitor"):
+            for _ in range(24):  # a day of hourly rounds on an idle store
+                clock.advance(3600)
+                assert janitor.run().audit_rotated == 0
+        assert sorted(paths.audit_archive.glob("audit-*.jsonl")) == files
+        assert count_audit(cairn) == 901
+        assert not caplog.records  # nothing done, nothing logged
+        # Writing again fills the headroom; the next rotation is again a tenth of the bound.
+        cairn.memories.write_many(
+            Caller.human(),
+            [WriteRequest(content=f"more {i}", kind="fact", scope=Scope.GLOBAL) for i in range(99)],
+        )
+        assert janitor.run().audit_rotated == 0  # 1,000 is not past the bound
+        cairn.memories.write_many(
+            Caller.human(), [WriteRequest(content="one more", kind="fact", scope=Scope.GLOBAL)]
+        )
+        assert janitor.run().audit_rotated == 101
+        assert count_audit(cairn) == 901
+        assert [f.name for f in sorted(paths.audit_archive.glob("audit-*.jsonl"))] == [
+            "audit-000000000001-000000000400.jsonl",
+            "audit-000000000401-000000000501.jsonl",
+        ]
     finally:
         cairn.close()
 
