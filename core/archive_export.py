@@ -10,7 +10,6 @@ the time of the export lives in the manifest only.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -172,6 +171,7 @@ class Manifest:
     left_out: dict[str, int]
     counts: dict[str, Any]
     files: dict[str, dict[str, Any]]
+    audit: dict[str, Any] = field(default_factory=dict)  # what the audit log could not hold
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -184,6 +184,7 @@ class Manifest:
             "left_out": self.left_out,
             "counts": self.counts,
             "files": self.files,
+            "audit": self.audit,
         }
 
 
@@ -247,6 +248,7 @@ class _Tally:
     memory_ids: set[str] = field(default_factory=set)
     tombstone_ids: set[str] = field(default_factory=set)
     workspaces: set[str] = field(default_factory=set)
+    audit: dict[str, Any] = field(default_factory=dict)
 
 
 class Exporter:
@@ -356,6 +358,7 @@ class Exporter:
                 "identity_versions": tally.identity_versions,
             },
             files=dict(sorted(tally.files.items())),
+            audit=tally.audit,
         )
         info = zipfile.ZipInfo(MANIFEST, date_time=when)
         info.compress_type = zipfile.ZIP_DEFLATED
@@ -491,14 +494,22 @@ class Exporter:
     def _audit(
         self, out: _Member, conn: sqlite3.Connection, filters: Filters, tally: _Tally
     ) -> None:
-        """The rotated files first (older), then the table; an event both in a file and still in
-        the table (a rotation committing while this runs) is written once."""
-        first = conn.execute("SELECT min(seq) FROM audit").fetchone()[0]
+        """The rotated files of this database's history first (older), then the table; an event
+        both in a file and still in the table (a rotation committing while this runs) is written
+        once. Files of another history (a replaced database's, numbered with the same seqs) are
+        left out and named in the manifest's `audit`."""
+        archive_dir = self._paths.audit_archive
+        start = audit.table_start(conn)
         rotated: dict[int, dict[str, Any]] = {}
-        for path in audit.rotated_files(self._paths.audit_archive):
-            for event in _rotated_events(path):
-                if first is None or int(event["seq"]) < int(first):
+        other: list[Path] = []
+        for path in audit.rotated_files(archive_dir):
+            if not audit.belongs(conn, path, start):
+                other.append(path)
+                continue
+            for event in audit.read_rotated(path).events:
+                if int(event["seq"]) < start:
                     rotated[int(event["seq"])] = event
+        other.extend(audit.set_aside_files(archive_dir))
 
         def keep(event: Mapping[str, Any]) -> bool:
             mid = event.get("memory_id")
@@ -522,6 +533,15 @@ class Exporter:
                 tally.left_out["audit_events"] += 1
         tally.records[AUDIT] = out.records
         tally.files[AUDIT] = out.close()
+        tally.audit = {
+            "other_history": [
+                {
+                    "file": p.relative_to(archive_dir).as_posix(),
+                    "events": len(audit.read_rotated(p).events),
+                }
+                for p in other
+            ],
+        }
 
     def _workspaces(
         self, out: _Member, conn: sqlite3.Connection, filters: Filters, tally: _Tally
@@ -562,16 +582,6 @@ def _render(m: Memory) -> str:
     lines.append("\n")
     lines.extend(f"  > {line}".rstrip() + "\n" for line in m.content.splitlines() or [""])
     return "".join(lines)
-
-
-def _rotated_events(path: Path) -> Iterator[dict[str, Any]]:
-    """Events of one rotated audit file (Cairn's own file; a damaged line is skipped)."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            with contextlib.suppress(ValueError, RecursionError):
-                event = json.loads(line)
-                if isinstance(event, dict) and isinstance(event.get("seq"), int):
-                    yield event
 
 
 class _Revisions:

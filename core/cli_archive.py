@@ -171,7 +171,22 @@ def describe_export(out: Path, m: dict[str, Any]) -> str:
     ]
     if gone:
         lines.append(f"  left out: {', '.join(gone)}")
+    lines.extend(_audit_problems(m.get("audit") or {}))
     return "\n".join(lines)
+
+
+def _audit_problems(a: dict[str, Any]) -> list[str]:
+    """What the audit log in the archive could not hold (from the manifest's `audit`)."""
+    lines: list[str] = []
+    other = a.get("other_history", [])
+    if other:
+        events = sum(int(f["events"]) for f in other)
+        lines.append(
+            f"  not included: {plural(events, 'audit event')} of another history (a replaced "
+            "database), kept in the state directory's audit/ folder: "
+            + ", ".join(f["file"] for f in other)
+        )
+    return lines
 
 
 def describe_import(r: dict[str, Any]) -> str:

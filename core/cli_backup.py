@@ -108,6 +108,13 @@ def cmd_restore(args: argparse.Namespace) -> int:
         )
         if report["replaced"]:
             print(f"the database it replaced is kept as {report['replaced']}")
+        if report["audit_set_aside"]:
+            folder = Path(report["audit_set_aside"][0]).parent
+            print(
+                f"{plural(len(report['audit_set_aside']), 'rotated audit file')} of the database "
+                f"it replaced moved to {folder} (its history after the backup; kept, and named "
+                "by `cairn export`)"
+            )
 
     emit(args, report, human)
     return 0

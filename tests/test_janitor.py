@@ -8,12 +8,14 @@ import logging
 
 import pytest
 
+from core import audit
 from core.app import Cairn
 from core.janitor import Janitor
 from core.model import Caller, Scope
 from core.paths import Paths
 from core.requests import WriteRequest
 from core.settings import Settings
+from core.writer import WriteTx
 from tests.conftest import FakeClock
 
 
@@ -146,3 +148,50 @@ def test_janitor_purges_only_what_expired_long_enough_ago(
     remaining = {m.id for m in cairn.memories.list(human).items}
     assert remaining == {long.id, forever.id}
     assert short.id not in remaining
+
+
+def test_a_rotation_never_replaces_a_file_already_there(paths: Paths, clock: FakeClock) -> None:
+    """A rotation whose transaction did not commit leaves its file behind with the rows still in
+    the table. The next rotation keeps that file when it holds the same bytes, and sets it aside
+    - never overwrites it - when it does not."""
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    cairn = Cairn.open(paths, settings=settings, clock=clock)
+    archive = paths.audit_archive
+
+    def failed_rotation(tx: WriteTx) -> None:
+        audit.rotate(tx, 1000, archive)
+        raise OSError("disk full")  # after the file, before the commit
+
+    def write(n: int, prefix: str) -> None:
+        reqs = [
+            WriteRequest(content=f"{prefix} {i}", kind="fact", scope=Scope.GLOBAL) for i in range(n)
+        ]
+        cairn.memories.write_many(Caller.human(), reqs)
+
+    try:
+        write(1300 - cairn.store.committed_seq, "first")
+        janitor = Janitor(cairn.store, cairn.memories, settings, paths)
+        with pytest.raises(OSError, match="disk full"):
+            cairn.store.writer.run(failed_rotation)
+        (left,) = audit.rotated_files(archive)
+        inode, content = left.stat().st_ino, left.read_bytes()
+        assert count_audit(cairn) == 1300  # the rows are still there
+        assert janitor.run().audit_rotated == 400
+        assert audit.rotated_files(archive) == [left]
+        assert (left.stat().st_ino, left.read_bytes()) == (inode, content)  # kept, not rewritten
+        assert not [p for p in archive.iterdir() if p.is_dir()]
+
+        write(500, "second")  # 1,401 events
+        with pytest.raises(OSError, match="disk full"):
+            cairn.store.writer.run(failed_rotation)
+        second = next(p for p in audit.rotated_files(archive) if p != left)
+        damaged = b"".join(second.read_bytes().splitlines(keepends=True)[:-1])  # a line short
+        second.write_bytes(damaged)
+        assert janitor.run().audit_rotated == 501
+        (aside,) = [p for p in archive.iterdir() if p.is_dir()]
+        assert aside.name.startswith("replaced-")
+        assert (aside / second.name).read_bytes() == damaged  # set aside whole
+        events = [json.loads(line) for line in second.read_text(encoding="utf-8").splitlines()]
+        assert [e["seq"] for e in events] == list(range(401, 902))
+    finally:
+        cairn.close()
