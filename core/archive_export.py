@@ -496,17 +496,25 @@ class Exporter:
     ) -> None:
         """The rotated files of this database's history first (older), then the table; an event
         both in a file and still in the table (a rotation committing while this runs) is written
-        once. Files of another history (a replaced database's, numbered with the same seqs) are
-        left out and named in the manifest's `audit`."""
+        once. What the log cannot hold is said in the manifest's `audit`: lines of rotated files
+        that could not be read, seq numbers in no file and not in the table, and files of
+        another history (a replaced database's, numbered with the same seqs) left out."""
         archive_dir = self._paths.audit_archive
         start = audit.table_start(conn)
         rotated: dict[int, dict[str, Any]] = {}
+        unreadable: list[dict[str, Any]] = []
         other: list[Path] = []
         for path in audit.rotated_files(archive_dir):
             if not audit.belongs(conn, path, start):
                 other.append(path)
                 continue
-            for event in audit.read_rotated(path).events:
+            found = audit.read_rotated(path)
+            if found.unreadable:
+                lines = _ranges(found.unreadable)
+                unreadable.append(
+                    {"file": path.name, "count": len(found.unreadable), "lines": lines[:_SHOWN]}
+                )
+            for event in found.events:
                 if int(event["seq"]) < start:
                     rotated[int(event["seq"])] = event
         other.extend(audit.set_aside_files(archive_dir))
@@ -520,13 +528,16 @@ class Exporter:
                 or mid in tally.tombstone_ids
             )
 
-        for _, event in sorted(rotated.items()):
+        gaps = _Gaps()
+        for seq, event in sorted(rotated.items()):
+            gaps.see(seq)
             if keep(event):
                 out.record(event)
             else:
                 tally.left_out["audit_events"] += 1
         for row in conn.execute(_AUDIT):
             event = audit.event_from_values(row).to_dict()
+            gaps.see(event["seq"])
             if keep(event):
                 out.record(event)
             else:
@@ -534,6 +545,8 @@ class Exporter:
         tally.records[AUDIT] = out.records
         tally.files[AUDIT] = out.close()
         tally.audit = {
+            "unreadable_lines": unreadable,
+            "missing_seqs": {"count": gaps.count, "ranges": gaps.runs},
             "other_history": [
                 {
                     "file": p.relative_to(archive_dir).as_posix(),
@@ -582,6 +595,37 @@ def _render(m: Memory) -> str:
     lines.append("\n")
     lines.extend(f"  > {line}".rstrip() + "\n" for line in m.content.splitlines() or [""])
     return "".join(lines)
+
+
+_SHOWN = 1000  # ranges of lines or seqs a manifest lists (their count is always whole)
+
+
+def _ranges(numbers: list[int]) -> list[list[int]]:
+    """Ascending numbers as [first, last] runs: 2, 3, 4, 7 -> [[2, 4], [7, 7]]."""
+    out: list[list[int]] = []
+    for n in numbers:
+        if out and n == out[-1][1] + 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return out
+
+
+class _Gaps:
+    """The seq numbers from 1 to the last one seen that were not seen (seqs come ascending):
+    how many, and the first `_SHOWN` runs of them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.runs: list[list[int]] = []
+        self._next = 1
+
+    def see(self, seq: int) -> None:
+        if seq > self._next:
+            self.count += seq - self._next
+            if len(self.runs) < _SHOWN:
+                self.runs.append([self._next, seq - 1])
+        self._next = max(self._next, seq + 1)
 
 
 class _Revisions:

@@ -737,6 +737,8 @@ def test_a_restore_keeps_the_audit_files_rotated_after_its_backup(short_tmp: Pat
     assert manifest["audit"]["other_history"] == [
         {"file": f"{aside.name}/{old.name}", "events": held}
     ]
+    assert manifest["audit"]["missing_seqs"] == {"count": 0, "ranges": []}
+    assert manifest["audit"]["unreadable_lines"] == []
     assert f"not included: {held} audit events of another history (a replaced database)" in shown
     assert f"{aside.name}/{old.name}" in shown
 

@@ -235,6 +235,18 @@
         <translation>没有遗漏任何内容。</translation>
     </message>
     <message>
+        <source>Audit log: lines of {} that could not be read, left out: {}</source>
+        <translation>审计日志：{} 中无法读取的行已略去：{}</translation>
+    </message>
+    <message>
+        <source>Audit log: events missing (in no rotated file and not in the database): {}</source>
+        <translation>审计日志：缺失的事件（既不在任何轮转文件中，也不在数据库中）：{}</translation>
+    </message>
+    <message>
+        <source>Audit log: events of another history (a replaced database) not included: {} (kept in the state directory&apos;s audit/ folder)</source>
+        <translation>审计日志：未包含的另一段历史（被替换的数据库）的事件：{}（保存在状态目录的 audit/ 文件夹中）</translation>
+    </message>
+    <message>
         <source>Import from</source>
         <translation>从文件导入</translation>
     </message>
