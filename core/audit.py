@@ -9,6 +9,7 @@ the bound remain; never dropped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -278,7 +279,8 @@ def rotate(tx: WriteTx, max_events: int, archive_dir: Path) -> int:
 
 
 def rotated_files(archive_dir: Path) -> list[Path]:
-    """The rotated files of the database's own history, oldest first."""
+    """The rotated files in the audit folder itself, oldest first: the current history's, once
+    `set_aside` has moved any other one's away (an export checks each with `belongs`)."""
     if not archive_dir.is_dir():
         return []
     return sorted(archive_dir.glob("audit-*.jsonl"))
@@ -380,6 +382,42 @@ def set_aside(conn: sqlite3.Connection, archive_dir: Path, folder: str) -> list[
     start = table_start(conn)
     others = [p for p in rotated_files(archive_dir) if not belongs(conn, p, start)]
     return _move_into(archive_dir, folder, others) if others else []
+
+
+def put_back(
+    conn: sqlite3.Connection, archive_dir: Path, returning: Path, folder: str
+) -> tuple[list[Path], list[Path]]:
+    """Undoing a restore: `returning` is the folder where that restore set aside the files of
+    the database now put back. Every rotated file that is not part of this database's history
+    goes aside into `folder`, and so does every file whose seq numbers overlap a returning one
+    (the undone store rotated it); then `returning`'s files come back and the emptied folder is
+    removed. Returns (set aside, brought back).
+
+    Raises:
+        OSError: a file could not be moved (those already moved stay where they went).
+    """
+    back = sorted(returning.glob("audit-*.jsonl"))
+    spans = [s for s in map(span, back) if s is not None]
+
+    def overlaps(path: Path) -> bool:
+        found = span(path)
+        return found is not None and any(a <= found[1] and found[0] <= b for a, b in spans)
+
+    start = table_start(conn)
+    others = [p for p in rotated_files(archive_dir) if overlaps(p) or not belongs(conn, p, start)]
+    aside = _move_into(archive_dir, folder, others) if others else []
+    brought: list[Path] = []
+    for path in back:
+        target = archive_dir / path.name
+        if not target.exists():  # a file without Cairn's name may still be there: never replaced
+            os.rename(path, target)
+            brought.append(target)
+    if brought:
+        fsync_dir(returning)
+        fsync_dir(archive_dir)
+    with contextlib.suppress(OSError):  # only when empty
+        returning.rmdir()
+    return aside, brought
 
 
 def _move_into(archive_dir: Path, folder: str, files: list[Path]) -> list[Path]:

@@ -94,6 +94,7 @@ class RestoreReport:
     memories: int
     replaced: Path | None
     audit_set_aside: tuple[Path, ...] = ()
+    audit_brought_back: tuple[Path, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +105,7 @@ class RestoreReport:
             "memories": self.memories,
             "replaced": None if self.replaced is None else str(self.replaced),
             "audit_set_aside": [str(p) for p in self.audit_set_aside],
+            "audit_brought_back": [str(p) for p in self.audit_brought_back],
         }
 
 
@@ -291,7 +293,8 @@ def restore(paths: Paths, source: Path) -> RestoreReport:
     moved; then the current database and its -wal/-shm become `cairn.db.replaced-<time>` and the
     copy is renamed into place. Rotated audit files that are not part of the restored database's
     history (rotated after the backup was taken: the same seq numbers will be used again) move
-    into `<state>/audit/replaced-<time>/`, so no later rotation can replace them.
+    into `<state>/audit/replaced-<time>/`, so no later rotation can replace them. Restoring
+    `cairn.db.replaced-<time>` itself (undoing a restore) brings that folder's files back.
 
     Raises:
         AlreadyRunning: Cairn is running (the message says to stop it with `cairn stop`).
@@ -349,12 +352,17 @@ def restore(paths: Paths, source: Path) -> RestoreReport:
         finally:
             _remove_with_sidecars(temp)
         folder = replaced.name.removeprefix(f"{database.name}.") if replaced else None
-        aside = _set_audit_files_aside(database, paths.audit_archive, folder)
+        returning = None
+        if source.parent == database.parent and source.name.startswith(
+            f"{database.name}.replaced-"
+        ):
+            returning = paths.audit_archive / source.name.removeprefix(f"{database.name}.")
+        aside, back = _sort_audit_files(database, paths.audit_archive, folder, returning)
     finally:
         lock.release()
     info = _info_for(source)
     created = info.created_at_ms if info else int(source.stat().st_mtime * 1000)
-    return RestoreReport(database, source, created, str(version), memories, replaced, aside)
+    return RestoreReport(database, source, created, str(version), memories, replaced, aside, back)
 
 
 # -- taking a copy ------------------------------------------------------------------------------
@@ -556,30 +564,35 @@ def _move_aside(database: Path, stamp: str) -> Path | None:
     return aside
 
 
-def _set_audit_files_aside(
-    database: Path, archive_dir: Path, folder: str | None
-) -> tuple[Path, ...]:
+def _sort_audit_files(
+    database: Path, archive_dir: Path, folder: str | None, returning: Path | None
+) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """Move the rotated audit files the restored database does not know into a folder named
-    like the replaced database (`replaced-<time>`). The database is already in place, so a
-    failure here is logged, not raised: the next rotation sets them aside, and an export leaves
-    them out and names them until then."""
+    like the replaced database (`replaced-<time>`); when the restored file is itself a replaced
+    database, bring back the files set aside with it (`returning`). Returns (set aside, brought
+    back). The database is already in place, so a failure here is logged, not raised: the next
+    rotation sets files aside, and an export leaves them out and names them until then."""
     if not archive_dir.is_dir():
-        return ()
+        return (), ()
+    name = folder or audit.aside_folder_name()
     try:
         conn = sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True)
         try:
-            moved = audit.set_aside(conn, archive_dir, folder or audit.aside_folder_name())
+            if returning is not None and returning.is_dir():
+                aside, back = audit.put_back(conn, archive_dir, returning, name)
+            else:
+                aside, back = audit.set_aside(conn, archive_dir, name), []
         finally:
             conn.close()
     except (OSError, sqlite3.Error) as e:
         log.warning(
-            "the database was restored, but the rotated audit files of the one it replaced could "
-            "not be moved aside in %s: %s",
+            "the database was restored, but the rotated audit files in %s could not be sorted "
+            "between it and the one it replaced: %s",
             archive_dir,
             e,
         )
-        return ()
-    return tuple(moved)
+        return (), ()
+    return tuple(aside), tuple(back)
 
 
 def _checkpoint(database: Path) -> None:

@@ -781,3 +781,46 @@ def test_a_database_put_back_by_hand_never_loses_its_rotated_audit_files(
         ]
     finally:
         app.close()
+
+
+def test_undoing_a_restore_brings_its_audit_files_back(short_tmp: Path) -> None:
+    """Restoring `cairn.db.replaced-<time>` (undoing a restore) left its rotated files in the
+    folder the restore had set them aside in, and kept the undone store's file of the same seq
+    numbers in their place: the export gave the other store's events as this one's."""
+    paths = paths_for(short_tmp / "r")
+    home = paths.data.parent
+    info, old, old_bytes, old_ids = an_era_rotated_after_a_backup(paths)
+    first = restore(paths, info.path)
+    assert first.replaced is not None and len(first.audit_set_aside) == 1
+    app = rotating_app(paths)
+    try:
+        new_ids = write_many(app, "after the restore", 1200)
+        assert rotate(app) > 0
+    finally:
+        app.close()
+    new_bytes = old.read_bytes()  # the undone store's file, under the same name
+    assert new_bytes != old_bytes
+
+    status, shown = at_terminal(home, "restore", str(first.replaced), typed="restore")
+    assert status == 0, shown
+    assert old.read_bytes() == old_bytes  # back where it was
+    assert not first.audit_set_aside[0].parent.exists()  # its folder, emptied, is gone
+    (undone,) = [p for p in paths.audit_archive.iterdir() if p.is_dir()]
+    assert (undone / old.name).read_bytes() == new_bytes
+    came = first.audit_set_aside[0].parent
+    assert f"1 rotated audit file of the restored database brought back from {came}" in shown
+    assert f"1 rotated audit file of the database it replaced moved to {undone}" in shown
+
+    app = rotating_app(paths)
+    try:
+        manifest = app.archive.export(Caller.human(), short_tmp / "all.zip").to_dict()
+    finally:
+        app.close()
+    _, events = exported_audit(short_tmp / "all.zip")
+    seqs = [e["seq"] for e in events]
+    assert seqs == list(range(1, len(seqs) + 1))
+    ids = {e["memory_id"] for e in events}
+    assert old_ids <= ids and not new_ids & ids
+    assert manifest["audit"]["other_history"] == [
+        {"file": f"{undone.name}/{old.name}", "events": len(rotated_events(undone / old.name))}
+    ]
