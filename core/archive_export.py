@@ -10,7 +10,6 @@ the time of the export lives in the manifest only.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -172,6 +171,7 @@ class Manifest:
     left_out: dict[str, int]
     counts: dict[str, Any]
     files: dict[str, dict[str, Any]]
+    audit: dict[str, Any] = field(default_factory=dict)  # what the audit log could not hold
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -184,6 +184,7 @@ class Manifest:
             "left_out": self.left_out,
             "counts": self.counts,
             "files": self.files,
+            "audit": self.audit,
         }
 
 
@@ -247,6 +248,7 @@ class _Tally:
     memory_ids: set[str] = field(default_factory=set)
     tombstone_ids: set[str] = field(default_factory=set)
     workspaces: set[str] = field(default_factory=set)
+    audit: dict[str, Any] = field(default_factory=dict)
 
 
 class Exporter:
@@ -356,6 +358,7 @@ class Exporter:
                 "identity_versions": tally.identity_versions,
             },
             files=dict(sorted(tally.files.items())),
+            audit=tally.audit,
         )
         info = zipfile.ZipInfo(MANIFEST, date_time=when)
         info.compress_type = zipfile.ZIP_DEFLATED
@@ -491,14 +494,30 @@ class Exporter:
     def _audit(
         self, out: _Member, conn: sqlite3.Connection, filters: Filters, tally: _Tally
     ) -> None:
-        """The rotated files first (older), then the table; an event both in a file and still in
-        the table (a rotation committing while this runs) is written once."""
-        first = conn.execute("SELECT min(seq) FROM audit").fetchone()[0]
+        """The rotated files of this database's history first (older), then the table; an event
+        both in a file and still in the table (a rotation committing while this runs) is written
+        once. What the log cannot hold is said in the manifest's `audit`: lines of rotated files
+        that could not be read, seq numbers in no file and not in the table, and files of
+        another history (a replaced database's, numbered with the same seqs) left out."""
+        archive_dir = self._paths.audit_archive
+        start = audit.table_start(conn)
         rotated: dict[int, dict[str, Any]] = {}
-        for path in audit.rotated_files(self._paths.audit_archive):
-            for event in _rotated_events(path):
-                if first is None or int(event["seq"]) < int(first):
+        unreadable: list[dict[str, Any]] = []
+        other: list[Path] = []
+        for path in audit.rotated_files(archive_dir):
+            if not audit.belongs(conn, path, start):
+                other.append(path)
+                continue
+            found = audit.read_rotated(path)
+            if found.unreadable:
+                lines = _ranges(found.unreadable)
+                unreadable.append(
+                    {"file": path.name, "count": len(found.unreadable), "lines": lines[:_SHOWN]}
+                )
+            for event in found.events:
+                if int(event["seq"]) < start:
                     rotated[int(event["seq"])] = event
+        other.extend(audit.set_aside_files(archive_dir))
 
         def keep(event: Mapping[str, Any]) -> bool:
             mid = event.get("memory_id")
@@ -509,19 +528,33 @@ class Exporter:
                 or mid in tally.tombstone_ids
             )
 
-        for _, event in sorted(rotated.items()):
+        gaps = _Gaps()
+        for seq, event in sorted(rotated.items()):
+            gaps.see(seq)
             if keep(event):
                 out.record(event)
             else:
                 tally.left_out["audit_events"] += 1
         for row in conn.execute(_AUDIT):
             event = audit.event_from_values(row).to_dict()
+            gaps.see(event["seq"])
             if keep(event):
                 out.record(event)
             else:
                 tally.left_out["audit_events"] += 1
         tally.records[AUDIT] = out.records
         tally.files[AUDIT] = out.close()
+        tally.audit = {
+            "unreadable_lines": unreadable,
+            "missing_seqs": {"count": gaps.count, "ranges": gaps.runs},
+            "other_history": [
+                {
+                    "file": p.relative_to(archive_dir).as_posix(),
+                    "events": len(audit.read_rotated(p).events),
+                }
+                for p in other
+            ],
+        }
 
     def _workspaces(
         self, out: _Member, conn: sqlite3.Connection, filters: Filters, tally: _Tally
@@ -564,14 +597,35 @@ def _render(m: Memory) -> str:
     return "".join(lines)
 
 
-def _rotated_events(path: Path) -> Iterator[dict[str, Any]]:
-    """Events of one rotated audit file (Cairn's own file; a damaged line is skipped)."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            with contextlib.suppress(ValueError, RecursionError):
-                event = json.loads(line)
-                if isinstance(event, dict) and isinstance(event.get("seq"), int):
-                    yield event
+_SHOWN = 1000  # ranges of lines or seqs a manifest lists (their count is always whole)
+
+
+def _ranges(numbers: list[int]) -> list[list[int]]:
+    """Ascending numbers as [first, last] runs: 2, 3, 4, 7 -> [[2, 4], [7, 7]]."""
+    out: list[list[int]] = []
+    for n in numbers:
+        if out and n == out[-1][1] + 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return out
+
+
+class _Gaps:
+    """The seq numbers from 1 to the last one seen that were not seen (seqs come ascending):
+    how many, and the first `_SHOWN` runs of them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.runs: list[list[int]] = []
+        self._next = 1
+
+    def see(self, seq: int) -> None:
+        if seq > self._next:
+            self.count += seq - self._next
+            if len(self.runs) < _SHOWN:
+                self.runs.append([self._next, seq - 1])
+        self._next = max(self._next, seq + 1)
 
 
 class _Revisions:

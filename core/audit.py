@@ -3,18 +3,24 @@
 Events name who (actor kind and name), what (action), which memory and revision, and when, under a
 monotonic sequence number. They never carry query text; a short content preview is kept for the
 human and scrubbed when the memory is forgotten. When the table passes `audit.max_events`, the
-oldest events move to JSON-lines files in the state directory - the export format - never dropped.
+oldest events move to JSON-lines files in the state directory - the export format - until 90% of
+the bound remain; never dropped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.atomic_file import replacing
+from core.atomic_file import fsync_dir, replacing
 from core.changes import Change, Topic
 from core.model import Caller, Memory, Scope, Tier
 from core.writer import WriteTx
@@ -228,34 +234,206 @@ def scrub_previews(tx: WriteTx, memory_id: str) -> None:
     tables.Audit.update(preview=None).where(tables.Audit.memory_id == memory_id).execute()
 
 
+def low_water(max_events: int) -> int:
+    """How many events a rotation leaves in the table: 90% of the bound. The headroom keeps a
+    rotation's own `audit_rotated` event (and a few writes) from starting the next one, so an
+    idle store rotates once and then no more."""
+    return max_events - max_events // 10
+
+
 def rotate(tx: WriteTx, max_events: int, archive_dir: Path) -> int:
-    """Move the oldest events beyond `max_events` into a JSON-lines file, without their content
-    previews; return how many moved.
+    """When the table holds more than `max_events` events, move the oldest into a JSON-lines
+    file, without their content previews, until `low_water(max_events)` remain; return how
+    many moved.
 
     The file is written and fsynced before the rows are deleted in the same transaction, so a
-    failure leaves the rows in place.
+    failure leaves the rows in place. A rotated file is never replaced by other content: files
+    of another history (a database put back by hand) are set aside first (`set_aside`), and a
+    file already holding this name with other bytes is set aside too.
     """
     tables = tx.tables
     total = tables.Audit.select().count()
-    excess = total - max_events
-    if excess <= 0:
+    if total <= max_events:
         return 0
+    excess = total - low_water(max_events)
     rows = list(tables.Audit.select().order_by(tables.Audit.seq).limit(excess))
     events = [event_from_row(r) for r in rows]
     first, last = events[0].seq, events[-1].seq
     archive_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    set_aside(tx.conn, archive_dir, aside_folder_name())
+    # Archived events drop their content preview: `forget` cannot reach into these files, so
+    # they must never hold a memory's words.
+    data = b"".join(
+        json.dumps(ev.to_dict() | {"preview": None}, ensure_ascii=False, sort_keys=True).encode()
+        + b"\n"
+        for ev in events
+    )
     target = archive_dir / f"audit-{first:012d}-{last:012d}.jsonl"
-    with replacing(target) as fh:
-        for ev in events:
-            # Archived events drop their content preview: `forget` cannot reach into these
-            # files, so they must never hold a memory's words.
-            line = json.dumps(ev.to_dict() | {"preview": None}, ensure_ascii=False, sort_keys=True)
-            fh.write(line.encode("utf-8") + b"\n")
+    if target.exists() and target.read_bytes() != data:
+        _move_into(archive_dir, aside_folder_name(), [target])
+    if not target.exists():  # else: these very events, from a rotation that did not commit
+        with replacing(target) as fh:
+            fh.write(data)
     tables.Audit.delete().where(tables.Audit.seq <= last).execute()
     return len(events)
 
 
 def rotated_files(archive_dir: Path) -> list[Path]:
+    """The rotated files in the audit folder itself, oldest first: the current history's, once
+    `set_aside` has moved any other one's away (an export checks each with `belongs`)."""
     if not archive_dir.is_dir():
         return []
     return sorted(archive_dir.glob("audit-*.jsonl"))
+
+
+def set_aside_files(archive_dir: Path) -> list[Path]:
+    """Rotated files of another history, in the `replaced-<time>/` folders `set_aside` made."""
+    if not archive_dir.is_dir():
+        return []
+    return sorted(archive_dir.glob(f"{ASIDE_PREFIX}*/audit-*.jsonl"))
+
+
+# -- files from more than one history -----------------------------------------------------------
+#
+# A restored (or copied-back) database numbers its audit events again from where it left off,
+# so rotated files written after its backup hold other events under the same seq numbers. They
+# are kept, never replaced, in a folder of their own beside the files of the current history.
+
+ASIDE_PREFIX = "replaced-"
+_ROTATED_NAME = re.compile(r"^audit-(\d+)-(\d+)\.jsonl$")
+_SELECT_ONE = f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit WHERE seq = ?"  # noqa: S608
+
+
+@dataclass(frozen=True)
+class RotatedFile:
+    """What one rotated file holds: its events, and the lines (from 1) that are not an event."""
+
+    path: Path
+    events: list[dict[str, Any]]
+    unreadable: list[int]
+
+
+def read_rotated(path: Path) -> RotatedFile:
+    """Read a rotated file line by line; a damaged line is counted, never fatal."""
+    events: list[dict[str, Any]] = []
+    unreadable: list[int] = []
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                event = json.loads(raw)
+            except (ValueError, RecursionError):  # not JSON, or not UTF-8
+                unreadable.append(number)
+                continue
+            seq = event.get("seq") if isinstance(event, dict) else None
+            if isinstance(seq, int) and not isinstance(seq, bool):
+                events.append(event)
+            else:
+                unreadable.append(number)
+    return RotatedFile(path, events, unreadable)
+
+
+def span(path: Path) -> tuple[int, int] | None:
+    """The first and last seq a rotated file's name gives, if it has Cairn's name."""
+    match = _ROTATED_NAME.match(path.name)
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def table_start(conn: sqlite3.Connection) -> int:
+    """The first seq of the audit table; for an empty table, the seq its next event gets."""
+    first = conn.execute("SELECT min(seq) FROM audit").fetchone()[0]
+    if first is not None:
+        return int(first)
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'audit'").fetchone()
+    return int(row[0]) + 1 if row else 1
+
+
+def belongs(conn: sqlite3.Connection, rotated: Path, start: int) -> bool:
+    """Whether a rotated file is part of the history of the database behind `conn`, whose audit
+    table starts at `start`: each of its events comes before the table, or is the table's own
+    event at that seq (a rotation that committed after a reader's snapshot, or that did not
+    commit). A file rotated from another database with the same seq numbers is not."""
+    found = span(rotated)
+    if found is not None and found[1] < start:
+        return True
+    for event in read_rotated(rotated).events:
+        if event["seq"] < start:
+            continue
+        row = conn.execute(_SELECT_ONE, (event["seq"],)).fetchone()
+        if row is None or event | {"preview": None} != event_from_values(row).to_dict() | {
+            "preview": None
+        }:
+            return False
+    return True
+
+
+def aside_folder_name(now: datetime | None = None) -> str:
+    return ASIDE_PREFIX + (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+
+
+def set_aside(conn: sqlite3.Connection, archive_dir: Path, folder: str) -> list[Path]:
+    """Move every rotated file that is not part of this database's history (`belongs`) into a
+    new folder `archive_dir/<folder>` (`<folder>-2`, ... when taken); return where they are now.
+
+    Raises:
+        OSError: a file could not be moved (those already moved stay where they went).
+    """
+    start = table_start(conn)
+    others = [p for p in rotated_files(archive_dir) if not belongs(conn, p, start)]
+    return _move_into(archive_dir, folder, others) if others else []
+
+
+def put_back(
+    conn: sqlite3.Connection, archive_dir: Path, returning: Path, folder: str
+) -> tuple[list[Path], list[Path]]:
+    """Undoing a restore: `returning` is the folder where that restore set aside the files of
+    the database now put back. Every rotated file that is not part of this database's history
+    goes aside into `folder`, and so does every file whose seq numbers overlap a returning one
+    (the undone store rotated it); then `returning`'s files come back and the emptied folder is
+    removed. Returns (set aside, brought back).
+
+    Raises:
+        OSError: a file could not be moved (those already moved stay where they went).
+    """
+    back = sorted(returning.glob("audit-*.jsonl"))
+    spans = [s for s in map(span, back) if s is not None]
+
+    def overlaps(path: Path) -> bool:
+        found = span(path)
+        return found is not None and any(a <= found[1] and found[0] <= b for a, b in spans)
+
+    start = table_start(conn)
+    others = [p for p in rotated_files(archive_dir) if overlaps(p) or not belongs(conn, p, start)]
+    aside = _move_into(archive_dir, folder, others) if others else []
+    brought: list[Path] = []
+    for path in back:
+        target = archive_dir / path.name
+        if not target.exists():  # a file without Cairn's name may still be there: never replaced
+            os.rename(path, target)
+            brought.append(target)
+    if brought:
+        fsync_dir(returning)
+        fsync_dir(archive_dir)
+    with contextlib.suppress(OSError):  # only when empty
+        returning.rmdir()
+    return aside, brought
+
+
+def _move_into(archive_dir: Path, folder: str, files: list[Path]) -> list[Path]:
+    target = archive_dir / folder
+    n = 1
+    while True:
+        try:
+            target.mkdir(mode=0o700)
+            break
+        except FileExistsError:
+            n += 1
+            target = archive_dir / f"{folder}-{n}"
+    moved = []
+    for path in files:
+        os.rename(path, target / path.name)  # a new, empty folder: nothing there is replaced
+        moved.append(target / path.name)
+    fsync_dir(target)
+    fsync_dir(archive_dir)
+    return moved

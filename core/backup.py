@@ -24,6 +24,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from core import audit
 from core.atomic_file import fsync_dir, fsync_file
 from core.clock import Clock, SystemClock
 from core.database import StoreLock
@@ -83,7 +84,8 @@ class BackupInfo:
 
 @dataclass(frozen=True)
 class RestoreReport:
-    """What `restore` did: which backup, from when, and where the replaced database went."""
+    """What `restore` did: which backup, from when, where the replaced database went, and where
+    the rotated audit files of its history that the backup does not know went."""
 
     database: Path
     restored_from: Path
@@ -91,6 +93,8 @@ class RestoreReport:
     schema: str
     memories: int
     replaced: Path | None
+    audit_set_aside: tuple[Path, ...] = ()
+    audit_brought_back: tuple[Path, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -100,6 +104,8 @@ class RestoreReport:
             "schema": self.schema,
             "memories": self.memories,
             "replaced": None if self.replaced is None else str(self.replaced),
+            "audit_set_aside": [str(p) for p in self.audit_set_aside],
+            "audit_brought_back": [str(p) for p in self.audit_brought_back],
         }
 
 
@@ -285,7 +291,10 @@ def restore(paths: Paths, source: Path) -> RestoreReport:
     no Cairn can start halfway. The backup is copied next to the database and checked there (a
     SQLite file, `integrity_check` ok, a Cairn schema no newer than this one) before anything is
     moved; then the current database and its -wal/-shm become `cairn.db.replaced-<time>` and the
-    copy is renamed into place.
+    copy is renamed into place. Rotated audit files that are not part of the restored database's
+    history (rotated after the backup was taken: the same seq numbers will be used again) move
+    into `<state>/audit/replaced-<time>/`, so no later rotation can replace them. Restoring
+    `cairn.db.replaced-<time>` itself (undoing a restore) brings that folder's files back.
 
     Raises:
         AlreadyRunning: Cairn is running (the message says to stop it with `cairn stop`).
@@ -342,11 +351,18 @@ def restore(paths: Paths, source: Path) -> RestoreReport:
                 raise IOFault(f"cannot put {source} in place of {database}: {e}") from e
         finally:
             _remove_with_sidecars(temp)
+        folder = replaced.name.removeprefix(f"{database.name}.") if replaced else None
+        returning = None
+        if source.parent == database.parent and source.name.startswith(
+            f"{database.name}.replaced-"
+        ):
+            returning = paths.audit_archive / source.name.removeprefix(f"{database.name}.")
+        aside, back = _sort_audit_files(database, paths.audit_archive, folder, returning)
     finally:
         lock.release()
     info = _info_for(source)
     created = info.created_at_ms if info else int(source.stat().st_mtime * 1000)
-    return RestoreReport(database, source, created, str(version), memories, replaced)
+    return RestoreReport(database, source, created, str(version), memories, replaced, aside, back)
 
 
 # -- taking a copy ------------------------------------------------------------------------------
@@ -546,6 +562,37 @@ def _move_aside(database: Path, stamp: str) -> Path | None:
         if suffix in present:
             os.rename(f"{database}{suffix}", f"{aside}{suffix}")
     return aside
+
+
+def _sort_audit_files(
+    database: Path, archive_dir: Path, folder: str | None, returning: Path | None
+) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """Move the rotated audit files the restored database does not know into a folder named
+    like the replaced database (`replaced-<time>`); when the restored file is itself a replaced
+    database, bring back the files set aside with it (`returning`). Returns (set aside, brought
+    back). The database is already in place, so a failure here is logged, not raised: the next
+    rotation sets files aside, and an export leaves them out and names them until then."""
+    if not archive_dir.is_dir():
+        return (), ()
+    name = folder or audit.aside_folder_name()
+    try:
+        conn = sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            if returning is not None and returning.is_dir():
+                aside, back = audit.put_back(conn, archive_dir, returning, name)
+            else:
+                aside, back = audit.set_aside(conn, archive_dir, name), []
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error) as e:
+        log.warning(
+            "the database was restored, but the rotated audit files in %s could not be sorted "
+            "between it and the one it replaced: %s",
+            archive_dir,
+            e,
+        )
+        return (), ()
+    return tuple(aside), tuple(back)
 
 
 def _checkpoint(database: Path) -> None:

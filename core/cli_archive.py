@@ -171,7 +171,40 @@ def describe_export(out: Path, m: dict[str, Any]) -> str:
     ]
     if gone:
         lines.append(f"  left out: {', '.join(gone)}")
+    lines.extend(_audit_problems(m.get("audit") or {}))
     return "\n".join(lines)
+
+
+def _runs(runs: list[list[int]], count: int) -> str:
+    """[[3, 3], [5, 9]] -> `3, 5-9` (and how many more when the manifest lists only some)."""
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:20])
+    shown = sum(b - a + 1 for a, b in runs[:20])
+    return text + (f" and {count - shown} more" if count > shown else "")
+
+
+def _audit_problems(a: dict[str, Any]) -> list[str]:
+    """What the audit log in the archive could not hold (from the manifest's `audit`)."""
+    lines = [
+        f"  audit: {plural(bad['count'], 'line')} of the rotated file {bad['file']} could not be "
+        f"read and {'was' if bad['count'] == 1 else 'were'} left out "
+        f"({'line' if bad['count'] == 1 else 'lines'} {_runs(bad['lines'], bad['count'])})"
+        for bad in a.get("unreadable_lines", [])
+    ]
+    missing = a.get("missing_seqs") or {}
+    if missing.get("count"):
+        lines.append(
+            f"  audit: {plural(missing['count'], 'event')} missing (in no rotated file and not in "
+            f"the database): seq {_runs(missing['ranges'], missing['count'])}"
+        )
+    other = a.get("other_history", [])
+    if other:
+        events = sum(int(f["events"]) for f in other)
+        lines.append(
+            f"  not included: {plural(events, 'audit event')} of another history (a replaced "
+            "database), kept in the state directory's audit/ folder: "
+            + ", ".join(f["file"] for f in other)
+        )
+    return lines
 
 
 def describe_import(r: dict[str, Any]) -> str:

@@ -108,6 +108,21 @@ def cmd_restore(args: argparse.Namespace) -> int:
         )
         if report["replaced"]:
             print(f"the database it replaced is kept as {report['replaced']}")
+        if report["audit_brought_back"]:
+            back = report["audit_brought_back"]
+            came = Path(back[0]).parent / Path(report["restored_from"]).name.removeprefix(
+                "cairn.db."
+            )
+            print(
+                f"{plural(len(back), 'rotated audit file')} of the restored database brought "
+                f"back from {came}"
+            )
+        if report["audit_set_aside"]:
+            folder = Path(report["audit_set_aside"][0]).parent
+            print(
+                f"{plural(len(report['audit_set_aside']), 'rotated audit file')} of the database "
+                f"it replaced moved to {folder} (kept, and named by `cairn export`)"
+            )
 
     emit(args, report, human)
     return 0

@@ -323,8 +323,9 @@ KNOBS: tuple[Knob, ...] = (
         "audit.max_events",
         int,
         200_000,
-        "Audit events kept in the database. Older events are rotated, oldest first, into "
-        "JSON-lines files under the state directory (the export format) - never dropped.",
+        "Audit events kept in the database. Past this, the oldest are rotated into JSON-lines "
+        "files under the state directory (the export format) until 90% remain, so a store "
+        "nobody writes to makes no new files - never dropped.",
         minimum=1000,
         maximum=100_000_000,
     ),

@@ -120,8 +120,9 @@ HELP: dict[str, str] = {
     ),
     "audit.max_events": QT_TRANSLATE_NOOP(
         "Knob",
-        "Audit events kept in the database. Older events are rotated, oldest first, into "
-        "JSON-lines files under the state directory (the export format) - never dropped.",
+        "Audit events kept in the database. Past this, the oldest are rotated into JSON-lines "
+        "files under the state directory (the export format) until 90% remain, so a store "
+        "nobody writes to makes no new files - never dropped.",
     ),
     "lifecycle.expired_retention_days": QT_TRANSLATE_NOOP(
         "Knob", "Days an expired memory is kept (hidden, shown on request) before it is purged."

@@ -1177,6 +1177,60 @@ def run_at_terminal(home: Path, *args: str, typed: str = "") -> tuple[int, str]:
     return at_terminal(home, *args, typed=typed)
 
 
+def test_an_export_says_which_lines_of_a_damaged_audit_file_it_could_not_read(
+    short_tmp: Path, workspace_dir: Path
+) -> None:
+    """A rotated audit file with a line replaced by `{garbage` and another deleted: the export
+    said `audit: N events`, exit 0, not a word about the events it did not have. The memories
+    still travel; the manifest and the output say which lines of which file could not be read
+    and which seq numbers are missing."""
+    from core import audit
+
+    home = short_tmp / "src"
+    c = open_store(home)
+    try:
+        build_rich(c, workspace_dir)
+        archive_dir = c.paths.audit_archive
+        assert c.store.writer.run(lambda tx: audit.rotate(tx, 5, archive_dir)) > 6
+    finally:
+        c.close()
+    (rotated,) = audit.rotated_files(archive_dir)
+    lines = rotated.read_bytes().splitlines(keepends=True)
+    seqs = [json.loads(line)["seq"] for line in lines]
+    lines[1] = b"{garbage\n"
+    lines[4] = b'{"seq": \xff\xfe}\n'  # not UTF-8
+    del lines[3]
+    damaged_bytes = b"".join(lines)
+    rotated.write_bytes(damaged_bytes)
+
+    out = short_tmp / "out.zip"
+    status, shown = run_at_terminal(home, "export", "--out", str(out))
+    assert status == 0, shown
+    assert "exported 10 memories" in shown  # a damaged audit file costs no memory
+    files = members(out)
+    manifest = json.loads(files["manifest.json"])
+    gone = [seqs[1], seqs[3], seqs[4]]
+    exported = [e["seq"] for e in jsonl(files["audit.jsonl"])]
+    assert exported == [s for s in range(1, exported[-1] + 1) if s not in gone]
+    assert manifest["audit"]["unreadable_lines"] == [
+        {"file": rotated.name, "count": 2, "lines": [[2, 2], [4, 4]]}
+    ]
+    assert manifest["audit"]["missing_seqs"] == {
+        "count": 3,
+        "ranges": [[seqs[1], seqs[1]], [seqs[3], seqs[4]]],
+    }
+    assert manifest["audit"]["other_history"] == []
+    assert (
+        f"audit: 2 lines of the rotated file {rotated.name} could not be read and were left out "
+        "(lines 2, 4)" in shown
+    )
+    assert (
+        "audit: 3 events missing (in no rotated file and not in the database): "
+        f"seq {seqs[1]}, {seqs[3]}-{seqs[4]}" in shown
+    )
+    assert rotated.read_bytes() == damaged_bytes  # an export changes nothing
+
+
 def test_the_command_line_exports_and_imports_with_cairn_stopped(
     short_tmp: Path, workspace_dir: Path
 ) -> None:

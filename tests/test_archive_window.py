@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
+from core.audit import rotate, rotated_files
 from core.model import Caller, Scope
 from core.requests import WriteRequest
 from desktop.desk import Desk
@@ -72,6 +73,27 @@ def test_export_writes_the_archive_and_shows_what_is_in_it(
     for check in window.scopes.values():
         check.setChecked(False)
     assert not window.export_button.isEnabled()  # nothing to export
+
+
+def test_an_export_says_what_the_audit_log_could_not_hold(
+    qtbot: QtBot, desk: Desk, window: ArchiveWindow, short_tmp: Path
+) -> None:
+    """A damaged line in a rotated audit file: the window said "Nothing was left out."."""
+    for i in range(6):
+        remember(qtbot, desk, f"Fact number {i}.")
+    archive = desk.cairn.paths.audit_archive
+    moved = off_gui(qtbot, desk, desk.cairn.store.writer.run, lambda tx: rotate(tx, 2, archive))
+    assert moved > 3
+    (rotated,) = rotated_files(archive)
+    lines = rotated.read_bytes().splitlines(keepends=True)
+    lines[1] = b"{garbage\n"
+    rotated.write_bytes(b"".join(lines))
+    window.out_path.setText(str(short_tmp / "mine.zip"))
+    window.export_button.click()
+    qtbot.waitUntil(lambda: window.manifest is not None)
+    summary = window.export_summary.toPlainText()
+    assert f"Audit log: lines of {rotated.name} that could not be read, left out: 1" in summary
+    assert "Audit log: events missing (in no rotated file and not in the database): 1" in summary
 
 
 def test_import_is_previewed_then_confirmed(

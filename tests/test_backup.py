@@ -15,11 +15,14 @@ import subprocess
 import sys
 import threading
 import time
+import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from core import audit
 from core.app import Cairn
 from core.backup import (
     KEEP_PRE_MIGRATION,
@@ -41,8 +44,9 @@ from core.errors import (
     RuntimeUnsafe,
     SchemaTooNew,
 )
+from core.janitor import Janitor
 from core.migrations import CURRENT, SchemaVersion, migrate
-from core.model import Caller, Scope
+from core.model import Caller, Scope, WriteResult
 from core.paths import Paths
 from core.requests import WriteRequest
 from core.settings import Settings
@@ -636,3 +640,187 @@ def test_restore_at_a_terminal_refuses_while_cairn_runs(
         status, shown = at_terminal(home, "backup", "--list", typed="")
         assert status == 0 and info.path.name in shown, shown
         assert daemon.proc.poll() is None
+
+
+# -- the audit files rotated around a restore ---------------------------------------------------
+
+
+def rotating_app(paths: Paths) -> Cairn:
+    """A Cairn that rotates its audit log past 1,000 events (the smallest bound allowed)."""
+    open_policy(paths.config)
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    return Cairn.open(paths, settings=settings, clock=FakeClock())
+
+
+def write_many(app: Cairn, prefix: str, n: int) -> set[str]:
+    reqs = [
+        WriteRequest(content=f"{prefix} {i}", kind="fact", scope=Scope.GLOBAL) for i in range(n)
+    ]
+    results = app.memories.write_many(Caller.human(), reqs)
+    ids = {r.id for r in results if isinstance(r, WriteResult) and r.id is not None}
+    assert len(ids) == n
+    return ids
+
+
+def rotate(app: Cairn) -> int:
+    return Janitor(app.store, app.memories, app.settings, app.paths).run().audit_rotated
+
+
+def rotated_events(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def exported_audit(archive: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    with zipfile.ZipFile(archive) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        events = [json.loads(line) for line in z.read("audit.jsonl").decode().splitlines()]
+    return manifest, events
+
+
+def an_era_rotated_after_a_backup(paths: Paths) -> tuple[BackupInfo, Path, bytes, set[str]]:
+    """A store backed up with few events, then 1,200 writes and a rotation: the rotated file holds
+    events the backup does not know. Returns the backup, that file, its bytes and the ids written
+    after the backup."""
+    app = rotating_app(paths)
+    try:
+        write_many(app, "before the backup", 50)
+        info = service(app).backup("manual")
+        later = write_many(app, "after the backup", 1200)
+        assert rotate(app) > 0
+    finally:
+        app.close()
+    (rotated,) = audit.rotated_files(paths.audit_archive)
+    assert later & {e["memory_id"] for e in rotated_events(rotated)}
+    return info, rotated, rotated.read_bytes(), later
+
+
+def test_a_restore_keeps_the_audit_files_rotated_after_its_backup(short_tmp: Path) -> None:
+    """The restored database numbers its audit events again from where the backup left off, so
+    the next rotation wrote a file of the same name - `audit-000000000001-...jsonl` - and replaced
+    the one rotated before the restore: its events were gone from everywhere."""
+    paths = paths_for(short_tmp / "r")
+    home = paths.data.parent
+    info, old, old_bytes, old_ids = an_era_rotated_after_a_backup(paths)
+
+    status, shown = at_terminal(home, "restore", str(info.path), typed="restore")
+    assert status == 0, shown
+    app = rotating_app(paths)
+    try:
+        new_ids = write_many(app, "after the restore", 1200)
+        assert rotate(app) > 0
+    finally:
+        app.close()
+    kept = [p for p in paths.audit_archive.rglob("*.jsonl") if p.read_bytes() == old_bytes]
+    assert len(kept) == 1, "the events rotated before the restore are gone"
+
+    # The restore set the replaced database's later history aside, whole, in a folder named
+    # like the replaced database, and said so.
+    (replaced,) = [p for p in paths.data.iterdir() if p.name.startswith("cairn.db.replaced-")]
+    aside = paths.audit_archive / replaced.name.removeprefix("cairn.db.")
+    assert kept == [aside / old.name]
+    assert f"1 rotated audit file of the database it replaced moved to {aside}" in shown
+    # The folder itself holds one history: the new era's rotation, under the same name.
+    (new,) = audit.rotated_files(paths.audit_archive)
+    assert new.name == old.name and new.read_bytes() != old_bytes
+    assert not old_ids & {e["memory_id"] for e in rotated_events(new)}
+
+    # The export is one history, contiguous and without duplicates, and names the other one.
+    out = short_tmp / "all.zip"
+    status, shown = at_terminal(home, "export", "--out", str(out), typed="")
+    assert status == 0, shown
+    manifest, events = exported_audit(out)
+    seqs = [e["seq"] for e in events]
+    assert seqs == list(range(1, len(seqs) + 1))
+    ids = {e["memory_id"] for e in events}
+    assert new_ids <= ids and not old_ids & ids
+    held = len(rotated_events(aside / old.name))
+    assert manifest["audit"]["other_history"] == [
+        {"file": f"{aside.name}/{old.name}", "events": held}
+    ]
+    assert manifest["audit"]["missing_seqs"] == {"count": 0, "ranges": []}
+    assert manifest["audit"]["unreadable_lines"] == []
+    assert f"not included: {held} audit events of another history (a replaced database)" in shown
+    assert f"{aside.name}/{old.name}" in shown
+
+
+def test_a_database_put_back_by_hand_never_loses_its_rotated_audit_files(
+    short_tmp: Path,
+) -> None:
+    """Copying a backup over cairn.db (no `cairn restore`) leaves the later rotated files where
+    they were: an export names them and leaves them out, the next rotation sets them aside."""
+    paths = paths_for(short_tmp / "r")
+    info, old, old_bytes, old_ids = an_era_rotated_after_a_backup(paths)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+    paths.database.write_bytes(info.path.read_bytes())
+
+    app = rotating_app(paths)
+    try:
+        manifest = app.archive.export(Caller.human(), short_tmp / "1.zip").to_dict()
+        _, events = exported_audit(short_tmp / "1.zip")
+        seqs = [e["seq"] for e in events]
+        assert seqs == list(range(1, len(seqs) + 1))
+        assert not old_ids & {e["memory_id"] for e in events}
+        held = len(rotated_events(old))
+        assert manifest["audit"]["other_history"] == [{"file": old.name, "events": held}]
+
+        new_ids = write_many(app, "after the copy", 1200)
+        assert rotate(app) > 0
+        (aside,) = [p for p in paths.audit_archive.iterdir() if p.is_dir()]
+        assert aside.name.startswith("replaced-")
+        assert (aside / old.name).read_bytes() == old_bytes
+        (new,) = audit.rotated_files(paths.audit_archive)
+        assert new_ids & {e["memory_id"] for e in rotated_events(new)}
+
+        manifest = app.archive.export(Caller.human(), short_tmp / "2.zip").to_dict()
+        _, events = exported_audit(short_tmp / "2.zip")
+        seqs = [e["seq"] for e in events]
+        assert seqs == list(range(1, len(seqs) + 1))
+        assert manifest["audit"]["other_history"] == [
+            {"file": f"{aside.name}/{old.name}", "events": held}
+        ]
+    finally:
+        app.close()
+
+
+def test_undoing_a_restore_brings_its_audit_files_back(short_tmp: Path) -> None:
+    """Restoring `cairn.db.replaced-<time>` (undoing a restore) left its rotated files in the
+    folder the restore had set them aside in, and kept the undone store's file of the same seq
+    numbers in their place: the export gave the other store's events as this one's."""
+    paths = paths_for(short_tmp / "r")
+    home = paths.data.parent
+    info, old, old_bytes, old_ids = an_era_rotated_after_a_backup(paths)
+    first = restore(paths, info.path)
+    assert first.replaced is not None and len(first.audit_set_aside) == 1
+    app = rotating_app(paths)
+    try:
+        new_ids = write_many(app, "after the restore", 1200)
+        assert rotate(app) > 0
+    finally:
+        app.close()
+    new_bytes = old.read_bytes()  # the undone store's file, under the same name
+    assert new_bytes != old_bytes
+
+    status, shown = at_terminal(home, "restore", str(first.replaced), typed="restore")
+    assert status == 0, shown
+    assert old.read_bytes() == old_bytes  # back where it was
+    assert not first.audit_set_aside[0].parent.exists()  # its folder, emptied, is gone
+    (undone,) = [p for p in paths.audit_archive.iterdir() if p.is_dir()]
+    assert (undone / old.name).read_bytes() == new_bytes
+    came = first.audit_set_aside[0].parent
+    assert f"1 rotated audit file of the restored database brought back from {came}" in shown
+    assert f"1 rotated audit file of the database it replaced moved to {undone}" in shown
+
+    app = rotating_app(paths)
+    try:
+        manifest = app.archive.export(Caller.human(), short_tmp / "all.zip").to_dict()
+    finally:
+        app.close()
+    _, events = exported_audit(short_tmp / "all.zip")
+    seqs = [e["seq"] for e in events]
+    assert seqs == list(range(1, len(seqs) + 1))
+    ids = {e["memory_id"] for e in events}
+    assert old_ids <= ids and not new_ids & ids
+    assert manifest["audit"]["other_history"] == [
+        {"file": f"{undone.name}/{old.name}", "events": len(rotated_events(undone / old.name))}
+    ]

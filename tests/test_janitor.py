@@ -4,11 +4,13 @@ are purged after the retention window and nothing else is."""
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 
 import pytest
 
+from core import audit
 from core.app import Cairn
 from core.daemon import Runtime
 from core.errors import IOFault, NotFound
@@ -17,6 +19,7 @@ from core.model import Caller, Scope, Surface
 from core.paths import Paths
 from core.requests import WriteRequest
 from core.settings import Settings
+from core.writer import WriteTx
 from tests.conftest import FakeClock, open_policy
 from tests.serving import paths_for, running_daemon, write_settings
 from tests.test_cli_serving import at_terminal
@@ -35,7 +38,7 @@ def test_audit_rotation_moves_old_events_to_files_and_says_so(
         cairn.memories.write_many(Caller.human(), reqs)
         janitor = Janitor(cairn.store, cairn.memories, settings, paths)
         report = janitor.run()
-        moved = before + 1500 - 1000
+        moved = before + 1500 - 900  # down to 90% of the bound, leaving headroom
         assert report.audit_rotated == moved
         files = sorted(paths.audit_archive.glob("audit-*.jsonl"))
         assert len(files) == 1
@@ -47,8 +50,60 @@ def test_audit_rotation_moves_old_events_to_files_and_says_so(
         assert feed.changes[-1].action == "audit_rotated"
         # A reader that last saw seq 10 learns that events were rotated away.
         assert cairn.memories.changes_since(Caller.human(), 10).gap
-        assert not cairn.memories.changes_since(Caller.human(), 600).gap
-        assert janitor.run().audit_rotated == 1  # the rotation event itself, next time
+        assert not cairn.memories.changes_since(Caller.human(), moved).gap
+        assert janitor.run().audit_rotated == 0  # its own event does not start another round
+    finally:
+        cairn.close()
+
+
+def count_audit(cairn: Cairn) -> int:
+    return int(cairn.store.read_db.conn().execute("SELECT count(*) FROM audit").fetchone()[0])
+
+
+def test_an_idle_store_rotates_once_and_then_creates_no_more_files(
+    paths: Paths, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With 1,300 events and a bound of 1,000, each round used to rotate, log, and append its own
+    `audit_rotated` event - 1,001 again - so the next round moved that one event into a file of
+    its own: a new file every hour, forever, on a store nobody used."""
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    cairn = Cairn.open(paths, settings=settings, clock=clock)
+    try:
+        before = cairn.store.committed_seq
+        reqs = [
+            WriteRequest(content=f"fact {i}", kind="fact", scope=Scope.GLOBAL)
+            for i in range(1300 - before)
+        ]
+        cairn.memories.write_many(Caller.human(), reqs)
+        assert count_audit(cairn) == 1300
+        janitor = Janitor(cairn.store, cairn.memories, settings, paths)
+        assert janitor.run().audit_rotated == 400  # down to 900, then its own event: 901
+        assert count_audit(cairn) == 901
+        files = sorted(paths.audit_archive.glob("audit-*.jsonl"))
+        assert [f.name for f in files] == ["audit-000000000001-000000000400.jsonl"]
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="core.janitor"):
+            for _ in range(24):  # a day of hourly rounds on an idle store
+                clock.advance(3600)
+                assert janitor.run().audit_rotated == 0
+        assert sorted(paths.audit_archive.glob("audit-*.jsonl")) == files
+        assert count_audit(cairn) == 901
+        assert not caplog.records  # nothing done, nothing logged
+        # Writing again fills the headroom; the next rotation is again a tenth of the bound.
+        cairn.memories.write_many(
+            Caller.human(),
+            [WriteRequest(content=f"more {i}", kind="fact", scope=Scope.GLOBAL) for i in range(99)],
+        )
+        assert janitor.run().audit_rotated == 0  # 1,000 is not past the bound
+        cairn.memories.write_many(
+            Caller.human(), [WriteRequest(content="one more", kind="fact", scope=Scope.GLOBAL)]
+        )
+        assert janitor.run().audit_rotated == 101
+        assert count_audit(cairn) == 901
+        assert [f.name for f in sorted(paths.audit_archive.glob("audit-*.jsonl"))] == [
+            "audit-000000000001-000000000400.jsonl",
+            "audit-000000000401-000000000501.jsonl",
+        ]
     finally:
         cairn.close()
 
@@ -241,3 +296,50 @@ def test_the_running_daemon_names_the_failing_step_in_health_and_ends_sessions(
         assert after.memories.get(Caller.human(), str(scratch)).memory.expired  # the session ended
     finally:
         after.close()
+
+
+def test_a_rotation_never_replaces_a_file_already_there(paths: Paths, clock: FakeClock) -> None:
+    """A rotation whose transaction did not commit leaves its file behind with the rows still in
+    the table. The next rotation keeps that file when it holds the same bytes, and sets it aside
+    - never overwrites it - when it does not."""
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    cairn = Cairn.open(paths, settings=settings, clock=clock)
+    archive = paths.audit_archive
+
+    def failed_rotation(tx: WriteTx) -> None:
+        audit.rotate(tx, 1000, archive)
+        raise OSError("disk full")  # after the file, before the commit
+
+    def write(n: int, prefix: str) -> None:
+        reqs = [
+            WriteRequest(content=f"{prefix} {i}", kind="fact", scope=Scope.GLOBAL) for i in range(n)
+        ]
+        cairn.memories.write_many(Caller.human(), reqs)
+
+    try:
+        write(1300 - cairn.store.committed_seq, "first")
+        janitor = Janitor(cairn.store, cairn.memories, settings, paths)
+        with pytest.raises(OSError, match="disk full"):
+            cairn.store.writer.run(failed_rotation)
+        (left,) = audit.rotated_files(archive)
+        inode, content = left.stat().st_ino, left.read_bytes()
+        assert count_audit(cairn) == 1300  # the rows are still there
+        assert janitor.run().audit_rotated == 400
+        assert audit.rotated_files(archive) == [left]
+        assert (left.stat().st_ino, left.read_bytes()) == (inode, content)  # kept, not rewritten
+        assert not [p for p in archive.iterdir() if p.is_dir()]
+
+        write(500, "second")  # 1,401 events
+        with pytest.raises(OSError, match="disk full"):
+            cairn.store.writer.run(failed_rotation)
+        second = next(p for p in audit.rotated_files(archive) if p != left)
+        damaged = b"".join(second.read_bytes().splitlines(keepends=True)[:-1])  # a line short
+        second.write_bytes(damaged)
+        assert janitor.run().audit_rotated == 501
+        (aside,) = [p for p in archive.iterdir() if p.is_dir()]
+        assert aside.name.startswith("replaced-")
+        assert (aside / second.name).read_bytes() == damaged  # set aside whole
+        events = [json.loads(line) for line in second.read_text(encoding="utf-8").splitlines()]
+        assert [e["seq"] for e in events] == list(range(401, 902))
+    finally:
+        cairn.close()

@@ -238,7 +238,33 @@ class ArchiveWindow(ToolWindow):
             lines += [f"  {name}: {n}" for name, n in left.items()]
         else:
             lines.append(self.tr("Nothing was left out."))
+        lines += self._audit_problems(manifest.audit)
         return "\n".join(lines)
+
+    def _audit_problems(self, audit: dict[str, Any]) -> list[str]:
+        """What the archive's audit log could not hold (the manifest's `audit`), never silent."""
+        lines = [
+            self.tr("Audit log: lines of {} that could not be read, left out: {}").format(
+                bad["file"], bad["count"]
+            )
+            for bad in audit.get("unreadable_lines", [])
+        ]
+        missing = (audit.get("missing_seqs") or {}).get("count", 0)
+        if missing:
+            lines.append(
+                self.tr(
+                    "Audit log: events missing (in no rotated file and not in the database): {}"
+                ).format(missing)
+            )
+        other = sum(int(f["events"]) for f in audit.get("other_history", []))
+        if other:
+            lines.append(
+                self.tr(
+                    "Audit log: events of another history (a replaced database) not included: {} "
+                    "(kept in the state directory's audit/ folder)"
+                ).format(other)
+            )
+        return ["", *lines] if lines else []
 
     # -- import ----------------------------------------------------------------------------
 

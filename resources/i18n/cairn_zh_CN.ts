@@ -235,6 +235,18 @@
         <translation>没有遗漏任何内容。</translation>
     </message>
     <message>
+        <source>Audit log: lines of {} that could not be read, left out: {}</source>
+        <translation>审计日志：{} 中无法读取的行已略去：{}</translation>
+    </message>
+    <message>
+        <source>Audit log: events missing (in no rotated file and not in the database): {}</source>
+        <translation>审计日志：缺失的事件（既不在任何轮转文件中，也不在数据库中）：{}</translation>
+    </message>
+    <message>
+        <source>Audit log: events of another history (a replaced database) not included: {} (kept in the state directory&apos;s audit/ folder)</source>
+        <translation>审计日志：未包含的另一段历史（被替换的数据库）的事件：{}（保存在状态目录的 audit/ 文件夹中）</translation>
+    </message>
+    <message>
         <source>Import from</source>
         <translation>从文件导入</translation>
     </message>
@@ -880,8 +892,8 @@
         <translation>审核队列可容纳的提议数。超出时，出现次数最少、最久未出现的提议会被移出；每次移出都会被记录并计入健康状况，绝不悄无声息。</translation>
     </message>
     <message>
-        <source>Audit events kept in the database. Older events are rotated, oldest first, into JSON-lines files under the state directory (the export format) - never dropped.</source>
-        <translation>数据库中保留的审计事件数。更早的事件按从旧到新的顺序轮转到状态目录下的 JSON Lines 文件中（即导出格式）——绝不丢弃。</translation>
+        <source>Audit events kept in the database. Past this, the oldest are rotated into JSON-lines files under the state directory (the export format) until 90% remain, so a store nobody writes to makes no new files - never dropped.</source>
+        <translation>数据库中保留的审计事件数。超过此数时，最旧的事件会被轮转到状态目录下的 JSON Lines 文件中（即导出格式），直到剩下 90%，因此没有人写入的存储不会再产生新文件——绝不丢弃。</translation>
     </message>
     <message>
         <source>Days an expired memory is kept (hidden, shown on request) before it is purged.</source>
