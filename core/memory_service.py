@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -390,14 +390,19 @@ class MemoryService:
         )
 
     def write_many(
-        self, caller: Caller, reqs: Sequence[WriteRequest]
+        self,
+        caller: Caller,
+        reqs: Sequence[WriteRequest],
+        *,
+        then: Callable[[WriteTx, list[WriteResult | CairnError]], None] | None = None,
     ) -> list[WriteResult | CairnError]:
         """Store many memories in one transaction; each entry is a result or the error it raised.
 
         Invalid entries do not stop the others: every valid entry lands (or waits, or is
         refused) as `write` would decide, and every invalid one is reported in its place. Entries
         the gate lets through without keys go through one set-based insert. Near-duplicates are
-        not looked for here (a bulk import is one decision).
+        not looked for here (a bulk import is one decision). `then` runs in the same transaction
+        with the results: the caller's own records of them land with the memories or not at all.
         """
         prepared: list[tuple[Memory, Verdict] | CairnError | WriteResult] = []
         for req in reqs:
@@ -437,7 +442,10 @@ class MemoryService:
                         out[i] = self.store_prepared(tx, caller, req, prep[0], verdict=prep[1])
                 except CairnError as e:
                     out[i] = e
-            return [o for o in out if o is not None]
+            answers: list[WriteResult | CairnError] = [o for o in out if o is not None]
+            if then is not None:
+                then(tx, answers)
+            return answers
 
         return self._store.writer.run(job)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from core.model import Scope
 
 log = logging.getLogger(__name__)
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # as a memory's fields refuse them
+
 
 def eligible(relative: str) -> bool:
     """Whether a path inside the folder is a note: `*.md`, no hidden or temporary part."""
@@ -22,6 +25,34 @@ def eligible(relative: str) -> bool:
     if any(not p or p.startswith((".", "~", "#")) for p in parts):
         return False
     return parts[-1].lower().endswith(".md")
+
+
+def shown(relative: str) -> str:
+    """A path inside the folder as Cairn may show and record it: bytes that are not UTF-8 as
+    `\\xNN`, other unprintable characters escaped (`\\n`, `\\u200b`)."""
+    text = os.fsencode(relative).decode("utf-8", "backslashreplace")
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+
+
+def name_problem(relative: str) -> str | None:
+    """Why Cairn cannot record a note under this path (the memory's source and the notes_file
+    key are the path), or None. The message does not quote the path: `shown` does that."""
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:
+        return (
+            "the file's path is not UTF-8 text (a name from a system with another encoding; the "
+            "bytes that are not are shown as \\xNN) - rename the file or its folder"
+        )
+    control = _CONTROL.search(relative)
+    if control is not None:
+        return (
+            f"the file's path contains a control character (U+{ord(control.group()):04X}, "
+            "shown escaped) - rename the file or its folder"
+        )
+    return None
 
 
 # -- the note in a file --------------------------------------------------------------------

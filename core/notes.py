@@ -15,10 +15,13 @@ and the memory service refuses every change to it from any surface but the notes
 A pass compares each file's stat with its row and reads only the files whose stat changed, so a
 folder where nothing changed costs one directory walk and one query. Memories change only through
 the memory service, as `Surface.NOTES` - the scanner, the index and the audit log all apply. A
-row is written in the same transaction as the memory change where the service offers one
-(update, archive: `update_in`, `set_state_in`); a new memory is written by `write_many` and its
-rows right after. A crash between the two is repaired by the next pass: the file's text comes
-back as an exact duplicate of a memory with this file's source, which the pass adopts.
+row is written in the same transaction as the memory change (update, archive: `update_in`,
+`set_state_in`; new memories: `write_many`'s `then`), so a pass that fails half way leaves no
+memory without its row. Should the table be lost, the next pass rebuilds it: the file's text
+comes back as an exact duplicate of a memory with this file's source, which the pass adopts.
+
+A file whose path cannot be recorded (not UTF-8, a control character) gets no row: the pass
+keeps why in memory for `errors()` and finds it again at every pass.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import dataclasses
 import hashlib
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -47,8 +51,10 @@ from core.note_file import (
     Note,
     eligible,
     folder_identity,
+    name_problem,
     parse_note,
     relative_path,
+    shown,
     stat_paths,
     walk_notes,
 )
@@ -175,6 +181,9 @@ class NotesFolder:
         self._max_bytes = memories.limits.max_content_bytes + FRONT_MATTER_ALLOWANCE
         self._folder: Path | None = None
         self._misconfigured: str | None = None
+        # Files whose path Cairn cannot record (not UTF-8, ...): path -> why. Kept here, not in
+        # notes_file - the path itself is what cannot be stored - and found again at each pass.
+        self._refused: dict[str, str] = {}
         self._configure(settings)
         self._halted = False  # the worker is asked to stop without closing (a new folder)
         self._pass_lock = threading.Lock()
@@ -197,6 +206,7 @@ class NotesFolder:
         raw = settings.text("notes.folder").strip()
         expanded = os.path.expanduser(raw) if raw else ""
         self._folder = None
+        self._refused = {}
         if expanded:
             absolute = os.path.isabs(expanded)
             self._folder = Path(os.path.realpath(expanded) if absolute else expanded)
@@ -257,10 +267,13 @@ class NotesFolder:
 
     def _pass(self, folder: Path, only: set[str] | None) -> SyncReport:
         if only is not None:  # the failing notes too: what these files did may be their cure
-            only = only | self._failing()
-        rows = self._rows(only)
+            only = only | self._failing() | set(self._refused)
+        # A path that cannot be recorded has no row: it is never looked up (it cannot even be
+        # sent to SQLite when it is not UTF-8).
+        rows = self._rows(None if only is None else {p for p in only if not name_problem(p)})
         found = dict(walk_notes(folder)) if only is None else stat_paths(folder, only)
         tally = _Tally()
+        tally.errors += self._refuse_names(found, rows, only)
         changed, touched = self._changed(folder, rows, found, tally, trust_stat=only is None)
         vanished = {p: r for p, r in rows.items() if not r.gone and p not in found}
         moves, rest = _pair_moves(changed, rows, vanished)
@@ -293,6 +306,22 @@ class NotesFolder:
         rebound = self._update(updates, tally)
         self._add(new + rebound, tally)
         return tally.report()
+
+    def _refuse_names(
+        self, found: dict[str, tuple[int, int]], rows: dict[str, _Row], only: set[str] | None
+    ) -> int:
+        """Take the files whose path Cairn cannot record out of `found`, and keep why for
+        `errors()`. A path with a row was checked when the row was written. Returns how many."""
+        refused = {p: why for p in found if p not in rows and (why := name_problem(p))}
+        for path in refused:
+            del found[path]
+        if only is None:
+            self._refused = refused
+        else:
+            for path in only:
+                self._refused.pop(path, None)
+            self._refused.update(refused)
+        return len(refused)
 
     def _changed(
         self,
@@ -342,15 +371,7 @@ class NotesFolder:
         return {r[0] for r in conn.execute("SELECT path FROM notes_file WHERE error IS NOT NULL")}
 
     def _rows(self, only: set[str] | None) -> dict[str, _Row]:
-        conn = self._store.read_db.conn()
-        if only is None:
-            return {r[0]: _Row(*r) for r in conn.execute(_SELECT_ROWS)}
-        out: dict[str, _Row] = {}
-        paths = sorted(only)
-        for chunk, marks in in_lists(paths):
-            query = _SELECT_ROWS + " WHERE path IN (" + marks + ")"
-            out.update((r[0], _Row(*r)) for r in conn.execute(query, chunk))
-        return out
+        return _select_rows(self._store.read_db.conn(), only)
 
     def _read(self, folder: Path, path: str, mtime_ns: int, size: int) -> _File:
         if size > self._max_bytes:
@@ -484,7 +505,8 @@ class NotesFolder:
         return "updated" if revived or not result.duplicate else "unchanged"
 
     def _add(self, items: list[tuple[_File, Note, Caller]], tally: _Tally) -> None:
-        """New files: new memories through `write_many`, in batches per caller."""
+        """New files: new memories through `write_many`, in batches per caller; each batch's
+        rows are written in its transaction, so no memory is ever left without its row."""
         groups: dict[Caller, list[tuple[_File, Note]]] = {}
         for f, note, caller in items:
             groups.setdefault(caller, []).append((f, note))
@@ -503,33 +525,48 @@ class NotesFolder:
                     )
                     for f, note in chunk
                 ]
-                results = self._memories.write_many(caller, requests)
-                rows: list[_Row] = []
-                claimed: dict[str, str] = {}  # memory id -> path, in this batch
-                for (f, note), result in zip(chunk, results, strict=True):
-                    row, change = self._landed(f, note, caller, result, claimed)
+                landed: list[tuple[_Row | None, _Change | None]] = []
+
+                def record(
+                    tx: WriteTx,
+                    results: list[WriteResult | CairnError],
+                    caller: Caller = caller,
+                    chunk: list[tuple[_File, Note]] = chunk,
+                    landed: list[tuple[_Row | None, _Change | None]] = landed,
+                ) -> None:
+                    landed.clear()
+                    claimed: dict[str, str] = {}  # memory id -> path, in this batch
+                    for (f, note), result in zip(chunk, results, strict=True):
+                        landed.append(
+                            self._landed(tx.conn, f, note, caller, result, claimed=claimed)
+                        )
+                    rows = [row for row, _ in landed if row is not None]
+                    # a note failing as before (tried again at each pass) is not written again
+                    before = _select_rows(tx.conn, {r.path for r in rows if r.error is not None})
+                    for row in rows:
+                        if row.error is None or row != before.get(row.path):
+                            _put(tx, row)
+
+                self._memories.write_many(caller, requests, then=record)
+                for row, change in landed:
                     if change is not None:
                         adopt.append(change)
-                        continue
-                    assert row is not None
-                    rows.append(row)
-                    if row.error is None:
+                    elif row is not None and row.error is None:
                         tally.added += 1
                     else:
                         tally.errors += 1
-                # a note failing as before (tried again at each pass) is not written again
-                before = self._rows({r.path for r in rows if r.error is not None})
-                self._write_rows([r for r in rows if r.error is None or r != before.get(r.path)])
         rebound = self._update(adopt, tally) if adopt else []
         if rebound:  # an adopted memory that was purged meanwhile: write it afresh
             self._add(rebound, tally)
 
     def _landed(
         self,
+        conn: sqlite3.Connection,
         f: _File,
         note: Note,
         caller: Caller,
         result: WriteResult | CairnError,
+        *,
         claimed: dict[str, str],
     ) -> tuple[_Row | None, _Change | None]:
         """The row for a file after its write, or the memory it should adopt instead."""
@@ -543,7 +580,7 @@ class NotesFolder:
         # The same text is stored already (exact duplicates are one memory).
         mid = result.id
         holder = claimed.get(mid)
-        owner = self._owner(mid) if holder is None else None
+        owner = _owner(conn, mid) if holder is None else None
         if holder is None and owner is not None and not owner.gone and owner.path != f.path:
             holder = owner.path
         if holder is not None:
@@ -569,17 +606,6 @@ class NotesFolder:
         old_path = owner.path if owner is not None else None
         counts_as = "moved" if old_path is not None and old_path != f.path else "added"
         return None, _Change(f, note, caller, mid, old_path, counts_as)
-
-    def _owner(self, memory_id: str) -> _Row | None:
-        row = (
-            self._store.read_db.conn()
-            .execute(
-                _SELECT_ROWS + " WHERE memory_id = ? ORDER BY size = -1, path LIMIT 1",
-                (memory_id,),
-            )
-            .fetchone()
-        )
-        return _Row(*row) if row is not None else None
 
     def _write_rows(self, rows: list[_Row], *, drop: Iterable[str] = ()) -> None:
         dropped = list(drop)
@@ -607,7 +633,9 @@ class NotesFolder:
             "WHERE n.error IS NOT NULL AND n.size != -1 AND coalesce(m.status, '') != 'forgotten' "
             "ORDER BY n.path"
         )
-        return [{"path": p, "error": e} | ({"memory_id": m} if m else {}) for p, e, m in rows]
+        listed = [{"path": p, "error": e} | ({"memory_id": m} if m else {}) for p, e, m in rows]
+        listed += [{"path": shown(p), "error": why} for p, why in self._refused.items()]
+        return sorted(listed, key=lambda e: e["path"])
 
     def _refresh_warning(self) -> None:
         errors = self.errors()
@@ -838,6 +866,25 @@ def _pair_moves(
         else:
             rest.append(f)
     return moves, rest
+
+
+def _select_rows(conn: sqlite3.Connection, only: set[str] | None) -> dict[str, _Row]:
+    if only is None:
+        return {r[0]: _Row(*r) for r in conn.execute(_SELECT_ROWS)}
+    out: dict[str, _Row] = {}
+    paths = sorted(only)
+    for chunk, marks in in_lists(paths):
+        query = _SELECT_ROWS + " WHERE path IN (" + marks + ")"
+        out.update((r[0], _Row(*r)) for r in conn.execute(query, chunk))
+    return out
+
+
+def _owner(conn: sqlite3.Connection, memory_id: str) -> _Row | None:
+    """The row of the file whose memory this is (one that is there before one that is gone)."""
+    row = conn.execute(
+        _SELECT_ROWS + " WHERE memory_id = ? ORDER BY size = -1, path LIMIT 1", (memory_id,)
+    ).fetchone()
+    return _Row(*row) if row is not None else None
 
 
 def _update_request(current: Memory, note: Note, source: str) -> UpdateRequest:

@@ -798,3 +798,89 @@ def test_a_folder_that_goes_away_and_comes_back_is_watched_again(
     write(folder / "fresh.md", "in the new folder")
     wait_for(lambda: memory_at(app, "fresh.md") is not None, "the new folder is not watched")
     assert not app.failures.snapshot()
+
+
+# -- file names ----------------------------------------------------------------------------------
+
+
+def latin1_name(folder: Path, name: bytes, text: str) -> str:
+    """Create a file whose name is not UTF-8 (as a Latin-1 system writes it); its path as Python
+    sees it (undecodable bytes as surrogates)."""
+    with open(os.fsencode(folder) + b"/" + name, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return os.fsdecode(name)
+
+
+def memories_from(app: Cairn, path: str) -> list[tuple[str, str]]:
+    """(id, status) of every memory whose source names `path`."""
+    rows = app.store.read_db.conn().execute(
+        "SELECT id, status FROM memory WHERE source = ? ORDER BY seq", ("notes:" + path,)
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
+def test_a_file_name_that_is_not_utf8_is_refused_and_the_others_are_taken_in(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """`café.md` written by a Latin-1 system broke every full pass (UnicodeEncodeError after
+    `write_many`, before the rows): a note created while Cairn was stopped and edited
+    afterwards got a second memory, and health named no file."""
+    bad = latin1_name(folder, b"caf\xe9.md", "x\n")
+    note = write(folder / "n.md", "created while Cairn was stopped")
+    report = notes.sync()
+    assert (report.added, report.errors) == (1, 1)
+    [error] = notes.errors()
+    assert error["path"] == "caf\\xe9.md"
+    assert "not UTF-8" in error["error"] and "rename" in error["error"]
+    warning = app.warnings.snapshot()["notes_folder"]
+    assert warning.startswith("1 file in your notes folder could not be taken in")
+    assert "caf\\xe9.md" in warning
+    seq = app.store.committed_seq
+    assert notes.sync().errors == 1  # reported again, nothing written
+    assert app.store.committed_seq == seq
+    note.write_text("created while Cairn was stopped, then edited", encoding="utf-8")
+    assert notes.sync().updated == 1
+    [(_, status)] = memories_from(app, "n.md")
+    assert status == "active"
+    # A pass for the events on that file alone does not fail either.
+    assert notes._run_pass({bad}).errors == 1
+    os.unlink(os.fsencode(folder) + b"/caf\xe9.md")
+    notes._run_pass({bad})
+    assert notes.errors() == []
+    assert "notes_folder" not in app.warnings.snapshot()
+    assert not app.failures.snapshot()
+
+
+def test_a_folder_name_that_is_not_utf8_is_refused_in_health(app: Cairn, folder: Path) -> None:
+    os.mkdir(os.fsencode(folder) + b"/d\xfcr")
+    latin1_name(folder, b"d\xfcr/a.md", "inside a Latin-1 folder")
+    write(folder / "b.md", "a good note")
+    report = app.notes.sync()
+    assert (report.added, report.errors) == (1, 1)
+    health = app.health.snapshot(Caller.human())
+    assert [e["path"] for e in health["notes_errors"]] == ["d\\xfcr/a.md"]
+    assert "d\\xfcr/a.md" in health["warnings"]["notes_folder"]
+    assert "notes" not in health["background_failures"]
+
+
+def test_a_pass_that_fails_after_writing_leaves_no_memory_without_its_row(
+    app: Cairn, notes: NotesFolder, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New memories and their rows were two transactions: a pass failing between them left a
+    memory no row named, which a later edit of the note doubled."""
+    import core.notes
+
+    real = core.notes._put
+
+    def failing(tx: object, r: object) -> None:
+        raise RuntimeError("the pass fails here")
+
+    path = write(folder / "a.md", "the first words")
+    monkeypatch.setattr(core.notes, "_put", failing)
+    with pytest.raises(RuntimeError):
+        notes.sync()
+    monkeypatch.setattr(core.notes, "_put", real)
+    path.write_text("the first words, edited", encoding="utf-8")
+    notes.sync()
+    [(_, status)] = memories_from(app, "a.md")
+    assert status == "active" and memory_at(app, "a.md") is not None
