@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from core import scanner
 from core.errors import InvalidInput
 from core.model import Scope
 
@@ -28,12 +29,14 @@ def eligible(relative: str) -> bool:
 
 
 def shown(relative: str) -> str:
-    """A path inside the folder as Cairn may show and record it: bytes that are not UTF-8 as
-    `\\xNN`, other unprintable characters escaped (`\\n`, `\\u200b`)."""
+    """A path inside the folder as Cairn may show it: bytes that are not UTF-8 as `\\xNN`,
+    other unprintable characters escaped (`\\n`, `\\u200b`), a secret as `[BLOCKED: rule]`."""
     text = os.fsencode(relative).decode("utf-8", "backslashreplace")
-    return "".join(
+    text = "".join(
         c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
     )
+    secrets = [f for f in scanner.scan(text) if f.family is scanner.Family.SECRET]
+    return scanner.redact(text, secrets) if secrets else text
 
 
 def name_problem(relative: str) -> str | None:
@@ -51,6 +54,13 @@ def name_problem(relative: str) -> str | None:
         return (
             f"the file's path contains a control character (U+{ord(control.group()):04X}, "
             "shown escaped) - rename the file or its folder"
+        )
+    rule = scanner.secret_rule(relative)
+    if rule is not None:  # the path is recorded and shown: never a secret
+        return (
+            f"the file's path looks like it holds a secret (rule {rule}); Cairn does not record "
+            "it - rename the file or its folder, and keep the secret in your keychain or a "
+            "secret manager"
         )
     return None
 
@@ -251,7 +261,7 @@ def walk_notes(folder: Path) -> Iterator[tuple[str, tuple[int, int]]]:
         try:
             entries = list(os.scandir(directory))
         except OSError as e:
-            log.info("notes: cannot list %s: %s", directory, e.strerror)
+            log.info("notes: cannot list %s: %s", shown(directory), e.strerror)
             continue
         for entry in entries:
             if entry.name.startswith((".", "~", "#")) or entry.is_symlink():

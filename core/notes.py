@@ -184,6 +184,7 @@ class NotesFolder:
         # Files whose path Cairn cannot record (not UTF-8, ...): path -> why. Kept here, not in
         # notes_file - the path itself is what cannot be stored - and found again at each pass.
         self._refused: dict[str, str] = {}
+        self._rows_checked = False  # whether this run looked for rows naming such a path
         self._configure(settings)
         self._halted = False  # the worker is asked to stop without closing (a new folder)
         self._pass_lock = threading.Lock()
@@ -273,6 +274,14 @@ class NotesFolder:
         rows = self._rows(None if only is None else {p for p in only if not name_problem(p)})
         found = dict(walk_notes(folder)) if only is None else stat_paths(folder, only)
         tally = _Tally()
+        if only is None and not self._rows_checked:
+            # Once a run: rows an earlier version wrote for a path it should have refused (a
+            # secret in a file's name) are dropped; their memories are archived.
+            self._rows_checked = True
+            unrecordable = [r for r in rows.values() if name_problem(r.path)]
+            for r in unrecordable:
+                del rows[r.path]
+            self._archive(unrecordable, tally, forget_rows=True)
         tally.errors += self._refuse_names(found, rows, only)
         changed, touched = self._changed(folder, rows, found, tally, trust_stat=only is None)
         vanished = {p: r for p, r in rows.items() if not r.gone and p not in found}
@@ -418,10 +427,11 @@ class NotesFolder:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def _archive(self, vanished: list[_Row], tally: _Tally) -> None:
-        """Files that are gone: archive their memories (never forget), keep their rows."""
-        drop = [r.path for r in vanished if not r.memory_id]
-        keep = [r for r in vanished if r.memory_id]
+    def _archive(self, vanished: list[_Row], tally: _Tally, *, forget_rows: bool = False) -> None:
+        """Files that are gone: archive their memories (never forget), keep their rows (drop
+        them with `forget_rows`: rows whose path must not stay recorded)."""
+        drop = [r.path for r in vanished if not r.memory_id or (forget_rows and r.gone)]
+        keep = [r for r in vanished if r.memory_id and not (forget_rows and r.gone)]
         if drop:
             self._write_rows([], drop=drop)
         caller = Caller(Surface.NOTES)
@@ -438,8 +448,11 @@ class NotesFolder:
                             )
                             archived += before is not None and before.status is Status.ACTIVE
                     except CallerError as e:  # superseded, forgotten, purged: nothing to archive
-                        log.info("notes: %s: memory not archived: %s", row.path, e.message)
-                    _put(tx, replace(row, mtime_ns=_GONE, size=_GONE, error=None))
+                        log.info("notes: %s: memory not archived: %s", shown(row.path), e.message)
+                    if forget_rows:
+                        _drop(tx, row.path)
+                    else:
+                        _put(tx, replace(row, mtime_ns=_GONE, size=_GONE, error=None))
                 return archived
 
             tally.archived += self._store.writer.run(job)

@@ -884,3 +884,70 @@ def test_a_pass_that_fails_after_writing_leaves_no_memory_without_its_row(
     notes.sync()
     [(_, status)] = memories_from(app, "a.md")
     assert status == "active" and memory_at(app, "a.md") is not None
+
+
+def test_a_secret_in_a_file_name_is_refused_and_never_stored_or_shown(
+    app: Cairn, folder: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A token in a file's NAME was stored in notes_file.path and shown in health, and the
+    error said "the source looks like a secret" though the person wrote a file name."""
+    github = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    aws = "AKIAZ7QK3MWN5PXR2TLY"
+    write(folder / f"deploy-{github}.md", "harmless")
+    write(folder / f"{aws}.md", "harmless too")
+    write(folder / "keys" / f"{github}" / "inside.md", "in a folder named after a token")
+    write(folder / "fine.md", "a fine note")
+    caplog.set_level("DEBUG")
+    report = app.notes.sync()
+    assert (report.added, report.errors) == (1, 3)
+    errors = {e["path"]: e["error"] for e in app.notes.errors()}
+    assert set(errors) == {
+        "deploy-[BLOCKED: github-token].md",
+        "[BLOCKED: aws-access-key].md",
+        "keys/[BLOCKED: github-token]/inside.md",
+    }
+    assert "rule github-token" in errors["deploy-[BLOCKED: github-token].md"]
+    assert "rule aws-access-key" in errors["[BLOCKED: aws-access-key].md"]
+    for message in errors.values():
+        assert "path" in message and "source" not in message
+    health = app.health.snapshot(Caller.human())
+    assert len(health["notes_errors"]) == 3
+    assert health["warnings"]["notes_folder"].startswith("3 files in your notes folder")
+    # A note renamed to such a name: its memory is archived, kept, not renamed.
+    write(folder / "plan.md", "the release plan")
+    app.notes.sync()
+    kept = memory_at(app, "plan.md")
+    assert kept is not None
+    os.rename(folder / "plan.md", folder / f"plan-{github}.md")
+    app.notes._run_pass({"plan.md", f"plan-{github}.md"})
+    assert app.memories.get(Caller.human(), kept.id).memory.status is Status.ARCHIVED
+    shown = str(app.health.snapshot(Caller.human())) + caplog.text
+    for secret in (github, aws):
+        assert secret not in shown and secret[4:16] not in shown
+    app.store.checkpoint("TRUNCATE")
+    db = app.store.path
+    for path in (db, db.with_name(db.name + "-wal")):
+        data = path.read_bytes() if path.exists() else b""
+        for secret in (github, aws):
+            assert secret.encode() not in data, f"the token reached {path.name}"
+            assert secret[4:16].encode() not in data
+
+
+def test_a_row_an_earlier_version_wrote_for_a_secret_file_name_is_dropped(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    name = f"deploy-{GITHUB_TOKEN}.md"
+    write(folder / name, "harmless")
+    app.store.writer.run(
+        lambda tx: tx.conn.execute(
+            "INSERT INTO notes_file (path, memory_id, content_hash, mtime_ns, size, error) "
+            "VALUES (?, '', '', 0, 8, 'the source looks like a secret (rule github-token)')",
+            (name,),
+        )
+    )
+    assert notes.sync().errors == 1
+    assert row(app, name) is None
+    [error] = notes.errors()
+    assert error["path"] == "deploy-[BLOCKED: github-token].md"
+    app.store.checkpoint("TRUNCATE")
+    assert GITHUB_TOKEN.encode() not in app.store.path.read_bytes()
