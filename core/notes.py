@@ -38,7 +38,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from core import scanner
+from core import scanner, tombstones
+from core.bulk import who_forgot
 from core.changes import ChangeSet, Topic
 from core.clock import Clock
 from core.database import in_lists
@@ -63,6 +64,7 @@ from core.records import fetch_memory
 from core.requests import UpdateRequest, WriteRequest
 from core.settings import Settings
 from core.store import Store
+from core.validation import content_hash
 from core.workspace import WorkspaceRegistry
 from core.writer import WriteTx
 
@@ -78,6 +80,10 @@ _GONE = -1
 _UNREADABLE = -2
 _BATCH = 200
 _SELECT_ROWS = "SELECT path, memory_id, content_hash, mtime_ns, size, error FROM notes_file"
+_SELECT_FORGOTTEN = (  # the tombstones of notes' memories
+    "SELECT t.content_hash, t.scope, coalesce(t.workspace_id, ''), t.memory_id, t.forgotten_by "
+    "FROM tombstone t JOIN memory m ON m.id = t.memory_id WHERE substr(m.source, 1, 6) = ?"
+)
 
 
 @dataclass(frozen=True)
@@ -285,9 +291,17 @@ class NotesFolder:
         tally.errors += self._refuse_names(found, rows, only)
         changed, touched = self._changed(folder, rows, found, tally, trust_stat=only is None)
         vanished = {p: r for p, r in rows.items() if not r.gone and p not in found}
-        moves, rest = _pair_moves(changed, rows, vanished)
+        moves, rest = _pair_moves(changed, vanished)
         workspaces: dict[str, str] = {}
         updates: list[_Change] = []
+        # A note moved over another (`mv b.md a.md`): the one it replaced is gone.
+        replaced = [
+            over
+            for origin, f in moves
+            if (over := rows.get(f.path)) is not None
+            and not over.gone
+            and over.memory_id not in ("", origin.memory_id)
+        ]
         for origin, f in moves:
             prepared = self._prepare(f, workspaces)
             if isinstance(prepared, str):
@@ -297,7 +311,7 @@ class NotesFolder:
                 updates.append(_Change(f, *prepared, origin.memory_id, origin.path, "moved"))
         # Archive before writing: a new file holding the text of one just deleted then meets
         # an archived memory, which it takes over, rather than an active one it would clash with.
-        self._archive(list(vanished.values()), tally)
+        self._archive([*vanished.values(), *replaced], tally)
         new: list[tuple[_File, Note, Caller]] = []
         failed: list[_Row] = []
         for f in rest:
@@ -440,16 +454,19 @@ class NotesFolder:
             def job(tx: WriteTx, chunk: list[_Row] = chunk) -> int:
                 archived = 0
                 for row in chunk:
+                    before = fetch_memory(tx.conn, row.memory_id, self._clock.now_ms())
+                    # A forgotten or purged memory is not brought back: its path is free again.
+                    lost = before is None or before.status is Status.FORGOTTEN
                     try:
-                        with tx.db.atomic():
-                            before = fetch_memory(tx.conn, row.memory_id, self._clock.now_ms())
-                            self._memories.set_state_in(
-                                tx, caller, row.memory_id, "archive", archived=True
-                            )
-                            archived += before is not None and before.status is Status.ACTIVE
-                    except CallerError as e:  # superseded, forgotten, purged: nothing to archive
+                        if not lost:
+                            with tx.db.atomic():
+                                self._memories.set_state_in(
+                                    tx, caller, row.memory_id, "archive", archived=True
+                                )
+                                archived += before is not None and before.status is Status.ACTIVE
+                    except CallerError as e:  # superseded: nothing to archive
                         log.info("notes: %s: memory not archived: %s", shown(row.path), e.message)
-                    if forget_rows:
+                    if forget_rows or lost:
                         _drop(tx, row.path)
                     else:
                         _put(tx, replace(row, mtime_ns=_GONE, size=_GONE, error=None))
@@ -473,7 +490,9 @@ class NotesFolder:
                     tally.errors += 1
                 elif outcome == "rebind":
                     rebound.append((change.file, change.note, change.caller))
-                elif outcome == "unchanged" and change.counts_as == "updated":
+                elif outcome == "forgotten" or (
+                    outcome == "unchanged" and change.counts_as == "updated"
+                ):
                     tally.unchanged += 1
                 else:
                     setattr(tally, change.counts_as, getattr(tally, change.counts_as) + 1)
@@ -481,12 +500,22 @@ class NotesFolder:
 
     def _update_one(self, tx: WriteTx, change: _Change) -> str:
         """Inside a write job: one file's memory updated (and unarchived), its row written.
-        Returns "updated", "unchanged", "rebind" (write the file as a new memory) or "error"."""
+        Returns "updated", "unchanged", "forgotten" (the text a person forgot: left out),
+        "rebind" (write the file as a new memory) or "error"."""
         f, note = change.file, change.note
         current = fetch_memory(tx.conn, change.memory_id, self._clock.now_ms())
-        if current is None:
-            return "rebind"  # the memory was purged
         moved_from = change.old_path if change.old_path != f.path else None
+        if current is None or current.status is Status.FORGOTTEN:
+            if moved_from is not None:
+                _drop(tx, moved_from)
+            if current is None:
+                return "rebind"  # the memory was purged
+            tomb = tombstones.fetch(tx.conn, current.id)
+            if tomb is None or tomb.content_hash != content_hash(note.content):
+                return "rebind"  # other text than the person forgot: a new note
+            # The text a person forgot: left out, and that is no error (they asked for it).
+            _put(tx, f.row(current.id))
+            return "forgotten"
         try:
             with tx.db.atomic():
                 if (
@@ -520,9 +549,19 @@ class NotesFolder:
     def _add(self, items: list[tuple[_File, Note, Caller]], tally: _Tally) -> None:
         """New files: new memories through `write_many`, in batches per caller; each batch's
         rows are written in its transaction, so no memory is ever left without its row."""
+        forgotten = self._forgotten_texts(items)
+        refused: list[_Row] = []
         groups: dict[Caller, list[tuple[_File, Note]]] = {}
         for f, note, caller in items:
-            groups.setdefault(caller, []).append((f, note))
+            by = forgotten.get(_text_key(note, caller))
+            if by is not None:
+                refused.append(f.row("", by))
+            else:
+                groups.setdefault(caller, []).append((f, note))
+        if refused:
+            tally.errors += len(refused)
+            before = self._rows({r.path for r in refused})
+            self._write_rows([r for r in refused if r != before.get(r.path)])
         adopt: list[_Change] = []
         for caller, group in groups.items():
             for chunk in _chunks(group, _BATCH):
@@ -571,6 +610,24 @@ class NotesFolder:
         rebound = self._update(adopt, tally) if adopt else []
         if rebound:  # an adopted memory that was purged meanwhile: write it afresh
             self._add(rebound, tally)
+
+    def _forgotten_texts(
+        self, items: list[tuple[_File, Note, Caller]]
+    ) -> dict[tuple[str, str, str], str]:
+        """Which of these notes hold the text of a note whose memory was forgotten (in the same
+        scope and workspace): their key -> why they are refused. A person forgot it on purpose,
+        so no file brings it back (the forgotten note's own file is left out without an error)."""
+        hashes = sorted({_text_key(note, caller)[0] for _, note, caller in items})
+        out: dict[tuple[str, str, str], str] = {}
+        conn = self._store.read_db.conn()
+        for chunk, marks in in_lists(hashes):
+            query = _SELECT_FORGOTTEN + " AND t.content_hash IN (" + marks + ")"
+            for chash, scope, workspace, mid, by in conn.execute(query, (NOTES_SOURCE, *chunk)):
+                out[(chash, scope, workspace)] = (
+                    f"this is the text of memory {mid}: {who_forgot(by)}, and Cairn does not "
+                    "take it in again - change the note's text, or delete the file"
+                )
+        return out
 
     def _landed(
         self,
@@ -636,15 +693,15 @@ class NotesFolder:
     # -- what could not be taken in -------------------------------------------------------------
 
     def errors(self) -> list[dict[str, str]]:
-        """The files that could not be taken in (their current version), with why, by path. A
-        file whose memory a person forgot is left out: it is not taken in again on purpose."""
+        """The files that could not be taken in (their current version), with why, by path;
+        `memory_id` names the memory that keeps the file's last version, if one does. A file
+        holding the text of its note's forgotten memory is no error: it is left out on purpose."""
         if self._folder is None:
             return []
         rows = self._store.read_db.conn().execute(
-            "SELECT n.path, n.error, n.memory_id FROM notes_file n "
-            "LEFT JOIN memory m ON m.id = n.memory_id "
-            "WHERE n.error IS NOT NULL AND n.size != -1 AND coalesce(m.status, '') != 'forgotten' "
-            "ORDER BY n.path"
+            "SELECT n.path, n.error, CASE WHEN m.status != 'forgotten' THEN n.memory_id END "
+            "FROM notes_file n LEFT JOIN memory m ON m.id = n.memory_id "
+            "WHERE n.error IS NOT NULL AND n.size != -1 ORDER BY n.path"
         )
         listed = [{"path": p, "error": e} | ({"memory_id": m} if m else {}) for p, e, m in rows]
         listed += [{"path": shown(p), "error": why} for p, why in self._refused.items()]
@@ -859,9 +916,9 @@ class NotesFolder:
 
 
 def _pair_moves(
-    changed: list[_File], rows: dict[str, _Row], vanished: dict[str, _Row]
+    changed: list[_File], vanished: dict[str, _Row]
 ) -> tuple[list[tuple[_Row, _File]], list[_File]]:
-    """A new file with the very bytes of one that vanished in the same pass was moved (or
+    """A file with the very bytes of one that vanished in the same pass was moved (or
     renamed): it keeps that file's memory. Paired rows leave `vanished`."""
     by_hash: dict[str, _Row] = {}
     for r in vanished.values():
@@ -871,7 +928,8 @@ def _pair_moves(
     rest: list[_File] = []
     for f in changed:
         origin = None
-        if f.path not in rows and f.problem is None:
+        # Also onto the path of another file (`mv b.md a.md`): the bytes came with the move.
+        if f.problem is None:
             origin = by_hash.pop(f.content_hash, None)
         if origin is not None:
             moves.append((origin, f))
@@ -890,6 +948,12 @@ def _select_rows(conn: sqlite3.Connection, only: set[str] | None) -> dict[str, _
         query = _SELECT_ROWS + " WHERE path IN (" + marks + ")"
         out.update((r[0], _Row(*r)) for r in conn.execute(query, chunk))
     return out
+
+
+def _text_key(note: Note, caller: Caller) -> tuple[str, str, str]:
+    """A note's text as Cairn tells memories apart: its hash, scope and workspace."""
+    workspace = caller.workspace_id if note.scope is Scope.PROJECT else None
+    return content_hash(note.content), note.scope.value, workspace or ""
 
 
 def _owner(conn: sqlite3.Connection, memory_id: str) -> _Row | None:

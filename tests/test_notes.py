@@ -577,10 +577,13 @@ def test_nobody_but_the_folder_may_change_a_notes_memory(
     assert memory_at(app, "projects/plan.md") is None or (
         memory_at(app, "projects/plan.md").status.value == "forgotten"  # type: ignore[union-attr]
     )
-    # Edited afterwards, the file is still not taken in - and that is no standing warning
-    # (the health warning "could not be taken in ... was forgotten" never cleared).
-    write(folder / "projects" / "plan.md", "the plan, edited after it was forgotten")
-    notes.sync()
+    # The file, still holding the forgotten text, is not taken in - and that is no standing
+    # warning (the health warning "could not be taken in ... was forgotten" never cleared).
+    path = folder / "projects" / "plan.md"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
+    assert notes.sync().to_dict() | {"unchanged": 0} == dict.fromkeys(
+        ("added", "updated", "moved", "archived", "unchanged", "errors"), 0
+    )
     assert app.memories.get(person, memory.id).memory.status is Status.FORGOTTEN
     assert notes.errors() == []
     assert "notes_folder" not in app.health.snapshot(person)["warnings"]
@@ -951,3 +954,112 @@ def test_a_row_an_earlier_version_wrote_for_a_secret_file_name_is_dropped(
     assert error["path"] == "deploy-[BLOCKED: github-token].md"
     app.store.checkpoint("TRUNCATE")
     assert GITHUB_TOKEN.encode() not in app.store.path.read_bytes()
+
+
+# -- forgotten notes -----------------------------------------------------------------------------
+
+
+def forget_note(app: Cairn, path: str) -> str:
+    memory = memory_at(app, path)
+    assert memory is not None
+    app.memories.forget(Caller.human(), memory.id)
+    return memory.id
+
+
+@pytest.mark.parametrize("pass_between", [True, False])
+def test_a_new_note_at_the_path_of_a_forgotten_one_is_taken_in(
+    app: Cairn, notes: NotesFolder, folder: Path, pass_between: bool
+) -> None:
+    """The path stayed bound to the forgotten memory: a new file there with new text was never
+    taken in, and health said nothing (errors() left out rows of forgotten memories)."""
+    write(folder / "a1.md", "the text the person forgot")
+    notes.sync()
+    forgotten = forget_note(app, "a1.md")
+    (folder / "a1.md").unlink()
+    if pass_between:
+        notes.sync()
+    write(folder / "a1.md", "a new note, written later at the same path")
+    report = notes.sync()
+    assert (report.added, report.errors) == (1, 0)
+    new = memory_at(app, "a1.md")
+    assert new is not None and new.id != forgotten and new.status is Status.ACTIVE
+    assert new.content == "a new note, written later at the same path"
+    assert notes.errors() == []
+
+
+def test_an_edited_forgotten_note_is_a_new_memory_and_its_old_text_stays_out(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    path = write(folder / "a1.md", "the text the person forgot")
+    notes.sync()
+    forgotten = forget_note(app, "a1.md")
+    path.write_text("the text the person forgot\n", encoding="utf-8")  # the same text
+    report = notes.sync()
+    assert (report.added, report.errors, report.unchanged) == (0, 0, 1)
+    assert app.memories.get(Caller.human(), forgotten).memory.status is Status.FORGOTTEN
+    path.write_text("other words now", encoding="utf-8")
+    assert notes.sync().added == 1
+    new = memory_at(app, "a1.md")
+    assert new is not None and new.id != forgotten and new.content == "other words now"
+    # Elsewhere, a file with the forgotten text is refused, and says so.
+    write(folder / "copy.md", "the text the person forgot")
+    report = notes.sync()
+    assert (report.added, report.errors) == (0, 1)
+    [error] = notes.errors()
+    assert error["path"] == "copy.md" and "forgot" in error["error"]
+    assert app.warnings.snapshot()["notes_folder"].startswith("1 file in your notes folder")
+
+
+@pytest.mark.parametrize("deleted_first", [True, False])
+def test_a_note_renamed_onto_the_path_of_a_forgotten_one_keeps_its_memory(
+    app: Cairn, notes: NotesFolder, folder: Path, deleted_first: bool
+) -> None:
+    """`mv other.md a1.md` onto the path of a forgotten note archived other.md's memory while
+    its text sat in the folder."""
+    write(folder / "a1.md", "the text the person forgot")
+    write(folder / "other.md", "the other note")
+    notes.sync()
+    other = memory_at(app, "other.md")
+    assert other is not None
+    forget_note(app, "a1.md")
+    if deleted_first:
+        (folder / "a1.md").unlink()
+        notes.sync()
+    os.replace(folder / "other.md", folder / "a1.md")
+    report = notes.sync()
+    assert (report.moved, report.archived, report.errors) == (1, 0, 0)
+    moved = memory_at(app, "a1.md")
+    assert moved is not None and moved.id == other.id and moved.status is Status.ACTIVE
+    assert moved.source == "notes:a1.md" and row(app, "other.md") is None
+    assert notes.errors() == []
+
+
+def test_a_note_renamed_over_another_archives_the_one_it_replaced(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    write(folder / "a.md", "the note that is overwritten")
+    write(folder / "b.md", "the note that is moved")
+    notes.sync()
+    a, b = memory_at(app, "a.md"), memory_at(app, "b.md")
+    assert a is not None and b is not None
+    os.replace(folder / "b.md", folder / "a.md")
+    report = notes.sync()
+    assert (report.moved, report.archived, report.errors) == (1, 1, 0)
+    moved = memory_at(app, "a.md")
+    assert moved is not None and moved.id == b.id and moved.status is Status.ACTIVE
+    assert app.memories.get(Caller.human(), a.id).memory.status is Status.ARCHIVED
+
+
+def test_the_pass_counts_the_errors_health_lists(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """A forgotten note's file counted as an error in the pass and was left out of health."""
+    path = write(folder / "a1.md", "the text the person forgot")
+    notes.sync()
+    forget_note(app, "a1.md")
+    path.write_text("---\ntags: [x]\n---\nthe text the person forgot", encoding="utf-8")
+    write(folder / "bad.md", "---\nkind: grocery\n---\nsome words")
+    report = notes.sync()
+    assert report.errors == len(notes.errors()) == 1
+    assert notes.errors()[0]["path"] == "bad.md"
+    assert app.warnings.snapshot()["notes_folder"].startswith("1 file in your notes folder")
