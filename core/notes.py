@@ -516,35 +516,39 @@ class NotesFolder:
             # The text a person forgot: left out, and that is no error (they asked for it).
             _put(tx, f.row(current.id))
             return "forgotten"
-        try:
+        if (
+            current.scope is Scope.PROJECT
+            and note.scope is Scope.PROJECT
+            and current.workspace_id != change.caller.workspace_id
+        ):  # another project's memory now: archive this one, write a new one
             with tx.db.atomic():
-                if (
-                    current.scope is Scope.PROJECT
-                    and note.scope is Scope.PROJECT
-                    and current.workspace_id != change.caller.workspace_id
-                ):  # another project's memory now: archive this one, write a new one
-                    self._memories.set_state_in(
-                        tx, change.caller, current.id, "archive", archived=True
+                self._memories.set_state_in(tx, change.caller, current.id, "archive", archived=True)
+            if moved_from is not None:
+                _drop(tx, moved_from)
+            return "rebind"
+        # One memory per text, as for a new file: the memory keeps the last version it could.
+        error = _held_elsewhere(tx.conn, current, note, change.caller)
+        outcome = "error"
+        if error is None:
+            try:
+                with tx.db.atomic():
+                    result = self._memories.update_in(
+                        tx, change.caller, _update_request(current, note, NOTES_SOURCE + f.path)
                     )
-                    return "rebind"
-                result = self._memories.update_in(
-                    tx, change.caller, _update_request(current, note, NOTES_SOURCE + f.path)
-                )
-                stored = result.status is WriteStatus.STORED
-                revived = stored and current.status is Status.ARCHIVED
-                if revived:
-                    self._memories.set_state_in(
-                        tx, change.caller, current.id, "unarchive", archived=False
-                    )
-                error = None if stored else result.reason or "the note was not taken in"
-        except CallerError as e:
-            error = _describe(e)
+                    stored = result.status is WriteStatus.STORED
+                    revived = stored and current.status is Status.ARCHIVED
+                    if revived:
+                        self._memories.set_state_in(
+                            tx, change.caller, current.id, "unarchive", archived=False
+                        )
+                    error = None if stored else result.reason or "the note was not taken in"
+                    outcome = "updated" if revived or not result.duplicate else "unchanged"
+            except CallerError as e:
+                error = _describe(e)
         _put(tx, f.row(current.id, error))
         if moved_from is not None:
             _drop(tx, moved_from)
-        if error is not None:
-            return "error"
-        return "updated" if revived or not result.duplicate else "unchanged"
+        return "error" if error is not None else outcome
 
     def _add(self, items: list[tuple[_File, Note, Caller]], tally: _Tally) -> None:
         """New files: new memories through `write_many`, in batches per caller; each batch's
@@ -623,10 +627,7 @@ class NotesFolder:
         for chunk, marks in in_lists(hashes):
             query = _SELECT_FORGOTTEN + " AND t.content_hash IN (" + marks + ")"
             for chash, scope, workspace, mid, by in conn.execute(query, (NOTES_SOURCE, *chunk)):
-                out[(chash, scope, workspace)] = (
-                    f"this is the text of memory {mid}: {who_forgot(by)}, and Cairn does not "
-                    "take it in again - change the note's text, or delete the file"
-                )
+                out[(chash, scope, workspace)] = _forgotten_text(mid, by)
         return out
 
     def _landed(
@@ -654,11 +655,7 @@ class NotesFolder:
         if holder is None and owner is not None and not owner.gone and owner.path != f.path:
             holder = owner.path
         if holder is not None:
-            return f.row(
-                "",
-                f"the same text is already in Cairn from {holder} (memory {mid}); Cairn keeps "
-                "one memory per text - change one of the two notes",
-            ), None
+            return f.row("", _same_text_as(holder, mid)), None
         memory = result.memory
         ours = owner is not None or (
             memory is not None
@@ -667,11 +664,7 @@ class NotesFolder:
             and memory.agent is None
         )
         if not ours:
-            return f.row(
-                "",
-                f"the same text is already in Cairn as memory {mid}, which does not come from "
-                "your notes folder; Cairn keeps one memory per text",
-            ), None
+            return f.row("", _same_text_as(None, mid)), None
         claimed[mid] = f.path
         old_path = owner.path if owner is not None else None
         counts_as = "moved" if old_path is not None and old_path != f.path else "added"
@@ -954,6 +947,54 @@ def _text_key(note: Note, caller: Caller) -> tuple[str, str, str]:
     """A note's text as Cairn tells memories apart: its hash, scope and workspace."""
     workspace = caller.workspace_id if note.scope is Scope.PROJECT else None
     return content_hash(note.content), note.scope.value, workspace or ""
+
+
+def _held_elsewhere(
+    conn: sqlite3.Connection, current: Memory, note: Note, caller: Caller
+) -> str | None:
+    """Why `current` cannot take the note's new text: another memory holds it (one memory per
+    text in a scope; the archived memory of a deleted note does not count), or a person forgot
+    it as another note's text. None when it may."""
+    chash, scope, workspace = _text_key(note, caller)
+    if chash == content_hash(current.content):
+        return None  # the text is not changing
+    for mid, status, source in conn.execute(
+        "SELECT id, status, source FROM memory WHERE content_hash = ? AND scope = ? "
+        "AND coalesce(workspace_id, '') = ? AND session_id IS NULL AND id != ? "
+        "AND status IN ('active', 'archived') ORDER BY status, id",
+        (chash, scope, workspace, current.id),
+    ):
+        path = source[len(NOTES_SOURCE) :] if (source or "").startswith(NOTES_SOURCE) else None
+        if path is None or status == Status.ACTIVE.value:
+            return _same_text_as(path, mid)
+    query = _SELECT_FORGOTTEN + " AND t.content_hash = ? AND t.scope = ? "
+    query += "AND coalesce(t.workspace_id, '') = ? AND t.memory_id != ? LIMIT 1"
+    for _, _, _, mid, by in conn.execute(
+        query, (NOTES_SOURCE, chash, scope, workspace, current.id)
+    ):
+        return _forgotten_text(mid, by)
+    return None
+
+
+def _same_text_as(path: str | None, memory_id: str) -> str:
+    """The refusal of a note whose text memory `memory_id` holds already (from the note at
+    `path`, or not from the folder when None)."""
+    if path is not None:
+        return (
+            f"the same text is already in Cairn from {path} (memory {memory_id}); Cairn keeps "
+            "one memory per text - change one of the two notes"
+        )
+    return (
+        f"the same text is already in Cairn as memory {memory_id}, which does not come from "
+        "your notes folder; Cairn keeps one memory per text"
+    )
+
+
+def _forgotten_text(memory_id: str, forgotten_by: str | None) -> str:
+    return (
+        f"this is the text of memory {memory_id}: {who_forgot(forgotten_by)}, and Cairn does not "
+        "take it in again - change the note's text, or delete the file"
+    )
 
 
 def _owner(conn: sqlite3.Connection, memory_id: str) -> _Row | None:

@@ -16,7 +16,7 @@ from core.errors import Forbidden, InvalidInput
 from core.model import Caller, Memory, Scope, Status, Surface, Tier
 from core.notes import NotesFolder, eligible, parse_note
 from core.paths import Paths
-from core.requests import UpdateRequest
+from core.requests import UpdateRequest, WriteRequest
 from core.settings import Settings
 from tests.conftest import FakeClock, open_policy
 
@@ -1063,3 +1063,76 @@ def test_the_pass_counts_the_errors_health_lists(
     assert report.errors == len(notes.errors()) == 1
     assert notes.errors()[0]["path"] == "bad.md"
     assert app.warnings.snapshot()["notes_folder"].startswith("1 file in your notes folder")
+
+
+# -- one memory per text -------------------------------------------------------------------------
+
+
+def active_with(app: Cairn, content: str) -> list[str]:
+    rows = app.store.read_db.conn().execute(
+        "SELECT id FROM memory WHERE content = ? AND status = 'active'", (content,)
+    )
+    return [r[0] for r in rows]
+
+
+def test_an_edit_to_another_notes_text_is_refused_like_a_new_file(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """An edit made a second memory with the same text, without a word, while a new file with
+    that text was refused."""
+    write(folder / "one.md", "Note one text.")
+    two = write(folder / "two.md", "Note two text.")
+    notes.sync()
+    one = memory_at(app, "one.md")
+    assert one is not None
+    two.write_text("Note one text.", encoding="utf-8")
+    report = notes.sync()
+    assert (report.updated, report.errors) == (0, 1)
+    assert active_with(app, "Note one text.") == [one.id]
+    kept = memory_at(app, "two.md")
+    assert kept is not None and kept.content == "Note two text." and kept.revision == 1
+    [error] = notes.errors()
+    assert error["path"] == "two.md" and error["memory_id"] == kept.id
+    assert f"the same text is already in Cairn from one.md (memory {one.id})" in error["error"]
+    # Changed again, it is taken in.
+    two.write_text("Note two text, edited.", encoding="utf-8")
+    assert notes.sync().updated == 1
+    assert notes.errors() == []
+
+
+def test_an_edit_to_the_text_of_another_memory_or_a_forgotten_note_is_refused(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    mine = app.memories.write(
+        Caller.human(), WriteRequest(content="Typed in the window.", kind="fact", scope=Scope.USER)
+    ).id
+    write(folder / "gone.md", "A note the person forgot.")
+    edited = write(folder / "e.md", "Some note.")
+    notes.sync()
+    forget_note(app, "gone.md")
+    (folder / "gone.md").unlink()
+    notes.sync()
+    edited.write_text("Typed in the window.", encoding="utf-8")
+    notes.sync()
+    [error] = notes.errors()
+    assert f"memory {mine}, which does not come from your notes folder" in error["error"]
+    edited.write_text("A note the person forgot.", encoding="utf-8")
+    notes.sync()
+    [error] = notes.errors()
+    assert "a person forgot" in error["error"]
+    kept = memory_at(app, "e.md")
+    assert kept is not None and kept.content == "Some note."
+
+
+def test_an_edit_to_the_text_of_a_deleted_note_is_taken_in(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """A deleted note's archived memory does not hold its text against an edit."""
+    write(folder / "old.md", "Words of a deleted note.")
+    edited = write(folder / "e.md", "Some note.")
+    notes.sync()
+    (folder / "old.md").unlink()
+    notes.sync()
+    edited.write_text("Words of a deleted note.", encoding="utf-8")
+    assert notes.sync().updated == 1
+    assert notes.errors() == []
