@@ -39,9 +39,10 @@ def shown(relative: str) -> str:
     return scanner.redact(text, secrets) if secrets else text
 
 
-def name_problem(relative: str) -> str | None:
+def name_problem(relative: str, max_chars: int) -> str | None:
     """Why Cairn cannot record a note under this path (the memory's source and the notes_file
-    key are the path), or None. The message does not quote the path: `shown` does that."""
+    key are the path; `max_chars` is the longest it takes), or None. The message does not quote
+    the path: `shown` does that."""
     try:
         relative.encode("utf-8")
     except UnicodeEncodeError:
@@ -54,6 +55,12 @@ def name_problem(relative: str) -> str | None:
         return (
             f"the file's path contains a control character (U+{ord(control.group()):04X}, "
             "shown escaped) - rename the file or its folder"
+        )
+    if len(relative) > max_chars:
+        return (
+            f"the file's path is {len(relative)} characters, and Cairn records a note's path of "
+            f"at most {max_chars} (limits.max_source_chars, less the 6 of 'notes:') - shorten "
+            "the file's name or its folders' names"
         )
     rule = scanner.secret_rule(relative)
     if rule is not None:  # the path is recorded and shown: never a secret

@@ -277,14 +277,14 @@ class NotesFolder:
             only = only | self._failing() | set(self._refused)
         # A path that cannot be recorded has no row: it is never looked up (it cannot even be
         # sent to SQLite when it is not UTF-8).
-        rows = self._rows(None if only is None else {p for p in only if not name_problem(p)})
+        rows = self._rows(None if only is None else {p for p in only if not self._name_problem(p)})
         found = dict(walk_notes(folder)) if only is None else stat_paths(folder, only)
         tally = _Tally()
         if only is None and not self._rows_checked:
             # Once a run: rows an earlier version wrote for a path it should have refused (a
             # secret in a file's name) are dropped; their memories are archived.
             self._rows_checked = True
-            unrecordable = [r for r in rows.values() if name_problem(r.path)]
+            unrecordable = [r for r in rows.values() if self._name_problem(r.path)]
             for r in unrecordable:
                 del rows[r.path]
             self._archive(unrecordable, tally, forget_rows=True)
@@ -330,12 +330,16 @@ class NotesFolder:
         self._add(new + rebound, tally)
         return tally.report()
 
+    def _name_problem(self, relative: str) -> str | None:
+        max_chars = self._memories.limits.max_source_chars - len(NOTES_SOURCE)
+        return name_problem(relative, max_chars)
+
     def _refuse_names(
         self, found: dict[str, tuple[int, int]], rows: dict[str, _Row], only: set[str] | None
     ) -> int:
         """Take the files whose path Cairn cannot record out of `found`, and keep why for
         `errors()`. A path with a row was checked when the row was written. Returns how many."""
-        refused = {p: why for p in found if p not in rows and (why := name_problem(p))}
+        refused = {p: why for p in found if p not in rows and (why := self._name_problem(p))}
         for path in refused:
             del found[path]
         if only is None:

@@ -1136,3 +1136,38 @@ def test_an_edit_to_the_text_of_a_deleted_note_is_taken_in(
     edited.write_text("Words of a deleted note.", encoding="utf-8")
     assert notes.sync().updated == 1
     assert notes.errors() == []
+
+
+# -- the words of an error -----------------------------------------------------------------------
+
+
+def test_a_secret_in_a_notes_tags_is_refused_in_good_grammar(
+    notes: NotesFolder, folder: Path
+) -> None:
+    """The error said "the tags looks like a secret"."""
+    write(folder / "t.md", f"---\ntags: [deploy, {GITHUB_TOKEN}]\n---\nsome text")
+    assert notes.sync().errors == 1
+    [error] = notes.errors()
+    assert error["error"].startswith("the tags look like a secret (rule github-token)")
+    assert GITHUB_TOKEN not in error["error"]
+
+
+def test_a_path_too_long_to_record_says_it_is_the_path(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """The error said "field 'source' is 561 characters; the limit is 512"."""
+    limit = app.memories.limits.max_source_chars
+    deep = folder
+    parts = ["a" * 100] * 5
+    for part in parts:
+        deep = deep / part
+    write(deep / "a-long-name.md", "a note deep in its folders")
+    write(folder / "short.md", "a note at the top")
+    report = notes.sync()
+    assert (report.added, report.errors) == (1, 1)
+    errors = {e["path"]: e["error"] for e in notes.errors()}
+    name = "/".join([*parts, "a-long-name.md"])
+    assert errors[name].startswith(f"the file's path is {len(name)} characters")
+    assert (
+        f"at most {limit - len('notes:')}" in errors[name] and "field 'source'" not in errors[name]
+    )
