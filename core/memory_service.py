@@ -57,6 +57,7 @@ from core.model import (
 )
 from core.ownership import (
     ADOPTED_FLAG,
+    NotesState,
     owner_of,
     owns,
     refuse_not_own,
@@ -278,6 +279,7 @@ class MemoryService:
         self.reader = MemoryReader(store, clock, redactor)
         self._near = near
         self._observers = list(observers)
+        self._notes_state: NotesState | None = None
         self._retention_ms = int(settings.number("lifecycle.expired_retention_days") * 86_400_000)
         self._idem_retention_ms = int(settings.number("idempotency.retention_hours") * 3_600_000)
 
@@ -288,6 +290,11 @@ class MemoryService:
     def add_observer(self, observer: MemoryObserver) -> None:
         """Attach an observer at composition time (before the service serves requests)."""
         self._observers.append(observer)
+
+    def follow_notes(self, state: NotesState) -> None:
+        """At composition time: how to tell whether the notes folder follows a file now, so a
+        refused change of a note's memory says what is true (`core/notes.py`)."""
+        self._notes_state = state
 
     # -- preparing a write -------------------------------------------------------------------
 
@@ -711,7 +718,7 @@ class MemoryService:
         ttl = check_ttl(req.ttl_seconds)
         now = self._clock.now_ms()
         current = self._load_for_change(tx, caller, req.id, now)
-        refuse_notes_edit(caller, current)
+        refuse_notes_edit(caller, current, self._notes_state)
         if current.revision != req.if_revision:
             raise Conflict(
                 f"memory {req.id} is at revision {current.revision}, not {req.if_revision}; "
@@ -874,7 +881,7 @@ class MemoryService:
         """Pin, unpin, archive or unarchive inside a write job (a new revision, same words)."""
         now = self._clock.now_ms()
         current = self._load_for_change(tx, caller, memory_id, now)
-        refuse_notes_edit(caller, current)
+        refuse_notes_edit(caller, current, self._notes_state)
         refuse_not_own(caller, current)
         candidate = current
         if pinned is not None:
@@ -954,7 +961,7 @@ class MemoryService:
         """`supersede` inside a write job; `verdict` None: a person adopted it (no gate)."""
         now = self._clock.now_ms()
         old = self._load_for_change(tx, caller, old_id, now)
-        refuse_notes_edit(caller, old)
+        refuse_notes_edit(caller, old, self._notes_state)
         if old.status not in (Status.ACTIVE, Status.ARCHIVED):
             raise Conflict(
                 f"memory {old_id} is already {old.status.value}",
@@ -1046,7 +1053,7 @@ class MemoryService:
             raise NotFound(f"memory {memory_id} not found", data={"id": memory_id})
         if memory.status is not Status.FORGOTTEN:
             if not caller.is_human:  # a person may forget a note's memory (the file stays)
-                refuse_notes_edit(caller, memory)
+                refuse_notes_edit(caller, memory, self._notes_state)
             reasons: tuple[Reason, ...] = ()
             if caller.surface is Surface.AGENT:
                 if not owns(caller, memory):

@@ -229,6 +229,31 @@ class NotesFolder:
         """The watched folder (symlinks resolved), or None when the notes folder is off."""
         return self._folder
 
+    def file_state(self, path: str) -> str | None:
+        """Why Cairn does not follow the note at `path` now, and what a person can do instead
+        (for a refused change of its memory), or None when it does. Takes no lock: it is asked
+        from inside a write, which a pass may be waiting for."""
+        folder, misconfigured = self._folder, self._misconfigured
+        if folder is None or misconfigured is not None:
+            why = "empty" if folder is None else "not an absolute path"
+            return (
+                f"the notes folder is turned off (notes.folder is {why}), so Cairn does not "
+                "follow that file - a person may set notes.folder to the folder again and edit "
+                "the file, or forget the memory"
+            )
+        if not folder.is_dir():
+            return (
+                f"the notes folder {folder} is not there now (an unmounted drive?) - once it is "
+                "back, edit or delete the file and Cairn follows it, or a person may forget the "
+                "memory"
+            )
+        if not os.path.isfile(folder / path):
+            return (
+                "that file is not in the notes folder now - put it back and edit it, and Cairn "
+                "follows it, or a person may forget the memory"
+            )
+        return None
+
     # -- one pass ----------------------------------------------------------------------------
 
     def sync(self) -> SyncReport:

@@ -1171,3 +1171,30 @@ def test_a_path_too_long_to_record_says_it_is_the_path(
     assert (
         f"at most {limit - len('notes:')}" in errors[name] and "field 'source'" not in errors[name]
     )
+
+
+def test_a_refused_change_says_what_is_true_when_the_folder_is_off_or_the_file_gone(
+    app: Cairn, folder: Path, agent: Caller
+) -> None:
+    """With the folder turned off, the refusal still said "edit or delete that file instead -
+    Cairn follows it"."""
+    write(folder / "kept.md", "a note that stays")
+    write(folder / "gone.md", "a note that is deleted")
+    app.notes.sync()
+    kept, gone = memory_at(app, "kept.md"), memory_at(app, "gone.md")
+    assert kept is not None and gone is not None
+    with pytest.raises(Forbidden, match="edit or delete that file instead - Cairn follows it"):
+        app.memories.forget(agent, kept.id)
+    (folder / "gone.md").unlink()
+    app.notes.sync()
+    with pytest.raises(Forbidden) as refused:
+        app.memories.update(Caller.human(), UpdateRequest(gone.id, 2, content="new words"))
+    assert "(gone.md); that file is not in the notes folder now - put it back" in str(
+        refused.value.message
+    )
+    app.notes.reconfigure(app.settings.with_values(notes__folder=""))
+    with pytest.raises(Forbidden) as refused:
+        app.memories.update(agent, UpdateRequest(kept.id, 1, content="an agent's words"))
+    message = refused.value.message
+    assert "(kept.md); the notes folder is turned off (notes.folder is empty)" in message
+    assert "Cairn follows it" not in message and "forget the memory" in message
