@@ -367,12 +367,8 @@ class NotesFolder:
         refused = {p: why for p in found if p not in rows and (why := self._name_problem(p))}
         for path in refused:
             del found[path]
-        if only is None:
-            self._refused = refused
-        else:
-            for path in only:
-                self._refused.pop(path, None)
-            self._refused.update(refused)
+        kept = {} if only is None else {p: w for p, w in self._refused.items() if p not in only}
+        self._refused = kept | refused  # a new dict, never changed: errors() reads it anywhere
         return len(refused)
 
     def _changed(
@@ -545,22 +541,24 @@ class NotesFolder:
             # The text a person forgot: left out, and that is no error (they asked for it).
             _put(tx, f.row(current.id))
             return "forgotten"
-        if (
+        rebind = (
             current.scope is Scope.PROJECT
             and note.scope is Scope.PROJECT
             and current.workspace_id != change.caller.workspace_id
-        ):  # another project's memory now: archive this one, write a new one
-            with tx.db.atomic():
-                self._memories.set_state_in(tx, change.caller, current.id, "archive", archived=True)
-            if moved_from is not None:
-                _drop(tx, moved_from)
-            return "rebind"
+        )  # another project's memory now: archive this one, write a new one
         # One memory per text, as for a new file: the memory keeps the last version it could.
-        error = _held_elsewhere(tx.conn, current, note, change.caller)
+        error = None if rebind else _held_elsewhere(tx.conn, current, note, change.caller)
         outcome = "error"
         if error is None:
             try:
                 with tx.db.atomic():
+                    if rebind:
+                        self._memories.set_state_in(
+                            tx, change.caller, current.id, "archive", archived=True
+                        )
+                        if moved_from is not None:
+                            _drop(tx, moved_from)
+                        return "rebind"
                     result = self._memories.update_in(
                         tx, change.caller, _update_request(current, note, NOTES_SOURCE + f.path)
                     )
