@@ -547,7 +547,11 @@ class NotesFolder:
             and current.workspace_id != change.caller.workspace_id
         )  # another project's memory now: archive this one, write a new one
         # One memory per text, as for a new file: the memory keeps the last version it could.
-        error = None if rebind else _held_elsewhere(tx.conn, current, note, change.caller)
+        error = (
+            None
+            if rebind
+            else _held_elsewhere(tx.conn, current, note, change.caller, self._clock.now_ms())
+        )
         outcome = "error"
         if error is None:
             try:
@@ -977,19 +981,20 @@ def _text_key(note: Note, caller: Caller) -> tuple[str, str, str]:
 
 
 def _held_elsewhere(
-    conn: sqlite3.Connection, current: Memory, note: Note, caller: Caller
+    conn: sqlite3.Connection, current: Memory, note: Note, caller: Caller, now: int
 ) -> str | None:
     """Why `current` cannot take the note's new text: another memory holds it (one memory per
-    text in a scope; the archived memory of a deleted note does not count), or a person forgot
-    it as another note's text. None when it may."""
+    text in a scope, as `write` keeps it; the archived memory of a deleted note does not count),
+    or a person forgot it as another note's text. None when it may."""
     chash, scope, workspace = _text_key(note, caller)
     if chash == content_hash(current.content):
         return None  # the text is not changing
     for mid, status, source in conn.execute(
         "SELECT id, status, source FROM memory WHERE content_hash = ? AND scope = ? "
         "AND coalesce(workspace_id, '') = ? AND session_id IS NULL AND id != ? "
-        "AND status IN ('active', 'archived') ORDER BY status, id",
-        (chash, scope, workspace, current.id),
+        "AND status IN ('active', 'archived') AND (expires_at IS NULL OR expires_at > ?) "
+        "ORDER BY status, id",
+        (chash, scope, workspace, current.id, now),
     ):
         path = source[len(NOTES_SOURCE) :] if (source or "").startswith(NOTES_SOURCE) else None
         if path is None or status == Status.ACTIVE.value:

@@ -1124,6 +1124,25 @@ def test_an_edit_to_the_text_of_another_memory_or_a_forgotten_note_is_refused(
     assert kept is not None and kept.content == "Some note."
 
 
+def test_an_edit_to_the_text_of_an_expired_memory_is_taken_in_as_a_new_file_is(
+    app: Cairn, notes: NotesFolder, folder: Path, clock: FakeClock
+) -> None:
+    text = "Held until it expired."
+    app.memories.write(
+        Caller.human(), WriteRequest(content=text, kind="fact", scope=Scope.USER, ttl_seconds=60)
+    )
+    edited = write(folder / "e.md", "Some note.")
+    notes.sync()
+    clock.advance(120)
+    edited.write_text(text, encoding="utf-8")
+    write(folder / "new.md", text + " ")  # the same text, in a new file
+    report = notes.sync()
+    assert (report.updated, report.errors) == (1, 1)  # the new file meets the edited note
+    assert notes.errors()[0]["path"] == "new.md"
+    now = memory_at(app, "e.md")
+    assert now is not None and now.content == text
+
+
 def test_an_edit_to_the_text_of_a_deleted_note_is_taken_in(
     app: Cairn, notes: NotesFolder, folder: Path
 ) -> None:
