@@ -153,6 +153,7 @@ class Cairn:
         notes = NotesFolder(
             memories, store, settings, clock, failures, warnings, workspaces=workspaces
         )
+        memories.follow_notes(notes.file_state)
         search = SearchService(
             store, clock, memories, agents_may_broaden=settings.flag("search.agents_may_broaden")
         )

@@ -216,14 +216,19 @@ def secret_refused(secret: Flag) -> Verdict:
         flags=(secret,),
         code="secret",
         message=(
-            f"the {secret.field} {describe_rule(secret.rule)}; secrets are never stored - keep "
-            "it in your keychain or a secret manager"
+            f"the {secret.field} "
+            f"{describe_rule(secret.rule, plural=secret.field in _PLURAL_FIELDS)}; secrets are "
+            "never stored - keep it in your keychain or a secret manager"
         ),
     )
 
 
-def describe_rule(rule: str) -> str:
-    """`looks like <what> (rule <id>)` for a rule id, never any matched text."""
+_PLURAL_FIELDS = frozenset({"tags", "keywords"})  # "the tags look like", not "looks like"
+
+
+def describe_rule(rule: str, *, plural: bool = False) -> str:
+    """`looks like <what> (rule <id>)` for a rule id, never any matched text (`look like` when
+    it is said of a plural)."""
     family = scanner.RULES.get(rule)
     what = (
         {
@@ -235,7 +240,7 @@ def describe_rule(rule: str) -> str:
         if family
         else "something the scanner blocks"
     )
-    return f"looks like {what} (rule {rule})"
+    return f"{'look' if plural else 'looks'} like {what} (rule {rule})"
 
 
 # -- reads that can reach a model --------------------------------------------------------------

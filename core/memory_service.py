@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -57,6 +57,7 @@ from core.model import (
 )
 from core.ownership import (
     ADOPTED_FLAG,
+    NotesState,
     owner_of,
     owns,
     refuse_not_own,
@@ -278,6 +279,7 @@ class MemoryService:
         self.reader = MemoryReader(store, clock, redactor)
         self._near = near
         self._observers = list(observers)
+        self._notes_state: NotesState | None = None
         self._retention_ms = int(settings.number("lifecycle.expired_retention_days") * 86_400_000)
         self._idem_retention_ms = int(settings.number("idempotency.retention_hours") * 3_600_000)
 
@@ -288,6 +290,11 @@ class MemoryService:
     def add_observer(self, observer: MemoryObserver) -> None:
         """Attach an observer at composition time (before the service serves requests)."""
         self._observers.append(observer)
+
+    def follow_notes(self, state: NotesState) -> None:
+        """At composition time: how to tell whether the notes folder follows a file now, so a
+        refused change of a note's memory says what is true (`core/notes.py`)."""
+        self._notes_state = state
 
     # -- preparing a write -------------------------------------------------------------------
 
@@ -390,14 +397,19 @@ class MemoryService:
         )
 
     def write_many(
-        self, caller: Caller, reqs: Sequence[WriteRequest]
+        self,
+        caller: Caller,
+        reqs: Sequence[WriteRequest],
+        *,
+        then: Callable[[WriteTx, list[WriteResult | CairnError]], None] | None = None,
     ) -> list[WriteResult | CairnError]:
         """Store many memories in one transaction; each entry is a result or the error it raised.
 
         Invalid entries do not stop the others: every valid entry lands (or waits, or is
         refused) as `write` would decide, and every invalid one is reported in its place. Entries
         the gate lets through without keys go through one set-based insert. Near-duplicates are
-        not looked for here (a bulk import is one decision).
+        not looked for here (a bulk import is one decision). `then` runs in the same transaction
+        with the results: the caller's own records of them land with the memories or not at all.
         """
         prepared: list[tuple[Memory, Verdict] | CairnError | WriteResult] = []
         for req in reqs:
@@ -437,7 +449,10 @@ class MemoryService:
                         out[i] = self.store_prepared(tx, caller, req, prep[0], verdict=prep[1])
                 except CairnError as e:
                     out[i] = e
-            return [o for o in out if o is not None]
+            answers: list[WriteResult | CairnError] = [o for o in out if o is not None]
+            if then is not None:
+                then(tx, answers)
+            return answers
 
         return self._store.writer.run(job)
 
@@ -703,7 +718,7 @@ class MemoryService:
         ttl = check_ttl(req.ttl_seconds)
         now = self._clock.now_ms()
         current = self._load_for_change(tx, caller, req.id, now)
-        refuse_notes_edit(caller, current)
+        refuse_notes_edit(caller, current, self._notes_state)
         if current.revision != req.if_revision:
             raise Conflict(
                 f"memory {req.id} is at revision {current.revision}, not {req.if_revision}; "
@@ -866,7 +881,7 @@ class MemoryService:
         """Pin, unpin, archive or unarchive inside a write job (a new revision, same words)."""
         now = self._clock.now_ms()
         current = self._load_for_change(tx, caller, memory_id, now)
-        refuse_notes_edit(caller, current)
+        refuse_notes_edit(caller, current, self._notes_state)
         refuse_not_own(caller, current)
         candidate = current
         if pinned is not None:
@@ -946,7 +961,7 @@ class MemoryService:
         """`supersede` inside a write job; `verdict` None: a person adopted it (no gate)."""
         now = self._clock.now_ms()
         old = self._load_for_change(tx, caller, old_id, now)
-        refuse_notes_edit(caller, old)
+        refuse_notes_edit(caller, old, self._notes_state)
         if old.status not in (Status.ACTIVE, Status.ARCHIVED):
             raise Conflict(
                 f"memory {old_id} is already {old.status.value}",
@@ -1038,7 +1053,7 @@ class MemoryService:
             raise NotFound(f"memory {memory_id} not found", data={"id": memory_id})
         if memory.status is not Status.FORGOTTEN:
             if not caller.is_human:  # a person may forget a note's memory (the file stays)
-                refuse_notes_edit(caller, memory)
+                refuse_notes_edit(caller, memory, self._notes_state)
             reasons: tuple[Reason, ...] = ()
             if caller.surface is Surface.AGENT:
                 if not owns(caller, memory):

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from core import scanner
 from core.errors import InvalidInput
 from core.model import Scope
 
 log = logging.getLogger(__name__)
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # as a memory's fields refuse them
 
 
 def eligible(relative: str) -> bool:
@@ -22,6 +26,50 @@ def eligible(relative: str) -> bool:
     if any(not p or p.startswith((".", "~", "#")) for p in parts):
         return False
     return parts[-1].lower().endswith(".md")
+
+
+def shown(relative: str) -> str:
+    """A path inside the folder as Cairn may show it: bytes that are not UTF-8 as `\\xNN`,
+    other unprintable characters escaped (`\\n`, `\\u200b`), a secret as `[BLOCKED: rule]`."""
+    text = os.fsencode(relative).decode("utf-8", "backslashreplace")
+    text = "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+    secrets = [f for f in scanner.scan(text) if f.family is scanner.Family.SECRET]
+    return scanner.redact(text, secrets) if secrets else text
+
+
+def name_problem(relative: str, max_chars: int) -> str | None:
+    """Why Cairn cannot record a note under this path (the memory's source and the notes_file
+    key are the path; `max_chars` is the longest it takes), or None. The message does not quote
+    the path: `shown` does that."""
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:
+        return (
+            "the file's path is not UTF-8 text (a name from a system with another encoding; the "
+            "bytes that are not are shown as \\xNN) - rename the file or its folder"
+        )
+    control = _CONTROL.search(relative)
+    if control is not None:
+        return (
+            f"the file's path contains a control character (U+{ord(control.group()):04X}, "
+            "shown escaped) - rename the file or its folder"
+        )
+    if len(relative) > max_chars:
+        return (
+            f"the file's path is {len(relative)} characters, and Cairn records a note's path of "
+            f"at most {max_chars} (limits.max_source_chars, less the 6 of 'notes:') - shorten "
+            "the file's name or its folders' names"
+        )
+    rule = scanner.secret_rule(relative)
+    if rule is not None:  # the path is recorded and shown: never a secret
+        return (
+            f"the file's path looks like it holds a secret (rule {rule}); Cairn does not record "
+            "it - rename the file or its folder, and keep the secret in your keychain or a "
+            "secret manager"
+        )
+    return None
 
 
 # -- the note in a file --------------------------------------------------------------------
@@ -220,7 +268,7 @@ def walk_notes(folder: Path) -> Iterator[tuple[str, tuple[int, int]]]:
         try:
             entries = list(os.scandir(directory))
         except OSError as e:
-            log.info("notes: cannot list %s: %s", directory, e.strerror)
+            log.info("notes: cannot list %s: %s", shown(directory), e.strerror)
             continue
         for entry in entries:
             if entry.name.startswith((".", "~", "#")) or entry.is_symlink():

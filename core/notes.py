@@ -15,10 +15,13 @@ and the memory service refuses every change to it from any surface but the notes
 A pass compares each file's stat with its row and reads only the files whose stat changed, so a
 folder where nothing changed costs one directory walk and one query. Memories change only through
 the memory service, as `Surface.NOTES` - the scanner, the index and the audit log all apply. A
-row is written in the same transaction as the memory change where the service offers one
-(update, archive: `update_in`, `set_state_in`); a new memory is written by `write_many` and its
-rows right after. A crash between the two is repaired by the next pass: the file's text comes
-back as an exact duplicate of a memory with this file's source, which the pass adopts.
+row is written in the same transaction as the memory change (update, archive: `update_in`,
+`set_state_in`; new memories: `write_many`'s `then`), so a pass that fails half way leaves no
+memory without its row. Should the table be lost, the next pass rebuilds it: the file's text
+comes back as an exact duplicate of a memory with this file's source, which the pass adopts.
+
+A file whose path cannot be recorded (not UTF-8, a control character) gets no row: the pass
+keeps why in memory for `errors()` and finds it again at every pass.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import dataclasses
 import hashlib
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -34,7 +38,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from core import scanner
+from core import scanner, tombstones
+from core.bulk import who_forgot
 from core.changes import ChangeSet, Topic
 from core.clock import Clock
 from core.database import in_lists
@@ -47,8 +52,10 @@ from core.note_file import (
     Note,
     eligible,
     folder_identity,
+    name_problem,
     parse_note,
     relative_path,
+    shown,
     stat_paths,
     walk_notes,
 )
@@ -57,6 +64,7 @@ from core.records import fetch_memory
 from core.requests import UpdateRequest, WriteRequest
 from core.settings import Settings
 from core.store import Store
+from core.validation import content_hash
 from core.workspace import WorkspaceRegistry
 from core.writer import WriteTx
 
@@ -72,6 +80,10 @@ _GONE = -1
 _UNREADABLE = -2
 _BATCH = 200
 _SELECT_ROWS = "SELECT path, memory_id, content_hash, mtime_ns, size, error FROM notes_file"
+_SELECT_FORGOTTEN = (  # the tombstones of notes' memories
+    "SELECT t.content_hash, t.scope, coalesce(t.workspace_id, ''), t.memory_id, t.forgotten_by "
+    "FROM tombstone t JOIN memory m ON m.id = t.memory_id WHERE substr(m.source, 1, 6) = ?"
+)
 
 
 @dataclass(frozen=True)
@@ -175,6 +187,10 @@ class NotesFolder:
         self._max_bytes = memories.limits.max_content_bytes + FRONT_MATTER_ALLOWANCE
         self._folder: Path | None = None
         self._misconfigured: str | None = None
+        # Files whose path Cairn cannot record (not UTF-8, ...): path -> why. Kept here, not in
+        # notes_file - the path itself is what cannot be stored - and found again at each pass.
+        self._refused: dict[str, str] = {}
+        self._rows_checked = False  # whether this run looked for rows naming such a path
         self._configure(settings)
         self._halted = False  # the worker is asked to stop without closing (a new folder)
         self._pass_lock = threading.Lock()
@@ -197,6 +213,7 @@ class NotesFolder:
         raw = settings.text("notes.folder").strip()
         expanded = os.path.expanduser(raw) if raw else ""
         self._folder = None
+        self._refused = {}
         if expanded:
             absolute = os.path.isabs(expanded)
             self._folder = Path(os.path.realpath(expanded) if absolute else expanded)
@@ -211,6 +228,31 @@ class NotesFolder:
     def folder(self) -> Path | None:
         """The watched folder (symlinks resolved), or None when the notes folder is off."""
         return self._folder
+
+    def file_state(self, path: str) -> str | None:
+        """Why Cairn does not follow the note at `path` now, and what a person can do instead
+        (for a refused change of its memory), or None when it does. Takes no lock: it is asked
+        from inside a write, which a pass may be waiting for."""
+        folder, misconfigured = self._folder, self._misconfigured
+        if folder is None or misconfigured is not None:
+            why = "empty" if folder is None else "not an absolute path"
+            return (
+                f"the notes folder is turned off (notes.folder is {why}), so Cairn does not "
+                "follow that file - a person may set notes.folder to the folder again and edit "
+                "the file, or forget the memory"
+            )
+        if not folder.is_dir():
+            return (
+                f"the notes folder {folder} is not there now (an unmounted drive?) - once it is "
+                "back, edit or delete the file and Cairn follows it, or a person may forget the "
+                "memory"
+            )
+        if not os.path.isfile(folder / path):
+            return (
+                "that file is not in the notes folder now - put it back and edit it, and Cairn "
+                "follows it, or a person may forget the memory"
+            )
+        return None
 
     # -- one pass ----------------------------------------------------------------------------
 
@@ -257,15 +299,34 @@ class NotesFolder:
 
     def _pass(self, folder: Path, only: set[str] | None) -> SyncReport:
         if only is not None:  # the failing notes too: what these files did may be their cure
-            only = only | self._failing()
-        rows = self._rows(only)
+            only = only | self._failing() | set(self._refused)
+        # A path that cannot be recorded has no row: it is never looked up (it cannot even be
+        # sent to SQLite when it is not UTF-8).
+        rows = self._rows(None if only is None else {p for p in only if not self._name_problem(p)})
         found = dict(walk_notes(folder)) if only is None else stat_paths(folder, only)
         tally = _Tally()
+        if only is None and not self._rows_checked:
+            # Once a run: rows an earlier version wrote for a path it should have refused (a
+            # secret in a file's name) are dropped; their memories are archived.
+            self._rows_checked = True
+            unrecordable = [r for r in rows.values() if self._name_problem(r.path)]
+            for r in unrecordable:
+                del rows[r.path]
+            self._archive(unrecordable, tally, forget_rows=True)
+        tally.errors += self._refuse_names(found, rows, only)
         changed, touched = self._changed(folder, rows, found, tally, trust_stat=only is None)
         vanished = {p: r for p, r in rows.items() if not r.gone and p not in found}
-        moves, rest = _pair_moves(changed, rows, vanished)
+        moves, rest = _pair_moves(changed, vanished)
         workspaces: dict[str, str] = {}
         updates: list[_Change] = []
+        # A note moved over another (`mv b.md a.md`): the one it replaced is gone.
+        replaced = [
+            over
+            for origin, f in moves
+            if (over := rows.get(f.path)) is not None
+            and not over.gone
+            and over.memory_id not in ("", origin.memory_id)
+        ]
         for origin, f in moves:
             prepared = self._prepare(f, workspaces)
             if isinstance(prepared, str):
@@ -275,7 +336,7 @@ class NotesFolder:
                 updates.append(_Change(f, *prepared, origin.memory_id, origin.path, "moved"))
         # Archive before writing: a new file holding the text of one just deleted then meets
         # an archived memory, which it takes over, rather than an active one it would clash with.
-        self._archive(list(vanished.values()), tally)
+        self._archive([*vanished.values(), *replaced], tally)
         new: list[tuple[_File, Note, Caller]] = []
         failed: list[_Row] = []
         for f in rest:
@@ -293,6 +354,22 @@ class NotesFolder:
         rebound = self._update(updates, tally)
         self._add(new + rebound, tally)
         return tally.report()
+
+    def _name_problem(self, relative: str) -> str | None:
+        max_chars = self._memories.limits.max_source_chars - len(NOTES_SOURCE)
+        return name_problem(relative, max_chars)
+
+    def _refuse_names(
+        self, found: dict[str, tuple[int, int]], rows: dict[str, _Row], only: set[str] | None
+    ) -> int:
+        """Take the files whose path Cairn cannot record out of `found`, and keep why for
+        `errors()`. A path with a row was checked when the row was written. Returns how many."""
+        refused = {p: why for p in found if p not in rows and (why := self._name_problem(p))}
+        for path in refused:
+            del found[path]
+        kept = {} if only is None else {p: w for p, w in self._refused.items() if p not in only}
+        self._refused = kept | refused  # a new dict, never changed: errors() reads it anywhere
+        return len(refused)
 
     def _changed(
         self,
@@ -342,15 +419,7 @@ class NotesFolder:
         return {r[0] for r in conn.execute("SELECT path FROM notes_file WHERE error IS NOT NULL")}
 
     def _rows(self, only: set[str] | None) -> dict[str, _Row]:
-        conn = self._store.read_db.conn()
-        if only is None:
-            return {r[0]: _Row(*r) for r in conn.execute(_SELECT_ROWS)}
-        out: dict[str, _Row] = {}
-        paths = sorted(only)
-        for chunk, marks in in_lists(paths):
-            query = _SELECT_ROWS + " WHERE path IN (" + marks + ")"
-            out.update((r[0], _Row(*r)) for r in conn.execute(query, chunk))
-        return out
+        return _select_rows(self._store.read_db.conn(), only)
 
     def _read(self, folder: Path, path: str, mtime_ns: int, size: int) -> _File:
         if size > self._max_bytes:
@@ -397,10 +466,11 @@ class NotesFolder:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def _archive(self, vanished: list[_Row], tally: _Tally) -> None:
-        """Files that are gone: archive their memories (never forget), keep their rows."""
-        drop = [r.path for r in vanished if not r.memory_id]
-        keep = [r for r in vanished if r.memory_id]
+    def _archive(self, vanished: list[_Row], tally: _Tally, *, forget_rows: bool = False) -> None:
+        """Files that are gone: archive their memories (never forget), keep their rows (drop
+        them with `forget_rows`: rows whose path must not stay recorded)."""
+        drop = [r.path for r in vanished if not r.memory_id or (forget_rows and r.gone)]
+        keep = [r for r in vanished if r.memory_id and not (forget_rows and r.gone)]
         if drop:
             self._write_rows([], drop=drop)
         caller = Caller(Surface.NOTES)
@@ -409,16 +479,22 @@ class NotesFolder:
             def job(tx: WriteTx, chunk: list[_Row] = chunk) -> int:
                 archived = 0
                 for row in chunk:
+                    before = fetch_memory(tx.conn, row.memory_id, self._clock.now_ms())
+                    # A forgotten or purged memory is not brought back: its path is free again.
+                    lost = before is None or before.status is Status.FORGOTTEN
                     try:
-                        with tx.db.atomic():
-                            before = fetch_memory(tx.conn, row.memory_id, self._clock.now_ms())
-                            self._memories.set_state_in(
-                                tx, caller, row.memory_id, "archive", archived=True
-                            )
-                            archived += before is not None and before.status is Status.ACTIVE
-                    except CallerError as e:  # superseded, forgotten, purged: nothing to archive
-                        log.info("notes: %s: memory not archived: %s", row.path, e.message)
-                    _put(tx, replace(row, mtime_ns=_GONE, size=_GONE, error=None))
+                        if not lost:
+                            with tx.db.atomic():
+                                self._memories.set_state_in(
+                                    tx, caller, row.memory_id, "archive", archived=True
+                                )
+                                archived += before is not None and before.status is Status.ACTIVE
+                    except CallerError as e:  # superseded: nothing to archive
+                        log.info("notes: %s: memory not archived: %s", shown(row.path), e.message)
+                    if forget_rows or lost:
+                        _drop(tx, row.path)
+                    else:
+                        _put(tx, replace(row, mtime_ns=_GONE, size=_GONE, error=None))
                 return archived
 
             tally.archived += self._store.writer.run(job)
@@ -439,7 +515,9 @@ class NotesFolder:
                     tally.errors += 1
                 elif outcome == "rebind":
                     rebound.append((change.file, change.note, change.caller))
-                elif outcome == "unchanged" and change.counts_as == "updated":
+                elif outcome == "forgotten" or (
+                    outcome == "unchanged" and change.counts_as == "updated"
+                ):
                     tally.unchanged += 1
                 else:
                     setattr(tally, change.counts_as, getattr(tally, change.counts_as) + 1)
@@ -447,47 +525,78 @@ class NotesFolder:
 
     def _update_one(self, tx: WriteTx, change: _Change) -> str:
         """Inside a write job: one file's memory updated (and unarchived), its row written.
-        Returns "updated", "unchanged", "rebind" (write the file as a new memory) or "error"."""
+        Returns "updated", "unchanged", "forgotten" (the text a person forgot: left out),
+        "rebind" (write the file as a new memory) or "error"."""
         f, note = change.file, change.note
         current = fetch_memory(tx.conn, change.memory_id, self._clock.now_ms())
-        if current is None:
-            return "rebind"  # the memory was purged
         moved_from = change.old_path if change.old_path != f.path else None
-        try:
-            with tx.db.atomic():
-                if (
-                    current.scope is Scope.PROJECT
-                    and note.scope is Scope.PROJECT
-                    and current.workspace_id != change.caller.workspace_id
-                ):  # another project's memory now: archive this one, write a new one
-                    self._memories.set_state_in(
-                        tx, change.caller, current.id, "archive", archived=True
+        if current is None or current.status is Status.FORGOTTEN:
+            if moved_from is not None:
+                _drop(tx, moved_from)
+            if current is None:
+                return "rebind"  # the memory was purged
+            tomb = tombstones.fetch(tx.conn, current.id)
+            if tomb is None or tomb.content_hash != content_hash(note.content):
+                return "rebind"  # other text than the person forgot: a new note
+            # The text a person forgot: left out, and that is no error (they asked for it).
+            _put(tx, f.row(current.id))
+            return "forgotten"
+        rebind = (
+            current.scope is Scope.PROJECT
+            and note.scope is Scope.PROJECT
+            and current.workspace_id != change.caller.workspace_id
+        )  # another project's memory now: archive this one, write a new one
+        # One memory per text, as for a new file: the memory keeps the last version it could.
+        error = (
+            None
+            if rebind
+            else _held_elsewhere(tx.conn, current, note, change.caller, self._clock.now_ms())
+        )
+        outcome = "error"
+        if error is None:
+            try:
+                with tx.db.atomic():
+                    if rebind:
+                        self._memories.set_state_in(
+                            tx, change.caller, current.id, "archive", archived=True
+                        )
+                        if moved_from is not None:
+                            _drop(tx, moved_from)
+                        return "rebind"
+                    result = self._memories.update_in(
+                        tx, change.caller, _update_request(current, note, NOTES_SOURCE + f.path)
                     )
-                    return "rebind"
-                result = self._memories.update_in(
-                    tx, change.caller, _update_request(current, note, NOTES_SOURCE + f.path)
-                )
-                stored = result.status is WriteStatus.STORED
-                revived = stored and current.status is Status.ARCHIVED
-                if revived:
-                    self._memories.set_state_in(
-                        tx, change.caller, current.id, "unarchive", archived=False
-                    )
-                error = None if stored else result.reason or "the note was not taken in"
-        except CallerError as e:
-            error = _describe(e)
+                    stored = result.status is WriteStatus.STORED
+                    revived = stored and current.status is Status.ARCHIVED
+                    if revived:
+                        self._memories.set_state_in(
+                            tx, change.caller, current.id, "unarchive", archived=False
+                        )
+                    error = None if stored else result.reason or "the note was not taken in"
+                    outcome = "updated" if revived or not result.duplicate else "unchanged"
+            except CallerError as e:
+                error = _describe(e)
         _put(tx, f.row(current.id, error))
         if moved_from is not None:
             _drop(tx, moved_from)
-        if error is not None:
-            return "error"
-        return "updated" if revived or not result.duplicate else "unchanged"
+        return "error" if error is not None else outcome
 
     def _add(self, items: list[tuple[_File, Note, Caller]], tally: _Tally) -> None:
-        """New files: new memories through `write_many`, in batches per caller."""
+        """New files: new memories through `write_many`, in batches per caller; each batch's
+        rows are written in its transaction, so no memory is ever left without its row."""
+        forgotten = self._forgotten_texts(items)
+        refused: list[_Row] = []
         groups: dict[Caller, list[tuple[_File, Note]]] = {}
         for f, note, caller in items:
-            groups.setdefault(caller, []).append((f, note))
+            by = forgotten.get(_text_key(note, caller))
+            if by is not None:
+                refused.append(f.row("", by))
+            else:
+                groups.setdefault(caller, []).append((f, note))
+        if refused:
+            tally.errors += len(refused)
+            before = self._rows({r.path for r in refused})
+            self._write_rows([r for r in refused if r != before.get(r.path)])
         adopt: list[_Change] = []
         for caller, group in groups.items():
             for chunk in _chunks(group, _BATCH):
@@ -503,33 +612,63 @@ class NotesFolder:
                     )
                     for f, note in chunk
                 ]
-                results = self._memories.write_many(caller, requests)
-                rows: list[_Row] = []
-                claimed: dict[str, str] = {}  # memory id -> path, in this batch
-                for (f, note), result in zip(chunk, results, strict=True):
-                    row, change = self._landed(f, note, caller, result, claimed)
+                landed: list[tuple[_Row | None, _Change | None]] = []
+
+                def record(
+                    tx: WriteTx,
+                    results: list[WriteResult | CairnError],
+                    caller: Caller = caller,
+                    chunk: list[tuple[_File, Note]] = chunk,
+                    landed: list[tuple[_Row | None, _Change | None]] = landed,
+                ) -> None:
+                    landed.clear()
+                    claimed: dict[str, str] = {}  # memory id -> path, in this batch
+                    for (f, note), result in zip(chunk, results, strict=True):
+                        landed.append(
+                            self._landed(tx.conn, f, note, caller, result, claimed=claimed)
+                        )
+                    rows = [row for row, _ in landed if row is not None]
+                    # a note failing as before (tried again at each pass) is not written again
+                    before = _select_rows(tx.conn, {r.path for r in rows if r.error is not None})
+                    for row in rows:
+                        if row.error is None or row != before.get(row.path):
+                            _put(tx, row)
+
+                self._memories.write_many(caller, requests, then=record)
+                for row, change in landed:
                     if change is not None:
                         adopt.append(change)
-                        continue
-                    assert row is not None
-                    rows.append(row)
-                    if row.error is None:
+                    elif row is not None and row.error is None:
                         tally.added += 1
                     else:
                         tally.errors += 1
-                # a note failing as before (tried again at each pass) is not written again
-                before = self._rows({r.path for r in rows if r.error is not None})
-                self._write_rows([r for r in rows if r.error is None or r != before.get(r.path)])
         rebound = self._update(adopt, tally) if adopt else []
         if rebound:  # an adopted memory that was purged meanwhile: write it afresh
             self._add(rebound, tally)
 
+    def _forgotten_texts(
+        self, items: list[tuple[_File, Note, Caller]]
+    ) -> dict[tuple[str, str, str], str]:
+        """Which of these notes hold the text of a note whose memory was forgotten (in the same
+        scope and workspace): their key -> why they are refused. A person forgot it on purpose,
+        so no file brings it back (the forgotten note's own file is left out without an error)."""
+        hashes = sorted({_text_key(note, caller)[0] for _, note, caller in items})
+        out: dict[tuple[str, str, str], str] = {}
+        conn = self._store.read_db.conn()
+        for chunk, marks in in_lists(hashes):
+            query = _SELECT_FORGOTTEN + " AND t.content_hash IN (" + marks + ")"
+            for chash, scope, workspace, mid, by in conn.execute(query, (NOTES_SOURCE, *chunk)):
+                out[(chash, scope, workspace)] = _forgotten_text(mid, by)
+        return out
+
     def _landed(
         self,
+        conn: sqlite3.Connection,
         f: _File,
         note: Note,
         caller: Caller,
         result: WriteResult | CairnError,
+        *,
         claimed: dict[str, str],
     ) -> tuple[_Row | None, _Change | None]:
         """The row for a file after its write, or the memory it should adopt instead."""
@@ -543,15 +682,11 @@ class NotesFolder:
         # The same text is stored already (exact duplicates are one memory).
         mid = result.id
         holder = claimed.get(mid)
-        owner = self._owner(mid) if holder is None else None
+        owner = _owner(conn, mid) if holder is None else None
         if holder is None and owner is not None and not owner.gone and owner.path != f.path:
             holder = owner.path
         if holder is not None:
-            return f.row(
-                "",
-                f"the same text is already in Cairn from {holder} (memory {mid}); Cairn keeps "
-                "one memory per text - change one of the two notes",
-            ), None
+            return f.row("", _same_text_as(holder, mid)), None
         memory = result.memory
         ours = owner is not None or (
             memory is not None
@@ -560,26 +695,11 @@ class NotesFolder:
             and memory.agent is None
         )
         if not ours:
-            return f.row(
-                "",
-                f"the same text is already in Cairn as memory {mid}, which does not come from "
-                "your notes folder; Cairn keeps one memory per text",
-            ), None
+            return f.row("", _same_text_as(None, mid)), None
         claimed[mid] = f.path
         old_path = owner.path if owner is not None else None
         counts_as = "moved" if old_path is not None and old_path != f.path else "added"
         return None, _Change(f, note, caller, mid, old_path, counts_as)
-
-    def _owner(self, memory_id: str) -> _Row | None:
-        row = (
-            self._store.read_db.conn()
-            .execute(
-                _SELECT_ROWS + " WHERE memory_id = ? ORDER BY size = -1, path LIMIT 1",
-                (memory_id,),
-            )
-            .fetchone()
-        )
-        return _Row(*row) if row is not None else None
 
     def _write_rows(self, rows: list[_Row], *, drop: Iterable[str] = ()) -> None:
         dropped = list(drop)
@@ -597,17 +717,19 @@ class NotesFolder:
     # -- what could not be taken in -------------------------------------------------------------
 
     def errors(self) -> list[dict[str, str]]:
-        """The files that could not be taken in (their current version), with why, by path. A
-        file whose memory a person forgot is left out: it is not taken in again on purpose."""
+        """The files that could not be taken in (their current version), with why, by path;
+        `memory_id` names the memory that keeps the file's last version, if one does. A file
+        holding the text of its note's forgotten memory is no error: it is left out on purpose."""
         if self._folder is None:
             return []
         rows = self._store.read_db.conn().execute(
-            "SELECT n.path, n.error, n.memory_id FROM notes_file n "
-            "LEFT JOIN memory m ON m.id = n.memory_id "
-            "WHERE n.error IS NOT NULL AND n.size != -1 AND coalesce(m.status, '') != 'forgotten' "
-            "ORDER BY n.path"
+            "SELECT n.path, n.error, CASE WHEN m.status != 'forgotten' THEN n.memory_id END "
+            "FROM notes_file n LEFT JOIN memory m ON m.id = n.memory_id "
+            "WHERE n.error IS NOT NULL AND n.size != -1 ORDER BY n.path"
         )
-        return [{"path": p, "error": e} | ({"memory_id": m} if m else {}) for p, e, m in rows]
+        listed = [{"path": p, "error": e} | ({"memory_id": m} if m else {}) for p, e, m in rows]
+        listed += [{"path": shown(p), "error": why} for p, why in self._refused.items()]
+        return sorted(listed, key=lambda e: e["path"])
 
     def _refresh_warning(self) -> None:
         errors = self.errors()
@@ -818,9 +940,9 @@ class NotesFolder:
 
 
 def _pair_moves(
-    changed: list[_File], rows: dict[str, _Row], vanished: dict[str, _Row]
+    changed: list[_File], vanished: dict[str, _Row]
 ) -> tuple[list[tuple[_Row, _File]], list[_File]]:
-    """A new file with the very bytes of one that vanished in the same pass was moved (or
+    """A file with the very bytes of one that vanished in the same pass was moved (or
     renamed): it keeps that file's memory. Paired rows leave `vanished`."""
     by_hash: dict[str, _Row] = {}
     for r in vanished.values():
@@ -830,7 +952,8 @@ def _pair_moves(
     rest: list[_File] = []
     for f in changed:
         origin = None
-        if f.path not in rows and f.problem is None:
+        # Also onto the path of another file (`mv b.md a.md`): the bytes came with the move.
+        if f.problem is None:
             origin = by_hash.pop(f.content_hash, None)
         if origin is not None:
             moves.append((origin, f))
@@ -838,6 +961,80 @@ def _pair_moves(
         else:
             rest.append(f)
     return moves, rest
+
+
+def _select_rows(conn: sqlite3.Connection, only: set[str] | None) -> dict[str, _Row]:
+    if only is None:
+        return {r[0]: _Row(*r) for r in conn.execute(_SELECT_ROWS)}
+    out: dict[str, _Row] = {}
+    paths = sorted(only)
+    for chunk, marks in in_lists(paths):
+        query = _SELECT_ROWS + " WHERE path IN (" + marks + ")"
+        out.update((r[0], _Row(*r)) for r in conn.execute(query, chunk))
+    return out
+
+
+def _text_key(note: Note, caller: Caller) -> tuple[str, str, str]:
+    """A note's text as Cairn tells memories apart: its hash, scope and workspace."""
+    workspace = caller.workspace_id if note.scope is Scope.PROJECT else None
+    return content_hash(note.content), note.scope.value, workspace or ""
+
+
+def _held_elsewhere(
+    conn: sqlite3.Connection, current: Memory, note: Note, caller: Caller, now: int
+) -> str | None:
+    """Why `current` cannot take the note's new text: another memory holds it (one memory per
+    text in a scope, as `write` keeps it; the archived memory of a deleted note does not count),
+    or a person forgot it as another note's text. None when it may."""
+    chash, scope, workspace = _text_key(note, caller)
+    if chash == content_hash(current.content):
+        return None  # the text is not changing
+    for mid, status, source in conn.execute(
+        "SELECT id, status, source FROM memory WHERE content_hash = ? AND scope = ? "
+        "AND coalesce(workspace_id, '') = ? AND session_id IS NULL AND id != ? "
+        "AND status IN ('active', 'archived') AND (expires_at IS NULL OR expires_at > ?) "
+        "ORDER BY status, id",
+        (chash, scope, workspace, current.id, now),
+    ):
+        path = source[len(NOTES_SOURCE) :] if (source or "").startswith(NOTES_SOURCE) else None
+        if path is None or status == Status.ACTIVE.value:
+            return _same_text_as(path, mid)
+    query = _SELECT_FORGOTTEN + " AND t.content_hash = ? AND t.scope = ? "
+    query += "AND coalesce(t.workspace_id, '') = ? AND t.memory_id != ? LIMIT 1"
+    for _, _, _, mid, by in conn.execute(
+        query, (NOTES_SOURCE, chash, scope, workspace, current.id)
+    ):
+        return _forgotten_text(mid, by)
+    return None
+
+
+def _same_text_as(path: str | None, memory_id: str) -> str:
+    """The refusal of a note whose text memory `memory_id` holds already (from the note at
+    `path`, or not from the folder when None)."""
+    if path is not None:
+        return (
+            f"the same text is already in Cairn from {path} (memory {memory_id}); Cairn keeps "
+            "one memory per text - change one of the two notes"
+        )
+    return (
+        f"the same text is already in Cairn as memory {memory_id}, which does not come from "
+        "your notes folder; Cairn keeps one memory per text"
+    )
+
+
+def _forgotten_text(memory_id: str, forgotten_by: str | None) -> str:
+    return (
+        f"this is the text of memory {memory_id}: {who_forgot(forgotten_by)}, and Cairn does not "
+        "take it in again - change the note's text, or delete the file"
+    )
+
+
+def _owner(conn: sqlite3.Connection, memory_id: str) -> _Row | None:
+    """The row of the file whose memory this is (one that is there before one that is gone)."""
+    row = conn.execute(
+        _SELECT_ROWS + " WHERE memory_id = ? ORDER BY size = -1, path LIMIT 1", (memory_id,)
+    ).fetchone()
+    return _Row(*row) if row is not None else None
 
 
 def _update_request(current: Memory, note: Note, source: str) -> UpdateRequest:

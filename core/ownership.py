@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from core.errors import Forbidden, InvalidInput
 from core.model import Caller, Memory, Surface, Tier
 
@@ -49,13 +51,22 @@ def notes_file_of(memory: Memory) -> str | None:
     return None
 
 
-def refuse_notes_edit(caller: Caller, memory: Memory) -> None:
-    """A memory that mirrors a notes file changes only with the file: the file is the truth."""
+# A notes file's path -> why Cairn does not follow that file now, and what a person can do
+# (the notes folder is off, the file is gone), or None when it does.
+NotesState = Callable[[str], str | None]
+
+
+def refuse_notes_edit(
+    caller: Caller, memory: Memory, notes_state: NotesState | None = None
+) -> None:
+    """A memory that mirrors a notes file changes only with the file: the file is the truth.
+    The refusal says what to do, as `notes_state` tells whether Cairn follows the file now."""
     path = notes_file_of(memory)
     if path is not None and caller.surface is not Surface.NOTES:
+        instead = notes_state(path) if notes_state is not None else None
         raise Forbidden(
-            f"memory {memory.id} comes from your notes folder ({path}); edit or delete that "
-            "file instead - Cairn follows it",
+            f"memory {memory.id} comes from your notes folder ({path}); "
+            + (instead or "edit or delete that file instead - Cairn follows it"),
             data={"id": memory.id, "file": path},
         )
 

@@ -16,7 +16,7 @@ from core.errors import Forbidden, InvalidInput
 from core.model import Caller, Memory, Scope, Status, Surface, Tier
 from core.notes import NotesFolder, eligible, parse_note
 from core.paths import Paths
-from core.requests import UpdateRequest
+from core.requests import UpdateRequest, WriteRequest
 from core.settings import Settings
 from tests.conftest import FakeClock, open_policy
 
@@ -577,10 +577,13 @@ def test_nobody_but_the_folder_may_change_a_notes_memory(
     assert memory_at(app, "projects/plan.md") is None or (
         memory_at(app, "projects/plan.md").status.value == "forgotten"  # type: ignore[union-attr]
     )
-    # Edited afterwards, the file is still not taken in - and that is no standing warning
-    # (the health warning "could not be taken in ... was forgotten" never cleared).
-    write(folder / "projects" / "plan.md", "the plan, edited after it was forgotten")
-    notes.sync()
+    # The file, still holding the forgotten text, is not taken in - and that is no standing
+    # warning (the health warning "could not be taken in ... was forgotten" never cleared).
+    path = folder / "projects" / "plan.md"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
+    assert notes.sync().to_dict() | {"unchanged": 0} == dict.fromkeys(
+        ("added", "updated", "moved", "archived", "unchanged", "errors"), 0
+    )
     assert app.memories.get(person, memory.id).memory.status is Status.FORGOTTEN
     assert notes.errors() == []
     assert "notes_folder" not in app.health.snapshot(person)["warnings"]
@@ -798,3 +801,419 @@ def test_a_folder_that_goes_away_and_comes_back_is_watched_again(
     write(folder / "fresh.md", "in the new folder")
     wait_for(lambda: memory_at(app, "fresh.md") is not None, "the new folder is not watched")
     assert not app.failures.snapshot()
+
+
+# -- file names ----------------------------------------------------------------------------------
+
+
+def latin1_name(folder: Path, name: bytes, text: str) -> str:
+    """Create a file whose name is not UTF-8 (as a Latin-1 system writes it); its path as Python
+    sees it (undecodable bytes as surrogates)."""
+    with open(os.fsencode(folder) + b"/" + name, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return os.fsdecode(name)
+
+
+def memories_from(app: Cairn, path: str) -> list[tuple[str, str]]:
+    """(id, status) of every memory whose source names `path`."""
+    rows = app.store.read_db.conn().execute(
+        "SELECT id, status FROM memory WHERE source = ? ORDER BY seq", ("notes:" + path,)
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
+def test_a_file_name_that_is_not_utf8_is_refused_and_the_others_are_taken_in(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """`café.md` written by a Latin-1 system broke every full pass (UnicodeEncodeError after
+    `write_many`, before the rows): a note created while Cairn was stopped and edited
+    afterwards got a second memory, and health named no file."""
+    bad = latin1_name(folder, b"caf\xe9.md", "x\n")
+    note = write(folder / "n.md", "created while Cairn was stopped")
+    report = notes.sync()
+    assert (report.added, report.errors) == (1, 1)
+    [error] = notes.errors()
+    assert error["path"] == "caf\\xe9.md"
+    assert "not UTF-8" in error["error"] and "rename" in error["error"]
+    warning = app.warnings.snapshot()["notes_folder"]
+    assert warning.startswith("1 file in your notes folder could not be taken in")
+    assert "caf\\xe9.md" in warning
+    seq = app.store.committed_seq
+    assert notes.sync().errors == 1  # reported again, nothing written
+    assert app.store.committed_seq == seq
+    note.write_text("created while Cairn was stopped, then edited", encoding="utf-8")
+    assert notes.sync().updated == 1
+    [(_, status)] = memories_from(app, "n.md")
+    assert status == "active"
+    # A pass for the events on that file alone does not fail either.
+    assert notes._run_pass({bad}).errors == 1
+    os.unlink(os.fsencode(folder) + b"/caf\xe9.md")
+    notes._run_pass({bad})
+    assert notes.errors() == []
+    assert "notes_folder" not in app.warnings.snapshot()
+    assert not app.failures.snapshot()
+
+
+def test_a_folder_name_that_is_not_utf8_is_refused_in_health(app: Cairn, folder: Path) -> None:
+    os.mkdir(os.fsencode(folder) + b"/d\xfcr")
+    latin1_name(folder, b"d\xfcr/a.md", "inside a Latin-1 folder")
+    write(folder / "b.md", "a good note")
+    report = app.notes.sync()
+    assert (report.added, report.errors) == (1, 1)
+    health = app.health.snapshot(Caller.human())
+    assert [e["path"] for e in health["notes_errors"]] == ["d\\xfcr/a.md"]
+    assert "d\\xfcr/a.md" in health["warnings"]["notes_folder"]
+    assert "notes" not in health["background_failures"]
+
+
+def test_a_pass_that_fails_after_writing_leaves_no_memory_without_its_row(
+    app: Cairn, notes: NotesFolder, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New memories and their rows were two transactions: a pass failing between them left a
+    memory no row named, which a later edit of the note doubled."""
+    import core.notes
+
+    real = core.notes._put
+
+    def failing(tx: object, r: object) -> None:
+        raise RuntimeError("the pass fails here")
+
+    path = write(folder / "a.md", "the first words")
+    monkeypatch.setattr(core.notes, "_put", failing)
+    with pytest.raises(RuntimeError):
+        notes.sync()
+    monkeypatch.setattr(core.notes, "_put", real)
+    path.write_text("the first words, edited", encoding="utf-8")
+    notes.sync()
+    [(_, status)] = memories_from(app, "a.md")
+    assert status == "active" and memory_at(app, "a.md") is not None
+
+
+def test_a_secret_in_a_file_name_is_refused_and_never_stored_or_shown(
+    app: Cairn, folder: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A token in a file's NAME was stored in notes_file.path and shown in health, and the
+    error said "the source looks like a secret" though the person wrote a file name."""
+    github = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    aws = "AKIAZ7QK3MWN5PXR2TLY"
+    write(folder / f"deploy-{github}.md", "harmless")
+    write(folder / f"{aws}.md", "harmless too")
+    write(folder / "keys" / f"{github}" / "inside.md", "in a folder named after a token")
+    write(folder / "fine.md", "a fine note")
+    caplog.set_level("DEBUG")
+    report = app.notes.sync()
+    assert (report.added, report.errors) == (1, 3)
+    errors = {e["path"]: e["error"] for e in app.notes.errors()}
+    assert set(errors) == {
+        "deploy-[BLOCKED: github-token].md",
+        "[BLOCKED: aws-access-key].md",
+        "keys/[BLOCKED: github-token]/inside.md",
+    }
+    assert "rule github-token" in errors["deploy-[BLOCKED: github-token].md"]
+    assert "rule aws-access-key" in errors["[BLOCKED: aws-access-key].md"]
+    for message in errors.values():
+        assert "path" in message and "source" not in message
+    health = app.health.snapshot(Caller.human())
+    assert len(health["notes_errors"]) == 3
+    assert health["warnings"]["notes_folder"].startswith("3 files in your notes folder")
+    # A note renamed to such a name: its memory is archived, kept, not renamed.
+    write(folder / "plan.md", "the release plan")
+    app.notes.sync()
+    kept = memory_at(app, "plan.md")
+    assert kept is not None
+    os.rename(folder / "plan.md", folder / f"plan-{github}.md")
+    app.notes._run_pass({"plan.md", f"plan-{github}.md"})
+    assert app.memories.get(Caller.human(), kept.id).memory.status is Status.ARCHIVED
+    shown = str(app.health.snapshot(Caller.human())) + caplog.text
+    for secret in (github, aws):
+        assert secret not in shown and secret[4:16] not in shown
+    app.store.checkpoint("TRUNCATE")
+    db = app.store.path
+    for path in (db, db.with_name(db.name + "-wal")):
+        data = path.read_bytes() if path.exists() else b""
+        for secret in (github, aws):
+            assert secret.encode() not in data, f"the token reached {path.name}"
+            assert secret[4:16].encode() not in data
+
+
+def test_a_row_an_earlier_version_wrote_for_a_secret_file_name_is_dropped(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    name = f"deploy-{GITHUB_TOKEN}.md"
+    write(folder / name, "harmless")
+    app.store.writer.run(
+        lambda tx: tx.conn.execute(
+            "INSERT INTO notes_file (path, memory_id, content_hash, mtime_ns, size, error) "
+            "VALUES (?, '', '', 0, 8, 'the source looks like a secret (rule github-token)')",
+            (name,),
+        )
+    )
+    assert notes.sync().errors == 1
+    assert row(app, name) is None
+    [error] = notes.errors()
+    assert error["path"] == "deploy-[BLOCKED: github-token].md"
+    app.store.checkpoint("TRUNCATE")
+    assert GITHUB_TOKEN.encode() not in app.store.path.read_bytes()
+
+
+# -- forgotten notes -----------------------------------------------------------------------------
+
+
+def forget_note(app: Cairn, path: str) -> str:
+    memory = memory_at(app, path)
+    assert memory is not None
+    app.memories.forget(Caller.human(), memory.id)
+    return memory.id
+
+
+@pytest.mark.parametrize("pass_between", [True, False])
+def test_a_new_note_at_the_path_of_a_forgotten_one_is_taken_in(
+    app: Cairn, notes: NotesFolder, folder: Path, pass_between: bool
+) -> None:
+    """The path stayed bound to the forgotten memory: a new file there with new text was never
+    taken in, and health said nothing (errors() left out rows of forgotten memories)."""
+    write(folder / "a1.md", "the text the person forgot")
+    notes.sync()
+    forgotten = forget_note(app, "a1.md")
+    (folder / "a1.md").unlink()
+    if pass_between:
+        notes.sync()
+    write(folder / "a1.md", "a new note, written later at the same path")
+    report = notes.sync()
+    assert (report.added, report.errors) == (1, 0)
+    new = memory_at(app, "a1.md")
+    assert new is not None and new.id != forgotten and new.status is Status.ACTIVE
+    assert new.content == "a new note, written later at the same path"
+    assert notes.errors() == []
+
+
+def test_an_edited_forgotten_note_is_a_new_memory_and_its_old_text_stays_out(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    path = write(folder / "a1.md", "the text the person forgot")
+    notes.sync()
+    forgotten = forget_note(app, "a1.md")
+    path.write_text("the text the person forgot\n", encoding="utf-8")  # the same text
+    report = notes.sync()
+    assert (report.added, report.errors, report.unchanged) == (0, 0, 1)
+    assert app.memories.get(Caller.human(), forgotten).memory.status is Status.FORGOTTEN
+    path.write_text("other words now", encoding="utf-8")
+    assert notes.sync().added == 1
+    new = memory_at(app, "a1.md")
+    assert new is not None and new.id != forgotten and new.content == "other words now"
+    # Elsewhere, a file with the forgotten text is refused, and says so.
+    write(folder / "copy.md", "the text the person forgot")
+    report = notes.sync()
+    assert (report.added, report.errors) == (0, 1)
+    [error] = notes.errors()
+    assert error["path"] == "copy.md" and "forgot" in error["error"]
+    assert app.warnings.snapshot()["notes_folder"].startswith("1 file in your notes folder")
+
+
+@pytest.mark.parametrize("deleted_first", [True, False])
+def test_a_note_renamed_onto_the_path_of_a_forgotten_one_keeps_its_memory(
+    app: Cairn, notes: NotesFolder, folder: Path, deleted_first: bool
+) -> None:
+    """`mv other.md a1.md` onto the path of a forgotten note archived other.md's memory while
+    its text sat in the folder."""
+    write(folder / "a1.md", "the text the person forgot")
+    write(folder / "other.md", "the other note")
+    notes.sync()
+    other = memory_at(app, "other.md")
+    assert other is not None
+    forget_note(app, "a1.md")
+    if deleted_first:
+        (folder / "a1.md").unlink()
+        notes.sync()
+    os.replace(folder / "other.md", folder / "a1.md")
+    report = notes.sync()
+    assert (report.moved, report.archived, report.errors) == (1, 0, 0)
+    moved = memory_at(app, "a1.md")
+    assert moved is not None and moved.id == other.id and moved.status is Status.ACTIVE
+    assert moved.source == "notes:a1.md" and row(app, "other.md") is None
+    assert notes.errors() == []
+
+
+def test_a_note_renamed_over_another_archives_the_one_it_replaced(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    write(folder / "a.md", "the note that is overwritten")
+    write(folder / "b.md", "the note that is moved")
+    notes.sync()
+    a, b = memory_at(app, "a.md"), memory_at(app, "b.md")
+    assert a is not None and b is not None
+    os.replace(folder / "b.md", folder / "a.md")
+    report = notes.sync()
+    assert (report.moved, report.archived, report.errors) == (1, 1, 0)
+    moved = memory_at(app, "a.md")
+    assert moved is not None and moved.id == b.id and moved.status is Status.ACTIVE
+    assert app.memories.get(Caller.human(), a.id).memory.status is Status.ARCHIVED
+
+
+def test_the_pass_counts_the_errors_health_lists(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """A forgotten note's file counted as an error in the pass and was left out of health."""
+    path = write(folder / "a1.md", "the text the person forgot")
+    notes.sync()
+    forget_note(app, "a1.md")
+    path.write_text("---\ntags: [x]\n---\nthe text the person forgot", encoding="utf-8")
+    write(folder / "bad.md", "---\nkind: grocery\n---\nsome words")
+    report = notes.sync()
+    assert report.errors == len(notes.errors()) == 1
+    assert notes.errors()[0]["path"] == "bad.md"
+    assert app.warnings.snapshot()["notes_folder"].startswith("1 file in your notes folder")
+
+
+# -- one memory per text -------------------------------------------------------------------------
+
+
+def active_with(app: Cairn, content: str) -> list[str]:
+    rows = app.store.read_db.conn().execute(
+        "SELECT id FROM memory WHERE content = ? AND status = 'active'", (content,)
+    )
+    return [r[0] for r in rows]
+
+
+def test_an_edit_to_another_notes_text_is_refused_like_a_new_file(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """An edit made a second memory with the same text, without a word, while a new file with
+    that text was refused."""
+    write(folder / "one.md", "Note one text.")
+    two = write(folder / "two.md", "Note two text.")
+    notes.sync()
+    one = memory_at(app, "one.md")
+    assert one is not None
+    two.write_text("Note one text.", encoding="utf-8")
+    report = notes.sync()
+    assert (report.updated, report.errors) == (0, 1)
+    assert active_with(app, "Note one text.") == [one.id]
+    kept = memory_at(app, "two.md")
+    assert kept is not None and kept.content == "Note two text." and kept.revision == 1
+    [error] = notes.errors()
+    assert error["path"] == "two.md" and error["memory_id"] == kept.id
+    assert f"the same text is already in Cairn from one.md (memory {one.id})" in error["error"]
+    # Changed again, it is taken in.
+    two.write_text("Note two text, edited.", encoding="utf-8")
+    assert notes.sync().updated == 1
+    assert notes.errors() == []
+
+
+def test_an_edit_to_the_text_of_another_memory_or_a_forgotten_note_is_refused(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    mine = app.memories.write(
+        Caller.human(), WriteRequest(content="Typed in the window.", kind="fact", scope=Scope.USER)
+    ).id
+    write(folder / "gone.md", "A note the person forgot.")
+    edited = write(folder / "e.md", "Some note.")
+    notes.sync()
+    forget_note(app, "gone.md")
+    (folder / "gone.md").unlink()
+    notes.sync()
+    edited.write_text("Typed in the window.", encoding="utf-8")
+    notes.sync()
+    [error] = notes.errors()
+    assert f"memory {mine}, which does not come from your notes folder" in error["error"]
+    edited.write_text("A note the person forgot.", encoding="utf-8")
+    notes.sync()
+    [error] = notes.errors()
+    assert "a person forgot" in error["error"]
+    kept = memory_at(app, "e.md")
+    assert kept is not None and kept.content == "Some note."
+
+
+def test_an_edit_to_the_text_of_an_expired_memory_is_taken_in_as_a_new_file_is(
+    app: Cairn, notes: NotesFolder, folder: Path, clock: FakeClock
+) -> None:
+    text = "Held until it expired."
+    app.memories.write(
+        Caller.human(), WriteRequest(content=text, kind="fact", scope=Scope.USER, ttl_seconds=60)
+    )
+    edited = write(folder / "e.md", "Some note.")
+    notes.sync()
+    clock.advance(120)
+    edited.write_text(text, encoding="utf-8")
+    write(folder / "new.md", text + " ")  # the same text, in a new file
+    report = notes.sync()
+    assert (report.updated, report.errors) == (1, 1)  # the new file meets the edited note
+    assert notes.errors()[0]["path"] == "new.md"
+    now = memory_at(app, "e.md")
+    assert now is not None and now.content == text
+
+
+def test_an_edit_to_the_text_of_a_deleted_note_is_taken_in(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """A deleted note's archived memory does not hold its text against an edit."""
+    write(folder / "old.md", "Words of a deleted note.")
+    edited = write(folder / "e.md", "Some note.")
+    notes.sync()
+    (folder / "old.md").unlink()
+    notes.sync()
+    edited.write_text("Words of a deleted note.", encoding="utf-8")
+    assert notes.sync().updated == 1
+    assert notes.errors() == []
+
+
+# -- the words of an error -----------------------------------------------------------------------
+
+
+def test_a_secret_in_a_notes_tags_is_refused_in_good_grammar(
+    notes: NotesFolder, folder: Path
+) -> None:
+    """The error said "the tags looks like a secret"."""
+    write(folder / "t.md", f"---\ntags: [deploy, {GITHUB_TOKEN}]\n---\nsome text")
+    assert notes.sync().errors == 1
+    [error] = notes.errors()
+    assert error["error"].startswith("the tags look like a secret (rule github-token)")
+    assert GITHUB_TOKEN not in error["error"]
+
+
+def test_a_path_too_long_to_record_says_it_is_the_path(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """The error said "field 'source' is 561 characters; the limit is 512"."""
+    limit = app.memories.limits.max_source_chars
+    deep = folder
+    parts = ["a" * 100] * 5
+    for part in parts:
+        deep = deep / part
+    write(deep / "a-long-name.md", "a note deep in its folders")
+    write(folder / "short.md", "a note at the top")
+    report = notes.sync()
+    assert (report.added, report.errors) == (1, 1)
+    errors = {e["path"]: e["error"] for e in notes.errors()}
+    name = "/".join([*parts, "a-long-name.md"])
+    assert errors[name].startswith(f"the file's path is {len(name)} characters")
+    assert (
+        f"at most {limit - len('notes:')}" in errors[name] and "field 'source'" not in errors[name]
+    )
+
+
+def test_a_refused_change_says_what_is_true_when_the_folder_is_off_or_the_file_gone(
+    app: Cairn, folder: Path, agent: Caller
+) -> None:
+    """With the folder turned off, the refusal still said "edit or delete that file instead -
+    Cairn follows it"."""
+    write(folder / "kept.md", "a note that stays")
+    write(folder / "gone.md", "a note that is deleted")
+    app.notes.sync()
+    kept, gone = memory_at(app, "kept.md"), memory_at(app, "gone.md")
+    assert kept is not None and gone is not None
+    with pytest.raises(Forbidden, match="edit or delete that file instead - Cairn follows it"):
+        app.memories.forget(agent, kept.id)
+    (folder / "gone.md").unlink()
+    app.notes.sync()
+    with pytest.raises(Forbidden) as refused:
+        app.memories.update(Caller.human(), UpdateRequest(gone.id, 2, content="new words"))
+    assert "(gone.md); that file is not in the notes folder now - put it back" in str(
+        refused.value.message
+    )
+    app.notes.reconfigure(app.settings.with_values(notes__folder=""))
+    with pytest.raises(Forbidden) as refused:
+        app.memories.update(agent, UpdateRequest(kept.id, 1, content="an agent's words"))
+    message = refused.value.message
+    assert "(kept.md); the notes folder is turned off (notes.folder is empty)" in message
+    assert "Cairn follows it" not in message and "forget the memory" in message
