@@ -11,6 +11,8 @@ from pathlib import Path
 
 import platformdirs
 
+from core.errors import ConfigInvalid
+
 APP_NAME = "cairn"
 HOME_ENV = "CAIRN_HOME"
 
@@ -77,10 +79,18 @@ def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
 
     When `CAIRN_HOME` is set, every directory lives under it (`data`, `config`, `state`, `run`),
     so a test or a second, independent Cairn can run side by side with the user's own.
+
+    Raises:
+        ConfigInvalid: `CAIRN_HOME` names a file.
     """
     env = os.environ if environ is None else environ
     root = cairn_home(env)
     if root is not None:
+        if root.exists() and not root.is_dir():
+            raise ConfigInvalid(
+                f"{HOME_ENV}={root} is a file, not a folder; point it at a folder "
+                "(Cairn creates one that does not exist)"
+            )
         return Paths(
             data=root / "data", config=root / "config", state=root / "state", runtime=root / "run"
         )

@@ -172,8 +172,8 @@ def run(argv: Sequence[str] = ()) -> int:
     app.setApplicationName("Cairn")
     app.setQuitOnLastWindowClosed(False)  # the tray keeps running with every window closed
     app.setWindowIcon(load_icon(IDLE))
-    paths = resolve_paths()
     try:
+        paths = resolve_paths()
         prepare_runtime_dir(paths.runtime)
         name = single.local_name(paths)
         socket_path(paths)  # a path too long for a socket is refused before anything starts

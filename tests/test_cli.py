@@ -159,3 +159,17 @@ def test_status_and_get_say_what_has_expired(short_tmp: Path) -> None:
         time.sleep(1.5)
         out = cairn(home, "status")
         assert "memories  2 (" in out.stdout and "1 expired" in out.stdout, out.stdout
+
+
+def test_a_cairn_home_that_is_a_file_is_one_clear_line(short_tmp: Path) -> None:
+    """`cairn list` died with a NotADirectoryError traceback, `cairn serve` with FileExistsError."""
+    home = short_tmp / "not-a-folder"
+    home.write_text("notes\n", encoding="utf-8")
+    for args in (("list",), ("serve",), ("status",)):
+        out = cairn(home, *args, timeout=20)
+        assert out.returncode == 78, (args, out.stderr)
+        assert out.stderr.strip() == (
+            f"cairn: CAIRN_HOME={home} is a file, not a folder; point it at a folder "
+            "(Cairn creates one that does not exist)"
+        ), out.stderr
+    assert home.read_text(encoding="utf-8") == "notes\n"
