@@ -19,6 +19,7 @@ import time
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -580,7 +581,11 @@ def _heading(m: Memory, paths: Mapping[str, str]) -> str:
 
 
 def _render(m: Memory) -> str:
-    facts = [f"r{m.revision}", m.status.value, m.tier.value, f"importance {m.importance}"]
+    status = "expired" if m.expired else m.status.value  # an expired one is not live
+    facts = [f"r{m.revision}", status, m.tier.value, f"importance {m.importance}"]
+    if m.expires_at is not None:
+        day = datetime.fromtimestamp(m.expires_at / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+        facts.append(f"{'expired' if m.expired else 'expires'} {day}")
     if m.pinned:
         facts.append("pinned")
     if m.tags:

@@ -343,6 +343,38 @@ def test_an_export_holds_everything_once_and_says_so(rich: Rich, short_tmp: Path
     assert "> The CI runs on buildkite agents in eu-west" in text
 
 
+def test_the_readable_memories_file_says_what_has_expired(short_tmp: Path) -> None:
+    """memories.md listed an expired memory as `r1 · active`, with no word of its expiry."""
+    c = open_store(short_tmp / "exp")
+    try:
+        me = person(c)
+        soon = c.memories.write(
+            me,
+            WriteRequest(
+                content="The build farm is down", kind="fact", scope=Scope.USER, ttl_seconds=60
+            ),
+        ).id
+        later = c.memories.write(
+            me,
+            WriteRequest(
+                content="Deploys freeze Friday",
+                kind="fact",
+                scope=Scope.USER,
+                ttl_seconds=7 * 86400,
+            ),
+        ).id
+        clock = c.clock
+        assert isinstance(clock, FakeClock)
+        clock.advance(120)
+        export(c, short_tmp / "exp.zip")
+        text = members(short_tmp / "exp.zip")["memories.md"].decode()
+        line = {m: next(x for x in text.splitlines() if f"`{m}`" in x) for m in (soon, later)}
+        assert "expired 20" in line[soon] and "active" not in line[soon], line[soon]
+        assert "expires 20" in line[later] and "active" in line[later], line[later]
+    finally:
+        c.close()
+
+
 def test_rotated_audit_files_are_part_of_the_audit(rich: Rich, short_tmp: Path) -> None:
     from core import audit
 
