@@ -79,6 +79,7 @@ FRONT_MATTER_ALLOWANCE = 16 * 1024  # bytes a file may hold beyond the content l
 _GONE = -1
 _UNREADABLE = -2
 _BATCH = 200
+_DEFAULTS_KEY = "notes_defaults"  # in `meta`: the default kind and scope notes were taken in with
 _SELECT_ROWS = "SELECT path, memory_id, content_hash, mtime_ns, size, error FROM notes_file"
 _SELECT_FORGOTTEN = (  # the tombstones of notes' memories
     "SELECT t.content_hash, t.scope, coalesce(t.workspace_id, ''), t.memory_id, t.forgotten_by "
@@ -314,7 +315,13 @@ class NotesFolder:
                 del rows[r.path]
             self._archive(unrecordable, tally, forget_rows=True)
         tally.errors += self._refuse_names(found, rows, only)
-        changed, touched = self._changed(folder, rows, found, tally, trust_stat=only is None)
+        # Other defaults than the last full pass took the notes in with: every note is read
+        # again (one that names no kind or scope takes the new ones), stat and bytes alike.
+        defaults = f"{self._default_kind} {self._default_scope.value}"
+        renew = only is None and self._defaults_taken() != defaults
+        changed, touched = self._changed(
+            folder, rows, found, tally, trust_stat=only is None and not renew, renew=renew
+        )
         vanished = {p: r for p, r in rows.items() if not r.gone and p not in found}
         moves, rest = _pair_moves(changed, vanished)
         workspaces: dict[str, str] = {}
@@ -353,7 +360,24 @@ class NotesFolder:
         self._write_rows(touched + [r for r in failed if r != rows.get(r.path)])
         rebound = self._update(updates, tally)
         self._add(new + rebound, tally)
+        if renew:
+            self._store.writer.run(
+                lambda tx: tx.conn.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (_DEFAULTS_KEY, defaults),
+                )
+            )
         return tally.report()
+
+    def _defaults_taken(self) -> str | None:
+        """The default kind and scope the last full pass took the notes in with."""
+        row = (
+            self._store.read_db.conn()
+            .execute("SELECT value FROM meta WHERE key = ?", (_DEFAULTS_KEY,))
+            .fetchone()
+        )
+        return str(row[0]) if row is not None else None
 
     def _name_problem(self, relative: str) -> str | None:
         max_chars = self._memories.limits.max_source_chars - len(NOTES_SOURCE)
@@ -379,6 +403,7 @@ class NotesFolder:
         tally: _Tally,
         *,
         trust_stat: bool,
+        renew: bool = False,
     ) -> tuple[list[_File], list[_Row]]:
         """The files to take in (read), and the rows of files whose stat changed but whose
         bytes did not (bookkeeping only). In a full pass a file whose stat matches its row is
@@ -400,6 +425,7 @@ class NotesFolder:
             file = self._read(folder, path, mtime_ns, size)
             if (
                 current
+                and not renew  # the same bytes may now make another memory (new defaults)
                 and row is not None
                 and row.error is None
                 and file.problem is None

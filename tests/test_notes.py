@@ -296,6 +296,40 @@ def test_a_second_pass_over_an_unchanged_folder_writes_nothing(
     assert app.store.committed_seq == seq, "a pass over an unchanged folder wrote"
 
 
+def test_changed_default_kind_and_scope_reach_the_notes_that_name_none(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """notes.kind and notes.scope were read only for files that changed: after a change of
+    either (live or at a restart) every unchanged note kept the old kind and scope, and one
+    edited file got the new ones - the store mixed the two."""
+    write(folder / "a.md", "Retries: 3 times.")
+    write(folder / "x" / "b.md", "Invoices go out on the 1st.")
+    write(folder / "own.md", "---\nkind: pitfall\nscope: global\n---\nNever deploy on Friday.")
+    assert notes.sync().added == 3
+    changed = app.settings.with_values(notes__kind="idea", notes__scope="global")
+    again = NotesFolder(
+        app.memories,
+        app.store,
+        changed,
+        app.clock,
+        app.failures,
+        app.warnings,
+        workspaces=app.workspaces,
+    )
+    try:
+        report = again.sync()
+        for path in ("a.md", "x/b.md"):
+            memory = memory_at(app, path)
+            assert memory is not None and (memory.kind, memory.scope) == ("idea", Scope.GLOBAL)
+        own = memory_at(app, "own.md")
+        assert own is not None and (own.kind, own.revision) == ("pitfall", 1)  # it names its own
+        assert (report.updated, report.unchanged) == (2, 1), report
+        seq = app.store.committed_seq
+        assert again.sync().unchanged == 3 and app.store.committed_seq == seq  # once only
+    finally:
+        again.close()
+
+
 def test_a_note_that_duplicated_a_deleted_one_is_taken_in(
     app: Cairn, notes: NotesFolder, folder: Path
 ) -> None:
