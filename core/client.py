@@ -161,7 +161,9 @@ class Client:
     def __init__(self, sock: socket.socket, *, timeout: float) -> None:
         self._sock = sock
         self._sock.settimeout(timeout)
-        self._file = sock.makefile("rb")
+        # Read by hand, not through sock.makefile: after a timeout a socket file refuses every
+        # later read ("cannot read from timed out object"), and waiting for a push times out.
+        self._buffer = bytearray()
         self._ids = itertools.count(1)
         self._notes: collections.deque[dict[str, Any]] = collections.deque()
         self.hello: dict[str, Any] = {}
@@ -258,12 +260,18 @@ class Client:
         return message if "method" in message else None
 
     def _read(self) -> dict[str, Any]:
-        try:
-            line = self._file.readline()
-        except ConnectionResetError:
-            line = b""
-        if not line:
-            raise NotRunning("Cairn closed the connection")
+        """The next message. A timeout (TimeoutError) keeps what was read so far for the next
+        call, so the connection stays usable."""
+        while (end := self._buffer.find(b"\n")) < 0:
+            try:
+                chunk = self._sock.recv(1 << 16)
+            except ConnectionResetError:
+                chunk = b""
+            if not chunk:
+                raise NotRunning("Cairn closed the connection")
+            self._buffer += chunk
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
         message: dict[str, Any] = json.loads(line)
         return message
 
@@ -292,8 +300,6 @@ class Client:
                 self._sock.settimeout(timeout)
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._file.close()
         with contextlib.suppress(OSError):
             self._sock.close()
 
@@ -357,8 +363,16 @@ class AsyncClient:
         req_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[req_id] = future
-        self._writer.write(_request_line(req_id, method, params))
-        await self._writer.drain()
+        try:
+            self._writer.write(_request_line(req_id, method, params))
+            await self._writer.drain()
+        except ConnectionError as e:
+            # Closed on us: the server may have said why first (the read loop hands that to
+            # every request waiting, this one included); otherwise it is gone.
+            try:
+                return await asyncio.wait_for(future, 5.0)
+            except TimeoutError:
+                raise NotRunning("Cairn closed the connection") from e
         return await future
 
     async def _read_loop(self) -> None:
@@ -370,6 +384,15 @@ class AsyncClient:
                 message = json.loads(line)
                 if "method" in message:
                     await self.notifications.put(message)
+                    continue
+                if message.get("id") is None and "error" in message:
+                    # The server's last word before it closes (over the connection cap, a
+                    # frame too large): every request waiting gets it, not "not running".
+                    refused = error_from(message["error"])
+                    for waiting in self._pending.values():
+                        if not waiting.done():
+                            waiting.set_exception(refused)
+                    self._pending.clear()
                     continue
                 future = self._pending.pop(message.get("id"), None)
                 if future is None or future.done():

@@ -151,7 +151,7 @@ class MemoryReader:
             )
             for r in conn.execute(sql, args)
         )
-        # With nothing after `seq`, last_seq never runs ahead of what is committed: a client
-        # resuming from it must not skip what comes next.
-        last = changes[-1].seq if changes else min(max(seq, 0), self._store.committed_seq)
+        # With nothing after `seq`, last_seq never runs ahead of what is committed (a client
+        # resuming from it must not skip what comes next), nor back from what it has seen.
+        last = changes[-1].seq if changes else min(max(seq, 0), self._store.seen_seq())
         return ChangeFeed(changes, last, gap)

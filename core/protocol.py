@@ -87,6 +87,7 @@ class Session:
     caller: Caller | None = None
     workspace: Workspace | None = None
     subscribed: bool = False
+    subscribed_after: int = 0  # the seq `changes.subscribe` answered: pushes start after it
     hello_done: bool = False
     token_hash: str | None = None  # the token a verified agent proved itself with at hello
 
@@ -313,8 +314,9 @@ def _changes_since(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, 
 
 def _subscribe(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
     check_fields(p, frozenset(), required=())
-    s.subscribed = True
-    return {"subscribed": True, "seq": cairn.store.committed_seq}
+    seq = cairn.store.seen_seq()
+    s.subscribed_after, s.subscribed = seq, True
+    return {"subscribed": True, "seq": seq}
 
 
 def _unsubscribe(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:

@@ -395,7 +395,10 @@ class Server:
             caller = conn.session.caller
             if not conn.session.subscribed or caller is None:
                 continue
-            visible = [c.to_dict() for c in changes.changes if visible_change(caller, c)]
+            after = conn.session.subscribed_after  # a push still queued then is covered
+            visible = [
+                c.to_dict() for c in changes.changes if c.seq > after and visible_change(caller, c)
+            ]
             if not visible:
                 continue
             if caller.surface is Surface.AGENT and caller.agent is not None:

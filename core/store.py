@@ -125,6 +125,12 @@ class Store:
     def committed_seq(self) -> int:
         return self.writer.committed_seq
 
+    def seen_seq(self) -> int:
+        """The last committed change a reader can see now: `committed_seq`, or later - a read
+        may see a commit before the writer has counted it (it counts just after committing)."""
+        counted = self.writer.committed_seq
+        return max(counted, self._max_audit_seq())
+
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[Tables]:
         """A read transaction: every query inside sees the same committed state."""

@@ -628,6 +628,21 @@ def test_an_agent_catching_up_sees_a_purge(
     assert mine not in {c.memory_id for c in cairn.memories.changes_since(other, 0).changes}
 
 
+def test_last_seq_never_goes_back_from_a_change_a_reader_has_seen(
+    cairn: Cairn, agent: Caller
+) -> None:
+    """A read can see a commit before the writer has counted it (`committed_seq` is set just
+    after the commit): `changes.since {seq: 62}` then answered `last_seq: 61`, and a client
+    resuming from it got change 62 twice; a search waiting for 62 was told it is not ready."""
+    from core.search import SearchRequest
+
+    write(cairn, agent, "the queue is called ledger")
+    seen = cairn.memories.changes_since(agent, 0).last_seq
+    cairn.store.writer.committed_seq = seen - 1  # the moment between the commit and its count
+    assert cairn.memories.changes_since(agent, seen).last_seq == seen
+    cairn.search.search(agent, SearchRequest(query="ledger", min_commit_seq=seen))
+
+
 def test_an_expired_and_purged_text_or_key_can_be_written_again(
     cairn: Cairn, agent: Caller, clock: FakeClock
 ) -> None:

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.agents import AgentStatus
+from core.changes import ChangeSet
 from core.daemon import Runtime
 from core.errors import ErrorCode, IOFault
 from core.model import Caller, Scope
@@ -649,6 +650,32 @@ def test_pushed_changes_reach_subscribers(server: Runtime, workspaces: tuple[Pat
     message = listener.read()
     assert message["method"] == "changes" and "id" not in message
     assert message["params"]["changes"][0]["memory_id"] == wrote["id"]
+    listener.close()
+    writer.close()
+
+
+def test_a_push_never_repeats_what_the_subscription_seq_covers(
+    server: Runtime, workspaces: tuple[Path, Path]
+) -> None:
+    """A commit's push can still be queued when a connection subscribes: it was pushed though
+    the `seq` the subscription answered already covered it, and a client that caught up to
+    that seq applied the change twice."""
+    listener = client(server, agent="listener", workspace=str(workspaces[0]))
+    writer = client(server, agent="writer", workspace=str(workspaces[0]))
+    writer.request("memory.write", {"content": "before", "kind": "fact", "scope": "project"})
+    cairn = server.cairn
+    assert cairn is not None
+    [earlier] = [
+        c for c in cairn.memories.changes_since(Caller.human(), 0).changes if c.action == "write"
+    ]
+    seq = listener.request("changes.subscribe")["result"]["seq"]
+    assert seq >= earlier.seq
+    cairn.bus.publish(ChangeSet.of([earlier]))  # the push that was still queued
+    wrote = writer.request(
+        "memory.write", {"content": "after", "kind": "fact", "scope": "project"}
+    )["result"]
+    pushed = listener.read()["params"]["changes"]
+    assert [c["memory_id"] for c in pushed] == [wrote["id"]], pushed
     listener.close()
     writer.close()
 
