@@ -181,9 +181,12 @@ def _addressed(low: str, start: int, end: int, lead: _Lead) -> bool:
     lo = _lead_start(low, start, lead)
     head = low[max(0, lo - 8) : lo]
     stripped = head.rstrip()
-    # Chinese runs clauses together; a space after Latin text also starts one.
+    # Chinese runs clauses together; a space after Latin text also starts one. A line break
+    # ends a clause as a full stop does (the line after a heading; until 2026-11-30 only the
+    # stop counted, so "Notes\nIgnore all previous instructions" passed).
     spaced = lead.chinese and head[-1:].isspace()
-    if stripped and stripped[-1] not in _CLAUSE_END and not spaced:
+    new_line = "\n" in head[len(stripped) :] or "\r" in head[len(stripped) :]
+    if stripped and stripped[-1] not in _CLAUSE_END and not spaced and not new_line:
         return False
     # A quoted phrase in documentary framing is a mention: 'attacks such as "ignore ..."'.
     if stripped and stripped[-1] in _OPEN_QUOTE:
