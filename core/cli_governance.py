@@ -281,6 +281,8 @@ def cmd_policy(args: argparse.Namespace) -> int:
                         parts.append(f"extracted by a model {rule['extracted']}")
                     print(f"agent {name}: " + "; ".join(parts))
                 print(f"file: {data['file']}")
+                if data.get("file_warning"):
+                    print(f"warning: {data['file_warning']}")
 
         emit(args, data, human)
         return 0

@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import re
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -195,8 +196,16 @@ def _line_of(text: str, key: str, section: str | None = None) -> int | None:
     return None
 
 
+_AT_LINE = re.compile(r"\(at line (\d+)")
+
+
 def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
     """Read the policy file's text. Raises PolicyInvalid naming the line and what is wrong."""
+    try:  # the standard parser first: it names the line at fault (tomlkit, a later one)
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        at = _AT_LINE.search(str(e))
+        raise PolicyInvalid(f"not valid TOML: {e}", int(at.group(1)) if at else None) from e
     try:
         doc = tomlkit.parse(text).unwrap()
     except tomlkit.exceptions.ParseError as e:
@@ -251,6 +260,11 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
     line = _line_of(text, "", section)
     if not _AGENT_NAME.match(name):
         raise PolicyInvalid(f"agents.{name}: not a valid agent name", line)
+    if name in RESERVED_AGENT_NAMES:  # as `policy set` and every other door refuse it
+        raise PolicyInvalid(f"agents.{name}: the agent name is reserved for Cairn's own", line)
+    secret = secret_rule(name)
+    if secret is not None:  # policy.get shows agent names to every agent
+        raise PolicyInvalid(f"agents: an agent name looks like a secret (rule {secret})", line)
     if not isinstance(raw, dict):
         raise PolicyInvalid(f"agents.{name} must be a table", line)
     for key in raw:

@@ -136,10 +136,18 @@ class PolicyHolder:
         self._text: str | None = None
         self._observer: Any = None
         self._timer: threading.Timer | None = None
+        # A file gone while Cairn was stopped is not a wish for the defaults (that would lift
+        # a pause): the policy last in effect is written back, and the person told.
+        restored = not path.exists() and last_valid is not None
         if not path.exists():
-            write_atomically(path, DEFAULT_TEXT)
+            write_atomically(path, render_changes(DEFAULT_TEXT, last_valid or Policy()))
         self._policy = last_valid or Policy()
         self._load(announce=False)  # at start-up there is no change to announce
+        if restored:
+            self._on_invalid(
+                f"{path.name} was missing when Cairn started; the policy in effect before was "
+                "written back to it"
+            )
 
     @property
     def policy(self) -> Policy:
@@ -186,6 +194,7 @@ class PolicyHolder:
         """Apply a change made through Cairn: write it into the file (comments kept) and make it
         the policy in effect. Raises PolicyInvalid when the result is not a valid policy."""
         with self._lock:
+            self._refuse_over_an_invalid_file()
             wanted = changes(self._policy)
             base = self._text if self._text and self._text.strip() else DEFAULT_TEXT
             try:
@@ -200,6 +209,26 @@ class PolicyHolder:
             self._on_invalid(None)
         self._on_change(PolicyChange(check, "cairn", actor))
         return check
+
+    def _refuse_over_an_invalid_file(self) -> None:
+        """A change is written into the person's file: over one that does not parse it would
+        drop their edits (rebuilt from the template, or the last valid values over theirs)."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return  # nothing to keep: the change writes a whole file
+        except (OSError, UnicodeDecodeError) as e:
+            raise PolicyInvalid(f"{self.path} cannot be read ({e}); fix it first") from e
+        if not text.strip():
+            return  # caught mid-save, or emptied: nothing of the person's to keep either
+        try:
+            parse_policy(text, self._known)
+        except PolicyInvalid as e:
+            raise PolicyInvalid(
+                f"{self.path.name} is not valid ({e}); fix it first - a change made now would "
+                "overwrite your edits in it",
+                e.line,
+            ) from e
 
     # -- watching --------------------------------------------------------------------------
 
@@ -278,7 +307,12 @@ class PolicyService:
             on_invalid=self._invalid,
         )
         if last_valid != self._holder.policy:  # first start, or the file changed while stopped
-            self._save(self._holder.policy, source="file", actor="policy file", audit_it=False)
+            self._save(
+                self._holder.policy,
+                source="file",
+                actor="policy file (changed while Cairn was stopped)",
+                audit_it=last_valid is not None,  # a change like any other, not the first start
+            )
 
     @property
     def path(self) -> Path:

@@ -61,6 +61,8 @@ def policy_get(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]
         }
     else:
         out["file"] = str(cairn.policy.path)
+        # what the file says may not be what is in effect: the person is told, here too
+        out["file_warning"] = cairn.warnings.snapshot().get(cairn.policy.WARNING)
     return out
 
 

@@ -214,3 +214,22 @@ def test_a_relative_archive_path_is_refused_not_taken_from_cairns_own_folder(
     assert person.request("archive.export", {"out": str(out)})["result"]["counts"]
     assert person.request("archive.import", {"path": str(out), "dry_run": True})["result"]
     person.close()
+
+
+def test_a_person_asking_for_the_policy_hears_that_the_file_is_not_in_effect(
+    server: Runtime,
+) -> None:
+    """`cairn policy show` printed the policy in effect and the file's path, and nothing said
+    that the file - which the person had edited - was invalid and ignored."""
+    cairn = server.cairn
+    assert cairn is not None
+    path = cairn.policy.path
+    path.write_text(path.read_text(encoding="utf-8") + "\n[[broken\n", encoding="utf-8")
+    cairn.policy.reload()
+    person = connect(server, role="human")
+    answer = person.request("policy.get")["result"]
+    assert "not valid TOML" in answer["file_warning"]
+    agent = connect(server, agent="helper")
+    assert "file_warning" not in agent.request("policy.get")["result"]
+    person.close()
+    agent.close()

@@ -200,6 +200,86 @@ def test_an_invalid_file_at_start_falls_back_to_the_last_valid_policy(
         again.close()
 
 
+def test_a_policy_file_gone_at_start_is_written_back_not_reset(
+    paths: Paths, clock: FakeClock
+) -> None:
+    """A policy.toml deleted while Cairn was stopped came back as the defaults: a pause was
+    lifted and stricter rules loosened, without a warning or an audit event."""
+    first = Cairn.open(paths, clock=clock)
+    first.policy.set(Caller.human(), "paused", True)
+    first.policy.set(Caller.human(), "kinds.fact", Mode.OFF)
+    first.close()
+    path = paths.config / "policy.toml"
+    path.unlink()
+    again = Cairn.open(paths, clock=clock)
+    try:
+        assert again.policy.current().paused and again.policy.current().kinds["fact"] is Mode.OFF
+        assert parse_policy(path.read_text(encoding="utf-8"), BUILTIN_KINDS).paused
+        assert "was missing" in again.warnings.snapshot()["policy_invalid"]
+    finally:
+        again.close()
+
+
+def test_a_policy_file_edited_while_stopped_is_an_audited_change(
+    paths: Paths, clock: FakeClock
+) -> None:
+    first = Cairn.open(paths, clock=clock)
+    first.close()
+    path = paths.config / "policy.toml"
+    path.write_text(DEFAULT_TEXT.replace("paused = false", "paused = true"), encoding="utf-8")
+    again = Cairn.open(paths, clock=clock)
+    try:
+        assert again.policy.current().paused
+        changed = [
+            c
+            for c in again.memories.changes_since(Caller.human(), 0).changes
+            if c.action == "policy_changed"
+        ]
+        assert len(changed) == 1
+    finally:
+        again.close()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ("[kinds]", '[kinds]\n# my note: keep this\n[scopes]\nglobal = "auto"\n[kinds]'),
+        ('fact = "auto"', 'fact = "maybe"'),
+    ],
+)
+def test_a_change_through_cairn_never_overwrites_an_invalid_file(
+    cairn: Cairn, paths: Paths, edit: tuple[str, str]
+) -> None:
+    """`cairn policy set` rebuilt an invalid file from the template (broken TOML) or wrote the
+    last valid values over the person's (a bad value): their edits were gone for good."""
+    path = paths.config / "policy.toml"
+    text = DEFAULT_TEXT.replace("paused = false", "paused = true").replace(*edit)
+    path.write_text(text, encoding="utf-8")
+    cairn.policy.reload()
+    with pytest.raises(InvalidInput, match="fix it first"):
+        cairn.policy.set(Caller.human(), "kinds.idea", Mode.AUTO)
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_a_duplicated_table_is_named_at_its_own_line() -> None:
+    text = DEFAULT_TEXT + '\n[scopes]\nglobal = "auto"\n\n# the end\n'
+    with pytest.raises(PolicyInvalid) as caught:
+        parse_policy(text, BUILTIN_KINDS)
+    assert caught.value.line == DEFAULT_TEXT.count("\n") + 2, str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [("ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q", "looks like a secret"), ("human", "reserved")],
+)
+def test_a_hand_written_agent_name_is_checked_like_any_other(name: str, needle: str) -> None:
+    """`policy set` refused these names, but the file took them, and policy.get showed them to
+    every agent."""
+    text = DEFAULT_TEXT + f'\n[agents.{name}]\nkinds = {{ idea = "auto" }}\n'
+    with pytest.raises(PolicyInvalid, match=needle):
+        parse_policy(text, BUILTIN_KINDS)
+
+
 def test_changes_through_cairn_are_a_persons_and_reach_the_file(cairn: Cairn, paths: Paths) -> None:
     event, seen = _policy_changes(cairn)
     with pytest.raises(Forbidden):
