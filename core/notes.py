@@ -1013,8 +1013,11 @@ def _held_elsewhere(
     text in a scope, as `write` keeps it; the archived memory of a deleted note does not count),
     or a person forgot it as another note's text. None when it may."""
     chash, scope, workspace = _text_key(note, caller)
-    if chash == content_hash(current.content):
-        return None  # the text is not changing
+    if chash == content_hash(current.content) and (scope, workspace) == (
+        current.scope.value,
+        current.workspace_id or "",
+    ):
+        return None  # neither the text nor where it lives is changing (a new scope may hold it)
     for mid, status, source in conn.execute(
         "SELECT id, status, source FROM memory WHERE content_hash = ? AND scope = ? "
         "AND coalesce(workspace_id, '') = ? AND session_id IS NULL AND id != ? "

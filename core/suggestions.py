@@ -377,11 +377,20 @@ def insert(conn: sqlite3.Connection, s: Suggestion) -> None:
 
 
 def bump(conn: sqlite3.Connection, waiting: Suggestion, seen: Suggestion, now: int) -> Suggestion:
-    """Count a re-observation; a strictly more complete text replaces the waiting one."""
+    """Count a re-observation; a strictly more complete text replaces the waiting one, and the
+    newest sighting's time to live decides when it expires."""
+    # The newest sighting decides when it expires (counted from its own time): a fact seen
+    # again with a new time to live - or with none - is not kept to the first one's.
+    ttl = (
+        None
+        if seen.expires_at is None
+        else max(1, -((waiting.first_seen - seen.expires_at) // 1000))
+    )
     merged = replace(
         waiting,
         hits=waiting.hits + 1,
         last_seen=now,
+        ttl_seconds=ttl,
         reasons=tuple(dict.fromkeys((*waiting.reasons, *seen.reasons))),
         flags=tuple(dict.fromkeys((*waiting.flags, *seen.flags))),
         similar=tuple(dict.fromkeys((*waiting.similar, *seen.similar))),

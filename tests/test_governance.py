@@ -291,6 +291,28 @@ def test_a_proposal_keeps_the_expiry_the_agent_gave_it(
     governed.review.reject(Caller.human(), soon)
 
 
+def test_the_newest_sighting_of_a_proposal_decides_when_it_expires(
+    governed: Cairn, ws: str, clock: FakeClock
+) -> None:
+    """A proposal seen again after its time to live ran out was folded into the dead one: the
+    agent was told its new 600 s fact waits for review, and the person could only reject it."""
+    a = agent_caller(ws)
+    first = pending(write(governed, a, "outage on the payment API", kind="idea", ttl_seconds=3))
+    clock.advance(4)
+    again = pending(write(governed, a, "outage on the payment API", kind="idea", ttl_seconds=600))
+    assert again == first
+    [item] = queue(governed)
+    assert item["hits"] == 2 and item["expires_at"] == clock.now_ms() + 600 * 1000
+    decided = governed.review.adopt(Caller.human(), first)
+    memory = governed.memories.get(Caller.human(), decided.memory_id or "").memory
+    assert memory.expires_at == clock.now_ms() + 600 * 1000
+    # and a sighting without a time to live makes it a lasting proposal
+    short = pending(write(governed, a, "the staging db is read-only", kind="idea", ttl_seconds=5))
+    pending(write(governed, a, "the staging db is read-only", kind="idea"))
+    [item] = [i for i in queue(governed) if i["id"] == short]
+    assert item["expires_at"] is None and item["ttl_seconds"] is None
+
+
 def test_different_changes_of_one_target_are_separate_proposals(governed: Cairn, ws: str) -> None:
     """A second agent's different text for the same memory (or document) was merged into the
     first proposal: its text was lost and the count said two agents agreed."""

@@ -330,6 +330,39 @@ def test_changed_default_kind_and_scope_reach_the_notes_that_name_none(
         again.close()
 
 
+def test_a_scope_change_never_lets_a_refused_duplicate_in(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """A note edited to another note's text is refused; after notes.scope changed, the pass
+    that moves every note to the new scope took it in beside the other: two live memories of
+    one text in one scope."""
+    write(folder / "a.md", "Alpha service listens on port 8080")
+    write(folder / "b.md", "Beta service listens on port 9090")
+    assert notes.sync().added == 2
+    write(folder / "b.md", "Alpha service listens on port 8080")
+    assert notes.sync().errors == 1
+    changed = app.settings.with_values(notes__scope="global")
+    again = NotesFolder(
+        app.memories,
+        app.store,
+        changed,
+        app.clock,
+        app.failures,
+        app.warnings,
+        workspaces=app.workspaces,
+    )
+    try:
+        again.sync()
+        live = [
+            m
+            for m in app.memories.list(Caller.human(), limit=50).items
+            if m.content == "Alpha service listens on port 8080" and m.scope is Scope.GLOBAL
+        ]
+        assert len(live) == 1, live
+    finally:
+        again.close()
+
+
 def test_a_note_that_duplicated_a_deleted_one_is_taken_in(
     app: Cairn, notes: NotesFolder, folder: Path
 ) -> None:
