@@ -239,7 +239,8 @@ def describe_import(r: dict[str, Any]) -> str:
     if r["source"] == "archive":
         lines.append(
             f"relations: {r['relations_added']} added, {r['relations_unchanged']} unchanged, "
-            f"{r['relations_skipped']} skipped; identity: {r['identity_added']} versions added, "
+            f"{r['relations_skipped']} skipped; "
+            f"identity: {plural(r['identity_added'], 'version')} added, "
             f"{r['identity_unchanged']} unchanged, {len(r['identity_conflicts'])} conflicting; "
             f"tombstones: {r['tombstones_added']} added; workspaces: {r['workspaces_added']} added"
         )

@@ -137,6 +137,9 @@ class MemoryReader:
                 "ORDER BY v.seq LIMIT ?"
             )
             args = [seq, *params, limit]
+        with self._store.read_db.atomic():  # the changes and the last one seen: one snapshot
+            rows = conn.execute(sql, args).fetchall()
+            newest = int(conn.execute("SELECT coalesce(max(seq), 0) FROM audit").fetchone()[0])
         changes = tuple(
             Change(
                 seq=int(r[0]),
@@ -149,9 +152,12 @@ class MemoryReader:
                 scope=r[6],
                 session_id=r[7],
             )
-            for r in conn.execute(sql, args)
+            for r in rows
         )
-        # With nothing after `seq`, last_seq never runs ahead of what is committed (a client
-        # resuming from it must not skip what comes next), nor back from what it has seen.
-        last = changes[-1].seq if changes else min(max(seq, 0), self._store.seen_seq())
+        # A full page resumes after its last change. A page that is not full holds every change
+        # this caller may see up to the newest one the snapshot holds: resuming from that one
+        # skips nothing (an agent that sees none of them moves on, instead of scanning them all
+        # again at every call), and never runs ahead of what is committed.
+        # (Asked from beyond the store, the answer is its newest change.)
+        last = changes[-1].seq if len(changes) == limit else newest
         return ChangeFeed(changes, last, gap)

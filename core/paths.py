@@ -74,6 +74,26 @@ def cairn_home(environ: Mapping[str, str] | None = None) -> Path | None:
     return Path(os.path.abspath(os.path.expanduser(home))) if home else None
 
 
+def _refuse_files_in_the_way(root: Path, paths: Paths) -> None:
+    """A file where CAIRN_HOME, a folder above it, or one of Cairn's folders in it should be
+    made every command die with a traceback (NotADirectoryError, FileExistsError)."""
+    above = root
+    while not above.exists() and above.parent != above:
+        above = above.parent
+    if not above.is_dir():
+        where = "" if above == root else f" (a folder of {HOME_ENV}={root} would go under it)"
+        raise ConfigInvalid(
+            f"{above} is a file, not a folder{where}; point {HOME_ENV} at a folder "
+            "(Cairn creates one that does not exist)"
+        )
+    for folder in (paths.data, paths.config, paths.state, paths.runtime):
+        if folder.exists() and not folder.is_dir():
+            raise ConfigInvalid(
+                f"{folder} is a file, not a folder; Cairn keeps its files in that folder - move "
+                "the file away"
+            )
+
+
 def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
     """Resolve Cairn's directories for the current user.
 
@@ -86,14 +106,11 @@ def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
     env = os.environ if environ is None else environ
     root = cairn_home(env)
     if root is not None:
-        if root.exists() and not root.is_dir():
-            raise ConfigInvalid(
-                f"{HOME_ENV}={root} is a file, not a folder; point it at a folder "
-                "(Cairn creates one that does not exist)"
-            )
-        return Paths(
+        paths = Paths(
             data=root / "data", config=root / "config", state=root / "state", runtime=root / "run"
         )
+        _refuse_files_in_the_way(root, paths)
+        return paths
     state = Path(platformdirs.user_state_dir(APP_NAME, appauthor=False))
     if sys.platform.startswith("linux") and not env.get("XDG_RUNTIME_DIR"):
         # platformdirs would fall back to /tmp/runtime-<uid>, a shared directory another user

@@ -169,7 +169,16 @@ def test_a_cairn_home_that_is_a_file_is_one_clear_line(short_tmp: Path) -> None:
         out = cairn(home, *args, timeout=20)
         assert out.returncode == 78, (args, out.stderr)
         assert out.stderr.strip() == (
-            f"cairn: CAIRN_HOME={home} is a file, not a folder; point it at a folder "
+            f"cairn: {home} is a file, not a folder; point CAIRN_HOME at a folder "
             "(Cairn creates one that does not exist)"
         ), out.stderr
     assert home.read_text(encoding="utf-8") == "notes\n"
+    # a folder under a file, and a file where one of Cairn's folders goes
+    under = cairn(home / "sub", "status", timeout=20)
+    assert under.returncode == 78 and f"{home} is a file" in under.stderr, under.stderr
+    for name in ("run", "data", "config", "state"):
+        layout = short_tmp / f"with-{name}"
+        layout.mkdir()
+        (layout / name).write_text("x\n", encoding="utf-8")
+        out = cairn(layout, "status", timeout=20)
+        assert out.returncode == 78 and f"{layout / name} is a file" in out.stderr, out.stderr

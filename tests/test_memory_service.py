@@ -643,6 +643,26 @@ def test_last_seq_never_goes_back_from_a_change_a_reader_has_seen(
     cairn.search.search(agent, SearchRequest(query="ledger", min_commit_seq=seen))
 
 
+def test_an_agent_whose_view_holds_nothing_new_moves_its_cursor_on(
+    cairn: Cairn, agent: Caller, workspace_dir: Path
+) -> None:
+    """An agent that sees none of the changes after its cursor was answered its own cursor:
+    it never moved on, and every call scanned the whole audit again."""
+    elsewhere = workspace_dir.parent / "other"
+    elsewhere.mkdir()
+    other = replace(agent, workspace_id=cairn.workspaces.resolve(str(elsewhere)).id)
+    for i in range(3):
+        write(cairn, other, f"other project note {i}", scope="project")
+    last = cairn.memories.changes_since(Caller.human(), 0).last_seq
+    feed = cairn.memories.changes_since(agent, 0)
+    assert feed.changes == () and feed.last_seq == last
+    mine = write(cairn, agent, "mine", scope="project")
+    write(cairn, other, "other project note 4", scope="project")
+    feed = cairn.memories.changes_since(agent, last)
+    assert [c.memory_id for c in feed.changes] == [mine]
+    assert feed.last_seq == cairn.memories.changes_since(Caller.human(), 0).last_seq
+
+
 def test_an_expired_and_purged_text_or_key_can_be_written_again(
     cairn: Cairn, agent: Caller, clock: FakeClock
 ) -> None:
