@@ -107,6 +107,8 @@ def describe(item: dict[str, Any]) -> str:
         lines.append(
             f"    feedback: {item['verdict']}{': ' + item['note'] if item.get('note') else ''}"
         )
+    elif item.get("note"):  # the agent's reason (an identity proposal's): the person reads it
+        lines.append(f"    note: {short(item['note'], 200)}")
     if item.get("flags"):
         rules = ", ".join(sorted({f"{f['family']}:{f['rule']}" for f in item["flags"]}))
         lines.append(f"    scanner: {rules}")

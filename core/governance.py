@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from core import scanner
-from core.errors import InvalidInput
+from core.errors import InvalidInput, TooLarge
 from core.model import (
     Caller,
     Memory,
@@ -78,6 +78,9 @@ _RECURRING_FIELDS = frozenset({"tags", "agent", "source"})
 _SHORT_FIELD_CHARS = 64
 
 
+MAX_NOTE_CHARS = 1000  # a reason or a note beside a memory's words (a key has its own limit)
+
+
 class Gate:
     """Decides what happens to one write. `policy` returns the policy in effect; `allowed`
     returns the fingerprints a person allowlisted."""
@@ -109,7 +112,18 @@ class Gate:
     def secret_in(self, notes: Mapping[str, str | None]) -> Verdict | None:
         """The refusal for the first secret in `notes` - text stored beside a memory's words (a
         reason, a note, a key, an identifier) - or None. Other findings do not refuse: such text
-        is redacted on every read that can reach a model."""
+        is redacted on every read that can reach a model.
+
+        Raises:
+            TooLarge: a note longer than MAX_NOTE_CHARS (it is kept in history, shown to the
+                person and to agents: until 2026-11-30 an 800 KB reason was).
+        """
+        for name, text in notes.items():
+            if text is not None and len(text) > MAX_NOTE_CHARS:
+                raise TooLarge(
+                    f"{name} is {len(text)} characters; the limit is {MAX_NOTE_CHARS}",
+                    data={"field": name},
+                )
         _, secret = self.scan(notes)
         return secret_refused(secret) if secret is not None else None
 
@@ -129,9 +143,10 @@ class Gate:
                 data={"field": secret.field, "rule": secret.rule, "reason_code": "secret"},
             )
 
-    def paused(self, caller: Caller) -> Verdict | None:
-        """The refusal for an agent's write while capture is paused; None otherwise."""
-        if caller.surface is Surface.AGENT and self._policy().paused:
+    def paused(self, caller: Caller, policy: Policy | None = None) -> Verdict | None:
+        """The refusal for an agent's write while capture is paused (in `policy`, or the one in
+        effect); None otherwise."""
+        if caller.surface is Surface.AGENT and (policy or self._policy()).paused:
             return Verdict(
                 Outcome.REFUSE,
                 code="capture_paused",
@@ -167,8 +182,8 @@ class Gate:
         memory (`secret_in`). For an update, `rule_kind` and `rule_scope` say whether the kind
         changed and the scope widened: only then does the policy decide again."""
         agent = caller.surface is Surface.AGENT
-        policy = self._policy()
-        paused = self.paused(caller)
+        policy = self._policy()  # read once: the pause and the rules of one policy
+        paused = self.paused(caller, policy)
         if paused is not None:
             return paused
         ruling = None

@@ -27,6 +27,7 @@ from core.governance import Gate, Outcome, Redactor
 from core.memory_service import Proposals
 from core.model import Caller, Surface, WriteResult, WriteStatus
 from core.proposals import waiting_because
+from core.scanner import secret_rule
 from core.settings import Settings
 from core.store import Store
 from core.suggestions import Flag, Op, Reason, Suggestion, new_suggestion_id
@@ -118,6 +119,13 @@ def check_doc(doc: object) -> str:
         raise InvalidInput(
             "document must be 'user', 'soul', 'soul:default' or 'soul:<agent name>'",
             data={"field": "doc"},
+        )
+    rule = secret_rule(doc)
+    if rule is not None:  # a document's name is shown wherever it is (until 2026-11-30: kept)
+        raise InvalidInput(
+            f"the document name looks like a secret (rule {rule}); an agent's soul is named "
+            "after the agent",
+            data={"field": "doc", "rule": rule, "reason_code": "secret"},
         )
     return doc
 

@@ -12,7 +12,7 @@ import pytest
 
 from core.app import Cairn
 from core.cli_governance import describe
-from core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from core.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
 from core.model import Caller, Scope, Status, Surface, Tier, WriteResult, WriteStatus
 from core.paths import Paths
 from core.policy import Mode
@@ -311,6 +311,36 @@ def test_the_newest_sighting_of_a_proposal_decides_when_it_expires(
     pending(write(governed, a, "the staging db is read-only", kind="idea"))
     [item] = [i for i in queue(governed) if i["id"] == short]
     assert item["expires_at"] is None and item["ttl_seconds"] is None
+
+
+def test_an_agents_reason_or_note_is_short_and_shown_to_the_person(
+    governed: Cairn, ws: str
+) -> None:
+    """An identity proposal's reason had no limit (800 KB went into the document's history and
+    to every agent) and `review show` never showed it to the person deciding."""
+    a = agent_caller(ws)
+    with pytest.raises(TooLarge, match="reason is 100000 characters"):
+        governed.identity.propose(a, "user", "The user likes brevity.", "b" * 100_000)
+    mid = stored(write(governed, a, "the queue is called ledger"))
+    with pytest.raises(TooLarge, match="note"):
+        governed.memories.feedback(a, mid, "wrong", note="n" * 5000)
+    sid = governed.identity.propose(
+        a, "user", "The user likes brevity.", "they said so twice"
+    ).suggestion_id
+    [item] = [i for i in queue(governed) if i["id"] == sid]
+    assert "    note: they said so twice" in describe(item)
+
+
+def test_an_identity_document_named_like_a_secret_is_refused(governed: Cairn) -> None:
+    """`identity edit soul:ghp_...` stored the token as a document name, readable by agents."""
+    with pytest.raises(InvalidInput, match="looks like a secret"):
+        governed.identity.edit(
+            Caller.human(),
+            "soul:ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q",
+            "be brief",
+            if_version=0,
+            reason=None,
+        )
 
 
 def test_different_changes_of_one_target_are_separate_proposals(governed: Cairn, ws: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -319,3 +320,23 @@ def test_one_override_of_an_agent_can_be_removed(cairn: Cairn, paths: Paths) -> 
     assert "helper" not in policy.agents
     text = (paths.config / "policy.toml").read_text(encoding="utf-8")
     assert "[agents.helper]" not in text and "# Cairn capture policy" in text
+
+
+def test_one_write_is_judged_by_one_policy() -> None:
+    """The gate read the policy once for the pause and again for the rules: a change between
+    the two judged a write by neither (paused, then `fact` off: the write was stored)."""
+    from core.governance import Gate, Outcome
+    from core.model import Origin
+
+    paused = replace(Policy(), paused=True)
+    fact_off = replace(Policy(), kinds={**Policy().kinds, "fact": Mode.OFF})
+    policies = iter([paused, fact_off, fact_off])
+    gate = Gate(lambda: next(policies), frozenset)
+    verdict = gate.check(
+        Caller(Surface.AGENT, agent="a", verified=True),
+        kind="fact",
+        scope=Scope.USER,
+        origin=Origin.EXPLICIT,
+        fields={"content": "the queue is called ledger"},
+    )
+    assert verdict.outcome is not Outcome.STORE and verdict.code == "capture_paused"
