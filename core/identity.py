@@ -367,6 +367,7 @@ class IdentityService:
                 f"version {target_version} has the same text as the current version "
                 f"{current.version}; there is nothing to revert"
             )
+        self._sized(target.content)  # a version from before a lower limit, or an import
         expires = self._clock.now_ms() + REVERT_TOKEN_SECONDS * 1000
         diff = "".join(
             difflib.unified_diff(

@@ -228,3 +228,25 @@ def test_a_proposal_while_capture_is_paused_is_refused_as_any_write_is(
     assert added.returncode == 77 and "capture_paused" in added.stdout, added.stdout
     status, shown = at_terminal(home, "review", "list", typed="")
     assert "identity" not in shown, shown
+
+
+def test_a_revert_to_a_version_over_the_size_limit_is_refused(
+    paths: Paths, clock: FakeClock
+) -> None:
+    """identity.max_bytes held for edits and proposals, but a revert to a version written under
+    a higher limit (or brought in by an import) put it back in every agent's prompt."""
+    big = "x" * 3000 + "\n"
+    first = Cairn.open(paths, settings=Settings.defaults(), clock=clock)
+    try:
+        first.identity.edit(PERSON, "user", big, if_version=1, reason=None)
+        first.identity.edit(PERSON, "user", "Short again.\n", if_version=2, reason=None)
+    finally:
+        first.close()
+    lower = Settings.defaults().with_values(identity__max_bytes=2000)
+    again = Cairn.open(paths, settings=lower, clock=clock)
+    try:
+        with pytest.raises(TooLarge, match=r"identity\.max_bytes"):
+            again.identity.revert_preview(PERSON, "user", 2)
+        assert again.identity.revert_preview(PERSON, "user", 1).target_version == 1
+    finally:
+        again.close()
