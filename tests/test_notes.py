@@ -49,11 +49,11 @@ def agent(app: Cairn, workspace_dir: Path) -> Caller:
     return Caller(Surface.AGENT, agent="agent-a", verified=True, workspace_id=ws.id)
 
 
-def folder_of(app: Cairn) -> NotesFolder:
+def folder_of(app: Cairn, settings: Settings | None = None) -> NotesFolder:
     return NotesFolder(
         app.memories,
         app.store,
-        app.settings,
+        settings or app.settings,
         app.clock,
         app.failures,
         app.warnings,
@@ -307,15 +307,7 @@ def test_changed_default_kind_and_scope_reach_the_notes_that_name_none(
     write(folder / "own.md", "---\nkind: pitfall\nscope: global\n---\nNever deploy on Friday.")
     assert notes.sync().added == 3
     changed = app.settings.with_values(notes__kind="idea", notes__scope="global")
-    again = NotesFolder(
-        app.memories,
-        app.store,
-        changed,
-        app.clock,
-        app.failures,
-        app.warnings,
-        workspaces=app.workspaces,
-    )
+    again = folder_of(app, changed)  # as at a restart with the changed settings
     try:
         report = again.sync()
         for path in ("a.md", "x/b.md"):
@@ -342,15 +334,7 @@ def test_a_scope_change_never_lets_a_refused_duplicate_in(
     write(folder / "b.md", "Alpha service listens on port 8080")
     assert notes.sync().errors == 1
     changed = app.settings.with_values(notes__scope="global")
-    again = NotesFolder(
-        app.memories,
-        app.store,
-        changed,
-        app.clock,
-        app.failures,
-        app.warnings,
-        workspaces=app.workspaces,
-    )
+    again = folder_of(app, changed)  # as at a restart with the changed settings
     try:
         again.sync()
         live = [
