@@ -192,6 +192,12 @@ class IdentityService:
         """The current version - as a model may read it (flagged spans blocked, in its reason
         too) unless the caller is a person."""
         name = self.resolve(caller, doc)
+        if (
+            caller.surface is Surface.AGENT
+            and name.startswith("soul:")
+            and name not in (DEFAULT_SOUL, f"soul:{caller.agent}")
+        ):  # the same answer whether it exists or not: agents cannot find out which do
+            raise Forbidden("an agent reads its own soul, the default soul and the user profile")
         found = current_in(self._store.read_db.conn(), name)
         if found is None:
             raise NotFound(f"identity document {name!r} does not exist", data={"doc": name})

@@ -250,3 +250,16 @@ def test_a_revert_to_a_version_over_the_size_limit_is_refused(
         assert again.identity.revert_preview(PERSON, "user", 1).target_version == 1
     finally:
         again.close()
+
+
+def test_an_agent_reads_no_other_agents_soul(app: Cairn) -> None:
+    """An agent read any agent's soul, and told which exist from which did not."""
+    helper = Caller(Surface.AGENT, agent="helper", verified=True)
+    app.identity.edit(PERSON, "soul:reviewer", "Be strict.\n", if_version=0, reason=None)
+    for doc in ("soul:reviewer", "soul:nobody"):
+        with pytest.raises(Forbidden, match="its own soul"):
+            app.identity.get(helper, doc)
+    reviewer = Caller(Surface.AGENT, agent="reviewer", verified=True)
+    assert app.identity.get(reviewer, "soul").content == "Be strict.\n"
+    assert app.identity.get(helper, "soul").doc == "soul:default"
+    assert app.identity.get(helper, "user").doc == "user"
