@@ -19,14 +19,13 @@ import time
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from core import __version__, audit, suggestions
 from core.archive_records import IDENTITY_FIELDS, TOMBSTONE_FIELDS
 from core.atomic_file import replacing
-from core.clock import Clock
+from core.clock import Clock, utc_minute
 from core.errors import InvalidInput, IOFault
 from core.migrations import read_version
 from core.model import Memory, Relation, Revision, Scope
@@ -584,8 +583,7 @@ def _render(m: Memory) -> str:
     status = "expired" if m.expired else m.status.value  # an expired one is not live
     facts = [f"r{m.revision}", status, m.tier.value, f"importance {m.importance}"]
     if m.expires_at is not None:
-        day = datetime.fromtimestamp(m.expires_at / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
-        facts.append(f"{'expired' if m.expired else 'expires'} {day}")
+        facts.append(f"{'expired' if m.expired else 'expires'} {utc_minute(m.expires_at)}")
     if m.pinned:
         facts.append("pinned")
     if m.tags:

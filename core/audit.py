@@ -308,7 +308,6 @@ _SELECT_ONE = f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit WHERE seq = ?"  # n
 class RotatedFile:
     """What one rotated file holds: its events, and the lines (from 1) that are not an event."""
 
-    path: Path
     events: list[dict[str, Any]]
     unreadable: list[int]
 
@@ -331,7 +330,7 @@ def read_rotated(path: Path) -> RotatedFile:
                 events.append(event)
             else:
                 unreadable.append(number)
-    return RotatedFile(path, events, unreadable)
+    return RotatedFile(events, unreadable)
 
 
 def span(path: Path) -> tuple[int, int] | None:
@@ -368,8 +367,8 @@ def belongs(conn: sqlite3.Connection, rotated: Path, start: int) -> bool:
     return True
 
 
-def aside_folder_name(now: datetime | None = None) -> str:
-    return ASIDE_PREFIX + (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+def aside_folder_name() -> str:
+    return ASIDE_PREFIX + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
 def set_aside(conn: sqlite3.Connection, archive_dir: Path, folder: str) -> list[Path]:

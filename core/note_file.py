@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -14,10 +13,9 @@ from pathlib import Path
 from core import scanner
 from core.errors import InvalidInput
 from core.model import Scope
+from core.validation import CONTROL
 
 log = logging.getLogger(__name__)
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # as a memory's fields refuse them
 
 
 def eligible(relative: str) -> bool:
@@ -50,7 +48,7 @@ def name_problem(relative: str, max_chars: int) -> str | None:
             "the file's path is not UTF-8 text (a name from a system with another encoding; the "
             "bytes that are not are shown as \\xNN) - rename the file or its folder"
         )
-    control = _CONTROL.search(relative)
+    control = CONTROL.search(relative)  # as a memory's fields refuse them
     if control is not None:
         return (
             f"the file's path contains a control character (U+{ord(control.group()):04X}, "

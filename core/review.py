@@ -8,12 +8,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Any
 
 from core import audit, suggestions
 from core.allowlist import Allowlist
-from core.clock import Clock
+from core.clock import Clock, utc_minute
 from core.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound
 from core.governance import Gate, Outcome, flagged, memory_fields
 from core.identity import IdentityService, current_in
@@ -452,9 +451,9 @@ class ReviewService:
             return None
         left = s.expires_at - self._clock.now_ms()
         if left <= 0:
-            when = datetime.fromtimestamp(s.expires_at / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
             raise Conflict(
-                f"proposal {s.id} expired while it waited (at {when} UTC: the agent gave it "
+                f"proposal {s.id} expired while it waited (at {utc_minute(s.expires_at)}: the "
+                f"agent gave it "
                 f"{s.ttl_seconds} s); reject it - to keep its text, add it as your own memory",
                 data={"id": s.id, "expires_at": s.expires_at},
             )

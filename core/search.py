@@ -346,7 +346,11 @@ class SearchService:
             NotReady: `min_commit_seq` is newer than the last committed change.
         """
         self._check(caller, req)
-        if req.min_commit_seq is not None and req.min_commit_seq > self._store.seen_seq():
+        if (
+            req.min_commit_seq is not None
+            and req.min_commit_seq > self._store.committed_seq  # the counter first: no query
+            and req.min_commit_seq > self._store.seen_seq()
+        ):
             raise NotReady(
                 f"change {req.min_commit_seq} is not committed yet (last is "
                 f"{self._store.committed_seq}); retry shortly",

@@ -10,7 +10,7 @@ from core.errors import InvalidInput, TooLarge
 from core.model import BUILTIN_KINDS
 from core.settings import Settings
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # refused in every text field
 _SPACE_RUN = re.compile(r"\s+")
 _KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
@@ -46,7 +46,7 @@ def check_text(field: str, text: str, max_bytes: int, *, allow_empty: bool = Fal
     size = utf8_size(field, text)
     if not allow_empty and not text.strip():
         raise InvalidInput(f"field '{field}' is empty or only whitespace", data={"field": field})
-    match = _CONTROL.search(text)
+    match = CONTROL.search(text)
     if match:
         raise InvalidInput(
             f"field '{field}' contains a control character (U+{ord(match.group()):04X}) at "

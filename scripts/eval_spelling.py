@@ -25,10 +25,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import sqlite3
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -36,21 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eval import Session, throwaway_store, workspace, write_all
 from evaldata import DEFAULT_DATA, load_locomo
 
-from core.app import Cairn
 from core.model import Caller, Scope, Surface
-from core.paths import Paths
-from core.policy import POLICY_FILE, all_auto
-from core.policy_file import write_policy
 from core.requests import WriteRequest
 from core.search import EngineConfig
-from core.settings import Settings
 from core.spelling import alternatives
 from core.tokenizer import TermKind, analyze, is_stop
-from core.validation import Limits
 
-SETTINGS = Settings.defaults()
 WORD = re.compile(r"[A-Za-z]{4,}")
 TYPO_KINDS = ("swap first", "swap middle", "leave out", "double", "replace", "drop last")
 
@@ -67,23 +59,15 @@ class Tally:
 
 @contextmanager
 def store_of(texts: Sequence[str]) -> Iterator[sqlite3.Connection]:
-    """A throwaway Cairn holding `texts` as project memories; its read connection."""
-    root = Path(tempfile.mkdtemp(prefix="cs", dir="/tmp"))
-    try:
-        paths = Paths(data=root / "d", config=root / "c", state=root / "s", runtime=root / "r")
-        write_policy(paths.config / POLICY_FILE, all_auto(Limits(SETTINGS).kinds))
-        cairn = Cairn.open(paths, settings=SETTINGS)
-        try:
-            (root / "ws").mkdir()
-            ws = cairn.workspaces.resolve(str(root / "ws")).id
-            caller = Caller(Surface.HUMAN, workspace_id=ws)
-            reqs = [WriteRequest(content=t, kind="fact", scope=Scope.PROJECT) for t in texts]
-            cairn.memories.write_many(caller, reqs)
-            yield cairn.store.read_db.conn()
-        finally:
-            cairn.close()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    """A throwaway Cairn (eval.py's) holding `texts` as project memories; its read connection."""
+    with throwaway_store(Session()) as (cairn, root):
+        caller = Caller(Surface.HUMAN, workspace_id=workspace(cairn, root, "ws"))
+        write_all(
+            cairn,
+            caller,
+            [WriteRequest(content=t, kind="fact", scope=Scope.PROJECT) for t in texts],
+        )
+        yield cairn.store.read_db.conn()
 
 
 def term_of(word: str) -> str | None:
