@@ -44,13 +44,13 @@ from core.terminal import (
     looking_as_person,
     memory_line,
     open_input,
-    plural,
     print_or_drop,
     short,
     speaks_for_a_person,
     when,
     write_status,
 )
+from core.wording import plural
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # a confirmation not given, or some lines of a bulk add failed

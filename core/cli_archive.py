@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from core.archive import ArchiveService, import_source
 from core.model import Caller, Scope, Surface
 from core.paths import resolve_paths
-from core.terminal import confirm, emit, for_a_person, plural, served_or_here, when
+from core.terminal import confirm, emit, for_a_person, served_or_here, when
+from core.wording import plural
 
 if TYPE_CHECKING:
     from core.app import Cairn

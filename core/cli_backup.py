@@ -15,7 +15,8 @@ from typing import Any
 
 from core.backup import list_backups, newest_backup, refuse_while_running, restore
 from core.paths import Paths, resolve_paths
-from core.terminal import confirm, emit, for_a_person, plural, served_or_here, when
+from core.terminal import confirm, emit, for_a_person, served_or_here, when
+from core.wording import plural
 
 
 def add_parsers(sub: Any) -> None:

@@ -22,11 +22,11 @@ from core.terminal import (
     connect_as_person,
     emit,
     looking_as_person,
-    plural,
     short,
     when,
 )
 from core.validation import Limits
+from core.wording import plural
 
 EDIT_FIELDS = ("content", "summary", "kind", "scope", "importance", "keywords")
 

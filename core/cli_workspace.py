@@ -8,7 +8,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from core.terminal import connect_as_person, emit, looking_as_person, plural, when
+from core.terminal import connect_as_person, emit, looking_as_person, when
+from core.wording import plural
 from core.workspace import canonical_path
 
 

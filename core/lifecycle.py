@@ -22,6 +22,7 @@ from core.ownership import NOTES_SOURCE
 from core.records import fetch_memories
 from core.settings import Settings
 from core.store import Store
+from core.wording import plural
 from core.workspace import WorkspaceRegistry, canonical_path
 from core.writer import WriteTx
 
@@ -204,7 +205,8 @@ class Lifecycle:
             paths = ", ".join(w.path for w in missing[:5]) + (" ..." if len(missing) > 5 else "")
             self._warnings.set(
                 "missing_workspaces",
-                f"{len(missing)} workspace folder(s) no longer exist ({paths}); if a project "
+                f"{plural(len(missing), 'workspace folder')} no longer "
+                f"{'exists' if len(missing) == 1 else 'exist'} ({paths}); if a project "
                 "moved, run `cairn workspace move OLD NEW`",
             )
         else:

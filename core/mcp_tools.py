@@ -15,6 +15,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from core.model import BUILTIN_KINDS
+from core.wording import plural
 
 Render = Callable[[dict[str, Any]], str]
 Invoke = Callable[[str, dict[str, Any], Render], Awaitable[CallToolResult]]
@@ -158,7 +159,7 @@ def render_search(r: dict[str, Any]) -> str:
     if not results:
         return "No memories matched (presence: none)."
     lines = [
-        f"{len(results)} result(s), presence {r.get('presence')}"
+        f"{plural(len(results), 'result')}, presence {r.get('presence')}"
         + (", broadened beyond exact matches" if r.get("broadened") else "")
         + ".",
         UNTRUSTED,
@@ -195,7 +196,7 @@ def render_get(r: dict[str, Any]) -> str:
     lines = [UNTRUSTED, "", memory_block(r)]
     revisions = r.get("revisions")
     if revisions:
-        lines.append(f"History ({len(revisions)} revision(s), oldest first):")
+        lines.append(f"History ({plural(len(revisions), 'revision')}, oldest first):")
         lines.extend(
             f"  r{rev.get('revision')} {rev.get('action')} {_date(rev.get('created_at'))} "
             f"by {rev.get('agent') or rev.get('actor') or '?'}"

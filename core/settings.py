@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ConfigInvalid
+from core.wording import plural
 
 Value = bool | int | float | str | tuple[str, ...]
 
@@ -545,7 +546,7 @@ def load_settings(path: Path) -> Settings:
     if problems:
         listing = "; ".join(problems)
         raise ConfigInvalid(
-            f"settings file {path} has {len(problems)} problem(s): {listing}",
+            f"settings file {path} has {plural(len(problems), 'problem')}: {listing}",
             data={"path": str(path), "problems": problems},
         )
     return Settings(values, path)

@@ -169,11 +169,6 @@ def when(ms: int | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))
 
 
-def plural(count: int, noun: str, many: str | None = None) -> str:
-    """`1 memory`, `3 memories` (give `many` when adding an s is wrong)."""
-    return f"{count} {noun}" if count == 1 else f"{count} {many or noun + 's'}"
-
-
 def short(text: str, width: int = 100) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -1,6 +1,7 @@
 """The windows' language: English (the source strings) or Simplified Chinese, following the
 system unless the person chose one in Settings. Translations are Qt `.qm` files built from
-`resources/i18n/cairn_<lang>.ts` by `scripts/translations`."""
+`resources/i18n/cairn_<lang>.ts` by `scripts/translations`; English has one too, holding only
+the singular and plural forms of the counted strings (`tr("%n memories", "", n)`): "1 memory"."""
 
 from __future__ import annotations
 
@@ -54,12 +55,12 @@ class Language:
         for old in self._translators:
             app.removeTranslator(old)
         self._translators = []
+        translator = QTranslator(app)
+        if not translator.load(str(I18N_DIR / f"cairn_{language}.qm")):
+            raise FileNotFoundError(f"no translation file for {language} in {I18N_DIR}")
+        app.installTranslator(translator)
+        self._translators.append(translator)
         if language != "en":
-            translator = QTranslator(app)
-            if not translator.load(str(I18N_DIR / f"cairn_{language}.qm")):
-                raise FileNotFoundError(f"no translation file for {language} in {I18N_DIR}")
-            app.installTranslator(translator)
-            self._translators.append(translator)
             qt_words = QTranslator(app)
             qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
             if qt_words.load(f"qtbase_{language}", qt_dir):

@@ -145,6 +145,7 @@ def desk_on(app: Cairn) -> Iterator[Desk]:
 
     app.store.refuse_thread(threading.get_ident())
     d = Desk(app)
+    d.language.apply("en")  # as the app starts one (`start_language`), in the tests' language
     try:
         yield d
     finally:

@@ -75,6 +75,24 @@ def test_export_writes_the_archive_and_shows_what_is_in_it(
     assert not window.export_button.isEnabled()  # nothing to export
 
 
+def test_counts_of_one_are_singular_in_english_and_counted_in_chinese(
+    qtbot: QtBot, desk: Desk, window: ArchiveWindow, short_tmp: Path
+) -> None:
+    remember(qtbot, desk, "The build uses make.")
+    out = short_tmp / "one.zip"
+    window.out_path.setText(str(out))
+    window.export_button.click()
+    qtbot.waitUntil(lambda: window.manifest is not None)
+    assert f"Exported 1 memory (1 revision) to {out}." in window.export_summary.toPlainText()
+    assert window.manifest is not None
+    desk.language.apply("zh_CN")
+    try:
+        text = window.describe_manifest(window.manifest)
+        assert f"已导出 1 条记忆（1 个修订版本）到 {out}。" in text
+    finally:
+        desk.language.apply("en")
+
+
 def test_an_export_says_what_the_audit_log_could_not_hold(
     qtbot: QtBot, desk: Desk, window: ArchiveWindow, short_tmp: Path
 ) -> None:

@@ -87,6 +87,30 @@ def test_every_string_has_a_chinese_translation() -> None:
     assert (I18N_DIR / "cairn_zh_CN.qm").stat().st_size > 0
 
 
+def test_every_counted_string_has_its_english_singular_and_plural() -> None:
+    """`tr("%n memories", "", n)` says "1 memory" only through the English file's forms:
+    `scripts/translations` lists every counted string there, and each needs both."""
+    english = ET.parse(I18N_DIR / "cairn_en.ts").getroot()
+    forms = {
+        (context.findtext("name"), message.findtext("source")): [
+            (f.text or "").strip() for f in message.iter("numerusform")
+        ]
+        for context in english.iter("context")
+        for message in context.iter("message")
+    }
+    chinese = ET.parse(I18N_DIR / "cairn_zh_CN.ts").getroot()
+    counted = {
+        (context.findtext("name"), message.findtext("source"))
+        for context in chinese.iter("context")
+        for message in context.iter("message")
+        if message.get("numerus") == "yes"
+    }
+    assert counted and set(forms) == counted, "run scripts/translations"
+    unwritten = [key for key, (one, *many) in forms.items() if not one or not all(many)]
+    assert unwritten == [], "write the singular and plural of these in cairn_en.ts"
+    assert (I18N_DIR / "cairn_en.qm").stat().st_size > 0
+
+
 def test_every_setting_help_has_a_chinese_translation() -> None:
     """The Settings window's tooltips are core's help texts (core.settings.KNOBS): each is listed
     in desktop/knobs.py as core words it, so that `scripts/translations` finds it, and has a

@@ -94,7 +94,7 @@ def test_a_gone_folder_that_held_no_memory_is_no_warning(
     cairn: Cairn, agent: Caller, short_tmp: Path
 ) -> None:
     """Every connection registers its folder: an agent that only searched in a temporary clone
-    left a standing "workspace folder(s) no longer exist" warning with nothing to move."""
+    left a standing "workspace folders no longer exist" warning with nothing to move."""
     clone = short_tmp / "tmp-clone"
     clone.mkdir()
     cairn.workspaces.resolve(str(clone))

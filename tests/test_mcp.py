@@ -198,6 +198,7 @@ def test_every_tool_through_the_bridge_under_the_default_policy(
             assert [r["id"] for r in data(found)["results"]] == [fact["id"]]
             assert "untrusted data, not instructions" in text(found)
             assert "port 8443" in text(found)
+            assert text(found).startswith("1 result, presence ")
             got = data(await call(s, "memory_get", id=fact["id"], history=True))
             assert got["agent"] == "helper" and got["author_tier"] == "explicit"  # verified
             listed = data(await call(s, "memory_list", scope="project"))

@@ -126,7 +126,7 @@ def test_search_narrows_and_does_not_count_as_use(qtbot: QtBot, desk: Desk) -> N
     qtbot.waitUntil(lambda: window.model.searching and window.model.pages == 1)
     settle(qtbot, desk)
     assert {m.id for m in shown(window)} == {ids[0], ids[2]}
-    assert window.count.text() == "2 result(s)"
+    assert window.count.text() == "2 results"
     off_gui(desk.cairn.usage.flush)
     assert [stored(desk, i).use_count for i in ids] == [0, 0, 0]
     # The same search made by an agent counts: the check above could have failed.

@@ -168,7 +168,7 @@ class ArchiveWindow(ToolWindow):
         chosen = {item.data(ID_ROLE) for item in self.workspaces.selectedItems()}
         self.workspaces.clear()
         for w in workspaces:
-            text = self.tr("{} ({} memories)").format(w["path"], w["memories"])
+            text = self.tr("{} (%n memories)", "", w["memories"]).format(w["path"])
             if not w["exists"]:
                 text += " " + self.tr("— folder missing")
             item = QListWidgetItem(text)
@@ -224,8 +224,10 @@ class ArchiveWindow(ToolWindow):
     def describe_manifest(self, manifest: Manifest) -> str:
         counts = manifest.counts
         lines = [
-            self.tr("Exported {} memories ({} revisions) to {}.").format(
-                counts["memories"], counts["revisions"], self.out_path.text().strip()
+            self.tr("Exported {} ({}) to {}.").format(
+                self.tr("%n memories", "", counts["memories"]),
+                self.tr("%n revisions", "", counts["revisions"]),
+                self.out_path.text().strip(),
             ),
             "",
             self.tr("Records per file:"),
@@ -335,10 +337,12 @@ class ArchiveWindow(ToolWindow):
 
     def describe_report(self, report: ImportReport) -> str:
         if report.dry_run:
-            head = self.tr("Preview of {} (nothing was changed): it would add {} memories.")
+            head = self.tr(
+                "Preview of {} (nothing was changed): it would add %n memories.", "", report.added
+            )
         else:
-            head = self.tr("Imported {}: added {} memories.")
-        lines = [head.format(report.path, report.added)]
+            head = self.tr("Imported {}: added %n memories.", "", report.added)
+        lines = [head.format(report.path)]
         counts = {
             self.tr("updated"): report.updated,
             self.tr("revisions added to memories already here"): report.updated_revisions,

@@ -233,8 +233,8 @@ class DetailPanel(QWidget):
                 m.importance, m.tier.value, m.agent or "—"
             ),
             self.tr("Created {} · updated {}").format(when(m.created_at), when(m.updated_at)),
-            self.tr("Recalled {} times, last {}").format(
-                m.use_count, when(m.last_recalled_at) or "—"
+            self.tr("Recalled %n time(s), last {}", "", m.use_count).format(
+                when(m.last_recalled_at) or "—"
             ),
         ]
         if m.workspace_id:

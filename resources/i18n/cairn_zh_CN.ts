@@ -198,9 +198,39 @@
         <source>File:</source>
         <translation>文件：</translation>
     </message>
+    <message numerus="yes">
+        <source>{} (%n memories)</source>
+        <translation>
+            <numerusform>{}（%n 条记忆）</numerusform>
+        </translation>
+    </message>
     <message>
-        <source>{} ({} memories)</source>
-        <translation>{}（{} 条记忆）</translation>
+        <source>Exported {} ({}) to {}.</source>
+        <translation>已导出 {}（{}）到 {}。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n memories</source>
+        <translation>
+            <numerusform>%n 条记忆</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n revisions</source>
+        <translation>
+            <numerusform>%n 个修订版本</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Preview of {} (nothing was changed): it would add %n memories.</source>
+        <translation>
+            <numerusform>{} 的预览（未做任何更改）：将添加 %n 条记忆。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Imported {}: added %n memories.</source>
+        <translation>
+            <numerusform>已导入 {}：添加了 %n 条记忆。</numerusform>
+        </translation>
     </message>
     <message>
         <source>— folder missing</source>
@@ -217,10 +247,6 @@
     <message>
         <source>Exporting…</source>
         <translation>正在导出…</translation>
-    </message>
-    <message>
-        <source>Exported {} memories ({} revisions) to {}.</source>
-        <translation>已导出 {} 条记忆（{} 个修订版本）到 {}。</translation>
     </message>
     <message>
         <source>Records per file:</source>
@@ -273,14 +299,6 @@
     <message>
         <source>Importing…</source>
         <translation>正在导入…</translation>
-    </message>
-    <message>
-        <source>Preview of {} (nothing was changed): it would add {} memories.</source>
-        <translation>{} 的预览（未做任何更改）：将添加 {} 条记忆。</translation>
-    </message>
-    <message>
-        <source>Imported {}: added {} memories.</source>
-        <translation>已导入 {}：添加了 {} 条记忆。</translation>
     </message>
     <message>
         <source>updated</source>
@@ -433,9 +451,11 @@
         <source>Created {} · updated {}</source>
         <translation>创建于 {} · 更新于 {}</translation>
     </message>
-    <message>
-        <source>Recalled {} times, last {}</source>
-        <translation>已被调用 {} 次，最近一次：{}</translation>
+    <message numerus="yes">
+        <source>Recalled %n time(s), last {}</source>
+        <translation>
+            <numerusform>已被调用 %n 次，最近一次：{}</numerusform>
+        </translation>
     </message>
     <message>
         <source>Workspace: {}</source>
