@@ -30,6 +30,7 @@ class Knob:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
+    least_on: float | None = None  # where 0 turns a feature off: the smallest value that is on
 
     @property
     def section(self) -> str:
@@ -58,6 +59,9 @@ class Knob:
             return None, f"must be at least {_num(self.minimum)}, got {_num(number)}"
         if self.maximum is not None and number > self.maximum:
             return None, f"must be at most {_num(self.maximum)}, got {_num(number)}"
+        if self.least_on is not None and 0 < number < self.least_on:
+            least = _num(self.least_on)
+            return None, f"must be 0 (off) or at least {least}, got {_num(number)}"
         return number, None
 
 
@@ -366,6 +370,7 @@ KNOBS: tuple[Knob, ...] = (
         "also taken before any schema migration.",
         minimum=0,
         maximum=8_760,
+        least_on=0.01,  # 36 s; the Settings window shows hundredths, so less would read "Off"
     ),
     Knob(
         "backup.keep_daily",

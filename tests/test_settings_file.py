@@ -116,6 +116,19 @@ def test_nan_and_infinity_are_refused_and_nothing_is_written(
     assert cairn.config.current().number("backup.interval_hours") == 24.0  # as started
 
 
+def test_a_backup_interval_below_what_the_window_shows_is_refused(
+    cairn: Cairn, paths: Paths, human: Caller
+) -> None:
+    """0.004 h (14 s between backups) was taken, and the Settings window, showing hundredths,
+    called it "Off"."""
+    with pytest.raises(InvalidInput, match=r"must be 0 \(off\) or at least 0\.01, got 0\.004"):
+        cairn.config.set(human, "backup.interval_hours", 0.004)
+    assert not paths.settings_file.exists()
+    cairn.config.set(human, "backup.interval_hours", 0.01)
+    cairn.config.set(human, "backup.interval_hours", 0)
+    assert cairn.config.current().number("backup.interval_hours") == 0
+
+
 def test_a_hand_written_nan_in_the_file_is_named_before_another_change(
     cairn: Cairn, paths: Paths, human: Caller
 ) -> None:
