@@ -209,6 +209,7 @@ class Cairn:
                 workspaces=workspaces,
                 gate=gate,
                 observers=(SearchIndex(),),
+                identity_max_bytes=settings.integer("identity.max_bytes"),
             ),
             config=config,
             gate=gate,

@@ -125,8 +125,10 @@ class ArchiveService:
         workspaces: WorkspaceRegistry,
         gate: Gate,
         observers: Sequence[MemoryObserver],
+        identity_max_bytes: int,
     ) -> None:
         self._store = store
+        self._identity_max_bytes = identity_max_bytes
         self._clock = clock
         self._memories = memories
         self._workspaces = workspaces
@@ -232,7 +234,14 @@ class ArchiveService:
     def _import_archive(self, path: Path, dry_run: bool) -> ImportReport:
         archive = read_archive(path)
         tally = Tally("archive", str(path), dry_run)
-        placement = Placement(archive, tally, self._observers, self._secret_in, self._clock)
+        placement = Placement(
+            archive,
+            tally,
+            self._observers,
+            self._secret_in,
+            self._clock,
+            identity_max_bytes=self._identity_max_bytes,
+        )
         if dry_run:
             with self._store.read_db.atomic():
                 conn = self._store.read_db.conn()

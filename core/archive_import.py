@@ -173,9 +173,13 @@ class Placement:
         observers: Sequence[MemoryObserver],
         secret_in: Callable[[Mapping[str, str | None]], str | None],
         clock: Clock,
+        *,
+        identity_max_bytes: int,
     ) -> None:
-        """`secret_in` is the gate's scan: the refusal's words for fields holding a secret."""
+        """`secret_in` is the gate's scan: the refusal's words for fields holding a secret;
+        `identity_max_bytes` is this store's `identity.max_bytes`."""
         self.archive = archive
+        self._identity_max_bytes = identity_max_bytes
         self._clock = clock
         self._tally = tally
         self._observers = observers
@@ -443,7 +447,10 @@ class Placement:
 
     def identity(self, conn: sqlite3.Connection, tx: WriteTx | None) -> None:
         """Versions this store lacks are added; a version that differs here is a conflict, and so
-        is every later version of that document (it would continue the other history)."""
+        is every later version of that document (it would continue the other history). The
+        version that would become current must fit `identity.max_bytes` (agents are given it in
+        their prompts); older ones may not, as after the limit was lowered (a revert to them is
+        refused)."""
         docs: dict[str, list[IdentityVersion]] = {}
         for v in self.archive.identity:
             docs.setdefault(v.doc, []).append(v)
@@ -455,24 +462,23 @@ class Placement:
                 )
             }
             split: int | None = None
+            newest = max(v.version for v in items)
             for v in items:
-                secret = None
+                refusal = None
                 if split is None and v.version not in have:
-                    secret = self._secret_in(
-                        {"content": v.content, "reason": v.reason, "author": v.author}
-                    )
-                if split is None and v.version not in have and secret is None:
+                    refusal = self._refusal(v, current=v.version == newest)
+                if split is None and v.version not in have and refusal is None:
                     self._tally.count("identity_added")
                     if tx is not None:
                         insert_version(conn, v)
                     continue
-                if split is None and secret is None and have[v.version] == v.content_hash:
+                if split is None and refusal is None and have[v.version] == v.content_hash:
                     self._tally.count("identity_unchanged")
                     continue
                 if split is None:
                     split = v.version
-                    if secret is not None:
-                        reason, why = f"{secret}; not imported", "holds a secret"
+                    if refusal is not None:
+                        reason, why = f"{refusal}; not imported", "was not imported"
                     else:
                         reason, why = "differs from this store's version; kept it", "differs here"
                 else:
@@ -480,6 +486,20 @@ class Placement:
                 self._tally.note(
                     "identity_conflicts", {"doc": doc, "version": v.version, "reason": reason}
                 )
+
+    def _refusal(self, v: IdentityVersion, *, current: bool) -> str | None:
+        """Why a version this store lacks cannot be added: a secret, or - for the one that would
+        become current - a size over this store's limit."""
+        secret = self._secret_in({"content": v.content, "reason": v.reason, "author": v.author})
+        if secret is not None:
+            return secret
+        size = len(v.content.encode("utf-8"))
+        if current and size > self._identity_max_bytes:
+            return (
+                f"it is {size} bytes and identity.max_bytes here is {self._identity_max_bytes} "
+                "(set it higher and import again)"
+            )
+        return None
 
     def tombstones(self, conn: sqlite3.Connection, tx: WriteTx | None) -> None:
         """Tombstones are added (never touching content); one naming a memory this store still

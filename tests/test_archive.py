@@ -548,6 +548,39 @@ def test_identity_versions_are_added_by_version_and_a_different_one_is_a_conflic
     assert rows == [(1, "# Helper\n\nSomething else entirely.\n")]
 
 
+def test_a_current_identity_version_over_this_stores_limit_is_a_conflict(
+    rich: Rich, short_tmp: Path
+) -> None:
+    """An import added an identity version of any size: agents were then given a document over
+    `identity.max_bytes` (edits and proposals were held to it). Older versions still come in."""
+    add_identity(rich.cairn, "soul:helper", "# Helper\n\n" + "Be brief. " * 30)  # 332 bytes
+    add_identity(rich.cairn, "soul:helper", "# Helper\n\n" + "Be thorough. " * 80)  # 1,050
+    export(rich.cairn, short_tmp / "big.zip")
+    small = Settings.defaults().with_values(identity__max_bytes=1000)
+    here = Cairn.open(paths_for(short_tmp / "small"), settings=small, clock=FakeClock())
+    try:
+        report = import_(here, short_tmp / "big.zip")
+        assert report.identity_conflicts == (
+            {
+                "doc": "soul:helper",
+                "version": 3,
+                "reason": "it is 1050 bytes and identity.max_bytes here is 1000 (set it higher "
+                "and import again); not imported",
+            },
+        )
+        versions = here.identity.history(person(here), "soul:helper")
+        assert [v.version for v in versions] == [2, 1]  # newest first: the 332 bytes, rich's
+    finally:
+        here.close()
+    roomy = Settings.defaults().with_values(identity__max_bytes=2000)
+    again = Cairn.open(paths_for(short_tmp / "small"), settings=roomy, clock=FakeClock())
+    try:
+        assert import_(again, short_tmp / "big.zip").identity_conflicts == ()
+        assert len(again.identity.history(person(again), "soul:helper")) == 3
+    finally:
+        again.close()
+
+
 GITHUB_TOKEN = "ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q"
 
 
