@@ -6,6 +6,7 @@ what concerns its own workspace and itself.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import sqlite3
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core import audit
 from core.activity import Activity
 from core.clock import Clock
 from core.failures import BackgroundFailures
@@ -128,6 +130,7 @@ class HealthService:
                 },
                 "warnings": self.warnings.snapshot(),
                 "notes_errors": self.notes_errors()[:50],
+                "set_aside": set_aside(self._paths),
             }
         )
         return out
@@ -149,6 +152,20 @@ def _store_wide(conn: sqlite3.Connection, now: int) -> dict[str, Any]:
             "oldest_age_s": (now - int(oldest)) // 1000 if oldest is not None else None,
         },
         "capture_paused": bool(saved_policy and json.loads(saved_policy[0]).get("paused", False)),
+    }
+
+
+def set_aside(paths: Paths) -> dict[str, Any]:
+    """What restores kept and nothing deletes: replaced databases (`cairn.db.replaced-<time>`,
+    with their -wal and -shm) and the other history's rotated audit files
+    (`<state>/audit/replaced-<time>/`). A person removes them when no longer needed."""
+    database = paths.database
+    files = sorted(database.parent.glob(f"{glob.escape(database.name)}.replaced-*"))
+    files += audit.set_aside_files(paths.audit_archive)
+    return {
+        "files": len(files),
+        "bytes": sum(_size(f) for f in files),
+        "paths": [str(f) for f in files[:20]],
     }
 
 

@@ -46,7 +46,7 @@ from core.errors import (
 )
 from core.janitor import Janitor
 from core.migrations import CURRENT, SchemaVersion, migrate
-from core.model import Caller, Scope, WriteResult
+from core.model import Caller, Scope, Surface, WriteResult
 from core.paths import Paths
 from core.requests import WriteRequest
 from core.settings import Settings
@@ -708,6 +708,9 @@ def test_a_restore_keeps_the_audit_files_rotated_after_its_backup(short_tmp: Pat
     try:
         new_ids = write_many(app, "after the restore", 1200)
         assert rotate(app) > 0
+        # Health names what the restore kept and nothing deletes (it said nothing of them).
+        kept_by_restore = app.health.snapshot(Caller.human())["set_aside"]
+        assert "set_aside" not in app.health.snapshot(Caller(Surface.AGENT, agent="a"))
     finally:
         app.close()
     kept = [p for p in paths.audit_archive.rglob("*.jsonl") if p.read_bytes() == old_bytes]
@@ -719,6 +722,9 @@ def test_a_restore_keeps_the_audit_files_rotated_after_its_backup(short_tmp: Pat
     aside = paths.audit_archive / replaced.name.removeprefix("cairn.db.")
     assert kept == [aside / old.name]
     assert f"1 rotated audit file of the database it replaced moved to {aside}" in shown
+    assert kept_by_restore["paths"] == [str(replaced), str(aside / old.name)]
+    assert kept_by_restore["files"] == 2
+    assert kept_by_restore["bytes"] == replaced.stat().st_size + len(old_bytes)
     # The folder itself holds one history: the new era's rotation, under the same name.
     (new,) = audit.rotated_files(paths.audit_archive)
     assert new.name == old.name and new.read_bytes() != old_bytes

@@ -180,16 +180,30 @@ class HealthWindow(ToolWindow):
             "last_write": when(s.get("last_write")) or self.tr("never"),
             "last_search": when(s.get("last_search")) or self.tr("never"),
             "expired": str(s.get("expired_awaiting_purge", 0)),
-            "database": self.tr("{} (log {})").format(
-                locale.formattedDataSize(int(s.get("database_bytes", 0))),
-                locale.formattedDataSize(int(s.get("wal_bytes", 0))),
-            ),
+            "database": self._database(s, locale),
             "audit": locale.toString(int(s.get("audit_events", 0))),
         }
         for key, text in figures.items():
             self.figures[key].setText(text)
         self._show_breakdown(s)
         self._show_agents(s.get("agents", {}))
+
+    def _database(self, s: dict[str, Any], locale: QLocale) -> str:
+        text = self.tr("{} (log {})").format(
+            locale.formattedDataSize(int(s.get("database_bytes", 0))),
+            locale.formattedDataSize(int(s.get("wal_bytes", 0))),
+        )
+        aside = s.get("set_aside") or {}
+        if aside.get("files"):
+            text += "\n" + self.tr(
+                "%n file(s) kept by restores: {} (remove them when no longer needed)",
+                "",
+                int(aside["files"]),
+            ).format(locale.formattedDataSize(int(aside.get("bytes", 0))))
+            self.figures["database"].setToolTip("\n".join(aside.get("paths", [])))
+        else:
+            self.figures["database"].setToolTip("")
+        return text
 
     def _labels(self) -> dict[str, str]:
         """Counters' names as the person reads them; names that are data (a kind, an agent, a

@@ -58,6 +58,13 @@
             <numerusform>%n warnings:</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>%n file(s) kept by restores: {} (remove them when no longer needed)</source>
+        <translation>
+            <numerusform>%n file kept by restores: {} (remove it when no longer needed)</numerusform>
+            <numerusform>%n files kept by restores: {} (remove them when no longer needed)</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>MemoriesWindow</name>

@@ -621,6 +621,12 @@
         <source>{} (log {})</source>
         <translation>{}（日志 {}）</translation>
     </message>
+    <message numerus="yes">
+        <source>%n file(s) kept by restores: {} (remove them when no longer needed)</source>
+        <translation>
+            <numerusform>恢复时保留的 %n 个文件：{}（不再需要时请删除）</numerusform>
+        </translation>
+    </message>
     <message>
         <source>memories</source>
         <translation>记忆</translation>
