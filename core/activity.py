@@ -29,6 +29,8 @@ class AgentActivity:
     refusals: int = 0
     last_seen_ms: int | None = None
     verified: bool = False
+    last_write_ms: int | None = None
+    last_search_ms: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -146,6 +148,10 @@ class Activity:
                 entry.writes += write
                 entry.last_seen_ms = at_ms
                 entry.verified = verified
+                if write:
+                    entry.last_write_ms = at_ms
+                if search:
+                    entry.last_search_ms = at_ms
         self._moved()
 
     def hold(self, reason: str) -> None:

@@ -89,17 +89,19 @@ class HealthService:
             store_wide = _store_wide(conn, now) if caller.is_human else {}
         memories = {c: dict(sorted(counts[c].items())) for c in columns}
         act = self.activity
+        # An agent learns when it wrote and searched last, not when the others did.
+        me = None if caller.is_human else act.agents.get(caller.actor)
+        last = act if caller.is_human else me
         out: dict[str, Any] = {
             "memories": memories,
             "total": sum(memories.get("status", {}).values()),
             "expired_awaiting_purge": int(expired),
-            "last_write": act.last_write_ms,
-            "last_search": act.last_search_ms,
+            "last_write": last.last_write_ms if last else None,
+            "last_search": last.last_search_ms if last else None,
             "committed_seq": self._store.committed_seq,
             "index_lag": 0,  # the index is written in the memory's own transaction
         }
         if not caller.is_human:
-            me = act.agents.get(caller.actor)
             out["agent"] = {"name": caller.actor, "verified": caller.verified} | (
                 me.to_dict() if me else {}
             )

@@ -570,6 +570,27 @@ def test_fuzzed_frames_never_stop_the_server(server: Runtime, junk: bytes) -> No
     good.close()
 
 
+def test_an_agents_health_tells_when_it_wrote_and_searched_not_when_others_did(
+    server: Runtime, workspaces: tuple[Path, Path]
+) -> None:
+    """`last_write` and `last_search` were the whole server's: an agent learned when the
+    others worked."""
+    ws_a, ws_b = workspaces
+    a = client(server, agent="agent-a", workspace=str(ws_a))
+    b = client(server, agent="agent-b", workspace=str(ws_b))
+    a.request("memory.write", {"content": "heron notes", "kind": "fact", "scope": "project"})
+    a.request("memory.search", {"query": "heron"})
+    health = b.request("health.get")["result"]
+    assert health["last_write"] is None and health["last_search"] is None
+    b.request("memory.search", {"query": "heron"})
+    health = b.request("health.get")["result"]
+    assert health["last_write"] is None and isinstance(health["last_search"], int)
+    mine = a.request("health.get")["result"]
+    assert isinstance(mine["last_write"], int) and isinstance(mine["last_search"], int)
+    a.close()
+    b.close()
+
+
 # -- the binding, method by method -----------------------------------------------------------
 
 
