@@ -1100,6 +1100,7 @@ class MemoryService:
         )
         replace_memory(conn, gone, content_hash=None)
         insert_revision(conn, gone, actor=caller.actor, action="forget", reason=None, at=now)
+        self._close_contradictions(tx, caller, memory.id, "forgotten", now)
         audit.scrub_previews(tx, memory.id)
         conn.execute("UPDATE feedback SET note = NULL WHERE memory_id = ?", (memory.id,))
         tombstones.bury(
@@ -1115,6 +1116,27 @@ class MemoryService:
             detail={"reason": reason} if reason else None,
             at=now,
         )
+
+    def _close_contradictions(
+        self, tx: WriteTx, caller: Caller, memory_id: str, how: str, now: int
+    ) -> None:
+        """`memory_id` is being forgotten or purged (`how`): the contradictions it is in close
+        (there is nothing left to weigh the other side against), each on the record of the
+        memory left standing."""
+        closed = relations.close_contradictions_of(
+            tx.conn, memory_id, resolution=how, at=now, by=caller.actor
+        )
+        for rel in closed:
+            other_id = rel.to_id if rel.from_id == memory_id else rel.from_id
+            audit.record(
+                tx,
+                caller,
+                "resolve",
+                memory_id=other_id,
+                memory=fetch_memory(tx.conn, other_id, now),
+                detail={"relation": rel.id, "resolution": how, "other": memory_id},
+                at=now,
+            )
 
     def purge_expired(self, caller: Caller | None = None) -> int:
         """Delete memories whose expiry passed more than the retention window ago (each leaves a
@@ -1147,6 +1169,7 @@ class MemoryService:
                     reason=tombstones.EXPIRED_REASON,
                 )
                 audit.scrub_previews(tx, mid)
+                self._close_contradictions(tx, who, mid, "purged", now)
                 conn.execute("DELETE FROM relation WHERE from_id = ? OR to_id = ?", (mid, mid))
                 conn.execute("DELETE FROM memory WHERE id = ?", (mid,))
                 audit.record(

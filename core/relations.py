@@ -110,3 +110,14 @@ def close_contradiction(
         "WHERE id = ?",
         (at, by, keep, relation_id),
     )
+
+
+def close_contradictions_of(
+    conn: sqlite3.Connection, memory_id: str, *, resolution: str, at: int, by: str
+) -> list[Relation]:
+    """Close the open contradictions `memory_id` is in, because it is going (`resolution`:
+    `forgotten` or `purged`); returns them as they were, open."""
+    found = open_contradictions(conn, [memory_id])
+    for rel in found:
+        close_contradiction(conn, rel.id, keep=resolution, at=at, by=by)
+    return found

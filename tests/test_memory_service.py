@@ -751,6 +751,33 @@ def test_contradictions_stay_open_until_a_person_resolves_them(cairn: Cairn, age
     assert cairn.memories.get(agent, b).memory.status is Status.ACTIVE
 
 
+def test_forgetting_or_purging_a_memory_closes_its_contradictions(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    """A contradiction stayed open after one side was forgotten (and a purge deleted it without
+    a word): the live side was still offered for resolving against the gone one."""
+    human = Caller.human()
+    a = write(cairn, agent, "deploys are allowed on Fridays")
+    b = write(cairn, agent, "never deploy on a Friday")
+    rel = cairn.memories.mark_contradiction(agent, a, b, note="which one?")
+    cairn.memories.forget(human, a, reason="wrong")
+    (closed,) = cairn.memories.relations(human, b)
+    assert (closed.id, closed.open, closed.resolution) == (rel.id, False, "forgotten")
+    assert closed.resolved_by == human.actor
+    assert cairn.memories.get(human, b).memory.status is Status.ACTIVE
+    events = cairn.memories.changes_since(human, 0).changes
+    assert ("resolve", b) in [(c.action, c.memory_id) for c in events]
+    # an expired side, once purged, closes its contradictions the same way, on the record
+    c = write(cairn, agent, "the release branch is frozen", ttl_seconds=60)
+    d = write(cairn, agent, "the release branch is open for fixes")
+    cairn.memories.mark_contradiction(agent, c, d)
+    clock.advance(8 * 86400)
+    assert cairn.memories.purge_expired() == 1
+    assert cairn.memories.relations(human, d) == ()
+    events = cairn.memories.changes_since(human, 0).changes
+    assert [(e.action, e.memory_id) for e in events][-2:] == [("resolve", d), ("purge", c)]
+
+
 # -- listing ---------------------------------------------------------------------------------
 
 
