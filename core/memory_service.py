@@ -1240,6 +1240,7 @@ class MemoryService:
                 winner, loser = (
                     (rel.from_id, rel.to_id) if keep == "from" else (rel.to_id, rel.from_id)
                 )
+                self._refuse_to_keep(tx, caller, winner, now)
                 old = self._load_for_change(tx, caller, loser, now)
                 if old.status in (Status.ACTIVE, Status.ARCHIVED):
                     self._mark_superseded(tx, caller, old, by=winner, note=note, now=now)
@@ -1259,6 +1260,22 @@ class MemoryService:
             return relations.fetch_relation(tx.conn, relation_id)
 
         return self._store.writer.run(job)
+
+    def _refuse_to_keep(self, tx: WriteTx, caller: Caller, memory_id: str, now: int) -> None:
+        """Raise unless `memory_id` can be kept over the other side of a contradiction: the other
+        becomes superseded by it, which hides it, so only a live (active) memory may win."""
+        kept = fetch_memory(tx.conn, memory_id, now)
+        if kept is None or not visible(caller, kept):
+            raise NotFound(
+                f"memory {memory_id} (the side to keep) not found",
+                data={"id": memory_id, "field": "keep"},
+            )
+        if kept.status is not Status.ACTIVE:
+            raise Conflict(
+                f"memory {memory_id} is {kept.status.value}; only an active memory can be kept "
+                "over another (keep 'both' to close the contradiction)",
+                data={"id": memory_id, "status": kept.status.value, "field": "keep"},
+            )
 
     # -- reading (core/memory_reads.py) ---------------------------------------------------
 

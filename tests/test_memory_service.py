@@ -778,6 +778,38 @@ def test_forgetting_or_purging_a_memory_closes_its_contradictions(
     assert [(e.action, e.memory_id) for e in events][-2:] == [("resolve", d), ("purge", c)]
 
 
+def test_a_contradiction_keeps_only_an_active_memory_over_the_other(
+    cairn: Cairn, agent: Caller
+) -> None:
+    """Resolving a contradiction in favour of a forgotten (or superseded) memory marked the live
+    other side superseded by it: the live fact left search for good, and nothing showed why."""
+    human = Caller.human()
+    a = write(cairn, agent, "deploys are allowed on Fridays")
+    b = write(cairn, agent, "never deploy on a Friday")
+    rel = cairn.memories.mark_contradiction(agent, a, b)
+    cairn.memories.forget(human, a)
+    # a store from before 2026-11-30 still holds such a contradiction open
+    cairn.store.writer.run(
+        lambda tx: tx.conn.execute("UPDATE relation SET open = 1 WHERE id = ?", (rel.id,))
+    )
+    with pytest.raises(Conflict, match=f"memory {a} is forgotten") as refused:
+        cairn.memories.resolve_contradiction(human, rel.id, "from")
+    assert refused.value.data == {"id": a, "status": "forgotten", "field": "keep"}
+    assert cairn.memories.get(human, b).memory.status is Status.ACTIVE
+    assert cairn.memories.relations(human, b)[0].open
+    c = write(cairn, agent, "the cache lives in /var/cache/app")
+    d = write(cairn, agent, "the cache lives in /srv/cache")
+    rel2 = cairn.memories.mark_contradiction(agent, c, d)
+    cairn.memories.supersede(human, c, by_id=write(cairn, agent, "the cache lives in /tmp/app"))
+    with pytest.raises(Conflict, match=f"memory {c} is superseded"):
+        cairn.memories.resolve_contradiction(human, rel2.id, "from")
+    assert cairn.memories.get(human, d).memory.status is Status.ACTIVE
+    # keeping both (or the live side) still closes it
+    assert cairn.memories.resolve_contradiction(human, rel.id, "both").resolution == "both"
+    assert cairn.memories.resolve_contradiction(human, rel2.id, "to").resolution == "to"
+    assert cairn.memories.get(human, d).memory.status is Status.ACTIVE
+
+
 # -- listing ---------------------------------------------------------------------------------
 
 
