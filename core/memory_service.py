@@ -168,6 +168,36 @@ def dedupe_holder(conn: sqlite3.Connection, memory: Memory) -> str | None:
     return str(row[0]) if row else None
 
 
+def live_copy(conn: sqlite3.Connection, memory: Memory, going: set[str], now: int) -> str | None:
+    """Another live (active or archived, unexpired) memory with `memory`'s very text in its
+    scope, workspace and session, not among `going`; the oldest if several."""
+    rows = conn.execute(
+        "SELECT id FROM memory WHERE content_hash = ? AND scope = ? "
+        "AND coalesce(workspace_id, '') = ? AND coalesce(session_id, '') = ? "
+        "AND status IN ('active', 'archived') AND (expires_at IS NULL OR expires_at > ?) "
+        "AND id != ? ORDER BY seq",
+        (
+            content_hash(memory.content),
+            memory.scope.value,
+            memory.workspace_id or "",
+            memory.session_id or "",
+            now,
+            memory.id,
+        ),
+    ).fetchall()
+    return next((str(r[0]) for r in rows if r[0] not in going), None)
+
+
+def status_before_superseded(conn: sqlite3.Connection, memory_id: str) -> Status:
+    """The status a memory last had before it was superseded: active or archived."""
+    row = conn.execute(
+        "SELECT status FROM revision WHERE memory_id = ? AND status IN ('active', 'archived') "
+        "ORDER BY revision DESC LIMIT 1",
+        (memory_id,),
+    ).fetchone()
+    return Status(row[0]) if row else Status.ACTIVE
+
+
 def upserted(existing: Memory, prepared: Memory) -> Memory | None:
     """What a second write with `existing`'s dedupe key makes of it (before its revision and
     stamps move on); None when it changes nothing."""
@@ -1100,6 +1130,10 @@ class MemoryService:
         )
         replace_memory(conn, gone, content_hash=None)
         insert_revision(conn, gone, actor=caller.actor, action="forget", reason=None, at=now)
+        self._close_contradictions(tx, caller, memory.id, "forgotten", now)
+        self._release_superseded(
+            tx, caller, memory, f"{memory.id} was forgotten", going={memory.id}, now=now
+        )
         audit.scrub_previews(tx, memory.id)
         conn.execute("UPDATE feedback SET note = NULL WHERE memory_id = ?", (memory.id,))
         tombstones.bury(
@@ -1115,6 +1149,68 @@ class MemoryService:
             detail={"reason": reason} if reason else None,
             at=now,
         )
+
+    def _close_contradictions(
+        self, tx: WriteTx, caller: Caller, memory_id: str, how: str, now: int
+    ) -> None:
+        """`memory_id` is being forgotten or purged (`how`): the contradictions it is in close
+        (there is nothing left to weigh the other side against), each on the record of the
+        memory left standing."""
+        closed = relations.close_contradictions_of(
+            tx.conn, memory_id, resolution=how, at=now, by=caller.actor
+        )
+        for rel in closed:
+            other_id = rel.to_id if rel.from_id == memory_id else rel.from_id
+            audit.record(
+                tx,
+                caller,
+                "resolve",
+                memory_id=other_id,
+                memory=fetch_memory(tx.conn, other_id, now),
+                detail={"relation": rel.id, "resolution": how, "other": memory_id},
+                at=now,
+            )
+
+    def _release_superseded(
+        self,
+        tx: WriteTx,
+        caller: Caller,
+        gone: Memory,
+        why: str,
+        *,
+        going: set[str],
+        now: int,
+    ) -> None:
+        """`gone` is being forgotten or purged (`going`: every memory that is): what it superseded
+        is not left hidden behind an id that means nothing. Each such memory is superseded by
+        what replaced `gone`, if anything live did, or by a live memory with its very text;
+        otherwise it gets back the status it had before it was superseded (a revision
+        `unsupersede`). Memories that are going too are left alone."""
+        conn = tx.conn
+        heir = gone.superseded_by if gone.status is Status.SUPERSEDED else None
+        if heir is not None:
+            found = fetch_memory(conn, heir, now)
+            if found is None or found.status is Status.FORGOTTEN or heir in going:
+                heir = None
+        for mid in relations.superseded_by(conn, gone.id):
+            if mid in going:
+                continue
+            old = fetch_memory(conn, mid, now)
+            assert old is not None
+            relations.unlink_supersedes(conn, gone.id, mid)
+            reason = f"its replacement {why}"
+            by = heir if heir is not None and heir != mid else live_copy(conn, old, going, now)
+            if by is not None:
+                self._mark_superseded(tx, caller, old, by=by, note=reason, now=now)
+                continue
+            restored = replace(
+                old,
+                status=status_before_superseded(conn, mid),
+                superseded_by=None,
+                revision=old.revision + 1,
+                updated_at=now,
+            )
+            self.save_revision_in(tx, caller, restored, "unsupersede", reason, now=now)
 
     def purge_expired(self, caller: Caller | None = None) -> int:
         """Delete memories whose expiry passed more than the retention window ago (each leaves a
@@ -1132,6 +1228,7 @@ class MemoryService:
                     (now - self._retention_ms,),
                 )
             ]
+            purged = set(ids)
             if ids:
                 for observer in self._observers:
                     observer.memories_removed(tx, ids, forgotten=False)
@@ -1147,6 +1244,10 @@ class MemoryService:
                     reason=tombstones.EXPIRED_REASON,
                 )
                 audit.scrub_previews(tx, mid)
+                self._close_contradictions(tx, who, mid, "purged", now)
+                self._release_superseded(
+                    tx, who, memory, f"{mid} expired and was purged", going=purged, now=now
+                )
                 conn.execute("DELETE FROM relation WHERE from_id = ? OR to_id = ?", (mid, mid))
                 conn.execute("DELETE FROM memory WHERE id = ?", (mid,))
                 audit.record(
@@ -1217,6 +1318,7 @@ class MemoryService:
                 winner, loser = (
                     (rel.from_id, rel.to_id) if keep == "from" else (rel.to_id, rel.from_id)
                 )
+                self._refuse_to_keep(tx, caller, winner, now)
                 old = self._load_for_change(tx, caller, loser, now)
                 if old.status in (Status.ACTIVE, Status.ARCHIVED):
                     self._mark_superseded(tx, caller, old, by=winner, note=note, now=now)
@@ -1236,6 +1338,22 @@ class MemoryService:
             return relations.fetch_relation(tx.conn, relation_id)
 
         return self._store.writer.run(job)
+
+    def _refuse_to_keep(self, tx: WriteTx, caller: Caller, memory_id: str, now: int) -> None:
+        """Raise unless `memory_id` can be kept over the other side of a contradiction: the other
+        becomes superseded by it, which hides it, so only a live (active) memory may win."""
+        kept = fetch_memory(tx.conn, memory_id, now)
+        if kept is None or not visible(caller, kept):
+            raise NotFound(
+                f"memory {memory_id} (the side to keep) not found",
+                data={"id": memory_id, "field": "keep"},
+            )
+        if kept.status is not Status.ACTIVE:
+            raise Conflict(
+                f"memory {memory_id} is {kept.status.value}; only an active memory can be kept "
+                "over another (keep 'both' to close the contradiction)",
+                data={"id": memory_id, "status": kept.status.value, "field": "keep"},
+            )
 
     # -- reading (core/memory_reads.py) ---------------------------------------------------
 

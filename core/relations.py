@@ -110,3 +110,32 @@ def close_contradiction(
         "WHERE id = ?",
         (at, by, keep, relation_id),
     )
+
+
+def close_contradictions_of(
+    conn: sqlite3.Connection, memory_id: str, *, resolution: str, at: int, by: str
+) -> list[Relation]:
+    """Close the open contradictions `memory_id` is in, because it is going (`resolution`:
+    `forgotten` or `purged`); returns them as they were, open."""
+    found = open_contradictions(conn, [memory_id])
+    for rel in found:
+        close_contradiction(conn, rel.id, keep=resolution, at=at, by=by)
+    return found
+
+
+def superseded_by(conn: sqlite3.Connection, memory_id: str) -> list[str]:
+    """The memories `memory_id` superseded that are still superseded by it, oldest link first."""
+    rows = conn.execute(
+        "SELECT r.to_id FROM relation r JOIN memory m ON m.id = r.to_id "
+        "WHERE r.kind = 'supersedes' AND r.from_id = ? AND m.status = 'superseded' "
+        "AND m.superseded_by = ? ORDER BY r.id",
+        (memory_id, memory_id),
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def unlink_supersedes(conn: sqlite3.Connection, new_id: str, old_id: str) -> None:
+    conn.execute(
+        "DELETE FROM relation WHERE kind = 'supersedes' AND from_id = ? AND to_id = ?",
+        (new_id, old_id),
+    )

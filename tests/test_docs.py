@@ -34,6 +34,7 @@ REVISION_ACTIONS = (
     "archive",
     "unarchive",
     "supersede",
+    "unsupersede",
     "rebind",
     "expire",
     "forget",

@@ -751,6 +751,129 @@ def test_contradictions_stay_open_until_a_person_resolves_them(cairn: Cairn, age
     assert cairn.memories.get(agent, b).memory.status is Status.ACTIVE
 
 
+def test_forgetting_or_purging_a_memory_closes_its_contradictions(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    """A contradiction stayed open after one side was forgotten (and a purge deleted it without
+    a word): the live side was still offered for resolving against the gone one."""
+    human = Caller.human()
+    a = write(cairn, agent, "deploys are allowed on Fridays")
+    b = write(cairn, agent, "never deploy on a Friday")
+    rel = cairn.memories.mark_contradiction(agent, a, b, note="which one?")
+    cairn.memories.forget(human, a, reason="wrong")
+    (closed,) = cairn.memories.relations(human, b)
+    assert (closed.id, closed.open, closed.resolution) == (rel.id, False, "forgotten")
+    assert closed.resolved_by == human.actor
+    assert cairn.memories.get(human, b).memory.status is Status.ACTIVE
+    events = cairn.memories.changes_since(human, 0).changes
+    assert ("resolve", b) in [(c.action, c.memory_id) for c in events]
+    # an expired side, once purged, closes its contradictions the same way, on the record
+    c = write(cairn, agent, "the release branch is frozen", ttl_seconds=60)
+    d = write(cairn, agent, "the release branch is open for fixes")
+    cairn.memories.mark_contradiction(agent, c, d)
+    clock.advance(8 * 86400)
+    assert cairn.memories.purge_expired() == 1
+    assert cairn.memories.relations(human, d) == ()
+    events = cairn.memories.changes_since(human, 0).changes
+    assert [(e.action, e.memory_id) for e in events][-2:] == [("resolve", d), ("purge", c)]
+
+
+def test_a_contradiction_keeps_only_an_active_memory_over_the_other(
+    cairn: Cairn, agent: Caller
+) -> None:
+    """Resolving a contradiction in favour of a forgotten (or superseded) memory marked the live
+    other side superseded by it: the live fact left search for good, and nothing showed why."""
+    human = Caller.human()
+    a = write(cairn, agent, "deploys are allowed on Fridays")
+    b = write(cairn, agent, "never deploy on a Friday")
+    rel = cairn.memories.mark_contradiction(agent, a, b)
+    cairn.memories.forget(human, a)
+    # a store from before 2026-11-30 still holds such a contradiction open
+    cairn.store.writer.run(
+        lambda tx: tx.conn.execute("UPDATE relation SET open = 1 WHERE id = ?", (rel.id,))
+    )
+    with pytest.raises(Conflict, match=f"memory {a} is forgotten") as refused:
+        cairn.memories.resolve_contradiction(human, rel.id, "from")
+    assert refused.value.data == {"id": a, "status": "forgotten", "field": "keep"}
+    assert cairn.memories.get(human, b).memory.status is Status.ACTIVE
+    assert cairn.memories.relations(human, b)[0].open
+    c = write(cairn, agent, "the cache lives in /var/cache/app")
+    d = write(cairn, agent, "the cache lives in /srv/cache")
+    rel2 = cairn.memories.mark_contradiction(agent, c, d)
+    cairn.memories.supersede(human, c, by_id=write(cairn, agent, "the cache lives in /tmp/app"))
+    with pytest.raises(Conflict, match=f"memory {c} is superseded"):
+        cairn.memories.resolve_contradiction(human, rel2.id, "from")
+    assert cairn.memories.get(human, d).memory.status is Status.ACTIVE
+    # keeping both (or the live side) still closes it
+    assert cairn.memories.resolve_contradiction(human, rel.id, "both").resolution == "both"
+    assert cairn.memories.resolve_contradiction(human, rel2.id, "to").resolution == "to"
+    assert cairn.memories.get(human, d).memory.status is Status.ACTIVE
+
+
+def test_a_memory_comes_back_when_its_replacement_expires_and_is_purged(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    """A memory superseded by a replacement with an expiry stayed superseded - by an id that no
+    longer existed - once the replacement was purged: the fact left search for good, and nothing
+    (archive, unarchive, supersede) could bring it back."""
+    from core.search import SearchRequest
+
+    human = Caller.human()
+    old = write(cairn, agent, "the staging host is otter.internal")
+    params = {"content": "staging is beaver.internal", "kind": "fact", "scope": "global"}
+    replacement = WriteRequest.from_params({**params, "ttl_seconds": 3600})
+    result = cairn.memories.supersede(human, old, replacement=replacement)
+    assert isinstance(result, SupersedeResult)
+    clock.advance(3600 + 8 * 86400)
+    assert cairn.memories.purge_expired() == 1
+    detail = cairn.memories.get(human, old, history=True)
+    assert (detail.memory.status, detail.memory.superseded_by) == (Status.ACTIVE, None)
+    last = detail.revisions[-1]
+    assert last.action == "unsupersede" and result.new.id in (last.reason or ""), last
+    assert cairn.memories.relations(human, old) == ()
+    hits = cairn.search.search(agent, SearchRequest(query="staging host otter")).hits
+    assert [h.memory.id for h in hits] == [old]
+
+
+def test_a_memory_is_not_left_behind_a_forgotten_replacement(cairn: Cairn, agent: Caller) -> None:
+    """Forgetting a replacement left what it had replaced superseded by the forgotten shell,
+    hidden for good; a purge and a forget of a replacement should agree."""
+    human = Caller.human()
+
+    def supersede(old: str, by: str) -> None:
+        assert isinstance(cairn.memories.supersede(human, old, by_id=by), SupersedeResult)
+
+    # it comes back as it was before it was superseded: here archived
+    old = write(cairn, agent, "the wiki is on Confluence")
+    cairn.memories.set_archived(human, old, True)
+    new = write(cairn, agent, "the wiki is on Notion")
+    supersede(old, new)
+    cairn.memories.forget(human, new, reason="wrong")
+    memory = cairn.memories.get(human, old).memory
+    assert (memory.status, memory.superseded_by) == (Status.ARCHIVED, None)
+    # a replacement that was itself replaced hands what it superseded on to its own replacement
+    a = write(cairn, agent, "builds use make")
+    b = write(cairn, agent, "builds use cmake")
+    c = write(cairn, agent, "builds use bazel")
+    supersede(a, b)
+    supersede(b, c)
+    cairn.memories.forget(human, b)
+    assert cairn.memories.get(human, a).memory.superseded_by == c
+    assert [(r.kind.value, r.from_id) for r in cairn.memories.relations(human, a)] == [
+        ("supersedes", c)
+    ]
+    # and a memory whose text was written again since stays superseded by that live copy
+    x = write(cairn, agent, "lint with flake8")
+    supersede(x, write(cairn, agent, "lint with ruff"))
+    copy = write(cairn, agent, "lint with flake8")
+    assert copy != x
+    cairn.memories.forget(human, cairn.memories.get(human, x).memory.superseded_by or "")
+    assert cairn.memories.get(human, x).memory.superseded_by == copy
+    assert [m.id for m in cairn.memories.list(human).items if m.content == "lint with flake8"] == [
+        copy
+    ]
+
+
 # -- listing ---------------------------------------------------------------------------------
 
 
