@@ -30,9 +30,6 @@ from core.archive_import import (
     Tally,
 )
 from core.archive_reader import is_archive, read_archive, read_lines
-from core.archive_records import (
-    ArchivedMemory,
-)
 from core.bulk import refused_forgotten
 from core.clock import Clock
 from core.errors import (
@@ -253,12 +250,18 @@ class ArchiveService:
                 placement.tombstones(conn, None)
         else:
             run = self._store.writer.run
-            run(lambda tx: placement.workspaces(tx.conn, tx))
             # One job per chunk: the writer is never held for the whole import, and each
-            # memory lands with all its revisions.
-            for chunk in placement.chunks():
+            # memory lands with all its revisions. The workspaces land with the first chunk
+            # (or the last job, when there are no memories), never on their own: until
+            # 2026-11-30 they had a job of their own, and an import that stopped at its first
+            # chunk left the archive's workspaces behind.
+            starts = range(0, len(archive.memories), CHUNK)
+            for start in starts:
 
-                def job(tx: WriteTx, part: Sequence[ArchivedMemory] = chunk) -> None:
+                def job(tx: WriteTx, start: int = start) -> None:
+                    if start == 0:
+                        placement.workspaces(tx.conn, tx)
+                    part = placement.archive.memories[start : start + CHUNK]
                     placement.memories(tx.conn, part, tx)
 
                 run(job)
@@ -266,6 +269,8 @@ class ArchiveService:
             # Everything after the memories, and the `import` event with the whole report's
             # counts, in one transaction: nothing else lands without that event.
             def finish(tx: WriteTx) -> None:
+                if not starts:
+                    placement.workspaces(tx.conn, tx)
                 placement.relations(tx.conn, tx)
                 placement.identity(tx.conn, tx)
                 placement.tombstones(tx.conn, tx)

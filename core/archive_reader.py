@@ -30,6 +30,7 @@ from core.archive_export import (
 )
 from core.archive_records import (
     IDENTITY_SPEC,
+    MAX_TIME,
     SHA256,
     TOMBSTONE_SPEC,
     WORKSPACE_SPEC,
@@ -38,6 +39,7 @@ from core.archive_records import (
     checked,
     invalid,
     is_int,
+    lone_surrogate,
     parse_memory,
 )
 from core.errors import InvalidInput
@@ -192,8 +194,11 @@ def _check_manifest(path: Path, raw: bytes) -> dict[str, Any]:
         for v in files.values()
     ):
         raise invalid(MANIFEST, "has no valid list of files with their sha256")
-    if not is_int(manifest.get("created_at")):
+    created: Any = manifest.get("created_at")
+    if not is_int(created) or not 0 <= created <= MAX_TIME:
         raise invalid(MANIFEST, "has no valid created_at")
+    if lone_surrogate(manifest):  # its versions and filters are shown
+        raise invalid(MANIFEST, "holds text that is not valid UTF-8 (a lone surrogate)")
     return manifest
 
 

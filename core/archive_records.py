@@ -21,12 +21,28 @@ def is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def lone_surrogate(v: Any) -> bool:
+    """Whether `v` (a JSON value) holds text UTF-8 cannot carry: a lone surrogate, which JSON
+    can spell (`"\\ud800"`) and no store can hold."""
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(v, dict):
+        return any(lone_surrogate(k) or lone_surrogate(x) for k, x in v.items())
+    if isinstance(v, list):
+        return any(lone_surrogate(x) for x in v)
+    return False
+
+
 def _is_str(v: Any) -> bool:
-    return isinstance(v, str)
+    return isinstance(v, str) and not lone_surrogate(v)
 
 
 def _is_text(v: Any) -> bool:
-    return isinstance(v, str) and bool(v)
+    return _is_str(v) and bool(v)
 
 
 def _is_id(v: Any) -> bool:
@@ -34,7 +50,7 @@ def _is_id(v: Any) -> bool:
 
 
 def _is_strings(v: Any) -> bool:
-    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+    return isinstance(v, list) and all(_is_str(x) for x in v)
 
 
 def _optional(check: _Check) -> _Check:
@@ -50,7 +66,18 @@ def _between(low: int, high: int) -> _Check:
 
 
 _POSITIVE = _between(1, 2**62)
-_TIME = is_int
+# A time is milliseconds since 1970, up to the end of the year 9999: what a date can show, and
+# far inside what SQLite's INTEGER holds (2**64 made the import crash half-way until 2026-11-30).
+MAX_TIME = 253_402_300_799_999
+_TIME = _between(0, MAX_TIME)
+_TIMES = {
+    "created_at",
+    "updated_at",
+    "expires_at",
+    "last_recalled_at",
+    "resolved_at",
+    "forgotten_at",
+}
 _SCOPES = _one_of(*(s.value for s in Scope))
 # Both a memory and each of its revisions hold these; the last revision repeats the memory's.
 _SHARED: dict[str, _Check] = {
@@ -119,7 +146,7 @@ IDENTITY_SPEC: dict[str, _Check] = {
     "author_kind": _one_of("human", "agent", "system", "import"),
     "author": _is_text,
     "reason": _optional(_is_str),
-    "parent": _optional(is_int),
+    "parent": _optional(_POSITIVE),
     "created_at": _TIME,
     "content_hash": _is_text,
 }
@@ -146,8 +173,20 @@ def checked(obj: Any, spec: Mapping[str, _Check], where: str) -> dict[str, Any]:
     if extra:
         raise invalid(where, f"has unknown field(s) {', '.join(extra)}")
     for name, check in spec.items():
-        if not check(obj[name]):
-            raise invalid(where, f"has a wrong value in field {name!r}")
+        value = obj[name]
+        if check(value):
+            continue
+        if lone_surrogate(value):
+            raise invalid(
+                where, f"has text that is not valid UTF-8 (a lone surrogate) in field {name!r}"
+            )
+        if is_int(value) and name in _TIMES:
+            raise invalid(
+                where,
+                f"has a time out of range in field {name!r} (milliseconds since 1970, up to the "
+                "year 9999)",
+            )
+        raise invalid(where, f"has a wrong value in field {name!r}")
     return obj
 
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +27,7 @@ from core.archive import ArchiveService, ImportReport
 from core.cli_archive import describe_import
 from core.errors import ErrorCode, Forbidden, InvalidInput, NotFound
 from core.migrations import CURRENT
-from core.model import Caller, Scope, Status, Surface, WriteStatus
+from core.model import Caller, Scope, Status, Surface, WriteResult, WriteStatus
 from core.requests import (
     UpdateRequest,
     WriteRequest,
@@ -247,6 +247,35 @@ def damaged(source: Path, target: Path, member: str = "memories.jsonl") -> None:
     extra_len = int.from_bytes(raw[start + 28 : start + 30], "little")
     raw[start + 30 + name_len + extra_len + info.compress_size // 2] ^= 0xFF
     target.write_bytes(bytes(raw))
+
+
+def edited(good: Path, target: Path, change: Callable[[dict[str, bytes]], None]) -> Path:
+    """A copy of the archive `good` with its members changed by `change` and the manifest's
+    sha256s made to match - as a hand edit that knows the format would leave it."""
+    files = members(good)
+    change(files)
+    manifest = json.loads(files["manifest.json"])
+    for name, data in files.items():
+        if name != "manifest.json":
+            manifest["files"][name] = {"sha256": sha(data), "bytes": len(data)}
+    files["manifest.json"] = json.dumps(manifest).encode()
+    rezip(good, target, dict[str, bytes | None](files))
+    return target
+
+
+def with_memory(good: Path, target: Path, line: int, **fields: Any) -> Path:
+    """A copy of the archive with `fields` of the memory on `line` of memories.jsonl (from 1;
+    -1 the last) changed, in its last revision too where a revision has them."""
+
+    def change(files: dict[str, bytes]) -> None:
+        rows = jsonl(files["memories.jsonl"])
+        row = rows[line - 1 if line > 0 else line]
+        row.update(fields)
+        last = row["revisions"][-1]
+        last.update({k: v for k, v in fields.items() if k in last and k != "created_at"})
+        files["memories.jsonl"] = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+
+    return edited(good, target, change)
 
 
 def export(c: Cairn, out: Path, **filters: Any) -> dict[str, Any]:
@@ -1010,6 +1039,50 @@ def test_a_damaged_file_is_named_before_any_record_and_records_in_order(
     assert "memories.jsonl does not match its sha256" in refusal(short_tmp / "long.zip")
     assert imports(empty) == 0
     assert state(empty)["memory"] == []
+
+
+def test_a_time_or_text_no_store_can_hold_refuses_the_archive_before_anything_lands(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """A time past what SQLite holds (created_at 2**64) or text with a lone surrogate (valid
+    JSON, not UTF-8) in memory 600 of 610. Before 2026-11-30 the dry run said all was fine (or
+    crashed on the surrogate) and the import crashed with OverflowError or UnicodeEncodeError
+    after the archive's workspace and the first 500 memories had landed, with no closing
+    `import` event. Now both refuse the archive, naming the line and field, and nothing lands."""
+    more = [
+        WriteRequest.from_params(
+            {"content": f"Fact number {n} about the invoices", "kind": "fact", "scope": "global"}
+        )
+        for n in range(600)
+    ]
+    results = rich.cairn.memories.write_many(rich.me, more)
+    assert all(isinstance(r, WriteResult) and r.status is WriteStatus.STORED for r in results)
+    good = short_tmp / "good.zip"
+    export(rich.cairn, good)
+    before = state(empty)
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"created_at": 2**64}, "'created_at'"),
+        ({"updated_at": -1}, "'updated_at'"),
+        ({"expires_at": 2**63}, "'expires_at'"),
+        ({"last_recalled_at": 10**20}, "'last_recalled_at'"),
+        ({"content": "bad \ud800 text"}, "'content'"),
+        ({"summary": "\udfff"}, "'summary'"),
+        ({"tags": ["ok", "\ud83d"]}, "'tags'"),
+    ]
+    for fields, named in cases:
+        bad = with_memory(good, short_tmp / "bad.zip", 600, **fields)
+        for dry_run in (True, False):
+            with pytest.raises(InvalidInput) as caught:
+                import_(empty, bad, dry_run=dry_run)
+            message = caught.value.message
+            assert "memories.jsonl line 600" in message and named in message, message
+            assert "nothing was imported" in message
+        assert state(empty) == before and imports(empty) == 0
+    # At the command line: one line saying what is wrong, no traceback.
+    bad = with_memory(good, short_tmp / "bad.zip", 600, content="bad \ud800 text")
+    status, shown = run_at_terminal(short_tmp / "cli", "import", str(bad), "--dry-run")
+    assert status == ErrorCode.INVALID_PARAMS.exit_status, shown
+    assert "Traceback" not in shown and "not valid UTF-8" in shown, shown
 
 
 def test_people_only(rich: Rich, short_tmp: Path) -> None:
