@@ -553,6 +553,48 @@ def test_a_longer_history_is_appended_and_a_different_one_is_a_conflict(
     assert empty.search.search(person(empty), SearchRequest("3.11")).hits == ()
 
 
+def test_a_longer_history_that_changes_the_dedupe_key_is_a_conflict(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """An archive extending a memory here (one more revision) and giving it a dedupe key - one
+    another memory here holds, or a new one. Before 2026-11-30 the dry run said "updated" and
+    the import crashed with IntegrityError (UNIQUE constraint memory_dedupe) or took the new key:
+    a memory's dedupe key never changes by any write. Now each is a conflict, this store's copy
+    kept, and the dry run says the same."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    import_(empty, good)
+    ids = rich.ids
+
+    def keyed(key: str) -> Callable[[dict[str, bytes]], None]:
+        def change(files: dict[str, bytes]) -> None:
+            rows = [r for r in jsonl(files["memories.jsonl"]) if r["id"] != ids["keyed"]]
+            ws = next(r for r in rows if r["id"] == ids["ci"])["workspace_id"]
+            row = next(r for r in rows if r["id"] == ids["python"])
+            row.update(dedupe_key=key, scope="project", workspace_id=ws, revision=2)
+            later = dict(row["revisions"][-1], revision=2, action="update", scope="project")
+            later.update(workspace_id=ws, created_at=later["created_at"] + 1)
+            row["revisions"].append(later)
+            files["memories.jsonl"] = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+
+        return change
+
+    before = state(empty)
+    for key, why in (
+        ("build-status", f"{ids['keyed']} here has the same dedupe key"),
+        ("a-new-key", "another dedupe key"),
+    ):
+        archive = edited(good, short_tmp / "keyed.zip", keyed(key))
+        dry = import_(empty, archive, dry_run=True)
+        real = import_(empty, archive)
+        assert dry.to_dict() | {"dry_run": False} == real.to_dict()
+        assert real.updated == 0 and [c["id"] for c in real.conflicts] == [ids["python"]]
+        assert why in real.conflicts[0]["reason"], real.conflicts
+        now = state(empty)
+        assert now.pop("audit") != before["audit"]  # the closing `import` event only
+        assert now == {k: v for k, v in before.items() if k != "audit"}
+
+
 def test_identity_versions_are_added_by_version_and_a_different_one_is_a_conflict(
     rich: Rich, empty: Cairn, short_tmp: Path
 ) -> None:
