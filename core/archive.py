@@ -229,7 +229,7 @@ class ArchiveService:
         return self._import_jsonl(caller, path, dry_run)
 
     def _import_archive(self, path: Path, dry_run: bool) -> ImportReport:
-        archive = read_archive(path)
+        archive = read_archive(path, self._memories.limits)
         tally = Tally("archive", str(path), dry_run)
         placement = Placement(
             archive,

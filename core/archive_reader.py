@@ -45,6 +45,7 @@ from core.archive_records import (
 from core.errors import InvalidInput
 from core.identity import IdentityVersion
 from core.model import Workspace
+from core.validation import Limits
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 _MAX_MANIFEST_BYTES = 16 * 1024 * 1024
@@ -202,8 +203,9 @@ def _check_manifest(path: Path, raw: bytes) -> dict[str, Any]:
     return manifest
 
 
-def read_archive(path: Path) -> Archive:
-    """Verify an archive completely, then parse it; nothing in the store is touched.
+def read_archive(path: Path, limits: Limits) -> Archive:
+    """Verify an archive completely, then parse it - its memories held to the write path's
+    rules, with this store's `limits`; nothing in the store is touched.
 
     Raises:
         InvalidInput: naming the file (and line) at fault - not a Cairn archive, a newer format,
@@ -211,12 +213,12 @@ def read_archive(path: Path) -> Archive:
     """
     z = _Zip(path)
     try:
-        return _read(z)
+        return _read(z, limits)
     finally:
         z.close()
 
 
-def _read(z: _Zip) -> Archive:
+def _read(z: _Zip, limits: Limits) -> Archive:
     names = z.names()
     seen: set[str] = set()
     for name in names:
@@ -240,7 +242,7 @@ def _read(z: _Zip) -> Archive:
             raise invalid(name, f"does not match its sha256 in {MANIFEST} (changed or damaged)")
     workspaces = _workspaces(z)
     known = {w.id for w in workspaces}
-    memories = _memories(z, known)
+    memories = _memories(z, known, limits)
     tombstones = _tombstones(z, known)
     identity = _identity(z, sorted(n for n in listed if n.endswith(HISTORY_SUFFIX)))
     return Archive(manifest, memories, workspaces, tombstones, identity)
@@ -278,12 +280,12 @@ def _workspaces(z: _Zip) -> tuple[Workspace, ...]:
     return tuple(out)
 
 
-def _memories(z: _Zip, workspaces: set[str]) -> tuple[ArchivedMemory, ...]:
+def _memories(z: _Zip, workspaces: set[str], limits: Limits) -> tuple[ArchivedMemory, ...]:
     out: list[ArchivedMemory] = []
     ids: set[str] = set()
     keys: set[tuple[str, str, str, str]] = set()
     for where, obj in z.records(MEMORIES):
-        am = parse_memory(obj, where)
+        am = parse_memory(obj, where, limits)
         m = am.memory
         if m.id in ids:
             raise invalid(where, f"repeats memory {m.id}")

@@ -1045,6 +1045,60 @@ def test_a_tampered_archive_is_refused_and_nothing_changes(
     assert imports(empty) == 0
 
 
+def test_an_archive_breaking_the_write_paths_rules_is_refused_naming_line_and_field(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """Values no write takes - an unknown kind, an empty or upper-case tag, a control character,
+    content over limits.max_content_bytes - in an edited archive. Before 2026-11-30 they went
+    in as they were (and `cairn list` printed the escapes to the terminal); now the archive is
+    refused whole, naming the line and the field, and nothing changes."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    rows = jsonl(members(good)["memories.jsonl"])
+    line = next(i for i, r in enumerate(rows, 1) if r["id"] == rich.ids["python"])
+    before = state(empty)
+    limit = empty.memories.limits.max_content_bytes
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"kind": "not-a-kind"}, "unknown kind 'not-a-kind'"),
+        ({"kind": "Bad Kind"}, "field 'kind'"),
+        ({"tags": ["ok", ""]}, "field 'tags' is empty"),
+        ({"tags": ["UPPER Case"]}, "'UPPER Case'"),
+        ({"tags": ["ci", "ci"]}, "field 'tags'"),
+        ({"tags": [f"t{n}" for n in range(40)]}, "limits.max_tags"),
+        ({"content": "nul \x00 bell \x07 esc \x1b[31mred"}, "control character (U+0000)"),
+        ({"content": "   "}, "field 'content' is empty"),
+        ({"content": "x " * 30000}, f"limits.max_content_bytes here is {limit}"),
+        ({"summary": "a \x1b[2J summary"}, "field 'summary' contains a control character"),
+        ({"source": "file\x07.md"}, "field 'source' contains a control character"),
+    ]
+    for fields, words in cases:
+        bad = with_memory(good, short_tmp / "bad.zip", line, **fields)
+        for dry_run in (True, False):
+            with pytest.raises(InvalidInput) as caught:
+                import_(empty, bad, dry_run=dry_run)
+            message = caught.value.message
+            assert f"memories.jsonl line {line}" in message and words in message, message
+            assert caught.value.data == {"file": "memories.jsonl"}
+        assert state(empty) == before and imports(empty) == 0
+
+    # An older revision is history: written under other limits it still comes in; its text
+    # still follows the rules no write ever broke.
+    def older(content: str) -> Callable[[dict[str, bytes]], None]:
+        def change(files: dict[str, bytes]) -> None:
+            rows = jsonl(files["memories.jsonl"])
+            row = next(r for r in rows if r["id"] == rich.ids["ci"])
+            row["revisions"][0]["content"] = content
+            files["memories.jsonl"] = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+
+        return change
+
+    bad = edited(good, short_tmp / "old.zip", older("ESC \x1b in revision 1"))
+    with pytest.raises(InvalidInput, match="revision 1 breaks a rule of every write"):
+        import_(empty, bad)
+    long = edited(good, short_tmp / "long.zip", older("y " * 30000))
+    assert import_(empty, long).added == 10
+
+
 def test_a_damaged_file_is_named_before_any_record_and_records_in_order(
     rich: Rich, empty: Cairn, short_tmp: Path
 ) -> None:
