@@ -43,9 +43,9 @@ from core.archive_records import (
     parse_memory,
 )
 from core.errors import InvalidInput
-from core.identity import IdentityVersion
+from core.identity import IdentityVersion, check_doc
 from core.model import Workspace
-from core.validation import Limits
+from core.validation import Limits, content_hash
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 _MAX_MANIFEST_BYTES = 16 * 1024 * 1024
@@ -320,8 +320,16 @@ def _identity(z: _Zip, histories: list[str]) -> tuple[IdentityVersion, ...]:
         last = 0
         for where, obj in z.records(name):
             v = IdentityVersion(**checked(obj, IDENTITY_SPEC, where))
+            try:
+                check_doc(v.doc)
+            except InvalidInput as e:  # the name is not shown: it may hold what it should not
+                raise invalid(where, f"names a document Cairn does not accept: {e.message}") from e
             if identity_stem(v.doc) != stem:
                 raise invalid(where, f"belongs to document {v.doc!r}, not to this file")
+            if not v.content.strip():
+                raise invalid(where, "is empty (no edit makes an empty version)")
+            if content_hash(v.content) != v.content_hash:
+                raise invalid(where, "has a content_hash that is not its content's")
             if v.version <= last:
                 raise invalid(where, "is not in version order")
             last = v.version

@@ -154,7 +154,7 @@ IDENTITY_SPEC: dict[str, _Check] = {
     "reason": _optional(_is_str),
     "parent": _optional(_POSITIVE),
     "created_at": _TIME,
-    "content_hash": _is_text,
+    "content_hash": lambda v: isinstance(v, str) and SHA256.fullmatch(v) is not None,
 }
 # Also the column order of `_TOMBSTONES` and `_IDENTITY`.
 TOMBSTONE_FIELDS = tuple(TOMBSTONE_SPEC)

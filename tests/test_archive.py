@@ -24,6 +24,7 @@ import pytest
 
 from core.app import Cairn
 from core.archive import ArchiveService, ImportReport
+from core.archive_export import identity_stem
 from core.cli_archive import describe_import
 from core.errors import ErrorCode, Forbidden, InvalidInput, NotFound
 from core.migrations import CURRENT
@@ -1097,6 +1098,68 @@ def test_an_archive_breaking_the_write_paths_rules_is_refused_naming_line_and_fi
         import_(empty, bad)
     long = edited(good, short_tmp / "long.zip", older("y " * 30000))
     assert import_(empty, long).added == 10
+
+
+def test_an_identity_version_no_edit_could_make_is_refused_naming_its_file_and_line(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """A document name the identity service refuses (with an escape sequence in it), an empty
+    version, a content_hash that is not the content's. Before 2026-11-30 all went in: `cairn
+    identity list` printed the escape, `identity history` refused the name so the document
+    could be neither read nor fixed, and an empty `user` with hash 000... became current. Now
+    the archive is refused whole, naming the history file and line, and nothing changes."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    before = state(empty)
+
+    def version(doc: str, number: int, content: str, digest: str | None = None) -> bytes:
+        row = {
+            "doc": doc,
+            "version": number,
+            "content": content,
+            "author_kind": "human",
+            "author": "human",
+            "reason": None,
+            "parent": number - 1 or None,
+            "created_at": 1790000000000,
+            "content_hash": digest or content_hash(content),
+        }
+        return json.dumps(row).encode() + b"\n"
+
+    def named(doc: str) -> Callable[[dict[str, bytes]], None]:
+        def change(files: dict[str, bytes]) -> None:
+            stem = identity_stem(doc)
+            files[f"identity/{stem}.history.jsonl"] = version(doc, 1, "hello")
+            files[f"identity/{stem}.md"] = b"hello"
+
+        return change
+
+    def user(content: str, digest: str | None = None) -> Callable[[dict[str, bytes]], None]:
+        def change(files: dict[str, bytes]) -> None:
+            rows = files["identity/user.history.jsonl"]
+            number = len(rows.splitlines()) + 1
+            files["identity/user.history.jsonl"] = rows + version("user", number, content, digest)
+            files["identity/user.md"] = content.encode()
+
+        return change
+
+    lines = len(members(good)["identity/user.history.jsonl"].splitlines())
+    cases = [
+        (named("Bad Name \x1b[2J!"), "line 1", "document must be"),
+        (named("soul:" + SECRET), "line 1", "looks like a secret"),
+        (user(""), f"user.history.jsonl line {lines + 1}", "empty"),
+        (user("  \n"), f"user.history.jsonl line {lines + 1}", "empty"),
+        (user("# User\n\nTall.\n", "0" * 64), f"line {lines + 1}", "content_hash"),
+    ]
+    for change, where, words in cases:
+        bad = edited(good, short_tmp / "identity.zip", change)
+        for dry_run in (True, False):
+            with pytest.raises(InvalidInput) as caught:
+                import_(empty, bad, dry_run=dry_run)
+            message = caught.value.message
+            assert where in message and words in message, message
+            assert "\x1b" not in message
+        assert state(empty) == before and imports(empty) == 0
 
 
 def test_a_damaged_file_is_named_before_any_record_and_records_in_order(
