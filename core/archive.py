@@ -30,6 +30,7 @@ from core.archive_import import (
     Tally,
 )
 from core.archive_reader import is_archive, read_archive, read_lines
+from core.archive_records import lone_surrogate
 from core.bulk import refused_forgotten
 from core.clock import Clock
 from core.errors import (
@@ -479,6 +480,13 @@ def _parse_line(raw: bytes | None, *, first: bool) -> tuple[str | None, WriteReq
         raise ParseError("the line is not valid JSON") from e
     if not isinstance(obj, dict):
         raise InvalidInput("each line must be a JSON object (the fields of memory.write)")
+    # JSON spells text UTF-8 cannot carry ("\ud800"); refused here, as the socket refuses it,
+    # before anything hashes it (until 2026-11-30 the import crashed half-way on one).
+    for name, value in obj.items():
+        if lone_surrogate(name) or lone_surrogate(value):
+            raise InvalidInput(
+                f"field {name!r} is not valid UTF-8 (an unpaired surrogate)", data={"field": name}
+            )
     workspace = obj.pop("workspace", None)
     if workspace is not None and not isinstance(workspace, str):
         raise InvalidInput("workspace must be a directory path", data={"field": "workspace"})

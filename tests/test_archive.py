@@ -1397,6 +1397,43 @@ def test_a_json_lines_file_lands_as_the_persons_and_reports_each_line(
     assert again.skipped_forgotten == 2  # line 1, and line 7 which repeats it
 
 
+def test_a_json_lines_line_with_a_lone_surrogate_is_reported_and_the_others_land(
+    empty: Cairn, short_tmp: Path, workspace_dir: Path
+) -> None:
+    """One line's text is valid JSON and not UTF-8 (`"\\ud800"`, in any field). Before
+    2026-11-30 the import crashed half-way with a traceback (exit 1) after another group of
+    lines had landed, with no report; now that line is an error naming the field, and the
+    others land - the dry run says the same."""
+    rows: list[dict[str, Any]] = [
+        {
+            "content": "The project line lands first",
+            "kind": "fact",
+            "scope": "project",
+            "workspace": str(workspace_dir),
+        },
+        {"content": "bad \ud800 surrogate", "kind": "fact", "scope": "global"},
+        {"content": "fine", "kind": "fact", "scope": "global", "tags": ["ok", "\udc00"]},
+        {"content": "A fine global line", "kind": "fact", "scope": "global"},
+    ]
+    path = short_tmp / "notes.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    for dry_run in (True, False):
+        report = import_(empty, path, dry_run=dry_run)
+        shown = [(x["line"], x["status"], x.get("result") or x.get("error")) for x in report.lines]
+        assert shown == [
+            (1, "stored", "added"),
+            (2, "error", "invalid_params"),
+            (3, "error", "invalid_params"),
+            (4, "stored", "added"),
+        ]
+        assert "field 'content' is not valid UTF-8" in report.lines[1]["message"]
+        assert "field 'tags' is not valid UTF-8" in report.lines[2]["message"]
+        assert (report.added, report.errors) == (2, 2)
+    contents = [row[2] for row in state(empty)["memory"]]
+    assert sorted(contents) == ["A fine global line", "The project line lands first"]
+    assert imports(empty) == 1
+
+
 def test_a_json_lines_dry_run_answers_as_the_import_does_for_keys(
     empty: Cairn, short_tmp: Path
 ) -> None:
