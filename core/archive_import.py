@@ -424,6 +424,15 @@ class Placement:
         links = [link for am in self.archive.memories for link in am.relations]
         ends = {link.from_id for link in links} | {link.to_id for link in links}
         live = {str(r[0]) for r in conn.execute(_LIVE_IDS, (_ids(ends),))} | tally.added_ids
+        # What this import adds, as the store will hold it: a dry run, which writes nothing,
+        # decides against it as the import decides against its own inserts.
+        added: set[tuple[str, str, str]] = set()
+
+        def held(kind: str, from_id: str, to_id: str) -> bool:
+            return (kind, from_id, to_id) in added or bool(
+                conn.execute(_RELATION, (kind, from_id, to_id)).fetchone()
+            )
+
         for link in links:
             if link.from_id not in live or link.to_id not in live:
                 tally.count("relations_skipped")
@@ -433,7 +442,7 @@ class Placement:
             if (
                 row is None
                 and link.kind is RelationKind.CONTRADICTS
-                and conn.execute(_RELATION, (kind, link.to_id, link.from_id)).fetchone()
+                and held(kind, link.to_id, link.from_id)
             ):
                 tally.count("relations_unchanged")  # the same disagreement, named the other way
                 continue
@@ -452,6 +461,7 @@ class Placement:
             )
             if row is None:
                 tally.count("relations_added")
+                added.add((kind, link.from_id, link.to_id))
                 if tx is not None:
                     conn.execute(_INSERT_RELATION, (kind, link.from_id, link.to_id, *ours))
             elif tuple(row) == ours:

@@ -342,8 +342,14 @@ def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
         for r in raw
     )
     links = []
+    named: set[tuple[str, str]] = set()
     for i, link in enumerate(m["relations"], 1):
         r = checked(link, RELATION_SPEC, f"{where} relation {i}")
+        if (r["kind"], r["to_id"]) in named:  # a store holds a relation once
+            raise invalid(
+                f"{where} relation {i}", f"repeats the {r['kind']} relation to {r['to_id']}"
+            )
+        named.add((r["kind"], r["to_id"]))
         if r["note"] is not None:
             try:
                 check_text("note", r["note"], _ANY_SIZE, allow_empty=True)

@@ -1162,6 +1162,44 @@ def test_an_identity_version_no_edit_could_make_is_refused_naming_its_file_and_l
         assert state(empty) == before and imports(empty) == 0
 
 
+def test_a_relation_given_twice_is_refused_and_the_dry_run_counts_as_the_import(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """An archive naming a relation twice. Before 2026-11-30 the dry run counted it added
+    twice (4 relations added) and the import once (2 added, 2 unchanged). Now a repeated
+    relation refuses the archive, naming the line; and a disagreement named from both ends (a
+    contradicts b, b contradicts a) is one relation, in the dry run as in the import."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    before = state(empty)
+
+    def twice(files: dict[str, bytes]) -> None:
+        rows = [dict(r, relations=r["relations"] * 2) for r in jsonl(files["memories.jsonl"])]
+        files["memories.jsonl"] = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+
+    bad = edited(good, short_tmp / "twice.zip", twice)
+    for dry_run in (True, False):
+        with pytest.raises(InvalidInput, match=r"memories.jsonl line \d+ relation 2 repeats"):
+            import_(empty, bad, dry_run=dry_run)
+    assert state(empty) == before and imports(empty) == 0
+
+    def both_ends(files: dict[str, bytes]) -> None:
+        rows = jsonl(files["memories.jsonl"])
+        a = next(r for r in rows if r["id"] == rich.ids["a"])
+        b = next(r for r in rows if r["id"] == rich.ids["b"])
+        link = next(x for x in a["relations"] if x["kind"] == "contradicts")
+        b["relations"] = sorted(
+            [*b["relations"], dict(link, to_id=a["id"])], key=lambda x: (x["kind"], x["to_id"])
+        )
+        files["memories.jsonl"] = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+
+    both = edited(good, short_tmp / "both.zip", both_ends)
+    dry = import_(empty, both, dry_run=True)
+    real = import_(empty, both)
+    assert dry.to_dict() | {"dry_run": False} == real.to_dict()
+    assert (real.relations_added, real.relations_unchanged) == (2, 1)
+
+
 def test_a_damaged_file_is_named_before_any_record_and_records_in_order(
     rich: Rich, empty: Cairn, short_tmp: Path
 ) -> None:
