@@ -30,9 +30,7 @@ from core.archive_import import (
     Tally,
 )
 from core.archive_reader import is_archive, read_archive, read_lines
-from core.archive_records import (
-    ArchivedMemory,
-)
+from core.archive_records import lone_surrogate
 from core.bulk import refused_forgotten
 from core.clock import Clock
 from core.errors import (
@@ -232,7 +230,7 @@ class ArchiveService:
         return self._import_jsonl(caller, path, dry_run)
 
     def _import_archive(self, path: Path, dry_run: bool) -> ImportReport:
-        archive = read_archive(path)
+        archive = read_archive(path, self._memories.limits)
         tally = Tally("archive", str(path), dry_run)
         placement = Placement(
             archive,
@@ -253,12 +251,18 @@ class ArchiveService:
                 placement.tombstones(conn, None)
         else:
             run = self._store.writer.run
-            run(lambda tx: placement.workspaces(tx.conn, tx))
             # One job per chunk: the writer is never held for the whole import, and each
-            # memory lands with all its revisions.
-            for chunk in placement.chunks():
+            # memory lands with all its revisions. The workspaces land with the first chunk
+            # (or the last job, when there are no memories), never on their own: until
+            # 2026-11-30 they had a job of their own, and an import that stopped at its first
+            # chunk left the archive's workspaces behind.
+            starts = range(0, len(archive.memories), CHUNK)
+            for start in starts:
 
-                def job(tx: WriteTx, part: Sequence[ArchivedMemory] = chunk) -> None:
+                def job(tx: WriteTx, start: int = start) -> None:
+                    if start == 0:
+                        placement.workspaces(tx.conn, tx)
+                    part = placement.archive.memories[start : start + CHUNK]
                     placement.memories(tx.conn, part, tx)
 
                 run(job)
@@ -266,6 +270,8 @@ class ArchiveService:
             # Everything after the memories, and the `import` event with the whole report's
             # counts, in one transaction: nothing else lands without that event.
             def finish(tx: WriteTx) -> None:
+                if not starts:
+                    placement.workspaces(tx.conn, tx)
                 placement.relations(tx.conn, tx)
                 placement.identity(tx.conn, tx)
                 placement.tombstones(tx.conn, tx)
@@ -474,6 +480,13 @@ def _parse_line(raw: bytes | None, *, first: bool) -> tuple[str | None, WriteReq
         raise ParseError("the line is not valid JSON") from e
     if not isinstance(obj, dict):
         raise InvalidInput("each line must be a JSON object (the fields of memory.write)")
+    # JSON spells text UTF-8 cannot carry ("\ud800"); refused here, as the socket refuses it,
+    # before anything hashes it (until 2026-11-30 the import crashed half-way on one).
+    for name, value in obj.items():
+        if lone_surrogate(name) or lone_surrogate(value):
+            raise InvalidInput(
+                f"field {name!r} is not valid UTF-8 (an unpaired surrogate)", data={"field": name}
+            )
     workspace = obj.pop("workspace", None)
     if workspace is not None and not isinstance(workspace, str):
         raise InvalidInput("workspace must be a directory path", data={"field": "workspace"})

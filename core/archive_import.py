@@ -129,7 +129,9 @@ class Tally:
 
 CHUNK = 500
 
-_STATUS_OF = "SELECT m.id, m.status FROM memory m JOIN json_each(?) j ON j.value = m.id"
+_STATUS_OF = (
+    "SELECT m.id, m.status, m.dedupe_key FROM memory m JOIN json_each(?) j ON j.value = m.id"
+)
 _LIVE_IDS = (
     "SELECT m.id FROM memory m JOIN json_each(?) j ON j.value = m.id WHERE m.status != 'forgotten'"
 )
@@ -292,7 +294,10 @@ class Placement:
 
     def _facts(self, conn: sqlite3.Connection, chunk: Sequence[ArchivedMemory]) -> _Facts:
         ids = [am.memory.id for am in chunk]
-        status = {str(r[0]): str(r[1]) for r in conn.execute(_STATUS_OF, (_ids(ids),))}
+        status: dict[str, str] = {}
+        keys: dict[str, str | None] = {}
+        for mid, state, key in conn.execute(_STATUS_OF, (_ids(ids),)):
+            status[mid], keys[mid] = state, key
         hashes = {am.memory.id: [content_hash(r.content) for r in am.revisions] for am in chunk}
         texts = {h for each in hashes.values() for h in each}
         history: dict[str, list[Revision]] = {}
@@ -315,6 +320,7 @@ class Placement:
             buried={str(r[0]) for r in conn.execute(_TOMBSTONED_IDS, (_ids(ids),))},
             buried_texts=tombstones.buried_texts(conn, texts),
             history=history,
+            keys=keys,
             same=same,
             hashes=hashes,
         )
@@ -330,21 +336,35 @@ class Placement:
         if m.id in facts.buried or facts.status.get(m.id) == "forgotten":
             return "skip", "forgotten here"
         if m.id in facts.status:
-            return self._decide_held(am, facts)
+            return self._decide_held(conn, am, facts)
         return self._decide_new(conn, am, facts)
 
     @staticmethod
-    def _decide_held(am: ArchivedMemory, facts: _Facts) -> tuple[str, str]:
-        """A memory this store holds too: the same history, a longer one, or another one."""
-        mine = facts.history.get(am.memory.id, [])
+    def _decide_held(
+        conn: sqlite3.Connection, am: ArchivedMemory, facts: _Facts
+    ) -> tuple[str, str]:
+        """A memory this store holds too: the same history, a longer one, or another one. A
+        longer one keeps the memory's dedupe key (no write changes it) and may not move it where
+        another memory here holds that key."""
+        m = am.memory
+        mine = facts.history.get(m.id, [])
         common = min(len(mine), len(am.revisions))
         split = next((i + 1 for i in range(common) if mine[i] != am.revisions[i]), None)
         if split is not None:
             return "conflict", f"history differs from revision {split} on; this store's copy kept"
         if len(am.revisions) <= len(mine):
             return "unchanged", ""
-        if any(h in facts.buried_texts for h in facts.hashes[am.memory.id][common:]):
+        if any(h in facts.buried_texts for h in facts.hashes[m.id][common:]):
             return "skip", "a later revision holds text that was forgotten here"
+        if m.dedupe_key is not None:
+            holder = dedupe_holder(conn, m)
+            if holder not in (None, m.id):
+                return "conflict", f"{holder} here has the same dedupe key; this store's copy kept"
+        if m.dedupe_key != facts.keys.get(m.id):
+            return "conflict", (
+                "the archive gives it another dedupe key than it has here (no write changes a "
+                "memory's dedupe key); this store's copy kept"
+            )
         return "append", str(common)
 
     @staticmethod
@@ -404,6 +424,15 @@ class Placement:
         links = [link for am in self.archive.memories for link in am.relations]
         ends = {link.from_id for link in links} | {link.to_id for link in links}
         live = {str(r[0]) for r in conn.execute(_LIVE_IDS, (_ids(ends),))} | tally.added_ids
+        # What this import adds, as the store will hold it: a dry run, which writes nothing,
+        # decides against it as the import decides against its own inserts.
+        added: set[tuple[str, str, str]] = set()
+
+        def held(kind: str, from_id: str, to_id: str) -> bool:
+            return (kind, from_id, to_id) in added or bool(
+                conn.execute(_RELATION, (kind, from_id, to_id)).fetchone()
+            )
+
         for link in links:
             if link.from_id not in live or link.to_id not in live:
                 tally.count("relations_skipped")
@@ -413,7 +442,7 @@ class Placement:
             if (
                 row is None
                 and link.kind is RelationKind.CONTRADICTS
-                and conn.execute(_RELATION, (kind, link.to_id, link.from_id)).fetchone()
+                and held(kind, link.to_id, link.from_id)
             ):
                 tally.count("relations_unchanged")  # the same disagreement, named the other way
                 continue
@@ -432,6 +461,7 @@ class Placement:
             )
             if row is None:
                 tally.count("relations_added")
+                added.add((kind, link.from_id, link.to_id))
                 if tx is not None:
                     conn.execute(_INSERT_RELATION, (kind, link.from_id, link.to_id, *ours))
             elif tuple(row) == ours:
@@ -539,6 +569,7 @@ class _Facts:
     buried: set[str]  # ids with a tombstone here
     buried_texts: set[str]  # content hashes with a tombstone here
     history: dict[str, list[Revision]]
+    keys: dict[str, str | None]  # memory id -> its dedupe key here
     same: dict[tuple[str, str, str, str], str]  # (hash, scope, workspace, session) -> id
     hashes: dict[str, list[str]]  # memory id -> the content hash of each archived revision
 

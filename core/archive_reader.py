@@ -30,6 +30,7 @@ from core.archive_export import (
 )
 from core.archive_records import (
     IDENTITY_SPEC,
+    MAX_TIME,
     SHA256,
     TOMBSTONE_SPEC,
     WORKSPACE_SPEC,
@@ -38,11 +39,13 @@ from core.archive_records import (
     checked,
     invalid,
     is_int,
+    lone_surrogate,
     parse_memory,
 )
 from core.errors import InvalidInput
-from core.identity import IdentityVersion
+from core.identity import IdentityVersion, check_doc
 from core.model import Workspace
+from core.validation import Limits, content_hash
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 _MAX_MANIFEST_BYTES = 16 * 1024 * 1024
@@ -192,13 +195,17 @@ def _check_manifest(path: Path, raw: bytes) -> dict[str, Any]:
         for v in files.values()
     ):
         raise invalid(MANIFEST, "has no valid list of files with their sha256")
-    if not is_int(manifest.get("created_at")):
+    created: Any = manifest.get("created_at")
+    if not is_int(created) or not 0 <= created <= MAX_TIME:
         raise invalid(MANIFEST, "has no valid created_at")
+    if lone_surrogate(manifest):  # its versions and filters are shown
+        raise invalid(MANIFEST, "holds text that is not valid UTF-8 (a lone surrogate)")
     return manifest
 
 
-def read_archive(path: Path) -> Archive:
-    """Verify an archive completely, then parse it; nothing in the store is touched.
+def read_archive(path: Path, limits: Limits) -> Archive:
+    """Verify an archive completely, then parse it - its memories held to the write path's
+    rules, with this store's `limits`; nothing in the store is touched.
 
     Raises:
         InvalidInput: naming the file (and line) at fault - not a Cairn archive, a newer format,
@@ -206,12 +213,12 @@ def read_archive(path: Path) -> Archive:
     """
     z = _Zip(path)
     try:
-        return _read(z)
+        return _read(z, limits)
     finally:
         z.close()
 
 
-def _read(z: _Zip) -> Archive:
+def _read(z: _Zip, limits: Limits) -> Archive:
     names = z.names()
     seen: set[str] = set()
     for name in names:
@@ -235,7 +242,7 @@ def _read(z: _Zip) -> Archive:
             raise invalid(name, f"does not match its sha256 in {MANIFEST} (changed or damaged)")
     workspaces = _workspaces(z)
     known = {w.id for w in workspaces}
-    memories = _memories(z, known)
+    memories = _memories(z, known, limits)
     tombstones = _tombstones(z, known)
     identity = _identity(z, sorted(n for n in listed if n.endswith(HISTORY_SUFFIX)))
     return Archive(manifest, memories, workspaces, tombstones, identity)
@@ -273,12 +280,12 @@ def _workspaces(z: _Zip) -> tuple[Workspace, ...]:
     return tuple(out)
 
 
-def _memories(z: _Zip, workspaces: set[str]) -> tuple[ArchivedMemory, ...]:
+def _memories(z: _Zip, workspaces: set[str], limits: Limits) -> tuple[ArchivedMemory, ...]:
     out: list[ArchivedMemory] = []
     ids: set[str] = set()
     keys: set[tuple[str, str, str, str]] = set()
     for where, obj in z.records(MEMORIES):
-        am = parse_memory(obj, where)
+        am = parse_memory(obj, where, limits)
         m = am.memory
         if m.id in ids:
             raise invalid(where, f"repeats memory {m.id}")
@@ -313,8 +320,16 @@ def _identity(z: _Zip, histories: list[str]) -> tuple[IdentityVersion, ...]:
         last = 0
         for where, obj in z.records(name):
             v = IdentityVersion(**checked(obj, IDENTITY_SPEC, where))
+            try:
+                check_doc(v.doc)
+            except InvalidInput as e:  # the name is not shown: it may hold what it should not
+                raise invalid(where, f"names a document Cairn does not accept: {e.message}") from e
             if identity_stem(v.doc) != stem:
                 raise invalid(where, f"belongs to document {v.doc!r}, not to this file")
+            if not v.content.strip():
+                raise invalid(where, "is empty (no edit makes an empty version)")
+            if content_hash(v.content) != v.content_hash:
+                raise invalid(where, "has a content_hash that is not its content's")
             if v.version <= last:
                 raise invalid(where, "is not in version order")
             last = v.version

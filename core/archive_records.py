@@ -9,11 +9,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import InvalidInput
+from core.errors import CairnError, InvalidInput
 from core.model import Memory, Origin, Relation, RelationKind, Revision, Scope, Status, Tier
+from core.validation import Limits, check_kind, check_tags, check_text
 
 _Check = Callable[[Any], bool]
 _MEMORY_ID = re.compile(r"m_[0-9a-f]{28}")
+# The names `memory.extra_kinds` may add (core/validation.py): any revision's kind is one.
+_KIND = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+# No text is longer than this (a line of an archive is at most 64 MiB): the rules of the text
+# itself, without this store's limits, which hold for the current state only.
+_ANY_SIZE = 1 << 30
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -21,12 +27,28 @@ def is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def lone_surrogate(v: Any) -> bool:
+    """Whether `v` (a JSON value) holds text UTF-8 cannot carry: a lone surrogate, which JSON
+    can spell (`"\\ud800"`) and no store can hold."""
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(v, dict):
+        return any(lone_surrogate(k) or lone_surrogate(x) for k, x in v.items())
+    if isinstance(v, list):
+        return any(lone_surrogate(x) for x in v)
+    return False
+
+
 def _is_str(v: Any) -> bool:
-    return isinstance(v, str)
+    return isinstance(v, str) and not lone_surrogate(v)
 
 
 def _is_text(v: Any) -> bool:
-    return isinstance(v, str) and bool(v)
+    return _is_str(v) and bool(v)
 
 
 def _is_id(v: Any) -> bool:
@@ -34,7 +56,7 @@ def _is_id(v: Any) -> bool:
 
 
 def _is_strings(v: Any) -> bool:
-    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+    return isinstance(v, list) and all(_is_str(x) for x in v)
 
 
 def _optional(check: _Check) -> _Check:
@@ -50,7 +72,18 @@ def _between(low: int, high: int) -> _Check:
 
 
 _POSITIVE = _between(1, 2**62)
-_TIME = is_int
+# A time is milliseconds since 1970, up to the end of the year 9999: what a date can show, and
+# far inside what SQLite's INTEGER holds (2**64 made the import crash half-way until 2026-11-30).
+MAX_TIME = 253_402_300_799_999
+_TIME = _between(0, MAX_TIME)
+_TIMES = {
+    "created_at",
+    "updated_at",
+    "expires_at",
+    "last_recalled_at",
+    "resolved_at",
+    "forgotten_at",
+}
 _SCOPES = _one_of(*(s.value for s in Scope))
 # Both a memory and each of its revisions hold these; the last revision repeats the memory's.
 _SHARED: dict[str, _Check] = {
@@ -119,9 +152,9 @@ IDENTITY_SPEC: dict[str, _Check] = {
     "author_kind": _one_of("human", "agent", "system", "import"),
     "author": _is_text,
     "reason": _optional(_is_str),
-    "parent": _optional(is_int),
+    "parent": _optional(_POSITIVE),
     "created_at": _TIME,
-    "content_hash": _is_text,
+    "content_hash": lambda v: isinstance(v, str) and SHA256.fullmatch(v) is not None,
 }
 # Also the column order of `_TOMBSTONES` and `_IDENTITY`.
 TOMBSTONE_FIELDS = tuple(TOMBSTONE_SPEC)
@@ -146,8 +179,20 @@ def checked(obj: Any, spec: Mapping[str, _Check], where: str) -> dict[str, Any]:
     if extra:
         raise invalid(where, f"has unknown field(s) {', '.join(extra)}")
     for name, check in spec.items():
-        if not check(obj[name]):
-            raise invalid(where, f"has a wrong value in field {name!r}")
+        value = obj[name]
+        if check(value):
+            continue
+        if lone_surrogate(value):
+            raise invalid(
+                where, f"has text that is not valid UTF-8 (a lone surrogate) in field {name!r}"
+            )
+        if is_int(value) and name in _TIMES:
+            raise invalid(
+                where,
+                f"has a time out of range in field {name!r} (milliseconds since 1970, up to the "
+                "year 9999)",
+            )
+        raise invalid(where, f"has a wrong value in field {name!r}")
     return obj
 
 
@@ -190,12 +235,79 @@ def _common(r: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def parse_memory(obj: Any, where: str) -> ArchivedMemory:
-    """One line of memories.jsonl, checked field by field and against itself."""
+def _follows_rules(r: Mapping[str, Any], where: str) -> None:
+    """The rules no write ever broke, for a memory or any of its revisions: content not empty,
+    no control character in a text field, each tag not empty, a kind's name well formed."""
+    try:
+        check_text("content", r["content"], _ANY_SIZE)
+        for name in ("summary", "keywords", "source"):
+            if r.get(name) is not None:
+                check_text(name, r[name], _ANY_SIZE, allow_empty=True)
+        for tag in r["tags"]:
+            check_text("tags", tag, _ANY_SIZE)
+    except CairnError as e:
+        raise invalid(where, f"breaks a rule of every write: {e.message}") from e
+    if not _KIND.fullmatch(r["kind"]):
+        raise invalid(where, "breaks a rule of every write: field 'kind' is not a kind's name")
+
+
+def _fits(m: Mapping[str, Any], limits: Limits, where: str) -> None:
+    """A memory's current state within this store's limits, its kind one this store knows and
+    its tags as a write leaves them (trimmed, lower case, each once) - what every write here is
+    held to. Older revisions are history: written under other limits, they come in as they are.
+    """
+
+    def utf8(name: str) -> int:
+        return len((m[name] or "").encode("utf-8"))
+
+    longest = max((len(t) for t in m["tags"]), default=0)
+    sizes = (
+        ("field 'content'", utf8("content"), "bytes", "limits.max_content_bytes"),
+        ("field 'summary'", utf8("summary"), "bytes", "limits.max_summary_bytes"),
+        ("field 'keywords'", utf8("keywords"), "bytes", "limits.max_keywords_bytes"),
+        ("field 'source'", len(m["source"] or ""), "characters", "limits.max_source_chars"),
+        ("a tag in field 'tags'", longest, "characters", "limits.max_tag_chars"),
+        ("field 'tags'", len(m["tags"]), "tags", "limits.max_tags"),
+    )
+    for what, size, unit, setting in sizes:
+        limit = getattr(limits, setting.removeprefix("limits."))
+        if size > limit:
+            raise invalid(
+                where,
+                f"breaks a rule of this store: {what} is {size} {unit} and {setting} here is "
+                f"{limit} (set it higher and import again)",
+            )
+    try:
+        check_kind(m["kind"], limits)
+    except CairnError as e:
+        raise invalid(
+            where,
+            f"breaks a rule of this store: {e.message}; add it to memory.extra_kinds and import "
+            "again",
+        ) from e
+    try:
+        tags = check_tags(tuple(m["tags"]), limits)
+    except CairnError as e:  # a tag that grows past the limit as a write leaves it
+        raise invalid(where, f"breaks a rule of this store: {e.message}") from e
+    if tags != tuple(m["tags"]):
+        raise invalid(
+            where,
+            f"breaks a rule of every write: field 'tags' is {m['tags']!r}, not as a write leaves "
+            f"them ({list(tags)!r}: trimmed, lower case, each once)",
+        )
+
+
+def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
+    """One line of memories.jsonl, checked field by field, against itself, and against the
+    rules of the write path (`limits`: this store's)."""
     m = checked(obj, MEMORY_SPEC, where)
     raw = [
         checked(r, REVISION_SPEC, f"{where} revision {i}") for i, r in enumerate(m["revisions"], 1)
     ]
+    for i, r in enumerate(raw, 1):
+        _follows_rules(r, f"{where} revision {i}")
+    _follows_rules(m, where)
+    _fits(m, limits, where)
     if [r["revision"] for r in raw] != list(range(1, m["revision"] + 1)):
         raise invalid(where, f"does not hold revisions 1 to {m['revision']} in order")
     if any(raw[-1][k] != m[k] for k in _SHARED if k != "created_at"):
@@ -230,7 +342,18 @@ def parse_memory(obj: Any, where: str) -> ArchivedMemory:
         for r in raw
     )
     links = []
+    named: set[tuple[str, str]] = set()
     for i, link in enumerate(m["relations"], 1):
         r = checked(link, RELATION_SPEC, f"{where} relation {i}")
+        if (r["kind"], r["to_id"]) in named:  # a store holds a relation once
+            raise invalid(
+                f"{where} relation {i}", f"repeats the {r['kind']} relation to {r['to_id']}"
+            )
+        named.add((r["kind"], r["to_id"]))
+        if r["note"] is not None:
+            try:
+                check_text("note", r["note"], _ANY_SIZE, allow_empty=True)
+            except CairnError as e:
+                raise invalid(f"{where} relation {i}", f"breaks a rule: {e.message}") from e
         links.append(Relation(id=0, from_id=memory.id, **(r | {"kind": RelationKind(r["kind"])})))
     return ArchivedMemory(memory, revisions, tuple(links))

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +24,11 @@ import pytest
 
 from core.app import Cairn
 from core.archive import ArchiveService, ImportReport
+from core.archive_export import identity_stem
 from core.cli_archive import describe_import
 from core.errors import ErrorCode, Forbidden, InvalidInput, NotFound
 from core.migrations import CURRENT
-from core.model import Caller, Scope, Status, Surface, WriteStatus
+from core.model import Caller, Scope, Status, Surface, WriteResult, WriteStatus
 from core.requests import (
     UpdateRequest,
     WriteRequest,
@@ -247,6 +248,35 @@ def damaged(source: Path, target: Path, member: str = "memories.jsonl") -> None:
     extra_len = int.from_bytes(raw[start + 28 : start + 30], "little")
     raw[start + 30 + name_len + extra_len + info.compress_size // 2] ^= 0xFF
     target.write_bytes(bytes(raw))
+
+
+def edited(good: Path, target: Path, change: Callable[[dict[str, bytes]], None]) -> Path:
+    """A copy of the archive `good` with its members changed by `change` and the manifest's
+    sha256s made to match - as a hand edit that knows the format would leave it."""
+    files = members(good)
+    change(files)
+    manifest = json.loads(files["manifest.json"])
+    for name, data in files.items():
+        if name != "manifest.json":
+            manifest["files"][name] = {"sha256": sha(data), "bytes": len(data)}
+    files["manifest.json"] = json.dumps(manifest).encode()
+    rezip(good, target, dict[str, bytes | None](files))
+    return target
+
+
+def with_memory(good: Path, target: Path, line: int, **fields: Any) -> Path:
+    """A copy of the archive with `fields` of the memory on `line` of memories.jsonl (from 1;
+    -1 the last) changed, in its last revision too where a revision has them."""
+
+    def change(files: dict[str, bytes]) -> None:
+        rows = jsonl(files["memories.jsonl"])
+        row = rows[line - 1 if line > 0 else line]
+        row.update(fields)
+        last = row["revisions"][-1]
+        last.update({k: v for k, v in fields.items() if k in last and k != "created_at"})
+        files["memories.jsonl"] = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+
+    return edited(good, target, change)
 
 
 def export(c: Cairn, out: Path, **filters: Any) -> dict[str, Any]:
@@ -522,6 +552,48 @@ def test_a_longer_history_is_appended_and_a_different_one_is_a_conflict(
     found = empty.search.search(person(empty), SearchRequest("python 3.12"))
     assert [h.memory.id for h in found.hits] == [rich.ids["python"]]
     assert empty.search.search(person(empty), SearchRequest("3.11")).hits == ()
+
+
+def test_a_longer_history_that_changes_the_dedupe_key_is_a_conflict(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """An archive extending a memory here (one more revision) and giving it a dedupe key - one
+    another memory here holds, or a new one. Before 2026-11-30 the dry run said "updated" and
+    the import crashed with IntegrityError (UNIQUE constraint memory_dedupe) or took the new key:
+    a memory's dedupe key never changes by any write. Now each is a conflict, this store's copy
+    kept, and the dry run says the same."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    import_(empty, good)
+    ids = rich.ids
+
+    def keyed(key: str) -> Callable[[dict[str, bytes]], None]:
+        def change(files: dict[str, bytes]) -> None:
+            rows = [r for r in jsonl(files["memories.jsonl"]) if r["id"] != ids["keyed"]]
+            ws = next(r for r in rows if r["id"] == ids["ci"])["workspace_id"]
+            row = next(r for r in rows if r["id"] == ids["python"])
+            row.update(dedupe_key=key, scope="project", workspace_id=ws, revision=2)
+            later = dict(row["revisions"][-1], revision=2, action="update", scope="project")
+            later.update(workspace_id=ws, created_at=later["created_at"] + 1)
+            row["revisions"].append(later)
+            files["memories.jsonl"] = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+
+        return change
+
+    before = state(empty)
+    for key, why in (
+        ("build-status", f"{ids['keyed']} here has the same dedupe key"),
+        ("a-new-key", "another dedupe key"),
+    ):
+        archive = edited(good, short_tmp / "keyed.zip", keyed(key))
+        dry = import_(empty, archive, dry_run=True)
+        real = import_(empty, archive)
+        assert dry.to_dict() | {"dry_run": False} == real.to_dict()
+        assert real.updated == 0 and [c["id"] for c in real.conflicts] == [ids["python"]]
+        assert why in real.conflicts[0]["reason"], real.conflicts
+        now = state(empty)
+        assert now.pop("audit") != before["audit"]  # the closing `import` event only
+        assert now == {k: v for k, v in before.items() if k != "audit"}
 
 
 def test_identity_versions_are_added_by_version_and_a_different_one_is_a_conflict(
@@ -974,6 +1046,160 @@ def test_a_tampered_archive_is_refused_and_nothing_changes(
     assert imports(empty) == 0
 
 
+def test_an_archive_breaking_the_write_paths_rules_is_refused_naming_line_and_field(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """Values no write takes - an unknown kind, an empty or upper-case tag, a control character,
+    content over limits.max_content_bytes - in an edited archive. Before 2026-11-30 they went
+    in as they were (and `cairn list` printed the escapes to the terminal); now the archive is
+    refused whole, naming the line and the field, and nothing changes."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    rows = jsonl(members(good)["memories.jsonl"])
+    line = next(i for i, r in enumerate(rows, 1) if r["id"] == rich.ids["python"])
+    before = state(empty)
+    limit = empty.memories.limits.max_content_bytes
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"kind": "not-a-kind"}, "unknown kind 'not-a-kind'"),
+        ({"kind": "Bad Kind"}, "field 'kind'"),
+        ({"tags": ["ok", ""]}, "field 'tags' is empty"),
+        ({"tags": ["UPPER Case"]}, "'UPPER Case'"),
+        ({"tags": ["ci", "ci"]}, "field 'tags'"),
+        ({"tags": [f"t{n}" for n in range(40)]}, "limits.max_tags"),
+        ({"content": "nul \x00 bell \x07 esc \x1b[31mred"}, "control character (U+0000)"),
+        ({"content": "   "}, "field 'content' is empty"),
+        ({"content": "x " * 30000}, f"limits.max_content_bytes here is {limit}"),
+        ({"summary": "a \x1b[2J summary"}, "field 'summary' contains a control character"),
+        ({"source": "file\x07.md"}, "field 'source' contains a control character"),
+    ]
+    for fields, words in cases:
+        bad = with_memory(good, short_tmp / "bad.zip", line, **fields)
+        for dry_run in (True, False):
+            with pytest.raises(InvalidInput) as caught:
+                import_(empty, bad, dry_run=dry_run)
+            message = caught.value.message
+            assert f"memories.jsonl line {line}" in message and words in message, message
+            assert caught.value.data == {"file": "memories.jsonl"}
+        assert state(empty) == before and imports(empty) == 0
+
+    # An older revision is history: written under other limits it still comes in; its text
+    # still follows the rules no write ever broke.
+    def older(content: str) -> Callable[[dict[str, bytes]], None]:
+        def change(files: dict[str, bytes]) -> None:
+            rows = jsonl(files["memories.jsonl"])
+            row = next(r for r in rows if r["id"] == rich.ids["ci"])
+            row["revisions"][0]["content"] = content
+            files["memories.jsonl"] = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+
+        return change
+
+    bad = edited(good, short_tmp / "old.zip", older("ESC \x1b in revision 1"))
+    with pytest.raises(InvalidInput, match="revision 1 breaks a rule of every write"):
+        import_(empty, bad)
+    long = edited(good, short_tmp / "long.zip", older("y " * 30000))
+    assert import_(empty, long).added == 10
+
+
+def test_an_identity_version_no_edit_could_make_is_refused_naming_its_file_and_line(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """A document name the identity service refuses (with an escape sequence in it), an empty
+    version, a content_hash that is not the content's. Before 2026-11-30 all went in: `cairn
+    identity list` printed the escape, `identity history` refused the name so the document
+    could be neither read nor fixed, and an empty `user` with hash 000... became current. Now
+    the archive is refused whole, naming the history file and line, and nothing changes."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    before = state(empty)
+
+    def version(doc: str, number: int, content: str, digest: str | None = None) -> bytes:
+        row = {
+            "doc": doc,
+            "version": number,
+            "content": content,
+            "author_kind": "human",
+            "author": "human",
+            "reason": None,
+            "parent": number - 1 or None,
+            "created_at": 1790000000000,
+            "content_hash": digest or content_hash(content),
+        }
+        return json.dumps(row).encode() + b"\n"
+
+    def named(doc: str) -> Callable[[dict[str, bytes]], None]:
+        def change(files: dict[str, bytes]) -> None:
+            stem = identity_stem(doc)
+            files[f"identity/{stem}.history.jsonl"] = version(doc, 1, "hello")
+            files[f"identity/{stem}.md"] = b"hello"
+
+        return change
+
+    def user(content: str, digest: str | None = None) -> Callable[[dict[str, bytes]], None]:
+        def change(files: dict[str, bytes]) -> None:
+            rows = files["identity/user.history.jsonl"]
+            number = len(rows.splitlines()) + 1
+            files["identity/user.history.jsonl"] = rows + version("user", number, content, digest)
+            files["identity/user.md"] = content.encode()
+
+        return change
+
+    lines = len(members(good)["identity/user.history.jsonl"].splitlines())
+    cases = [
+        (named("Bad Name \x1b[2J!"), "line 1", "document must be"),
+        (named("soul:" + SECRET), "line 1", "looks like a secret"),
+        (user(""), f"user.history.jsonl line {lines + 1}", "empty"),
+        (user("  \n"), f"user.history.jsonl line {lines + 1}", "empty"),
+        (user("# User\n\nTall.\n", "0" * 64), f"line {lines + 1}", "content_hash"),
+    ]
+    for change, where, words in cases:
+        bad = edited(good, short_tmp / "identity.zip", change)
+        for dry_run in (True, False):
+            with pytest.raises(InvalidInput) as caught:
+                import_(empty, bad, dry_run=dry_run)
+            message = caught.value.message
+            assert where in message and words in message, message
+            assert "\x1b" not in message
+        assert state(empty) == before and imports(empty) == 0
+
+
+def test_a_relation_given_twice_is_refused_and_the_dry_run_counts_as_the_import(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """An archive naming a relation twice. Before 2026-11-30 the dry run counted it added
+    twice (4 relations added) and the import once (2 added, 2 unchanged). Now a repeated
+    relation refuses the archive, naming the line; and a disagreement named from both ends (a
+    contradicts b, b contradicts a) is one relation, in the dry run as in the import."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    before = state(empty)
+
+    def twice(files: dict[str, bytes]) -> None:
+        rows = [dict(r, relations=r["relations"] * 2) for r in jsonl(files["memories.jsonl"])]
+        files["memories.jsonl"] = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+
+    bad = edited(good, short_tmp / "twice.zip", twice)
+    for dry_run in (True, False):
+        with pytest.raises(InvalidInput, match=r"memories.jsonl line \d+ relation 2 repeats"):
+            import_(empty, bad, dry_run=dry_run)
+    assert state(empty) == before and imports(empty) == 0
+
+    def both_ends(files: dict[str, bytes]) -> None:
+        rows = jsonl(files["memories.jsonl"])
+        a = next(r for r in rows if r["id"] == rich.ids["a"])
+        b = next(r for r in rows if r["id"] == rich.ids["b"])
+        link = next(x for x in a["relations"] if x["kind"] == "contradicts")
+        b["relations"] = sorted(
+            [*b["relations"], dict(link, to_id=a["id"])], key=lambda x: (x["kind"], x["to_id"])
+        )
+        files["memories.jsonl"] = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+
+    both = edited(good, short_tmp / "both.zip", both_ends)
+    dry = import_(empty, both, dry_run=True)
+    real = import_(empty, both)
+    assert dry.to_dict() | {"dry_run": False} == real.to_dict()
+    assert (real.relations_added, real.relations_unchanged) == (2, 1)
+
+
 def test_a_damaged_file_is_named_before_any_record_and_records_in_order(
     rich: Rich, empty: Cairn, short_tmp: Path
 ) -> None:
@@ -1010,6 +1236,50 @@ def test_a_damaged_file_is_named_before_any_record_and_records_in_order(
     assert "memories.jsonl does not match its sha256" in refusal(short_tmp / "long.zip")
     assert imports(empty) == 0
     assert state(empty)["memory"] == []
+
+
+def test_a_time_or_text_no_store_can_hold_refuses_the_archive_before_anything_lands(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """A time past what SQLite holds (created_at 2**64) or text with a lone surrogate (valid
+    JSON, not UTF-8) in memory 600 of 610. Before 2026-11-30 the dry run said all was fine (or
+    crashed on the surrogate) and the import crashed with OverflowError or UnicodeEncodeError
+    after the archive's workspace and the first 500 memories had landed, with no closing
+    `import` event. Now both refuse the archive, naming the line and field, and nothing lands."""
+    more = [
+        WriteRequest.from_params(
+            {"content": f"Fact number {n} about the invoices", "kind": "fact", "scope": "global"}
+        )
+        for n in range(600)
+    ]
+    results = rich.cairn.memories.write_many(rich.me, more)
+    assert all(isinstance(r, WriteResult) and r.status is WriteStatus.STORED for r in results)
+    good = short_tmp / "good.zip"
+    export(rich.cairn, good)
+    before = state(empty)
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"created_at": 2**64}, "'created_at'"),
+        ({"updated_at": -1}, "'updated_at'"),
+        ({"expires_at": 2**63}, "'expires_at'"),
+        ({"last_recalled_at": 10**20}, "'last_recalled_at'"),
+        ({"content": "bad \ud800 text"}, "'content'"),
+        ({"summary": "\udfff"}, "'summary'"),
+        ({"tags": ["ok", "\ud83d"]}, "'tags'"),
+    ]
+    for fields, named in cases:
+        bad = with_memory(good, short_tmp / "bad.zip", 600, **fields)
+        for dry_run in (True, False):
+            with pytest.raises(InvalidInput) as caught:
+                import_(empty, bad, dry_run=dry_run)
+            message = caught.value.message
+            assert "memories.jsonl line 600" in message and named in message, message
+            assert "nothing was imported" in message
+        assert state(empty) == before and imports(empty) == 0
+    # At the command line: one line saying what is wrong, no traceback.
+    bad = with_memory(good, short_tmp / "bad.zip", 600, content="bad \ud800 text")
+    status, shown = run_at_terminal(short_tmp / "cli", "import", str(bad), "--dry-run")
+    assert status == ErrorCode.INVALID_PARAMS.exit_status, shown
+    assert "Traceback" not in shown and "not valid UTF-8" in shown, shown
 
 
 def test_people_only(rich: Rich, short_tmp: Path) -> None:
@@ -1163,6 +1433,43 @@ def test_a_json_lines_file_lands_as_the_persons_and_reports_each_line(
     again = import_(empty, path)
     assert again.lines[0]["reason_code"] == "forgotten"
     assert again.skipped_forgotten == 2  # line 1, and line 7 which repeats it
+
+
+def test_a_json_lines_line_with_a_lone_surrogate_is_reported_and_the_others_land(
+    empty: Cairn, short_tmp: Path, workspace_dir: Path
+) -> None:
+    """One line's text is valid JSON and not UTF-8 (`"\\ud800"`, in any field). Before
+    2026-11-30 the import crashed half-way with a traceback (exit 1) after another group of
+    lines had landed, with no report; now that line is an error naming the field, and the
+    others land - the dry run says the same."""
+    rows: list[dict[str, Any]] = [
+        {
+            "content": "The project line lands first",
+            "kind": "fact",
+            "scope": "project",
+            "workspace": str(workspace_dir),
+        },
+        {"content": "bad \ud800 surrogate", "kind": "fact", "scope": "global"},
+        {"content": "fine", "kind": "fact", "scope": "global", "tags": ["ok", "\udc00"]},
+        {"content": "A fine global line", "kind": "fact", "scope": "global"},
+    ]
+    path = short_tmp / "notes.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    for dry_run in (True, False):
+        report = import_(empty, path, dry_run=dry_run)
+        shown = [(x["line"], x["status"], x.get("result") or x.get("error")) for x in report.lines]
+        assert shown == [
+            (1, "stored", "added"),
+            (2, "error", "invalid_params"),
+            (3, "error", "invalid_params"),
+            (4, "stored", "added"),
+        ]
+        assert "field 'content' is not valid UTF-8" in report.lines[1]["message"]
+        assert "field 'tags' is not valid UTF-8" in report.lines[2]["message"]
+        assert (report.added, report.errors) == (2, 2)
+    contents = [row[2] for row in state(empty)["memory"]]
+    assert sorted(contents) == ["A fine global line", "The project line lands first"]
+    assert imports(empty) == 1
 
 
 def test_a_json_lines_dry_run_answers_as_the_import_does_for_keys(
