@@ -94,9 +94,7 @@ class ReviewWindow(ToolWindow):
         detail.adopt_current.clicked.connect(self._adopt_onto_current)
         self._key(detail.adopt_button, self.adopt, self.tr("A"))
         self._key(detail.reject_button, self.reject, self.tr("R"))
-        edit = QShortcut(QKeySequence(self.tr("E")), self)
-        edit.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        edit.activated.connect(self.edit)
+        self._letter(self.tr("E"), self.edit)
         order: list[QWidget] = [
             *queue.filters(),
             queue.table,
@@ -111,13 +109,20 @@ class ReviewWindow(ToolWindow):
         self._show(None)
 
     def _key(self, button: QPushButton, slot: Any, key: str) -> None:
-        """`button` runs `slot`, and so does `key` anywhere in the window but in an editor."""
+        """`button` runs `slot`, and so does `key` (see `_letter`)."""
         button.clicked.connect(slot)
         button.setToolTip(self.tr("Shortcut: {}").format(key))
-        shortcut = QShortcut(QKeySequence(key), self)
-        # Typing in an editor takes the letter first: the shortcut fires only elsewhere.
-        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        shortcut.activated.connect(slot)
+        self._letter(key, slot)
+
+    def _letter(self, key: str, slot: Any) -> None:
+        """`key` runs `slot` while the list, the diff or the window itself has the focus. In a
+        field, a drop-down list or a check box the letter is the person's typing: a combo box
+        jumps to the entry it starts (with a window-wide shortcut, "A" typed in the agent
+        filter adopted the proposal shown)."""
+        for widget in (self.queue.table, self.detail.diff, self):
+            shortcut = QShortcut(QKeySequence(key), widget)
+            shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+            shortcut.activated.connect(slot)
 
     # -- what others read -------------------------------------------------------------------
 
