@@ -29,6 +29,9 @@ from core.tiers import Decision, author_tier
 from core.writer import WriteTx
 
 EDITABLE = ("content", "summary", "kind", "scope", "tags", "importance", "keywords")
+# The fields an edit may empty: None (or a blank text) clears them. An update leaves a field
+# given as None unchanged and clears one given as "".
+CLEARABLE = ("summary", "keywords")
 FEEDBACK_ACTIONS = ("archive", "forget", "edit")
 MAX_REASON_CHARS = 500  # a rejection's reason
 
@@ -526,7 +529,9 @@ class ReviewService:
         def changed(name: str) -> Any:
             value = getattr(req, name)
             proposed = name in edited or value != getattr(since, name)
-            return value if proposed and value != getattr(target, name) else None
+            if not proposed or value == getattr(target, name):
+                return None
+            return _cleared(name, value)
 
         change = UpdateRequest(
             id=target.id,
@@ -601,7 +606,7 @@ class ReviewService:
             return Decided(s.id, s.op, "adopted", archived.id, archived.revision)
         if not edits:
             raise InvalidInput("action 'edit' needs the edits to make", data={"field": "edits"})
-        values = {k: _edit_value(k, v) for k, v in edits.items()}
+        values = {k: _cleared(k, _edit_value(k, v)) for k, v in edits.items()}
         change = UpdateRequest(
             id=target.id,
             if_revision=target.revision,
@@ -645,4 +650,12 @@ def _edit_value(name: str, raw: Any) -> Any:
             raise InvalidInput(f"unknown scope {raw!r}", data={"field": "scope"}) from e
     if name == "tags" and raw is not None:
         return tuple(raw)
+    if name in CLEARABLE and isinstance(raw, str) and not raw.strip():
+        return None  # emptied: the same edit as None
     return raw
+
+
+def _cleared(name: str, value: Any) -> Any:
+    """An edited value as an update takes it: an emptied summary or keywords is "" (cleared),
+    not None (which an update reads as "unchanged")."""
+    return "" if value is None and name in CLEARABLE else value

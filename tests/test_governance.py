@@ -482,6 +482,44 @@ def test_a_proposal_adopted_onto_a_later_revision_changes_only_what_it_proposed(
     )
 
 
+def test_an_edit_that_empties_a_summary_or_keywords_clears_them(governed: Cairn, ws: str) -> None:
+    """An edit emptying the summary of an update proposal (None from the window, "" from
+    `--set summary=`) was reported as made and the memory kept its summary; for feedback's
+    edit action it was refused as "the update changes nothing"."""
+    a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
+    mid = stored(write(governed, a, "the port is 8080", summary="port", keywords="network"))
+    for emptied in (None, ""):
+        change = UpdateRequest(
+            id=mid,
+            if_revision=governed.memories.get(Caller.human(), mid).memory.revision,
+            content=f"the port is {9090 if emptied is None else 9091}",
+        )
+        sid = pending(governed.memories.update(b, change))
+        decided = governed.review.adopt(
+            Caller.human(), sid, edits={"summary": emptied, "keywords": emptied}
+        )
+        assert decided.edited == ("summary", "keywords")
+        memory = governed.memories.get(Caller.human(), mid).memory
+        assert (memory.summary, memory.keywords) == (None, None)
+        stored(
+            governed.memories.update(
+                Caller.human(),
+                UpdateRequest(
+                    id=mid, if_revision=memory.revision, summary="port", keywords="network"
+                ),
+            )
+        )
+
+    _, feedback = governed.memories.feedback(b, mid, "stale", "the summary is wrong")
+    assert feedback is not None
+    decided = governed.review.adopt(
+        Caller.human(), feedback, action="edit", edits={"summary": None}
+    )
+    assert decided.edited == ("summary",)
+    memory = governed.memories.get(Caller.human(), mid).memory
+    assert (memory.summary, memory.keywords) == (None, "network")
+
+
 def test_reject_and_the_same_proposal_coming_back(governed: Cairn, ws: str) -> None:
     a = agent_caller(ws)
     sid = pending(write(governed, a, "idea: rewrite it in rust", kind="idea"))

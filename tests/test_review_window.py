@@ -443,6 +443,54 @@ def test_a_proposal_rewritten_while_shown_is_shown_again_not_adopted(
     ]
 
 
+def test_a_summary_cleared_before_adopting_is_cleared(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
+) -> None:
+    """Clearing the summary of an update proposal said "Adopted with your edits (summary)" and
+    kept the summary; clearing only the summary with feedback's "Edit the memory" was refused
+    as "the update changes nothing"."""
+    desk, runtime = served
+    port, build = (
+        agent.request(
+            "memory.write",
+            {"content": content, "kind": "fact", "scope": "project", "summary": summary},
+        )["result"]["id"]
+        for content, summary in (("the port is 8080", "port"), ("the build uses make", "build"))
+    )
+    other = connect(runtime, workspace_dir, "other")
+    answer = other.request(
+        "memory.update", {"id": port, "if_revision": 1, "content": "the port is 9090"}
+    )["result"]
+    assert answer["status"] == "pending"
+    other.close()
+    agent.request("memory.feedback", {"id": build, "verdict": "stale", "note": "bazel now"})
+    window = window_for(qtbot, desk, 2)
+    detail = window.detail
+
+    show_row_of_content(window, "9090")
+    assert detail.summary.text() == "port"
+    detail.summary.clear()
+    detail.summary.textEdited.emit("")
+    detail.adopt_button.click()
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 1)
+    settle(qtbot, desk)
+    assert window.status.text().startswith("Adopted with your edits (summary):")
+    memory = contents(qtbot, desk)["the port is 9090"]
+    assert memory["summary"] is None and memory["revision"] == 2
+
+    choose_action(window, "edit")  # the feedback left
+    assert detail.summary.text() == "build"
+    detail.summary.clear()
+    detail.summary.textEdited.emit("")
+    detail.adopt_button.click()
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 0)
+    settle(qtbot, desk)
+    assert detail.form_error.text() == ""
+    assert window.status.text().startswith("Adopted with your edits (summary):")
+    memory = contents(qtbot, desk)["the build uses make"]
+    assert memory["summary"] is None and memory["revision"] == 2
+
+
 def test_an_untouched_proposal_is_adopted_as_proposed(
     qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
 ) -> None:
