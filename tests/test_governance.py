@@ -520,6 +520,38 @@ def test_an_edit_that_empties_a_summary_or_keywords_clears_them(governed: Cairn,
     assert (memory.summary, memory.keywords) == (None, "network")
 
 
+def test_superseding_by_an_existing_memory_with_edits_edits_that_memory(
+    governed: Cairn, ws: str
+) -> None:
+    """A proposal to supersede a memory by an existing one, adopted with edits, reported them
+    ("edited: content, tags") and dropped them: the edited replacement was deduplicated onto
+    the existing memory, unchanged."""
+    a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
+    old = stored(write(governed, a, "the build uses make"))
+    new = stored(write(governed, b, "the build uses bazel now", tags=["ci"]))
+    proposal = governed.memories.supersede(b, old, by_id=new)
+    assert isinstance(proposal, WriteResult)  # not agent-b's memory to supersede
+    sid = pending(proposal)
+    leak = "the build token is ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q"
+    with pytest.raises(InvalidInput, match="github-token"):  # refused, nothing changed
+        governed.review.adopt(Caller.human(), sid, edits={"content": leak})
+    assert governed.memories.get(Caller.human(), new).memory.revision == 1
+    assert governed.memories.get(Caller.human(), old).memory.status is Status.ACTIVE
+    decided = governed.review.adopt(
+        Caller.human(),
+        sid,
+        edits={"content": "the build uses bazel 7", "tags": ["ci", "build"], "summary": None},
+    )
+    assert decided.edited == ("content", "tags")  # the summary was empty already
+    assert (decided.memory_id, decided.revision) == (new, 2)
+    replacement = governed.memories.get(Caller.human(), new).memory
+    assert (replacement.content, replacement.tags) == ("the build uses bazel 7", ("ci", "build"))
+    assert replacement.tier is Tier.HUMAN and "adopted" in replacement.flags
+    superseded = governed.memories.get(Caller.human(), old).memory
+    assert superseded.status is Status.SUPERSEDED and superseded.superseded_by == new
+    assert count_memories(governed) == 1  # the replacement; no copy of it beside
+
+
 def test_reject_and_the_same_proposal_coming_back(governed: Cairn, ws: str) -> None:
     a = agent_caller(ws)
     sid = pending(write(governed, a, "idea: rewrite it in rust", kind="idea"))

@@ -491,6 +491,33 @@ def test_a_summary_cleared_before_adopting_is_cleared(
     assert memory["summary"] is None and memory["revision"] == 2
 
 
+def test_a_supersede_by_an_existing_memory_adopted_with_edits_keeps_them(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
+) -> None:
+    """Adopting "supersede memory X" by an existing memory with a tag added said "Adopted with
+    your edits (tags)", and the replacement had no tag: the edits were dropped."""
+    desk, runtime = served
+    old = agent.request(
+        "memory.write", {"content": "the build uses make", "kind": "fact", "scope": "project"}
+    )["result"]["id"]
+    other = connect(runtime, workspace_dir, "other")
+    new = other.request(
+        "memory.write", {"content": "the build uses bazel now", "kind": "fact", "scope": "project"}
+    )["result"]["id"]
+    answer = other.request("memory.supersede", {"id": old, "by": new})["result"]
+    assert answer["status"] == "pending"
+    other.close()
+    window = window_for(qtbot, desk, 1)
+    window.detail.tags.setText("build")
+    window.detail.tags.textEdited.emit("build")
+    window.detail.adopt_button.click()
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 0)
+    settle(qtbot, desk)
+    assert window.status.text() == f"Adopted with your edits (tags): {new}"
+    replacement = contents(qtbot, desk)["the build uses bazel now"]
+    assert (replacement["id"], replacement["tags"], replacement["revision"]) == (new, ["build"], 2)
+
+
 def test_an_untouched_proposal_is_adopted_as_proposed(
     qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
 ) -> None:
