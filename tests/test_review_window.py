@@ -518,6 +518,39 @@ def test_a_supersede_by_an_existing_memory_adopted_with_edits_keeps_them(
     assert (replacement["id"], replacement["tags"], replacement["revision"]) == (new, ["build"], 2)
 
 
+def test_a_proposal_rewritten_while_its_draft_waited_is_not_adopted_unseen(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """The person tagged a proposal and moved on; the agent sent a fuller text meanwhile. Back
+    on the proposal, adopting stored the old text as the person's edit over the new one they
+    never saw - on screen, the same rewrite is refused and the new text quoted."""
+    desk, _ = served
+    sid = propose(agent, "idea: deploy on tuesday mornings")
+    propose(agent, "idea: gamma the logs differently")
+    window = window_for(qtbot, desk, 2)
+    detail = window.detail
+    show_row_of_content(window, "tuesday")
+    detail.tags.setText("deploy")
+    detail.tags.textEdited.emit("deploy")
+    show_row_of_content(window, "gamma")
+    fuller = "idea: deploy on tuesday mornings after the database migration runs"
+    assert propose(agent, fuller) == sid
+    qtbot.waitUntil(lambda: any(i.get("content") == fuller for i in window._items))
+    settle(qtbot, desk)
+    show_row_of_content(window, "tuesday")
+    assert detail.tags.text() == "deploy"  # the draft is back
+
+    detail.adopt_button.click()
+    qtbot.waitUntil(lambda: f"it now reads “{fuller}”" in window.status.text())
+    settle(qtbot, desk)
+    assert contents(qtbot, desk) == {}
+    assert window.pending_count() == 2 and detail.tags.text() == "deploy"
+    detail.adopt_button.click()  # told, the person adopts their version over it
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 1)
+    settle(qtbot, desk)
+    assert contents(qtbot, desk)["idea: deploy on tuesday mornings"]["tags"] == ["deploy"]
+
+
 def test_an_untouched_proposal_is_adopted_as_proposed(
     qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
 ) -> None:
@@ -567,6 +600,34 @@ def test_feedback_edited_over_a_memory_that_moved_on_is_a_conflict(
     settle(qtbot, desk)
     assert "changed since you looked" in window.detail.conflict.text()
     assert window.detail.content.toPlainText() == "releases go out on Wednesdays"  # kept
+    assert "releases go out at 14:00" in contents(qtbot, desk)
+
+
+def test_feedback_edited_in_a_draft_over_a_memory_that_moved_on_is_a_conflict(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """The person edited the memory of a feedback proposal, moved to another proposal, and the
+    owner stored revision 2 meanwhile; back on the draft, adopting overwrote revision 2."""
+    desk, _ = served
+    memory_id = feedback(agent, "releases go out on Tuesdays at 10:00")
+    propose(agent, "idea: gamma the logs differently")
+    window = window_for(qtbot, desk, 2)
+    show_row_of(window, "releases go out on Tuesdays")
+    choose_action(window, "edit")
+    window.detail.content.setPlainText("releases go out on Wednesdays")
+    show_row_of_content(window, "gamma")
+    changed = {"id": memory_id, "if_revision": 1, "content": "releases go out at 14:00"}
+    assert agent.request("memory.update", changed)["result"]["status"] == "stored"
+    qtbot.waitUntil(
+        lambda: any((i.get("target") or {}).get("revision") == 2 for i in window._items)
+    )
+    settle(qtbot, desk)
+    show_row_of(window, "releases go out at 14:00")
+    assert window.detail.content.toPlainText() == "releases go out on Wednesdays"
+    window.detail.adopt_button.click()
+    qtbot.waitUntil(window.detail.conflict.isVisible)
+    settle(qtbot, desk)
+    assert "changed since you looked" in window.detail.conflict.text()
     assert "releases go out at 14:00" in contents(qtbot, desk)
 
 
