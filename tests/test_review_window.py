@@ -285,6 +285,26 @@ def test_the_keyboard_moves_adopts_and_rejects(
     assert window.queue.table.hasFocus()
 
 
+def test_the_queue_opens_with_the_keys_on_the_list(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
+) -> None:
+    """The window opened with the focus in the agent filter: Down chose the next agent (and
+    hid the other proposals) instead of moving to the next proposal."""
+    desk, runtime = served
+    propose(agent, "idea: cache the parsed config")
+    other = connect(runtime, workspace_dir, "other")
+    propose(other, "idea: move the builds to a faster runner")
+    other.close()
+    window = window_for(qtbot, desk, 2)
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is not None)
+    assert QApplication.focusWidget() is window.queue.table
+    first = window.current_id()
+    QTest.keyClick(window.queue.table, Qt.Key.Key_Down)
+    assert window.queue.agent_filter.currentData() == "*"
+    assert window.queue.table.rowCount() == 2 and window.current_id() != first
+
+
 def test_letters_typed_in_a_drop_down_or_a_check_box_decide_nothing(
     qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
 ) -> None:

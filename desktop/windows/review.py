@@ -106,6 +106,9 @@ class ReviewWindow(ToolWindow):
         ]
         for a, b in itertools.pairwise(order):
             QWidget.setTabOrder(a, b)
+        # The window opens with the keys on the list (Up/Down, A, R, E), not in the first
+        # filter of the tab order, where Down chose another agent.
+        queue.table.setFocus()
         self._show(None)
 
     def _key(self, button: QPushButton, slot: Any, key: str) -> None:
