@@ -215,6 +215,50 @@ def test_reject_with_a_reason_is_remembered_when_the_agent_asks_again(
     assert "Rejected before, because: not realistic" in window.detail.why.text()
 
 
+def test_a_reject_reason_stays_with_its_proposal(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """A reason typed for one proposal stayed in the field when the person moved to another,
+    and R rejected that other one with it."""
+    desk, _ = served
+    propose(agent, "idea: alpha the queue")
+    propose(agent, "idea: beta the cache")
+    window = window_for(qtbot, desk, 2)
+    reason = window.detail.reject_reason
+    show_row_of_content(window, "alpha")
+    reason.setText("duplicate of the alpha plan")
+    show_row_of_content(window, "beta")
+    assert reason.text() == ""
+    reason.setText("not now")
+    propose(agent, "idea: gamma the logs")  # a live reload keeps the field as it is
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 3)
+    settle(qtbot, desk)
+    assert "beta" in (window.current() or {})["content"] and reason.text() == "not now"
+    show_row_of_content(window, "alpha")
+    assert reason.text() == "duplicate of the alpha plan"
+    window.queue.table.setFocus()
+    QTest.keyClick(window.queue.table, Qt.Key.Key_R)
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 2)
+    settle(qtbot, desk)
+    assert reason.text() in ("", "not now")  # the next proposal's own, if it was beta
+    show_row_of_content(window, "beta")
+    assert reason.text() == "not now"
+    window.detail.reject_button.click()
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 1)
+    settle(qtbot, desk)
+
+    propose(agent, "idea: alpha the queue")
+    propose(agent, "idea: beta the cache")
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 3)
+    settle(qtbot, desk)
+    before = {i["content"]: i.get("rejected_before") for i in window._items}
+    assert before == {
+        "idea: alpha the queue": "duplicate of the alpha plan",
+        "idea: beta the cache": "not now",
+        "idea: gamma the logs": None,
+    }
+
+
 def test_bulk_adopt_of_a_multi_selection(
     qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
 ) -> None:
