@@ -29,6 +29,9 @@ from core.tiers import Decision, author_tier
 from core.writer import WriteTx
 
 EDITABLE = ("content", "summary", "kind", "scope", "tags", "importance", "keywords")
+# The fields an edit may empty: None (or a blank text) clears them. An update leaves a field
+# given as None unchanged and clears one given as "".
+CLEARABLE = ("summary", "keywords")
 FEEDBACK_ACTIONS = ("archive", "forget", "edit")
 MAX_REASON_CHARS = 500  # a rejection's reason
 
@@ -417,12 +420,9 @@ class ReviewService:
             "importance": s.importance,
             "keywords": s.keywords,
         }
-        edited: list[str] = []
-        for name, raw in edits.items():
-            value = _edit_value(name, raw)
-            if value != values[name]:
-                values[name] = value
-                edited.append(name)
+        changes = self._changes(s, edits)
+        values.update(changes)
+        edited = list(changes)
         if values["content"] is None or values["kind"] is None or values["scope"] is None:
             raise InvalidInput("this proposal carries no memory to adopt")
         req = WriteRequest(
@@ -439,6 +439,17 @@ class ReviewService:
             source=s.source,
         )
         return req, tuple(edited)
+
+    @staticmethod
+    def _changes(s: Suggestion, edits: dict[str, Any]) -> dict[str, Any]:
+        """The person's edits that change the proposal, in the shape the memory keeps, in the
+        order given."""
+        changes: dict[str, Any] = {}
+        for name, raw in edits.items():
+            value = _edit_value(name, raw)
+            if value != getattr(s, name):
+                changes[name] = value
+        return changes
 
     def _time_left(self, s: Suggestion) -> int | None:
         """The seconds the proposed memory has left to live (rounded up), counted from the
@@ -526,7 +537,9 @@ class ReviewService:
         def changed(name: str) -> Any:
             value = getattr(req, name)
             proposed = name in edited or value != getattr(since, name)
-            return value if proposed and value != getattr(target, name) else None
+            if not proposed or value == getattr(target, name):
+                return None
+            return _cleared(name, value)
 
         change = UpdateRequest(
             id=target.id,
@@ -553,7 +566,10 @@ class ReviewService:
         self, tx: WriteTx, person: Caller, s: Suggestion, target: Memory, edits: dict[str, Any]
     ) -> Decided:
         edited: tuple[str, ...] = ()
-        if s.replacement_id is not None and not edits:
+        if s.replacement_id is not None:
+            # The replacement exists: the person's edits are a new revision of it. (Built into
+            # a new memory, they were deduplicated onto it and lost, or stored as a copy.)
+            edited = self._edit_replacement(tx, person, s, s.replacement_id, edits)
             out = self._memories.supersede_in(
                 tx,
                 person,
@@ -582,6 +598,44 @@ class ReviewService:
         assert isinstance(out, SupersedeResult)  # a person's supersede is never a proposal
         return Decided(s.id, s.op, "adopted", out.new.id, out.new.revision, edited)
 
+    def _edit_replacement(
+        self,
+        tx: WriteTx,
+        person: Caller,
+        s: Suggestion,
+        replacement_id: str,
+        edits: dict[str, Any],
+    ) -> tuple[str, ...]:
+        """Store the person's edits of a proposal to supersede by an existing memory as a new
+        revision of that memory, adopted (no agent owns it from then on); the fields edited.
+        A field the replacement changed since the proposal keeps its new value unless the
+        person edited it."""
+        changes = self._changes(s, edits)
+        if not changes:
+            return ()
+        current = fetch_memory(tx.conn, replacement_id, self._clock.now_ms())
+        if current is None or current.status is not Status.ACTIVE:
+            raise Conflict(
+                f"the memory this proposal would supersede by ({replacement_id}) is "
+                f"{current.status.value if current else 'gone'}; reject the proposal",
+                data={"id": replacement_id},
+            )
+        change = UpdateRequest(
+            id=current.id,
+            if_revision=current.revision,
+            **{name: _cleared(name, value) for name, value in changes.items()},
+            reason=s.note,
+        )
+        if change.changes_anything():
+            result = self._memories.update_in(
+                tx, person, change, adopted=(current.agent or s.agent, s.verified, True)
+            )
+            if result.status is not WriteStatus.STORED:
+                raise InvalidInput(
+                    result.reason or "the edit was refused", data={"field": next(iter(changes))}
+                )
+        return tuple(changes)
+
     def _adopt_feedback(
         self,
         tx: WriteTx,
@@ -601,7 +655,7 @@ class ReviewService:
             return Decided(s.id, s.op, "adopted", archived.id, archived.revision)
         if not edits:
             raise InvalidInput("action 'edit' needs the edits to make", data={"field": "edits"})
-        values = {k: _edit_value(k, v) for k, v in edits.items()}
+        values = {k: _cleared(k, _edit_value(k, v)) for k, v in edits.items()}
         change = UpdateRequest(
             id=target.id,
             if_revision=target.revision,
@@ -645,4 +699,12 @@ def _edit_value(name: str, raw: Any) -> Any:
             raise InvalidInput(f"unknown scope {raw!r}", data={"field": "scope"}) from e
     if name == "tags" and raw is not None:
         return tuple(raw)
+    if name in CLEARABLE and isinstance(raw, str) and not raw.strip():
+        return None  # emptied: the same edit as None
     return raw
+
+
+def _cleared(name: str, value: Any) -> Any:
+    """An edited value as an update takes it: an emptied summary or keywords is "" (cleared),
+    not None (which an update reads as "unchanged")."""
+    return "" if value is None and name in CLEARABLE else value

@@ -482,6 +482,76 @@ def test_a_proposal_adopted_onto_a_later_revision_changes_only_what_it_proposed(
     )
 
 
+def test_an_edit_that_empties_a_summary_or_keywords_clears_them(governed: Cairn, ws: str) -> None:
+    """An edit emptying the summary of an update proposal (None from the window, "" from
+    `--set summary=`) was reported as made and the memory kept its summary; for feedback's
+    edit action it was refused as "the update changes nothing"."""
+    a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
+    mid = stored(write(governed, a, "the port is 8080", summary="port", keywords="network"))
+    for emptied in (None, ""):
+        change = UpdateRequest(
+            id=mid,
+            if_revision=governed.memories.get(Caller.human(), mid).memory.revision,
+            content=f"the port is {9090 if emptied is None else 9091}",
+        )
+        sid = pending(governed.memories.update(b, change))
+        decided = governed.review.adopt(
+            Caller.human(), sid, edits={"summary": emptied, "keywords": emptied}
+        )
+        assert decided.edited == ("summary", "keywords")
+        memory = governed.memories.get(Caller.human(), mid).memory
+        assert (memory.summary, memory.keywords) == (None, None)
+        stored(
+            governed.memories.update(
+                Caller.human(),
+                UpdateRequest(
+                    id=mid, if_revision=memory.revision, summary="port", keywords="network"
+                ),
+            )
+        )
+
+    _, feedback = governed.memories.feedback(b, mid, "stale", "the summary is wrong")
+    assert feedback is not None
+    decided = governed.review.adopt(
+        Caller.human(), feedback, action="edit", edits={"summary": None}
+    )
+    assert decided.edited == ("summary",)
+    memory = governed.memories.get(Caller.human(), mid).memory
+    assert (memory.summary, memory.keywords) == (None, "network")
+
+
+def test_superseding_by_an_existing_memory_with_edits_edits_that_memory(
+    governed: Cairn, ws: str
+) -> None:
+    """A proposal to supersede a memory by an existing one, adopted with edits, reported them
+    ("edited: content, tags") and dropped them: the edited replacement was deduplicated onto
+    the existing memory, unchanged."""
+    a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
+    old = stored(write(governed, a, "the build uses make"))
+    new = stored(write(governed, b, "the build uses bazel now", tags=["ci"]))
+    proposal = governed.memories.supersede(b, old, by_id=new)
+    assert isinstance(proposal, WriteResult)  # not agent-b's memory to supersede
+    sid = pending(proposal)
+    leak = "the build token is ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q"
+    with pytest.raises(InvalidInput, match="github-token"):  # refused, nothing changed
+        governed.review.adopt(Caller.human(), sid, edits={"content": leak})
+    assert governed.memories.get(Caller.human(), new).memory.revision == 1
+    assert governed.memories.get(Caller.human(), old).memory.status is Status.ACTIVE
+    decided = governed.review.adopt(
+        Caller.human(),
+        sid,
+        edits={"content": "the build uses bazel 7", "tags": ["ci", "build"], "summary": None},
+    )
+    assert decided.edited == ("content", "tags")  # the summary was empty already
+    assert (decided.memory_id, decided.revision) == (new, 2)
+    replacement = governed.memories.get(Caller.human(), new).memory
+    assert (replacement.content, replacement.tags) == ("the build uses bazel 7", ("ci", "build"))
+    assert replacement.tier is Tier.HUMAN and "adopted" in replacement.flags
+    superseded = governed.memories.get(Caller.human(), old).memory
+    assert superseded.status is Status.SUPERSEDED and superseded.superseded_by == new
+    assert count_memories(governed) == 1  # the replacement; no copy of it beside
+
+
 def test_reject_and_the_same_proposal_coming_back(governed: Cairn, ws: str) -> None:
     a = agent_caller(ws)
     sid = pending(write(governed, a, "idea: rewrite it in rust", kind="idea"))

@@ -62,6 +62,7 @@ class ReviewWindow(ToolWindow):
         self._items: list[Item] = []
         self._waiting = 0
         self._drafts: dict[str, dict[str, Any]] = {}  # unsaved edits of proposals left behind
+        self._reasons: dict[str, str] = {}  # reasons typed for rejecting proposals left behind
         self.confirm: QMessageBox | None = None  # the question before forgetting, while open
         # A proposal the agent rewrote while the person edited it: its new text is quoted to
         # them when the reload brings it.
@@ -94,9 +95,7 @@ class ReviewWindow(ToolWindow):
         detail.adopt_current.clicked.connect(self._adopt_onto_current)
         self._key(detail.adopt_button, self.adopt, self.tr("A"))
         self._key(detail.reject_button, self.reject, self.tr("R"))
-        edit = QShortcut(QKeySequence(self.tr("E")), self)
-        edit.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        edit.activated.connect(self.edit)
+        self._letter(self.tr("E"), self.edit)
         order: list[QWidget] = [
             *queue.filters(),
             queue.table,
@@ -108,16 +107,26 @@ class ReviewWindow(ToolWindow):
         ]
         for a, b in itertools.pairwise(order):
             QWidget.setTabOrder(a, b)
+        # The window opens with the keys on the list (Up/Down, A, R, E), not in the first
+        # filter of the tab order, where Down chose another agent.
+        queue.table.setFocus()
         self._show(None)
 
     def _key(self, button: QPushButton, slot: Any, key: str) -> None:
-        """`button` runs `slot`, and so does `key` anywhere in the window but in an editor."""
+        """`button` runs `slot`, and so does `key` (see `_letter`)."""
         button.clicked.connect(slot)
         button.setToolTip(self.tr("Shortcut: {}").format(key))
-        shortcut = QShortcut(QKeySequence(key), self)
-        # Typing in an editor takes the letter first: the shortcut fires only elsewhere.
-        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        shortcut.activated.connect(slot)
+        self._letter(key, slot)
+
+    def _letter(self, key: str, slot: Any) -> None:
+        """`key` runs `slot` while the list, the diff or the window itself has the focus. In a
+        field, a drop-down list or a check box the letter is the person's typing: a combo box
+        jumps to the entry it starts (with a window-wide shortcut, "A" typed in the agent
+        filter adopted the proposal shown)."""
+        for widget in (self.queue.table, self.detail.diff, self):
+            shortcut = QShortcut(QKeySequence(key), widget)
+            shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+            shortcut.activated.connect(slot)
 
     # -- what others read -------------------------------------------------------------------
 
@@ -188,13 +197,12 @@ class ReviewWindow(ToolWindow):
             else:
                 self._show(fresh)
         else:
-            if self.detail.item is not None and self.detail.dirty:
-                if fresh is not None:  # filtered out, not gone: keep the edits for later
-                    self._drafts[fresh["id"]] = self.detail.snapshot()
-                else:
-                    self.status.setText(
-                        self.tr("The proposal you were editing was decided elsewhere or is gone.")
-                    )
+            if fresh is not None:  # filtered out, not gone: keep the edits for later
+                self._leave()
+            elif self.detail.item is not None and self.detail.dirty:
+                self.status.setText(
+                    self.tr("The proposal you were editing was decided elsewhere or is gone.")
+                )
             self._show(None)
             if shown:
                 self.queue.table.setCurrentCell(0, 0)
@@ -210,14 +218,32 @@ class ReviewWindow(ToolWindow):
         item = self._item(sid) if sid is not None else None
         if item is self.detail.item:
             return
-        if self.detail.item is not None and self.detail.dirty:
-            self._drafts[self.detail.item["id"]] = self.detail.snapshot()
+        self._leave()
         self._show(item)
 
+    def _leave(self) -> None:
+        """The pane moves from its proposal to another: the person's edits of it stay as a
+        draft, and a reason typed for rejecting it stays with it (left in the field, R
+        rejected the next proposal with it)."""
+        item = self.detail.item
+        if item is None:
+            return
+        if self.detail.dirty:
+            self._drafts[item["id"]] = self.detail.snapshot()
+        reason = self.detail.reject_reason.text()
+        if reason.strip():
+            self._reasons[item["id"]] = reason
+
     def _show(self, item: Item | None) -> None:
-        """Fill the detail pane with `item` (its draft, if the person left one)."""
+        """Fill the detail pane with `item` (its draft and reject reason, if the person left
+        them). The same proposal read again keeps the reason in the field."""
+        same = item is not None and item["id"] == self.current_id()
         draft = self._drafts.pop(item["id"], None) if item is not None else None
         self.detail.present(item, draft)
+        if not same:
+            self.detail.reject_reason.setText(
+                self._reasons.pop(item["id"], "") if item is not None else ""
+            )
 
     def edit(self) -> None:
         """Put the cursor at the end of the content editor (E): typing adds to the text."""
@@ -341,6 +367,7 @@ class ReviewWindow(ToolWindow):
     def _decided(self, sid: str, text: str) -> None:
         self.status.setText(text)
         self._drafts.pop(sid, None)
+        self._reasons.pop(sid, None)
         if self.current_id() == sid:
             self.detail.dirty = False
             self.detail.reject_reason.clear()
@@ -420,8 +447,9 @@ class ReviewWindow(ToolWindow):
         decided = {
             sid for sid, o in zip(ids, outcomes, strict=True) if not isinstance(o, CairnError)
         }
-        for sid in decided:  # the drafts of proposals still waiting stay
+        for sid in decided:  # the drafts (and reasons) of proposals still waiting stay
             self._drafts.pop(sid, None)
+            self._reasons.pop(sid, None)
         if self.current_id() in decided:
             self.detail.dirty = False
         self.refresh_after_write()

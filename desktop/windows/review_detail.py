@@ -180,9 +180,11 @@ class ProposalDetail(QWidget):
     # -- showing ----------------------------------------------------------------------------
 
     def present(self, item: Item | None, draft: dict[str, Any] | None = None) -> None:
-        """Fill the pane with `item`, or with `draft` (the person's edits left earlier)."""
+        """Fill the pane with `item`, or with `draft` (the person's edits left earlier, with
+        the proposal as they edited it: one the agent rewrote meanwhile is not adopted unseen)."""
         self.item = item
-        self.shown = item  # what the person judged: a refresh while they edit does not move it
+        # What the person judged: a refresh while they edit does not move it.
+        self.shown = draft["shown"] if draft is not None else item
         self.conflict_data = None
         self.conflict.hide()
         self.adopt_current.hide()
@@ -257,8 +259,9 @@ class ProposalDetail(QWidget):
         self.allow_flags.setChecked(bool(values.get("allow", False)))
 
     def snapshot(self) -> dict[str, Any]:
-        """The fields as the person left them (kept as a draft)."""
+        """The fields as the person left them and the proposal they edited (kept as a draft)."""
         return {
+            "shown": self.shown,
             "content": self.content.toPlainText(),
             "summary": self.summary.text(),
             "kind": self.kind.currentText(),
