@@ -309,10 +309,15 @@ class IdentityWindow(ToolWindow):
         sid = self.side.proposal_id()
         if sid is None:
             return
-        self.desk.call(
+        fn = functools.partial(
             self.desk.cairn.review.adopt,
             self.desk.person,
             sid,
+            # the text the viewer showed: one the agent sent since is refused, never adopted
+            if_content_hash=self.side.shown_hash(),
+        )
+        self.desk.call(
+            fn,
             on_done=lambda d: self._decided(
                 self.tr("Adopted: version {} written.").format(d.revision)
             ),
@@ -343,7 +348,14 @@ class IdentityWindow(ToolWindow):
             self.show_error(error)
             return
         current = error.data.get("current_revision") if isinstance(error, Conflict) else None
-        if current is not None and "doc" in error.data:
+        if isinstance(error, Conflict) and error.data.get("changed") == "proposal":
+            self.status.setText(
+                self.tr(
+                    "Not adopted: the agent changed this proposal since it was shown; its new "
+                    "text is shown once loaded. Look again."
+                )
+            )
+        elif current is not None and "doc" in error.data:
             # this window has no "adopt onto the current version": say where it is
             self.status.setText(
                 self.tr(

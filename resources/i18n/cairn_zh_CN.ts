@@ -787,6 +787,10 @@
         <translation>已拒绝提议。</translation>
     </message>
     <message>
+        <source>Not adopted: the agent changed this proposal since it was shown; its new text is shown once loaded. Look again.</source>
+        <translation>未采纳：显示之后，代理又修改了这条提议；载入后会显示它的新内容。请重新查看。</translation>
+    </message>
+    <message>
         <source>Not adopted: {} changed since this proposal was made (it is now at version {}). Compare them in the Review queue, which can adopt it onto the current version, or reject it here.</source>
         <translation>未采纳：提议之后 {} 已更改（现在是版本 {}）。请在审核队列中比较两者，那里可以把它采纳到当前版本上；或在这里拒绝它。</translation>
     </message>
