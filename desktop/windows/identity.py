@@ -27,7 +27,7 @@ from core.errors import CairnError, Conflict
 from core.identity import IdentityVersion, RevertPreview
 from core.suggestions import Op
 from desktop.desk import Desk, ToolWindow
-from desktop.widgets import named
+from desktop.widgets import edited_text, named
 from desktop.windows.identity_editor import DocumentEditor
 from desktop.windows.identity_revert import RevertDialog, export_history
 from desktop.windows.identity_versions import ID_ROLE, VersionsPane
@@ -194,11 +194,17 @@ class IdentityWindow(ToolWindow):
         if self._doc is None or self.doc_editor.base is None:
             return
         doc, base = self._doc, self.doc_editor.base
+        started = self.side.version(base)
+        # Untouched, the editor gives back CRLF as LF and no-break spaces as spaces: the text
+        # it started from is what is meant (the service then finds nothing to save).
+        text = self.doc_editor.text()
+        if started is not None:
+            text = edited_text(text, started.content)
         fn = functools.partial(
             self.desk.cairn.identity.edit,
             self.desk.person,
             doc,
-            self.doc_editor.text(),
+            text,
             if_version=base,
             reason=self.doc_editor.reason.text().strip() or None,
         )
