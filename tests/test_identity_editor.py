@@ -41,3 +41,84 @@ def test_saving_an_unchanged_document_with_crlf_and_no_break_spaces_writes_nothi
     settle(qtbot, desk)
     assert window.status.text() == "Nothing to save: the text is version 2's."
     assert [(v.version, v.content) for v in history(qtbot, desk)][:1] == [(2, stored)]
+
+
+def test_text_typed_while_a_save_is_on_its_way_stays_an_edit_of_the_saved_version(
+    qtbot: QtBot, desk: Desk
+) -> None:
+    """The person pressed Save and typed on before the answer came: the answer cleared the
+    edit and the reload put the saved text back, so what they typed meanwhile was gone."""
+    window = open_on(qtbot, desk)
+    editor = window.doc_editor
+    editor.editor.setPlainText("Prefers short answers.\n")
+    editor.save.click()  # the save runs on the worker; its answer comes through the event loop
+    editor.editor.appendPlainText("Also: uses metric units.")
+    typed = editor.text()
+    qtbot.waitUntil(lambda: window.side.versions.rowCount() == 2)
+    settle(qtbot, desk)
+    assert window.status.text() == "Saved user as version 2."
+    assert history(qtbot, desk)[0].content == "Prefers short answers.\n"
+    assert editor.text() == typed and window.unsaved()
+    assert editor.base_label.text() == "Editing user, based on version 2"
+    editor.save.click()
+    qtbot.waitUntil(lambda: window.side.versions.rowCount() == 3)
+    settle(qtbot, desk)
+    assert window.status.text() == "Saved user as version 3."
+    assert history(qtbot, desk)[0].content == typed and not window.unsaved()
+
+
+@pytest.mark.parametrize("typed_on", [False, True])
+def test_a_document_left_before_its_save_answered_keeps_no_stale_draft(
+    qtbot: QtBot, desk: Desk, typed_on: bool
+) -> None:
+    """Saved, then another document chosen before the answer: the saved text stayed behind as a
+    draft based on version 1, came back as an unsaved edit, and the next save was refused as a
+    conflict with the person's own save."""
+    window = open_on(qtbot, desk)
+    editor = window.doc_editor
+    editor.editor.setPlainText("Prefers short answers.\n")
+    editor.save.click()
+    if typed_on:
+        editor.editor.appendPlainText("Also: uses metric units.")
+    left = editor.text()
+    window.select_document("soul:default")
+    qtbot.waitUntil(lambda: editor.base_label.text().startswith("Editing soul:default,"))
+    settle(qtbot, desk)
+    assert window.status.text() == "Saved user as version 2."
+    window.select_document("user")
+    qtbot.waitUntil(lambda: editor.base_label.text() == "Editing user, based on version 2")
+    settle(qtbot, desk)
+    # untouched since the save, the document is the saved version; typed on, the rest waits
+    assert editor.text() == left and window.unsaved() is typed_on
+    editor.editor.appendPlainText("Writes in English.")
+    editor.save.click()
+    qtbot.waitUntil(lambda: window.side.versions.rowCount() == 3)
+    settle(qtbot, desk)
+    assert window.status.text() == "Saved user as version 3."
+    assert history(qtbot, desk)[0].content == editor.text()
+
+
+def test_a_refused_save_says_why_in_whole_sentences(qtbot: QtBot, desk: Desk) -> None:
+    """The refusal ran two sentences together: "...read it again Your text is kept..."."""
+    window = open_on(qtbot, desk)
+    window.doc_editor.editor.setPlainText("Mine.\n")
+    read(
+        qtbot,
+        desk,
+        desk.cairn.identity.edit,
+        Caller.human(),
+        "user",
+        "Elsewhere.\n",
+        if_version=1,
+        reason=None,
+    )
+    qtbot.waitUntil(lambda: window.side.versions.rowCount() == 2)
+    settle(qtbot, desk)
+    window.doc_editor.save.click()
+    qtbot.waitUntil(lambda: "Not saved" in window.status.text())
+    settle(qtbot, desk)
+    assert window.status.text() == (
+        "Not saved: user is at version 2, not 1; read it again. Your text is kept; save again "
+        "to write it over version 2, or discard your changes."
+    )
+    assert window.doc_editor.text() == "Mine.\n"

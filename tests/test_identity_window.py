@@ -215,7 +215,7 @@ def test_a_save_whose_answer_comes_after_the_reload_is_based_on_the_new_version(
     )
     qtbot.waitUntil(lambda: window.side.versions.rowCount() == 2)
     settle(qtbot, desk)
-    window._saved(saved[0], base=1)
+    window._saved(saved[0], base=1, typed="Prefers short answers.\n")
     assert window.status.text() == "Saved user as version 2."
     assert window.doc_editor.base_label.text().endswith("version 2")
     assert not window.unsaved()

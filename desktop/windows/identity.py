@@ -208,14 +208,17 @@ class IdentityWindow(ToolWindow):
             if_version=base,
             reason=self.doc_editor.reason.text().strip() or None,
         )
+        typed = self.doc_editor.text()  # what the person may type on from while it saves
         self.desk.call(
             fn,
-            on_done=functools.partial(self._saved, base=base),
-            on_error=self._save_failed,
+            on_done=functools.partial(self._saved, base=base, typed=typed),
+            on_error=functools.partial(self._save_failed, doc=doc),
             owner=self,
         )
 
-    def _saved(self, version: IdentityVersion, base: int | None = None) -> None:
+    def _saved(self, version: IdentityVersion, *, base: int, typed: str) -> None:
+        """The save of `typed` (the editor's text when Save was pressed), based on version
+        `base`, wrote `version` (or found nothing to write)."""
         if version.version == base:
             self.status.setText(
                 self.tr("Nothing to save: the text is version {}'s.").format(version.version)
@@ -224,17 +227,20 @@ class IdentityWindow(ToolWindow):
             self.status.setText(
                 self.tr("Saved {} as version {}.").format(version.doc, version.version)
             )
-        if version.doc == self._doc:
-            self.doc_editor.dirty = False
+        shown = version.doc == self._doc
+        self.doc_editor.saved(version.doc, typed, version.version, shown=shown)
+        if shown:
             self.doc_editor.reason.clear()
             history = self.side.history
             if history and history[0].version >= version.version:
-                # The reload landed before this answer and kept the text as an unsaved edit:
-                # the editor shows what is stored now (a later reload would find nothing new).
+                # The reload landed before this answer and kept the text as an edit: the editor
+                # shows what is stored now, or what was typed since on top of it (a later
+                # reload would find nothing new).
                 self._fill_editor()
+            self._buttons()
         self.refresh_after_write()
 
-    def _save_failed(self, error: BaseException) -> None:
+    def _save_failed(self, error: BaseException, doc: str | None = None) -> None:
         if not isinstance(error, CairnError):
             self.show_error(error)
             return
@@ -242,14 +248,13 @@ class IdentityWindow(ToolWindow):
             now = (error.data or {}).get("current_version")
             self.status.setText(
                 self.tr(
-                    "Not saved: {} Your text is kept; save again to write it over version {}, "
+                    "Not saved: {}. Your text is kept; save again to write it over version {}, "
                     "or discard your changes."
                 ).format(error.message, now)
             )
-            if isinstance(now, int):
-                self.doc_editor.base = (
-                    now  # the person has now been told; a second save is deliberate
-                )
+            if isinstance(now, int) and doc is not None:
+                # the person has now been told; a second save is deliberate
+                self.doc_editor.rebase(doc, now, shown=doc == self._doc)
             self.refresh()
             return
         self.status.setText(self.tr("Not saved: {}").format(error.message))

@@ -759,8 +759,8 @@
         <translation>已将 {} 保存为版本 {}。</translation>
     </message>
     <message>
-        <source>Not saved: {} Your text is kept; save again to write it over version {}, or discard your changes.</source>
-        <translation>未保存：{} 你的文本已保留；再次保存即会在版本 {} 之上写入，或者放弃你的修改。</translation>
+        <source>Not saved: {}. Your text is kept; save again to write it over version {}, or discard your changes.</source>
+        <translation>未保存：{}。你的文本已保留；再次保存即会在版本 {} 之上写入，或者放弃你的修改。</translation>
     </message>
     <message>
         <source>Not saved: {}</source>
