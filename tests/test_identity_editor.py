@@ -5,10 +5,13 @@ another document is chosen."""
 from __future__ import annotations
 
 import pytest
+from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from core.model import Caller
 from desktop.desk import Desk
+from desktop.windows.identity import IdentityWindow
+from desktop.windows.settings import SettingsWindow
 from tests.conftest import settle
 from tests.test_identity_window import history, open_on, read
 
@@ -122,3 +125,27 @@ def test_a_refused_save_says_why_in_whole_sentences(qtbot: QtBot, desk: Desk) ->
         "to write it over version 2, or discard your changes."
     )
     assert window.doc_editor.text() == "Mine.\n"
+
+
+def test_a_draft_left_in_another_document_counts_as_unsaved(qtbot: QtBot, desk: Desk) -> None:
+    """The person edited the user profile and chose the soul: the window said nothing was
+    unsaved, so a language change rebuilt it without asking and the profile's draft was gone."""
+    window = open_on(qtbot, desk, "user")
+    window.doc_editor.editor.setPlainText("My carefully written profile.\n")
+    window.select_document("soul:default")
+    qtbot.waitUntil(lambda: window.doc_editor.base_label.text().startswith("Editing soul:"))
+    settle(qtbot, desk)
+    assert not window.doc_editor.dirty and window.unsaved() and desk.unsaved() == [window]
+    settings = desk.open(SettingsWindow)
+    qtbot.addWidget(settings)
+    settle(qtbot, desk)
+    settings.language.setCurrentIndex(settings.language.findData("zh_CN"))
+    qtbot.waitUntil(lambda: settings.language_question is not None)
+    box = settings.language_question
+    assert box is not None and "Cairn — Identity" in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    settle(qtbot, desk)
+    assert desk.window(IdentityWindow) is window and desk.language.current != "zh_CN"
+    window.select_document("user")
+    qtbot.waitUntil(lambda: window.doc_editor.text() == "My carefully written profile.\n")
+    assert window.doc_editor.dirty

@@ -63,7 +63,7 @@ class IdentityWindow(ToolWindow):
     default_size = (1080, 720)
 
     def unsaved(self) -> bool:
-        return bool(self.doc_editor.dirty)
+        return self.doc_editor.unsaved()
 
     def __init__(self, desk: Desk) -> None:
         super().__init__(desk)

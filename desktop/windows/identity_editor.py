@@ -105,6 +105,10 @@ class DocumentEditor(QWidget):
         if doc is not None:
             self._drafts.pop(doc, None)
 
+    def unsaved(self) -> bool:
+        """Whether the person's edits of any document wait to be saved (shown or drafts)."""
+        return self.dirty or bool(self._drafts)
+
     def text(self) -> str:
         return self.editor.toPlainText()
 

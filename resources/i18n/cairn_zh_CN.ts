@@ -1385,6 +1385,21 @@ The strictest rule that applies wins.</source>
     </message>
 </context>
 <context>
+    <name>QuitGuard</name>
+    <message>
+        <source>Quit Cairn?</source>
+        <translation>退出 Cairn？</translation>
+    </message>
+    <message>
+        <source>Quitting closes every window. Unsaved edits in {} would be lost.</source>
+        <translation>退出会关闭所有窗口。{} 中未保存的编辑将会丢失。</translation>
+    </message>
+    <message>
+        <source>Quit and lose them</source>
+        <translation>退出并丢弃编辑</translation>
+    </message>
+</context>
+<context>
     <name>RevertDialog</name>
     <message>
         <source>Revert {}</source>
