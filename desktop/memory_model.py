@@ -47,8 +47,8 @@ class Filters:
     listing: ListFilter = field(default_factory=ListFilter)
 
     def matches(self, m: Memory) -> bool:
-        """Whether a memory belongs in the table (for live updates and the filters a search
-        cannot apply in the engine: status, agent, workspace)."""
+        """Whether a memory belongs in the table (for live updates, and the tags, which a
+        search does not narrow by)."""
         f = self.listing
         return (
             (not f.statuses or m.status in f.statuses)
@@ -72,6 +72,10 @@ class Filters:
             kinds=f.kinds,
             scopes=f.scopes,
             tiers=f.tiers,
+            # inside the search: a filter applied to its best 100 hits could leave none
+            statuses=f.statuses,
+            agents=f.agents,
+            workspace_ids=f.workspace_ids,
         )
 
 

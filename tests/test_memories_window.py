@@ -376,3 +376,48 @@ def test_flagged_content_is_shown_with_its_flag(qtbot: QtBot, desk: Desk) -> Non
     assert window.panel.flag_banner.isVisible()
     assert "scan:ignore-previous-en" in window.panel.flag_banner.text()
     assert "[BLOCKED: ignore-previous-en]" in window.panel.content.toPlainText()
+
+
+def test_a_search_applies_the_agent_workspace_and_status_filters_itself(
+    qtbot: QtBot, desk: Desk, workspace_dir: Path
+) -> None:
+    """120 memories mention "deploy" and 3 more by rare-agent: the Agent filter listed those 3,
+    but searching "deploy" with it found none - the engine returned its best 100 hits, then the
+    window dropped every one not by rare-agent."""
+    seed(desk, [note(f"deploy deploy step {i} uses the deploy script") for i in range(120)])
+    workspace = off_gui(lambda: desk.cairn.workspaces.resolve(str(workspace_dir)))
+    off_gui(lambda: desk.cairn.agents.add(Caller.human(), "rare-agent"))
+    rare = Caller(Surface.AGENT, agent="rare-agent", verified=True, workspace_id=workspace.id)
+    written = off_gui(
+        lambda: [
+            desk.cairn.memories.write(rare, note(f"deploy notes {i}", scope="project")).id
+            for i in range(3)
+        ]
+    )
+    rare_ids = [i for i in written if i is not None]
+    window = opened(qtbot, desk)
+
+    def choose(combo: QComboBox, value: object) -> None:
+        qtbot.waitUntil(lambda: combo.findData(value) >= 0)
+        combo.setCurrentIndex(combo.findData(value))
+        qtbot.waitUntil(lambda: not window.model.loading)
+        settle(qtbot, desk)
+
+    def search(text: str) -> set[str]:
+        window.search.setText(text)
+        window.apply_filters()
+        qtbot.waitUntil(lambda: window.model.searching and window.model.pages == 1)
+        settle(qtbot, desk)
+        return {m.id for m in shown(window)}
+
+    choose(window.agent_filter, "rare-agent")
+    assert {m.id for m in shown(window)} == set(rare_ids)
+    assert search("deploy") == set(rare_ids)
+    assert window.count.text() == "3 results"
+    choose(window.agent_filter, None)
+    choose(window.workspace_filter, workspace.id)
+    assert search("deploy") == set(rare_ids)
+    choose(window.workspace_filter, None)
+    off_gui(lambda: desk.cairn.memories.set_archived(Caller.human(), rare_ids[0], True))
+    choose(window.status_filter, "archived")
+    assert search("deploy") == {rare_ids[0]}
