@@ -154,7 +154,9 @@ class MemoryTableModel(QAbstractTableModel):
             value = one_line(m.content, 600)
             if m.flags:
                 value = self.tr("Flagged: {}").format(", ".join(m.flags)) + "\n" + value
-        elif role == Qt.ItemDataRole.ForegroundRole and m.status is not Status.ACTIVE:
+        elif role == Qt.ItemDataRole.ForegroundRole and (
+            m.status is not Status.ACTIVE or m.expired
+        ):
             value = QColor(Qt.GlobalColor.gray)
         elif role == Qt.ItemDataRole.BackgroundRole and m.flags:
             value = QColor(255, 243, 205)  # flagged: a pale amber, like a warning
@@ -171,6 +173,8 @@ class MemoryTableModel(QAbstractTableModel):
             return str(m.importance)
         if column == "updated":
             return when(m.updated_at)
+        if column == "status" and m.expired:  # shown on request until the purge removes it
+            return self.tr("{}, expired").format(m.status.value)
         value = getattr(m, column)
         return "" if value is None else str(value)
 

@@ -462,6 +462,10 @@
         <translation>工作区：{}</translation>
     </message>
     <message>
+        <source>Expired {}</source>
+        <translation>已于 {} 过期</translation>
+    </message>
+    <message>
         <source>Expires {}</source>
         <translation>过期时间：{}</translation>
     </message>
@@ -1021,6 +1025,10 @@
         <translation>活动和已归档</translation>
     </message>
     <message>
+        <source>Active and archived, with expired</source>
+        <translation>活动和已归档（含已过期）</translation>
+    </message>
+    <message>
         <source>Every status</source>
         <translation>所有状态</translation>
     </message>
@@ -1163,6 +1171,10 @@
     <message>
         <source>Flagged: {}</source>
         <translation>已标记：{}</translation>
+    </message>
+    <message>
+        <source>{}, expired</source>
+        <translation>{}，已过期</translation>
     </message>
 </context>
 <context>
