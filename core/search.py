@@ -133,6 +133,12 @@ class SearchRequest:
     scopes: frozenset[Scope] = frozenset()
     tiers: frozenset[Tier] = frozenset()
     min_commit_seq: int | None = None
+    # A person's narrowing in the Memories window (the protocol takes none of these): only
+    # these statuses (of those searched), agents and workspaces - inside the search, so the
+    # limit counts only memories that pass them.
+    statuses: frozenset[Status] = frozenset()
+    agents: frozenset[str] = frozenset()
+    workspace_ids: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -470,7 +476,9 @@ class SearchService:
             horizon, horizon_params = horizon_sql(caller)
             clauses, params = [horizon], list(horizon_params)
         statuses = ["active", "archived"] + (["superseded"] if req.include_history else [])
-        clauses.append(f"m.status IN ({', '.join(repr(s) for s in statuses)})")
+        if req.statuses:
+            statuses = [s for s in statuses if Status(s) in req.statuses]
+        clauses.append(f"m.status IN ({', '.join(repr(s) for s in statuses)})" if statuses else "0")
         if not req.include_expired:
             clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
             params.append(now)
@@ -478,6 +486,8 @@ class SearchService:
             ("m.kind", sorted(req.kinds)),
             ("m.scope", sorted(s.value for s in req.scopes)),
             ("m.tier", sorted(t.value for t in req.tiers)),
+            ("m.agent", sorted(req.agents)),
+            ("m.workspace_id", sorted(req.workspace_ids)),
         ):
             if values:
                 clauses.append(f"{column} IN ({', '.join('?' for _ in values)})")

@@ -98,6 +98,10 @@ class Desk:
     def window(self, kind: type[W]) -> W | None:
         return self._windows.get(kind)  # type: ignore[return-value]
 
+    def windows(self) -> list[ToolWindow]:
+        """The windows built so far, shown or hidden."""
+        return list(self._windows.values())
+
     def unsaved(self) -> list[ToolWindow]:
         """The open windows holding edits not yet saved (rebuilding them would lose those)."""
         return [w for w in self._windows.values() if w.unsaved()]

@@ -47,8 +47,8 @@ class Filters:
     listing: ListFilter = field(default_factory=ListFilter)
 
     def matches(self, m: Memory) -> bool:
-        """Whether a memory belongs in the table (for live updates and the filters a search
-        cannot apply in the engine: status, agent, workspace)."""
+        """Whether a memory belongs in the table (for live updates, and the tags, which a
+        search does not narrow by)."""
         f = self.listing
         return (
             (not f.statuses or m.status in f.statuses)
@@ -72,6 +72,10 @@ class Filters:
             kinds=f.kinds,
             scopes=f.scopes,
             tiers=f.tiers,
+            # inside the search: a filter applied to its best 100 hits could leave none
+            statuses=f.statuses,
+            agents=f.agents,
+            workspace_ids=f.workspace_ids,
         )
 
 
@@ -150,7 +154,9 @@ class MemoryTableModel(QAbstractTableModel):
             value = one_line(m.content, 600)
             if m.flags:
                 value = self.tr("Flagged: {}").format(", ".join(m.flags)) + "\n" + value
-        elif role == Qt.ItemDataRole.ForegroundRole and m.status is not Status.ACTIVE:
+        elif role == Qt.ItemDataRole.ForegroundRole and (
+            m.status is not Status.ACTIVE or m.expired
+        ):
             value = QColor(Qt.GlobalColor.gray)
         elif role == Qt.ItemDataRole.BackgroundRole and m.flags:
             value = QColor(255, 243, 205)  # flagged: a pale amber, like a warning
@@ -167,6 +173,8 @@ class MemoryTableModel(QAbstractTableModel):
             return str(m.importance)
         if column == "updated":
             return when(m.updated_at)
+        if column == "status" and m.expired:  # shown on request until the purge removes it
+            return self.tr("{}, expired").format(m.status.value)
         value = getattr(m, column)
         return "" if value is None else str(value)
 

@@ -29,6 +29,7 @@ from core.changes import ChangeSet, Topic
 from core.model import BUILTIN_KINDS
 from core.policy import Mode, Policy
 from desktop.desk import Desk, ToolWindow
+from desktop.quit_guard import QuitGuard
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,8 @@ def window_class(key: str) -> type[ToolWindow]:
 
 
 class Tray(QObject):
-    """The tray over one Desk. `quit` asks the application to stop (the runtime closes cleanly).
+    """The tray over one Desk. `quit` asks the application to stop (the runtime closes cleanly);
+    the person's Quit runs it through `quit_guard`, which asks first when edits would be lost.
 
     `notifications` records every notification text shown, in order (tests and the log read it).
     """
@@ -87,7 +89,7 @@ class Tray(QObject):
     ) -> None:
         super().__init__(parent)
         self.desk = desk
-        self._quit = quit
+        self.quit_guard = QuitGuard(desk, quit, self)  # asks before edits not saved are lost
         self.count = 0
         self.variant = IDLE
         self.notifications: list[str] = []
@@ -177,7 +179,7 @@ class Tray(QObject):
         self._action(
             self.tr("Quit"),
             "trayQuit",
-            self._quit,
+            self.quit_guard.request,
             self.tr("Stop Cairn: agents lose their connection until it starts again"),
         )
 
@@ -216,6 +218,7 @@ class Tray(QObject):
             return True
         log.info("no system tray on this desktop: showing the review queue window instead")
         self.desk.on_open(self._add_menu_strip)
+        self.desk.on_open(self.quit_guard.watch)  # closing the last window quits: ask first
         self.open_window("review")
         return False
 
@@ -262,7 +265,7 @@ class Tray(QObject):
         quit_button.setToolTip(
             self.tr("Stop Cairn: agents lose their connection until it starts again")
         )
-        quit_button.clicked.connect(self._quit)
+        quit_button.clicked.connect(self.quit_guard.request)
         buttons.addWidget(quit_button)
         column = QVBoxLayout(strip)
         column.addWidget(note)
@@ -430,6 +433,7 @@ class Tray(QObject):
 
     def close(self) -> None:
         """Hide the icon and free the menu now (it has no parent; the loop may be ending)."""
+        self.quit_guard.disarm()
         self.hide()
         self.icon.setContextMenu(None)  # type: ignore[arg-type]  # Qt accepts none
         shiboken6.delete(self.menu)

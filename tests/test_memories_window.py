@@ -15,6 +15,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QComboBox, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
+from core.app import Cairn
 from core.daemon import Runtime
 from core.model import Caller, Memory, Status, Surface
 from core.requests import WriteRequest
@@ -22,10 +23,10 @@ from core.runtime import socket_path
 from core.search import SearchRequest
 from desktop import memory_model
 from desktop.desk import Desk
-from desktop.memory_model import PAGE_SIZE
+from desktop.memory_model import PAGE_SIZE, MemoryTableModel
 from desktop.windows import memories as memories_window
 from desktop.windows.memories import MemoriesWindow
-from tests.conftest import calls_of, settle
+from tests.conftest import FakeClock, calls_of, desk_on, settle
 from tests.serving import RawClient
 
 pytestmark = pytest.mark.gui
@@ -376,3 +377,85 @@ def test_flagged_content_is_shown_with_its_flag(qtbot: QtBot, desk: Desk) -> Non
     assert window.panel.flag_banner.isVisible()
     assert "scan:ignore-previous-en" in window.panel.flag_banner.text()
     assert "[BLOCKED: ignore-previous-en]" in window.panel.content.toPlainText()
+
+
+def test_a_search_applies_the_agent_workspace_and_status_filters_itself(
+    qtbot: QtBot, desk: Desk, workspace_dir: Path
+) -> None:
+    """120 memories mention "deploy" and 3 more by rare-agent: the Agent filter listed those 3,
+    but searching "deploy" with it found none - the engine returned its best 100 hits, then the
+    window dropped every one not by rare-agent."""
+    seed(desk, [note(f"deploy deploy step {i} uses the deploy script") for i in range(120)])
+    workspace = off_gui(lambda: desk.cairn.workspaces.resolve(str(workspace_dir)))
+    off_gui(lambda: desk.cairn.agents.add(Caller.human(), "rare-agent"))
+    rare = Caller(Surface.AGENT, agent="rare-agent", verified=True, workspace_id=workspace.id)
+    written = off_gui(
+        lambda: [
+            desk.cairn.memories.write(rare, note(f"deploy notes {i}", scope="project")).id
+            for i in range(3)
+        ]
+    )
+    rare_ids = [i for i in written if i is not None]
+    window = opened(qtbot, desk)
+
+    def choose(combo: QComboBox, value: object) -> None:
+        qtbot.waitUntil(lambda: combo.findData(value) >= 0)
+        combo.setCurrentIndex(combo.findData(value))
+        qtbot.waitUntil(lambda: not window.model.loading)
+        settle(qtbot, desk)
+
+    def search(text: str) -> set[str]:
+        window.search.setText(text)
+        window.apply_filters()
+        qtbot.waitUntil(lambda: window.model.searching and window.model.pages == 1)
+        settle(qtbot, desk)
+        return {m.id for m in shown(window)}
+
+    choose(window.agent_filter, "rare-agent")
+    assert {m.id for m in shown(window)} == set(rare_ids)
+    assert search("deploy") == set(rare_ids)
+    assert window.count.text() == "3 results"
+    choose(window.agent_filter, None)
+    choose(window.workspace_filter, workspace.id)
+    assert search("deploy") == set(rare_ids)
+    choose(window.workspace_filter, None)
+    off_gui(lambda: desk.cairn.memories.set_archived(Caller.human(), rare_ids[0], True))
+    choose(window.status_filter, "archived")
+    assert search("deploy") == {rare_ids[0]}
+
+
+def test_expired_memories_are_shown_on_request_marked_as_expired(
+    qtbot: QtBot, cairn: Cairn, clock: FakeClock
+) -> None:
+    """A memory past its time to live waits for the purge, "hidden, shown on request" - but no
+    status filter showed it, not even "Every status": the window had no way to see it."""
+    with desk_on(cairn) as desk:
+        lasting, short = seed(desk, [note("a lasting fact"), note("a short fact", ttl_seconds=5)])
+        clock.advance(10)
+        window = opened(qtbot, desk)
+        try:
+            assert [m.id for m in shown(window)] == [lasting]  # hidden by default
+
+            def choose(value: str) -> list[str]:
+                window.status_filter.setCurrentIndex(window.status_filter.findData(value))
+                qtbot.waitUntil(lambda: not window.model.loading)
+                settle(qtbot, desk)
+                return [m.id for m in shown(window)]
+
+            assert choose("expired") == [short, lasting]
+            assert window.status_filter.currentText() == "Active and archived, with expired"
+            assert choose("*") == [short, lasting]
+            row = window.model.row_of(short)
+            assert row is not None
+            status = window.model.index(row, MemoryTableModel.COLUMNS.index("status"))
+            assert status.data() == "active, expired"
+            select(qtbot, window, short)
+            assert "Expired " in window.panel.meta.text()
+            window.search.setText("short")
+            window.apply_filters()
+            qtbot.waitUntil(lambda: window.model.searching and window.model.pages == 1)
+            settle(qtbot, desk)
+            assert [m.id for m in shown(window)] == [short]
+        finally:
+            window.close()
+            settle(qtbot, desk)

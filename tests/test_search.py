@@ -341,6 +341,28 @@ def test_lifecycle_filters(cairn: Cairn, agent: Caller, clock: FakeClock) -> Non
     assert set(with_history) == {new, old, archived, expiring}
 
 
+def test_a_persons_agent_workspace_and_status_filters_narrow_inside_the_search(
+    cairn: Cairn, agent: Caller, tmp_path: Path
+) -> None:
+    """The Memories window could only drop hits after the engine chose its best `limit`: with
+    more than `limit` better matches by others, a filter for one agent found nothing."""
+    for i in range(5):
+        put(cairn, agent, f"heron heron heron rollout step {i}")
+    other = elsewhere(cairn, tmp_path / "other", name="rare")
+    mine = [put(cairn, other, f"heron note {i}") for i in range(2)]
+    person = Caller.human()
+    cairn.memories.set_archived(person, mine[0], True)
+
+    def found(**kw: object) -> set[str]:
+        return set(ids(cairn, person, "heron", limit=3, horizon=Horizon.ALL, **kw))
+
+    assert not found() & set(mine)  # the better matches fill the limit
+    assert found(agents=frozenset({"rare"})) == set(mine)
+    assert found(workspace_ids=frozenset({other.workspace_id})) == set(mine)
+    assert found(agents=frozenset({"rare"}), statuses=frozenset({Status.ARCHIVED})) == {mine[0]}
+    assert found(statuses=frozenset({Status.FORGOTTEN})) == set()  # words of none are kept
+
+
 def test_bounded_rerank_moves_at_most_two_places(
     cairn: Cairn, agent: Caller, clock: FakeClock
 ) -> None:

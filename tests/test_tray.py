@@ -16,16 +16,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QSystemTrayIcon, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QSystemTrayIcon,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from core.daemon import Runtime
 from core.errors import AlreadyRunning, ConfigInvalid
 from core.policy import Mode
 from core.runtime import probe, socket_path
-from desktop.desk import Desk
+from desktop.desk import Desk, ToolWindow
 from desktop.single import local_name
 from desktop.tray import IDLE, PENDING, WINDOWS, Tray, window_class
+from desktop.windows.identity import IdentityWindow
 from tests.conftest import ROOT, cairn_env, settle
 from tests.serving import RawClient, paths_for, running_daemon
 
@@ -196,6 +204,86 @@ def test_without_a_system_tray_every_window_offers_what_the_menu_would(
     settle(qtbot, desk)
     assert not quits
     strip_buttons(desk.open(window_class("review")))["quit"].click()  # rebuilt in English
+    assert quits == ["quit"]
+    settle(qtbot, desk)
+
+
+def edit_the_user_profile(qtbot: QtBot, desk: Desk) -> ToolWindow:
+    """The identity window with a half-written user profile, left as a draft for the soul."""
+    window = desk.open(IdentityWindow)
+    qtbot.waitUntil(lambda: window.documents.count() >= 2)
+    window.select_document("user")
+    qtbot.waitUntil(lambda: window.doc_editor.base_label.text().startswith("Editing user,"))
+    settle(qtbot, desk)
+    window.doc_editor.editor.setPlainText("My carefully written profile.\n")
+    window.select_document("soul:default")
+    qtbot.waitUntil(lambda: window.doc_editor.base_label.text().startswith("Editing soul:"))
+    settle(qtbot, desk)
+    return window
+
+
+def quit_question(tray: Tray) -> QMessageBox:
+    """The question Quit asked (it is open)."""
+    box = tray.quit_guard.question
+    assert box is not None and box.isVisible()
+    return box
+
+
+def answer(qtbot: QtBot, tray: Tray, button: str) -> None:
+    """Click the question's Cancel or its "Quit and lose them" ("confirmQuit")."""
+    box = quit_question(tray)
+    if button == "cancel":
+        box.button(QMessageBox.StandardButton.Cancel).click()
+    else:
+        confirm = box.findChild(QPushButton, button)
+        assert confirm is not None
+        confirm.click()
+    qtbot.waitUntil(lambda: tray.quit_guard.question is None)
+
+
+def test_quit_asks_before_unsaved_edits_are_lost(
+    qtbot: QtBot, tray: Tray, desk: Desk, quits: list[str]
+) -> None:
+    """Quit in the tray menu stopped Cairn at once, with a half-written identity document in a
+    window (closed, or left for another document): the edit was gone without a word."""
+    window = edit_the_user_profile(qtbot, desk)
+    window.close()  # with a tray, a closed window keeps its edits until Cairn stops
+    quit_action = next(a for a in tray.menu.actions() if a.objectName() == "trayQuit")
+    quit_action.trigger()
+    assert quits == []
+    box = quit_question(tray)
+    assert "Cairn — Identity" in box.text()
+    assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
+    answer(qtbot, tray, "cancel")
+    assert quits == [] and window.isVisible() and window.unsaved()  # the edits come forward
+
+    quit_action.trigger()
+    answer(qtbot, tray, "confirmQuit")
+    assert quits == ["quit"]
+    settle(qtbot, desk)
+
+
+def test_without_a_system_tray_quitting_asks_before_unsaved_edits_are_lost(
+    qtbot: QtBot, tray: Tray, desk: Desk, quits: list[str]
+) -> None:
+    """Without a tray, the Quit button and closing the last window (which quits) stopped Cairn
+    at once, with a half-written identity document in a window."""
+    assert tray.start() is False
+    review = desk.window(window_class("review"))
+    assert review is not None
+    window = edit_the_user_profile(qtbot, desk)
+    strip_buttons(window)["quit"].click()
+    assert quits == []
+    answer(qtbot, tray, "cancel")
+
+    review.close()  # another window is open: nothing quits, nothing is asked
+    assert not review.isVisible() and tray.quit_guard.question is None
+    window.close()  # the last one: Cairn would quit
+    assert window.isVisible() and quits == []
+    answer(qtbot, tray, "cancel")
+    assert window.isVisible() and quits == []
+    window.close()
+    answer(qtbot, tray, "confirmQuit")
     assert quits == ["quit"]
     settle(qtbot, desk)
 

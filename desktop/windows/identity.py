@@ -27,7 +27,7 @@ from core.errors import CairnError, Conflict
 from core.identity import IdentityVersion, RevertPreview
 from core.suggestions import Op
 from desktop.desk import Desk, ToolWindow
-from desktop.widgets import named
+from desktop.widgets import edited_text, named
 from desktop.windows.identity_editor import DocumentEditor
 from desktop.windows.identity_revert import RevertDialog, export_history
 from desktop.windows.identity_versions import ID_ROLE, VersionsPane
@@ -63,7 +63,7 @@ class IdentityWindow(ToolWindow):
     default_size = (1080, 720)
 
     def unsaved(self) -> bool:
-        return bool(self.doc_editor.dirty)
+        return self.doc_editor.unsaved()
 
     def __init__(self, desk: Desk) -> None:
         super().__init__(desk)
@@ -194,22 +194,31 @@ class IdentityWindow(ToolWindow):
         if self._doc is None or self.doc_editor.base is None:
             return
         doc, base = self._doc, self.doc_editor.base
+        started = self.side.version(base)
+        # Untouched, the editor gives back CRLF as LF and no-break spaces as spaces: the text
+        # it started from is what is meant (the service then finds nothing to save).
+        text = self.doc_editor.text()
+        if started is not None:
+            text = edited_text(text, started.content)
         fn = functools.partial(
             self.desk.cairn.identity.edit,
             self.desk.person,
             doc,
-            self.doc_editor.text(),
+            text,
             if_version=base,
             reason=self.doc_editor.reason.text().strip() or None,
         )
+        typed = self.doc_editor.text()  # what the person may type on from while it saves
         self.desk.call(
             fn,
-            on_done=functools.partial(self._saved, base=base),
-            on_error=self._save_failed,
+            on_done=functools.partial(self._saved, base=base, typed=typed),
+            on_error=functools.partial(self._save_failed, doc=doc),
             owner=self,
         )
 
-    def _saved(self, version: IdentityVersion, base: int | None = None) -> None:
+    def _saved(self, version: IdentityVersion, *, base: int, typed: str) -> None:
+        """The save of `typed` (the editor's text when Save was pressed), based on version
+        `base`, wrote `version` (or found nothing to write)."""
         if version.version == base:
             self.status.setText(
                 self.tr("Nothing to save: the text is version {}'s.").format(version.version)
@@ -218,17 +227,20 @@ class IdentityWindow(ToolWindow):
             self.status.setText(
                 self.tr("Saved {} as version {}.").format(version.doc, version.version)
             )
-        if version.doc == self._doc:
-            self.doc_editor.dirty = False
+        shown = version.doc == self._doc
+        self.doc_editor.saved(version.doc, typed, version.version, shown=shown)
+        if shown:
             self.doc_editor.reason.clear()
             history = self.side.history
             if history and history[0].version >= version.version:
-                # The reload landed before this answer and kept the text as an unsaved edit:
-                # the editor shows what is stored now (a later reload would find nothing new).
+                # The reload landed before this answer and kept the text as an edit: the editor
+                # shows what is stored now, or what was typed since on top of it (a later
+                # reload would find nothing new).
                 self._fill_editor()
+            self._buttons()
         self.refresh_after_write()
 
-    def _save_failed(self, error: BaseException) -> None:
+    def _save_failed(self, error: BaseException, doc: str | None = None) -> None:
         if not isinstance(error, CairnError):
             self.show_error(error)
             return
@@ -236,14 +248,13 @@ class IdentityWindow(ToolWindow):
             now = (error.data or {}).get("current_version")
             self.status.setText(
                 self.tr(
-                    "Not saved: {} Your text is kept; save again to write it over version {}, "
+                    "Not saved: {}. Your text is kept; save again to write it over version {}, "
                     "or discard your changes."
                 ).format(error.message, now)
             )
-            if isinstance(now, int):
-                self.doc_editor.base = (
-                    now  # the person has now been told; a second save is deliberate
-                )
+            if isinstance(now, int) and doc is not None:
+                # the person has now been told; a second save is deliberate
+                self.doc_editor.rebase(doc, now, shown=doc == self._doc)
             self.refresh()
             return
         self.status.setText(self.tr("Not saved: {}").format(error.message))
@@ -309,10 +320,15 @@ class IdentityWindow(ToolWindow):
         sid = self.side.proposal_id()
         if sid is None:
             return
-        self.desk.call(
+        fn = functools.partial(
             self.desk.cairn.review.adopt,
             self.desk.person,
             sid,
+            # the text the viewer showed: one the agent sent since is refused, never adopted
+            if_content_hash=self.side.shown_hash(),
+        )
+        self.desk.call(
+            fn,
             on_done=lambda d: self._decided(
                 self.tr("Adopted: version {} written.").format(d.revision)
             ),
@@ -343,7 +359,14 @@ class IdentityWindow(ToolWindow):
             self.show_error(error)
             return
         current = error.data.get("current_revision") if isinstance(error, Conflict) else None
-        if current is not None and "doc" in error.data:
+        if isinstance(error, Conflict) and error.data.get("changed") == "proposal":
+            self.status.setText(
+                self.tr(
+                    "Not adopted: the agent changed this proposal since it was shown; its new "
+                    "text is shown once loaded. Look again."
+                )
+            )
+        elif current is not None and "doc" in error.data:
             # this window has no "adopt onto the current version": say where it is
             self.status.setText(
                 self.tr(

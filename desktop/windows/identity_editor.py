@@ -74,11 +74,40 @@ class DocumentEditor(QWidget):
             self._drafts[doc] = (self.editor.toPlainText(), self.base)
         self.dirty = False
 
+    def saved(self, doc: str, typed: str, version: int, *, shown: bool) -> bool:
+        """The person's text of `doc`, `typed` when they pressed Save, is now `version`; `shown`
+        says `doc` is in the editor. Text typed since stays an edit (or a draft), now based on
+        `version`. Returns True when nothing of `doc` is left unsaved."""
+        if shown:
+            if self.dirty and self.text() != typed:
+                self.base = version
+                return False
+            self.dirty = False
+            return True
+        draft = self._drafts.get(doc)
+        if draft is not None and draft[0] != typed:
+            self._drafts[doc] = (draft[0], version)
+            return False
+        self._drafts.pop(doc, None)
+        return True
+
+    def rebase(self, doc: str, version: int, *, shown: bool) -> None:
+        """Base the person's edit of `doc` on `version` (they were told it moved on: a second
+        save is deliberate)."""
+        if shown:
+            self.base = version
+        elif doc in self._drafts:
+            self._drafts[doc] = (self._drafts[doc][0], version)
+
     def drop(self, doc: str | None) -> None:
         """Forget the person's edits of `doc` (Discard)."""
         self.dirty = False
         if doc is not None:
             self._drafts.pop(doc, None)
+
+    def unsaved(self) -> bool:
+        """Whether the person's edits of any document wait to be saved (shown or drafts)."""
+        return self.dirty or bool(self._drafts)
 
     def text(self) -> str:
         return self.editor.toPlainText()

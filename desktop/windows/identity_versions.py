@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.identity import IdentityVersion
+from core.validation import content_hash
 from desktop.diff import diff_html, plain_html
 from desktop.widgets import named, when
 
@@ -38,6 +39,8 @@ class VersionsPane(QWidget):
         super().__init__(parent)
         self.history: list[IdentityVersion] = []  # newest first
         self._proposals: list[dict[str, Any]] = []
+        # The proposal as the viewer last drew it: Adopt holds the store to that text.
+        self._drawn: dict[str, Any] | None = None
         self.versions = named(
             QTableWidget(0, 4),
             "versions",
@@ -110,7 +113,8 @@ class VersionsPane(QWidget):
         return self.tr("{} ({})").format(v.author, v.author_kind)
 
     def fill_proposals(self, proposals: list[dict[str, Any]]) -> None:
-        """Show the waiting proposals, keeping the one the person chose."""
+        """Show the waiting proposals, keeping the one the person chose; when its agent sent
+        another text for it (or the document moved), the viewer shows it again."""
         chosen = self.proposal_id()
         self._proposals = proposals
         self.proposals.blockSignals(True)
@@ -131,6 +135,15 @@ class VersionsPane(QWidget):
             if p["id"] == chosen:
                 self.proposals.setCurrentItem(item)
         self.proposals.blockSignals(False)
+        fresh = next((p for p in proposals if p["id"] == chosen), None)
+        drawn = self._drawn
+        if (
+            fresh is not None
+            and drawn is not None
+            and drawn["id"] == fresh["id"]
+            and _shown_text(fresh) != _shown_text(drawn)
+        ):
+            self._draw_proposal(fresh)
 
     # -- choosing ---------------------------------------------------------------------------
 
@@ -167,19 +180,31 @@ class VersionsPane(QWidget):
         item = self.proposals.currentItem()
         return str(item.data(ID_ROLE)) if item is not None else None
 
+    def shown_hash(self) -> str | None:
+        """The hash of the chosen proposal's text as the viewer last showed it (None: not
+        shown): adopting is refused if the agent sent another text since."""
+        drawn = self._drawn
+        if drawn is None or drawn["id"] != self.proposal_id() or drawn["content"] is None:
+            return None
+        return content_hash(drawn["content"])
+
     def _proposal_chosen(self, item: QListWidgetItem | None, _previous: object) -> None:
         proposal = next(
             (p for p in self._proposals if item and p["id"] == item.data(ID_ROLE)), None
         )
         if proposal is not None:
-            current = (proposal.get("target") or {}).get("content") or ""
-            self.viewer_title.setText(
-                self.tr("{} proposes (red: removed from the current version, green: added)").format(
-                    proposal["agent"]
-                )
-            )
-            self.viewer.setHtml(diff_html(current, proposal["content"] or ""))
+            self._draw_proposal(proposal)
         self.chosen.emit()
+
+    def _draw_proposal(self, proposal: dict[str, Any]) -> None:
+        current = (proposal.get("target") or {}).get("content") or ""
+        self.viewer_title.setText(
+            self.tr("{} proposes (red: removed from the current version, green: added)").format(
+                proposal["agent"]
+            )
+        )
+        self.viewer.setHtml(diff_html(current, proposal["content"] or ""))
+        self._drawn = proposal
 
     def update_buttons(self, has_doc: bool) -> None:
         chosen = self.selected_versions()
@@ -189,3 +214,9 @@ class VersionsPane(QWidget):
         has = self.proposal_id() is not None
         self.adopt.setEnabled(has)
         self.reject.setEnabled(has)
+
+
+def _shown_text(proposal: dict[str, Any]) -> tuple[str, str]:
+    """What the viewer draws of a proposal: the current version's text and the proposed one."""
+    current = (proposal.get("target") or {}).get("content") or ""
+    return current, proposal["content"] or ""

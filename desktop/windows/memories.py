@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     from desktop.desk import Desk
 
 SEARCH_DELAY_MS = 250
-ALL_STATUSES = "*"
+ALL_STATUSES = "*"  # every status, expired memories included
+WITH_EXPIRED = "expired"  # active and archived, with those past their expiry (before the purge)
 # Who writes without being an agent (a change's actor): never a choice of the agent filter.
 _NOT_AGENTS = frozenset(s.value for s in Surface if s is not Surface.AGENT)
 
@@ -131,6 +132,7 @@ class MemoriesWindow(ToolWindow):
         self.status_filter.setObjectName("statusFilter")
         self.status_filter.setToolTip(self.tr("Status"))
         self.status_filter.addItem(self.tr("Active and archived"), None)
+        self.status_filter.addItem(self.tr("Active and archived, with expired"), WITH_EXPIRED)
         for status in Status:
             self.status_filter.addItem(status.value, status.value)
         self.status_filter.addItem(self.tr("Every status"), ALL_STATUSES)
@@ -257,7 +259,7 @@ class MemoriesWindow(ToolWindow):
             return frozenset() if value is None else frozenset({as_type(value)})
 
         status = self.status_filter.currentData()
-        if status is None:
+        if status is None or status == WITH_EXPIRED:
             statuses = DEFAULT_LIST_STATUSES
         elif status == ALL_STATUSES:
             statuses = frozenset(Status)
@@ -272,6 +274,7 @@ class MemoriesWindow(ToolWindow):
                 statuses=statuses,
                 tiers=one(self.tier_filter, Tier),
                 agents=one(self.agent_filter),
+                include_expired=status in (WITH_EXPIRED, ALL_STATUSES),
             ),
         )
 

@@ -239,7 +239,9 @@ class DetailPanel(QWidget):
         ]
         if m.workspace_id:
             lines.append(self.tr("Workspace: {}").format(m.workspace_id))
-        if m.expires_at is not None:
+        if m.expires_at is not None and m.expired:
+            lines.append(self.tr("Expired {}").format(when(m.expires_at)))
+        elif m.expires_at is not None:
             lines.append(self.tr("Expires {}").format(when(m.expires_at)))
         self.meta.setText("\n".join(lines))
         live = m.status is not Status.FORGOTTEN

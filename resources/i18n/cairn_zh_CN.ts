@@ -462,6 +462,10 @@
         <translation>工作区：{}</translation>
     </message>
     <message>
+        <source>Expired {}</source>
+        <translation>已于 {} 过期</translation>
+    </message>
+    <message>
         <source>Expires {}</source>
         <translation>过期时间：{}</translation>
     </message>
@@ -759,8 +763,8 @@
         <translation>已将 {} 保存为版本 {}。</translation>
     </message>
     <message>
-        <source>Not saved: {} Your text is kept; save again to write it over version {}, or discard your changes.</source>
-        <translation>未保存：{} 你的文本已保留；再次保存即会在版本 {} 之上写入，或者放弃你的修改。</translation>
+        <source>Not saved: {}. Your text is kept; save again to write it over version {}, or discard your changes.</source>
+        <translation>未保存：{}。你的文本已保留；再次保存即会在版本 {} 之上写入，或者放弃你的修改。</translation>
     </message>
     <message>
         <source>Not saved: {}</source>
@@ -785,6 +789,10 @@
     <message>
         <source>Proposal rejected.</source>
         <translation>已拒绝提议。</translation>
+    </message>
+    <message>
+        <source>Not adopted: the agent changed this proposal since it was shown; its new text is shown once loaded. Look again.</source>
+        <translation>未采纳：显示之后，代理又修改了这条提议；载入后会显示它的新内容。请重新查看。</translation>
     </message>
     <message>
         <source>Not adopted: {} changed since this proposal was made (it is now at version {}). Compare them in the Review queue, which can adopt it onto the current version, or reject it here.</source>
@@ -1017,6 +1025,10 @@
         <translation>活动和已归档</translation>
     </message>
     <message>
+        <source>Active and archived, with expired</source>
+        <translation>活动和已归档（含已过期）</translation>
+    </message>
+    <message>
         <source>Every status</source>
         <translation>所有状态</translation>
     </message>
@@ -1159,6 +1171,10 @@
     <message>
         <source>Flagged: {}</source>
         <translation>已标记：{}</translation>
+    </message>
+    <message>
+        <source>{}, expired</source>
+        <translation>{}，已过期</translation>
     </message>
 </context>
 <context>
@@ -1378,6 +1394,21 @@ The strictest rule that applies wins.</source>
     <message>
         <source>Cairn</source>
         <translation>Cairn</translation>
+    </message>
+</context>
+<context>
+    <name>QuitGuard</name>
+    <message>
+        <source>Quit Cairn?</source>
+        <translation>退出 Cairn？</translation>
+    </message>
+    <message>
+        <source>Quitting closes every window. Unsaved edits in {} would be lost.</source>
+        <translation>退出会关闭所有窗口。{} 中未保存的编辑将会丢失。</translation>
+    </message>
+    <message>
+        <source>Quit and lose them</source>
+        <translation>退出并丢弃编辑</translation>
     </message>
 </context>
 <context>
