@@ -214,15 +214,17 @@ def _damaged_message(path: Path, detail: str) -> str:
     )
 
 
-def _refuse_lost_store(path: Path) -> None:
-    """Refuse a database file that holds nothing - no Cairn schema, no table - while backups of
-    a store lie beside it: its contents were lost (a deleted write-ahead log: a young store
-    keeps everything there; an emptied file), and opening it would start a new, empty store as
-    if nothing had happened. A file Cairn creates itself is never refused; nor is an empty file
-    with no backup beside it (nothing to bring back). Read only: the file is left as it is.
+def _check_before_opening(path: Path, settings: Settings) -> None:
+    """Look at an existing database file read-only, before anything opens it for writing: refuse
+    a store whose contents were lost (see `_refuse_lost_store`) and, when
+    `store.quick_check_on_open` is on, a damaged file. Nothing here writes to the file (the write
+    connection switches it to WAL journaling, which rewrites its header), so each refusal's
+    "Cairn has not changed it" is true.
 
-    An empty file beside a write-ahead log that holds data is refused in any case, before SQLite
-    sees it: opening the pair deletes the log, and the writes in it with it."""
+    Raises:
+        IntegrityFailure: the file is damaged.
+        StoreUnavailable: the store's contents were lost.
+    """
     wal = Path(f"{path}-wal")
     wal_bytes = wal.stat().st_size if wal.exists() else 0
     if path.stat().st_size == 0:
@@ -235,17 +237,39 @@ def _refuse_lost_store(path: Path) -> None:
                 "away to start a new store",
                 data={"path": str(path), "wal_bytes": wal_bytes},
             )
-        version = tables = 0
-    else:
+        _refuse_lost_store(path, version=0, tables=0)
+        return
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return  # not readable as a database: opening it says so
+    try:
         try:
-            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-            try:
-                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-                tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            return  # not readable as a database: opening it says so
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
+        except sqlite3.DatabaseError as e:
+            if getattr(e, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_CORRUPT:
+                raise IntegrityFailure(
+                    _damaged_message(path, str(e)), data={"path": str(path)}
+                ) from e
+            return  # not a database, or not readable: opening it says so
+        _refuse_lost_store(path, version=version, tables=tables)
+        if settings.flag("store.quick_check_on_open"):
+            quick_check(conn, path)
+    finally:
+        conn.close()
+
+
+def _refuse_lost_store(path: Path, *, version: int, tables: int) -> None:
+    """Refuse a database file that holds nothing - no Cairn schema, no table - while backups of
+    a store lie beside it: its contents were lost (a deleted write-ahead log: a young store
+    keeps everything there; an emptied file), and opening it would start a new, empty store as
+    if nothing had happened. A file Cairn creates itself is never refused; nor is an empty file
+    with no backup beside it (nothing to bring back).
+
+    An empty file beside a write-ahead log that holds data is refused in any case, before SQLite
+    sees it (`_check_before_opening`): opening the pair deletes the log, and the writes in it
+    with it."""
     backups = sorted((path.parent / "backups").glob("cairn-*.db"))
     if version or tables or not backups:
         return
@@ -286,14 +310,12 @@ def open_write_database(
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
     if not created:
-        _refuse_lost_store(path)
+        _check_before_opening(path, settings)
     db = WriteDatabase(path, settings)
     try:
         db.connect()
         conn = db.conn()
         _require_wal(conn, path)
-        if settings.flag("store.quick_check_on_open") and not created:
-            quick_check(conn, path)
         migrate(conn, before_migrate=before_migrate)
     except (sqlite3.DatabaseError, peewee.DatabaseError) as e:
         db.close()

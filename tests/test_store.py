@@ -223,6 +223,34 @@ def test_damaged_database_is_refused_with_what_to_do(short_tmp: Path) -> None:
         open_store(db)
 
 
+def test_a_damaged_database_refused_on_open_is_left_byte_for_byte(short_tmp: Path) -> None:
+    """The refusal said "Cairn has not changed it", but WAL journaling was switched on before the
+    check ran: a damaged file put back by hand (a backup, in rollback-journal mode) had its header
+    rewritten (bytes 18 and 19, 1 and 1, became 2 and 2) by the open that refused it."""
+    from core.backup import BackupService
+
+    paths = paths_for(short_tmp / "kept")
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    for i in range(50):
+        app.memories.write(
+            Caller.human(),
+            WriteRequest(content=f"memory {i} " + "y" * 500, kind="fact", scope=Scope.USER),
+        )
+    backup = BackupService(app.store, paths, app.settings, app.clock, app.failures).backup()
+    app.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+    data = bytearray(backup.path.read_bytes())
+    assert (data[18], data[19]) == (1, 1)  # a backup is a rollback-journal file
+    data[4096 * 6 + 10 : 4096 * 6 + 400] = b"\xa5" * 390  # one page scribbled over
+    paths.database.write_bytes(bytes(data))
+    for _ in range(2):
+        with pytest.raises(IntegrityFailure, match="Cairn has not changed it"):
+            Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+        assert paths.database.read_bytes() == bytes(data)
+        assert not Path(f"{paths.database}-wal").exists()
+
+
 def test_a_store_whose_contents_were_lost_is_not_opened_as_a_new_one(short_tmp: Path) -> None:
     """A young store keeps everything in its WAL: with the WAL deleted after a crash (or the
     file emptied), Cairn opened the empty file as a brand-new store - 0 memories, no warning -
