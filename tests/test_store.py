@@ -286,6 +286,48 @@ def test_a_store_whose_contents_were_lost_is_not_opened_as_a_new_one(short_tmp: 
     open_store(fresh).close()
 
 
+def test_a_deleted_database_with_backups_beside_it_is_not_replaced_by_a_new_one(
+    short_tmp: Path,
+) -> None:
+    """With cairn.db (and its -wal, -shm) deleted or moved away while backups lay in `backups/`,
+    Cairn created a new, empty store without a word - 0 memories - where an emptied file was
+    refused; the next backup then sat beside the real ones as if nothing had happened."""
+    from core.backup import BackupService, restore
+
+    paths = paths_for(short_tmp / "gone")
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    app.memories.write(
+        Caller.human(), WriteRequest(content="the heron database", kind="fact", scope=Scope.USER)
+    )
+    BackupService(app.store, paths, app.settings, app.clock, app.failures).backup("manual")
+    app.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+    with pytest.raises(
+        StoreUnavailable,
+        match=r"cairn\.db is missing, but 1 backup of a store lies in .*backups.*"
+        r"`cairn restore --latest`, or, to start a new store, move the folder .*backups away",
+    ):
+        Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    assert not paths.database.exists()  # no new store made in its place
+    restore(paths, sorted(paths.backups.glob("cairn-*.db"))[-1])
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    try:
+        [memory] = app.memories.list(Caller.human()).items
+        assert memory.content == "the heron database"
+    finally:
+        app.close()
+    # following the other advice: with the backups moved away, a new store starts
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+    paths.backups.rename(short_tmp / "old-backups")
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    try:
+        assert not app.memories.list(Caller.human()).items
+    finally:
+        app.close()
+
+
 def test_an_empty_database_beside_a_log_of_writes_is_refused_and_the_log_kept(
     short_tmp: Path,
 ) -> None:
@@ -312,6 +354,10 @@ def test_an_empty_database_beside_a_log_of_writes_is_refused_and_the_log_kept(
         with pytest.raises(StoreUnavailable, match=r"is empty, but its write-ahead log"):
             Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
         assert wal.read_bytes() == held and paths.database.read_bytes() == b""
+    paths.database.unlink()  # and with no cairn.db at all, no new one is made beside the log
+    with pytest.raises(StoreUnavailable, match=r"is missing, but its write-ahead log"):
+        Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    assert wal.read_bytes() == held and not paths.database.exists()
 
 
 def test_a_lock_file_that_cannot_be_written_is_an_io_error(short_tmp: Path) -> None:
