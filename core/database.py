@@ -223,8 +223,15 @@ def _check_before_opening(path: Path, settings: Settings) -> None:
 
     Raises:
         IntegrityFailure: the file is damaged.
-        StoreUnavailable: the store's contents were lost.
+        StoreUnavailable: the store's contents were lost, or the path is a folder.
     """
+    if path.exists() and not path.is_file():
+        kind = "a folder, not a database file" if path.is_dir() else "not a regular file"
+        raise StoreUnavailable(
+            f"the memory database {path} is {kind}; Cairn has not changed it. Move it away "
+            "and start Cairn again, or bring back the newest backup with `cairn restore --latest`",
+            data={"path": str(path)},
+        )
     if not path.exists() or path.stat().st_size == 0:
         _refuse_lost_store(path, missing=not path.exists(), unread=True)
         return

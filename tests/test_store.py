@@ -376,6 +376,18 @@ def test_not_a_database_is_refused(short_tmp: Path) -> None:
         open_store(db)
 
 
+def test_a_folder_in_place_of_the_database_is_named_as_one(short_tmp: Path) -> None:
+    """A folder where cairn.db should be was refused as "unable to open database file. If the
+    file is damaged, restore a backup" - the message spoke of a damaged file, not a folder."""
+    paths = paths_for(short_tmp / "dir")
+    paths.database.mkdir(parents=True)
+    (paths.database / "notes.txt").write_text("someone's folder\n")
+    with pytest.raises(StoreUnavailable, match=r"cairn\.db is a folder, not a database file") as e:
+        Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    assert "damaged" not in e.value.message
+    assert sorted(p.name for p in paths.database.iterdir()) == ["notes.txt"]
+
+
 def test_writer_group_commit_isolates_a_failing_job(short_tmp: Path) -> None:
     store = open_store(short_tmp / "g.db")
     gate = threading.Event()
