@@ -19,7 +19,7 @@ from typing import Any, TextIO, TypeVar
 import peewee
 
 from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
-from core.migrations import migrate
+from core.migrations import foreign, migrate
 from core.paths import ensure_private_dir
 from core.settings import Settings
 
@@ -216,14 +216,15 @@ def _damaged_message(path: Path, detail: str) -> str:
 
 def _check_before_opening(path: Path, settings: Settings) -> None:
     """Look at the database file read-only, before anything opens or creates it for writing:
-    refuse a store whose contents were lost (`_refuse_lost_store`) and, when
-    `store.quick_check_on_open` is on, a damaged file. Nothing here writes to the file (the write
-    connection switches it to WAL journaling, which rewrites its header), so each refusal's
-    "Cairn has not changed it" is true.
+    refuse a store whose contents were lost (`_refuse_lost_store`), another program's database
+    (`migrations.foreign`) and, when `store.quick_check_on_open` is on, a damaged file. Nothing
+    here writes to the file (the write connection switches it to WAL journaling, which rewrites
+    its header), so each refusal's "Cairn has not changed it" is true.
 
     Raises:
         IntegrityFailure: the file is damaged.
-        StoreUnavailable: the store's contents were lost, or the path is a folder.
+        StoreUnavailable: the store's contents were lost, the path is a folder, or the file is
+            another program's database.
     """
     if path.exists() and not path.is_file():
         kind = "a folder, not a database file" if path.is_dir() else "not a regular file"
@@ -251,6 +252,14 @@ def _check_before_opening(path: Path, settings: Settings) -> None:
             return  # not a database, or not readable: opening it says so
         if not version and not tables:
             _refuse_lost_store(path, missing=False, unread=False)
+        reason = foreign(conn)
+        if reason is not None:
+            raise StoreUnavailable(
+                f"{path} is not a Cairn memory database ({reason}); Cairn has not changed it. "
+                "Move it away and start Cairn again, or bring back the newest backup with "
+                "`cairn restore --latest`",
+                data={"path": str(path), "user_version": version},
+            )
         if settings.flag("store.quick_check_on_open"):
             quick_check(conn, path)
     finally:

@@ -376,6 +376,75 @@ def test_not_a_database_is_refused(short_tmp: Path) -> None:
         open_store(db)
 
 
+def test_migrate_leaves_another_programs_database_alone(short_tmp: Path) -> None:
+    """`migrate` added Cairn's tables beside another program's (user_version 0) and migrated
+    one of version 7 as if it were Cairn's schema 0.7."""
+    for value in (0, 7, -5):
+        conn = sqlite3.connect(short_tmp / f"other-{value}.db", isolation_level=None)
+        conn.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
+        conn.execute(f"PRAGMA user_version = {value}")
+        with pytest.raises(StoreUnavailable, match=r"not a Cairn memory database .*moz_places"):
+            migrate(conn, before_migrate=lambda a, b: pytest.fail("a backup was taken"))
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master")]
+        assert names == ["moz_places"]
+        assert conn.execute("PRAGMA user_version").fetchone() == (value,)
+        conn.close()
+
+
+@pytest.mark.parametrize("user_version", [0, 7, CURRENT.encoded + 1])
+def test_another_programs_database_in_place_of_the_store_is_refused_untouched(
+    short_tmp: Path, user_version: int
+) -> None:
+    """Another program's SQLite file put where cairn.db should be (here a browser's history)
+    was taken over: with user_version 0 Cairn added its tables beside the other program's;
+    with 7 it took a "pre-migration-0.7-to-2.0" backup and migrated it; with 2001 (a version
+    of this major) it crashed with a traceback, "no such table: audit"."""
+    from tests.test_cli_serving import cairn as run_cairn
+
+    home = short_tmp / "foreign"
+    paths = paths_for(home)
+    paths.data.mkdir(parents=True, mode=0o700)
+    conn = sqlite3.connect(paths.database)
+    conn.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
+    conn.execute("INSERT INTO moz_places (url) VALUES ('https://example.org')")
+    conn.execute(f"PRAGMA user_version = {user_version}")
+    conn.commit()
+    conn.close()
+    before = paths.database.read_bytes()
+    with pytest.raises(
+        StoreUnavailable,
+        match=r"cairn\.db is not a Cairn memory database \(.*moz_places.*\); Cairn has not "
+        r"changed it",
+    ):
+        Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    done = run_cairn(home, "reindex")  # a command that opens the store itself
+    assert done.returncode == 74, done.stderr
+    assert "not a Cairn memory database" in done.stderr and "Traceback" not in done.stderr
+    assert paths.database.read_bytes() == before
+    assert not Path(f"{paths.database}-wal").exists()
+    assert not paths.backups.exists()  # nor was a pre-migration backup taken of it
+
+
+def test_a_store_failing_after_it_opened_is_refused_and_released(short_tmp: Path) -> None:
+    """A file with Cairn's schema version and table names but not their columns got past the
+    checks and then failed reading the audit log: a raw "sqlite3.OperationalError" traceback,
+    and the store's lock and writer thread were left held in the process."""
+    from core.migrations import STORE_TABLES
+
+    db = short_tmp / "shaped.db"
+    conn = sqlite3.connect(db)
+    for name in sorted(STORE_TABLES):
+        conn.execute(f"CREATE TABLE {name} (x)")
+    conn.execute(f"PRAGMA user_version = {CURRENT.encoded}")
+    conn.commit()
+    conn.close()
+    writers = {t for t in threading.enumerate() if t.name == "cairn-writer"}
+    for _ in range(2):  # the second time is not "already open in another Cairn process"
+        with pytest.raises(StoreUnavailable, match=r"cannot open the memory database .*seq"):
+            open_store(db)
+    assert {t for t in threading.enumerate() if t.name == "cairn-writer"} <= writers
+
+
 def test_a_folder_in_place_of_the_database_is_named_as_one(short_tmp: Path) -> None:
     """A folder where cairn.db should be was refused as "unable to open database file. If the
     file is damaged, restore a backup" - the message spoke of a damaged file, not a folder."""
