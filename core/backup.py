@@ -508,11 +508,19 @@ def _verify(copy: Path, source: Path) -> tuple[SchemaVersion, int]:
                     "was restored - choose a backup (`cairn backup --list`)",
                     data={"path": str(source), "user_version": version.encoded},
                 )
-            memories = int(
-                conn.execute("SELECT count(*) FROM memory WHERE status != 'forgotten'").fetchone()[
-                    0
-                ]
-            )
+            try:
+                memories = int(
+                    conn.execute(
+                        "SELECT count(*) FROM memory WHERE status != 'forgotten'"
+                    ).fetchone()[0]
+                )
+            except sqlite3.OperationalError as e:  # Cairn's table names, not its columns
+                raise InvalidInput(
+                    f"{source} is a SQLite database but not a Cairn store (its memory table is "
+                    f"not Cairn's: {e}); nothing was restored - choose a backup "
+                    "(`cairn backup --list`)",
+                    data={"path": str(source), "user_version": version.encoded},
+                ) from e
             conn.execute("PRAGMA journal_mode=DELETE").fetchone()  # no -wal to carry along
         finally:
             conn.close()

@@ -45,7 +45,7 @@ from core.errors import (
     SchemaTooNew,
 )
 from core.janitor import Janitor
-from core.migrations import CURRENT, SchemaVersion, migrate
+from core.migrations import CURRENT, STORE_TABLES, SchemaVersion, migrate
 from core.model import Caller, Scope, Surface, WriteResult
 from core.paths import Paths
 from core.requests import WriteRequest
@@ -553,6 +553,30 @@ def test_a_backup_with_a_schema_version_no_cairn_writes_is_refused(
         assert len(app.memories.list(Caller.human()).items) == 3
     finally:
         app.close()
+
+
+def test_a_sqlite_file_that_is_not_cairns_is_named_so_not_called_damaged(
+    backed_up: tuple[Paths, BackupInfo],
+) -> None:
+    """A SQLite file with a table called memory (but not Cairn's columns) under this schema
+    version was called damaged, "is damaged (no such column: status)", exit 74 - as if it were
+    a Cairn backup gone bad, not a file that was never one."""
+    paths, _ = backed_up
+    home = paths.data.parent
+    for name, tables in (("fake.db", ["memory"]), ("shaped.db", sorted(STORE_TABLES))):
+        fake = home / name
+        conn = sqlite3.connect(fake)
+        for table in tables:
+            conn.execute(f"CREATE TABLE {table} (x)")
+        conn.execute(f"PRAGMA user_version = {CURRENT.encoded}")
+        conn.commit()
+        conn.close()
+        before = paths.database.read_bytes()
+        status, shown = at_terminal(home, "restore", str(fake), typed="restore")
+        assert status == 65, shown
+        assert "is a SQLite database but not a Cairn store" in shown, shown
+        assert "damaged" not in shown
+        assert paths.database.read_bytes() == before
 
 
 def test_restore_refuses_a_missing_file_and_the_live_database(
