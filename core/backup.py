@@ -40,7 +40,7 @@ from core.errors import (
     StoreBusy,
 )
 from core.failures import BackgroundFailures
-from core.migrations import CURRENT, SchemaVersion, read_version
+from core.migrations import CURRENT, SchemaVersion, foreign, read_version
 from core.paths import Paths, ensure_private_dir
 from core.runtime import check_private_dir, probe, socket_path
 from core.settings import Settings
@@ -501,20 +501,26 @@ def _verify(copy: Path, source: Path) -> tuple[SchemaVersion, int]:
                     f"Cairn writes {CURRENT}); nothing was restored - upgrade Cairn first",
                     data={"found": str(version), "current": str(CURRENT)},
                 )
-            has_memories = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memory'"
-            ).fetchone()
-            if version.encoded == 0 or has_memories is None:
+            reason = foreign(conn) or ("it holds no tables" if version.encoded == 0 else None)
+            if reason is not None:
                 raise InvalidInput(
-                    f"{source} is a SQLite database but not Cairn's (it has no memory table); "
-                    "nothing was restored",
-                    data={"path": str(source)},
+                    f"{source} is a SQLite database but not a Cairn store ({reason}); nothing "
+                    "was restored - choose a backup (`cairn backup --list`)",
+                    data={"path": str(source), "user_version": version.encoded},
                 )
-            memories = int(
-                conn.execute("SELECT count(*) FROM memory WHERE status != 'forgotten'").fetchone()[
-                    0
-                ]
-            )
+            try:
+                memories = int(
+                    conn.execute(
+                        "SELECT count(*) FROM memory WHERE status != 'forgotten'"
+                    ).fetchone()[0]
+                )
+            except sqlite3.OperationalError as e:  # Cairn's table names, not its columns
+                raise InvalidInput(
+                    f"{source} is a SQLite database but not a Cairn store (its memory table is "
+                    f"not Cairn's: {e}); nothing was restored - choose a backup "
+                    "(`cairn backup --list`)",
+                    data={"path": str(source), "user_version": version.encoded},
+                ) from e
             conn.execute("PRAGMA journal_mode=DELETE").fetchone()  # no -wal to carry along
         finally:
             conn.close()

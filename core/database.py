@@ -19,7 +19,7 @@ from typing import Any, TextIO, TypeVar
 import peewee
 
 from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
-from core.migrations import migrate
+from core.migrations import foreign, migrate
 from core.paths import ensure_private_dir
 from core.settings import Settings
 
@@ -214,48 +214,100 @@ def _damaged_message(path: Path, detail: str) -> str:
     )
 
 
-def _refuse_lost_store(path: Path) -> None:
-    """Refuse a database file that holds nothing - no Cairn schema, no table - while backups of
-    a store lie beside it: its contents were lost (a deleted write-ahead log: a young store
-    keeps everything there; an emptied file), and opening it would start a new, empty store as
-    if nothing had happened. A file Cairn creates itself is never refused; nor is an empty file
-    with no backup beside it (nothing to bring back). Read only: the file is left as it is.
+def _check_before_opening(path: Path, settings: Settings) -> None:
+    """Look at the database file read-only, before anything opens or creates it for writing:
+    refuse a store whose contents were lost (`_refuse_lost_store`), another program's database
+    (`migrations.foreign`) and, when `store.quick_check_on_open` is on, a damaged file. Nothing
+    here writes to the file (the write connection switches it to WAL journaling, which rewrites
+    its header), so each refusal's "Cairn has not changed it" is true.
 
-    An empty file beside a write-ahead log that holds data is refused in any case, before SQLite
-    sees it: opening the pair deletes the log, and the writes in it with it."""
+    Raises:
+        IntegrityFailure: the file is damaged.
+        StoreUnavailable: the store's contents were lost, the path is a folder, or the file is
+            another program's database.
+    """
+    if path.exists() and not path.is_file():
+        kind = "a folder, not a database file" if path.is_dir() else "not a regular file"
+        raise StoreUnavailable(
+            f"the memory database {path} is {kind}; Cairn has not changed it. Move it away "
+            "and start Cairn again, or bring back the newest backup with `cairn restore --latest`",
+            data={"path": str(path)},
+        )
+    if not path.exists() or path.stat().st_size == 0:
+        _refuse_lost_store(path, missing=not path.exists(), unread=True)
+        return
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return  # not readable as a database: opening it says so
+    try:
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
+        except sqlite3.DatabaseError as e:
+            if getattr(e, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_CORRUPT:
+                raise IntegrityFailure(
+                    _damaged_message(path, str(e)), data={"path": str(path)}
+                ) from e
+            return  # not a database, or not readable: opening it says so
+        if not version and not tables:
+            _refuse_lost_store(path, missing=False, unread=False)
+        reason = foreign(conn)
+        if reason is not None:
+            raise StoreUnavailable(
+                f"{path} is not a Cairn memory database ({reason}); Cairn has not changed it. "
+                "Move it away and start Cairn again, or bring back the newest backup with "
+                "`cairn restore --latest`",
+                data={"path": str(path), "user_version": version},
+            )
+        if settings.flag("store.quick_check_on_open"):
+            quick_check(conn, path)
+    finally:
+        conn.close()
+
+
+def _refuse_lost_store(path: Path, *, missing: bool, unread: bool) -> None:
+    """Refuse a database file that is missing, empty or holds nothing - no Cairn schema, no
+    table - while backups of a store lie beside it: its contents were lost (a deleted
+    write-ahead log: a young store keeps everything there; an emptied, deleted or moved file),
+    and opening it would start a new, empty store as if nothing had happened. With no backup
+    beside it, there is nothing to bring back: such a file is a new store.
+
+    A missing or empty file beside a write-ahead log that holds data is refused in any case,
+    before SQLite sees it (`unread`): opening the pair deletes the log, and the writes in it
+    with it."""
     wal = Path(f"{path}-wal")
     wal_bytes = wal.stat().st_size if wal.exists() else 0
-    if path.stat().st_size == 0:
-        if wal_bytes:
-            raise StoreUnavailable(
-                f"the memory database {path} is empty, but its write-ahead log {wal.name} holds "
-                f"{wal_bytes} bytes of writes, which cannot be read without it (opening the pair "
-                "would delete the log). Cairn has not changed either file. Keep a copy of both; "
-                "then bring back the newest backup with `cairn restore --latest`, or move both "
-                "away to start a new store",
-                data={"path": str(path), "wal_bytes": wal_bytes},
-            )
-        version = tables = 0
-    else:
-        try:
-            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-            try:
-                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-                tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            return  # not readable as a database: opening it says so
     backups = sorted((path.parent / "backups").glob("cairn-*.db"))
-    if version or tables or not backups:
+    folder = path.parent / "backups"
+    if wal_bytes and unread:
+        also = f", and the folder {folder}," if backups else ""
+        files = "the log" if missing else "both"
+        raise StoreUnavailable(
+            f"the memory database {path} is {'missing' if missing else 'empty'}, but its "
+            f"write-ahead log {wal.name} holds {wal_bytes} bytes of writes, which cannot be read "
+            "without it (opening the pair would delete the log). Cairn has not changed "
+            f"{'the log, nor made a new database' if missing else 'either file'}. Keep a copy of "
+            f"{files}; then bring back the newest backup with `cairn restore --latest`, or move "
+            f"{files}{also} away to start a new store",
+            data={"path": str(path), "wal_bytes": wal_bytes},
+        )
+    if not backups:
         return
     held = "backup of a store lies" if len(backups) == 1 else "backups of a store lie"
+    if missing:
+        state = "is missing,"
+        lost = "Was it deleted or moved? Cairn has not made a new one in its place"
+    else:
+        state = "holds nothing - no memories, no tables -"
+        lost = (
+            f"Its contents were lost (was {path.name}-wal deleted, or the file emptied?); "
+            "Cairn has not changed it"
+        )
     raise StoreUnavailable(
-        f"the memory database {path} holds nothing - no memories, no tables - but "
-        f"{len(backups)} {held} in {backups[0].parent}. Its contents were lost "
-        f"(was {path.name}-wal deleted, or the file emptied?); Cairn has not changed it. Bring "
-        "back the newest backup with `cairn restore --latest`, or, to start a new store, move "
-        f"{path.name} away",
+        f"the memory database {path} {state} but {len(backups)} {held} in {folder}. {lost}. "
+        "Bring back the newest backup with `cairn restore --latest`, or, to start a new store, "
+        f"move the folder {folder} away",
         data={"path": str(path), "backups": len(backups)},
     )
 
@@ -280,20 +332,17 @@ def open_write_database(
         StoreUnavailable: the file cannot be opened (permissions, not a database, disk).
     """
     ensure_private_dir(path.parent)
+    _check_before_opening(path, settings)
     created = not path.exists()
     if created:
         # Create the file owner-only before SQLite opens it; the directory is 0700 already.
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
-    if not created:
-        _refuse_lost_store(path)
     db = WriteDatabase(path, settings)
     try:
         db.connect()
         conn = db.conn()
         _require_wal(conn, path)
-        if settings.flag("store.quick_check_on_open") and not created:
-            quick_check(conn, path)
         migrate(conn, before_migrate=before_migrate)
     except (sqlite3.DatabaseError, peewee.DatabaseError) as e:
         db.close()

@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.errors import SchemaTooNew
+from core.errors import SchemaTooNew, StoreUnavailable
 
 
 @dataclass(frozen=True, order=True)
@@ -322,9 +322,60 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 CURRENT = MIGRATIONS[-1].version
 
+# The tables every Cairn store has held since schema 1.0; later minors only add tables.
+STORE_TABLES = frozenset(
+    {
+        "meta",
+        "workspace",
+        "memory",
+        "revision",
+        "usage",
+        "audit",
+        "tombstone",
+        "relation",
+        "idempotency",
+    }
+)
+
 
 def read_version(conn: sqlite3.Connection) -> SchemaVersion:
     return SchemaVersion.decode(int(conn.execute("PRAGMA user_version").fetchone()[0]))
+
+
+def foreign(conn: sqlite3.Connection) -> str | None:
+    """Why the database on `conn` is not a Cairn store, as a clause naming what it holds; None
+    when it is one, holds nothing yet (a new store), or belongs to a newer major version (which
+    `migrate` refuses as too new: its tables may differ). Reads only.
+
+    A Cairn store has a schema version some Cairn wrote - one in `MIGRATIONS`, or a later minor
+    of this major - and the tables of schema 1.0. Version 1.0 sets the version in the same
+    transaction as it creates the tables, so tables under version 0 are another program's.
+    """
+    value = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    version = SchemaVersion.decode(value)
+    if version.major > CURRENT.major:
+        return None
+    tables = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name"
+        )
+    ]
+    held = f"the table{'s' if len(tables) > 1 else ''} {_names(tables)}" if tables else "no tables"
+    if value == 0:
+        return f"it holds {held} and no Cairn schema version" if tables else None
+    if version not in {m.version for m in MIGRATIONS} and not version > CURRENT:
+        return f"its user_version {value} is no schema version Cairn writes; it holds {held}"
+    missing = sorted(STORE_TABLES - set(tables))
+    if missing:
+        return f"it holds {held} but not Cairn's {_names(missing)}"
+    return None
+
+
+def _names(names: list[str]) -> str:
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return ", ".join(names[:5]) + more
 
 
 def migrate(
@@ -343,6 +394,7 @@ def migrate(
 
     Raises:
         SchemaTooNew: the database belongs to a newer major version of Cairn.
+        StoreUnavailable: the database is not a Cairn store (`foreign`); it is not changed.
     """
     current = read_version(conn)
     if current.major > CURRENT.major:
@@ -351,6 +403,12 @@ def migrate(
             f"understands {CURRENT.major}.x). Upgrade Cairn, or restore a backup made by this "
             "version",
             data={"found": str(current), "supported_major": CURRENT.major},
+        )
+    reason = foreign(conn)
+    if reason is not None:
+        raise StoreUnavailable(
+            f"this database is not a Cairn memory database ({reason}); it was not changed",
+            data={"user_version": current.encoded},
         )
     pending = [m for m in MIGRATIONS if current < m.version <= target]
     if not pending:

@@ -16,6 +16,7 @@ from core import search_index
 from core.changes import ChangeBus
 from core.clock import Clock
 from core.database import ReadDatabase, StoreLock, open_write_database
+from core.errors import StoreUnavailable
 from core.failures import BackgroundFailures
 from core.schema import Tables, bind_tables
 from core.settings import Settings
@@ -113,8 +114,19 @@ class Store:
             write_tables=write_tables,
             read_db=read_db,
         )
-        store.writer.committed_seq = store._max_audit_seq()
-        store.writer.run(_rebuild_index_if_stale)
+        try:
+            store.writer.committed_seq = store._max_audit_seq()
+            store.writer.run(_rebuild_index_if_stale)
+        except sqlite3.DatabaseError as e:
+            store.close()
+            raise StoreUnavailable(
+                f"cannot open the memory database {path}: {e}. If the file is damaged, restore "
+                "a backup with `cairn restore`",
+                data={"path": str(path)},
+            ) from e
+        except BaseException:
+            store.close()
+            raise
         return store
 
     def _max_audit_seq(self) -> int:

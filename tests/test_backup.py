@@ -45,7 +45,7 @@ from core.errors import (
     SchemaTooNew,
 )
 from core.janitor import Janitor
-from core.migrations import CURRENT, SchemaVersion, migrate
+from core.migrations import CURRENT, STORE_TABLES, SchemaVersion, migrate
 from core.model import Caller, Scope, Surface, WriteResult
 from core.paths import Paths
 from core.requests import WriteRequest
@@ -511,7 +511,7 @@ def test_a_restore_killed_half_way_loses_no_acknowledged_write(
         ("truncated", IntegrityFailure, "nothing was restored"),
         ("not sqlite", InvalidInput, "not a SQLite database"),
         ("newer schema", SchemaTooNew, "newer Cairn"),
-        ("not cairn's", InvalidInput, "not Cairn's"),
+        ("not cairn's", InvalidInput, "not a Cairn store"),
     ],
 )
 def test_a_bad_backup_is_refused_and_nothing_is_replaced(
@@ -526,6 +526,57 @@ def test_a_bad_backup_is_refused_and_nothing_is_replaced(
         restore(paths, bad)
     assert hashlib.sha256(paths.database.read_bytes()).hexdigest() == database_before
     assert files_in(paths.data) == data_before  # nothing moved aside, no copy left behind
+
+
+def test_a_backup_with_a_schema_version_no_cairn_writes_is_refused(
+    backed_up: tuple[Paths, BackupInfo],
+) -> None:
+    """A backup whose user_version was set to -5 was restored (exit 0); the next Cairn then took
+    a backup named "pre-migration--1.995-to-2.0" and failed to start, "table meta already
+    exists"."""
+    paths, info = backed_up
+    home = paths.data.parent
+    bad = home / "negative.db"
+    bad.write_bytes(info.path.read_bytes())
+    conn = sqlite3.connect(bad)
+    conn.execute("PRAGMA user_version = -5")
+    conn.close()
+    before = paths.database.read_bytes()
+    data_before = files_in(paths.data)
+    status, shown = at_terminal(home, "restore", str(bad), typed="restore")
+    assert status == ErrorCode.INVALID_PARAMS.exit_status == 65, shown
+    assert "is a SQLite database but not a Cairn store" in shown
+    assert "user_version -5 is no schema version Cairn writes" in shown
+    assert paths.database.read_bytes() == before and files_in(paths.data) == data_before
+    app = open_app(paths)  # and the store is as it was
+    try:
+        assert len(app.memories.list(Caller.human()).items) == 3
+    finally:
+        app.close()
+
+
+def test_a_sqlite_file_that_is_not_cairns_is_named_so_not_called_damaged(
+    backed_up: tuple[Paths, BackupInfo],
+) -> None:
+    """A SQLite file with a table called memory (but not Cairn's columns) under this schema
+    version was called damaged, "is damaged (no such column: status)", exit 74 - as if it were
+    a Cairn backup gone bad, not a file that was never one."""
+    paths, _ = backed_up
+    home = paths.data.parent
+    for name, tables in (("fake.db", ["memory"]), ("shaped.db", sorted(STORE_TABLES))):
+        fake = home / name
+        conn = sqlite3.connect(fake)
+        for table in tables:
+            conn.execute(f"CREATE TABLE {table} (x)")
+        conn.execute(f"PRAGMA user_version = {CURRENT.encoded}")
+        conn.commit()
+        conn.close()
+        before = paths.database.read_bytes()
+        status, shown = at_terminal(home, "restore", str(fake), typed="restore")
+        assert status == 65, shown
+        assert "is a SQLite database but not a Cairn store" in shown, shown
+        assert "damaged" not in shown
+        assert paths.database.read_bytes() == before
 
 
 def test_restore_refuses_a_missing_file_and_the_live_database(

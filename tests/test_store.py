@@ -223,6 +223,34 @@ def test_damaged_database_is_refused_with_what_to_do(short_tmp: Path) -> None:
         open_store(db)
 
 
+def test_a_damaged_database_refused_on_open_is_left_byte_for_byte(short_tmp: Path) -> None:
+    """The refusal said "Cairn has not changed it", but WAL journaling was switched on before the
+    check ran: a damaged file put back by hand (a backup, in rollback-journal mode) had its header
+    rewritten (bytes 18 and 19, 1 and 1, became 2 and 2) by the open that refused it."""
+    from core.backup import BackupService
+
+    paths = paths_for(short_tmp / "kept")
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    for i in range(50):
+        app.memories.write(
+            Caller.human(),
+            WriteRequest(content=f"memory {i} " + "y" * 500, kind="fact", scope=Scope.USER),
+        )
+    backup = BackupService(app.store, paths, app.settings, app.clock, app.failures).backup()
+    app.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+    data = bytearray(backup.path.read_bytes())
+    assert (data[18], data[19]) == (1, 1)  # a backup is a rollback-journal file
+    data[4096 * 6 + 10 : 4096 * 6 + 400] = b"\xa5" * 390  # one page scribbled over
+    paths.database.write_bytes(bytes(data))
+    for _ in range(2):
+        with pytest.raises(IntegrityFailure, match="Cairn has not changed it"):
+            Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+        assert paths.database.read_bytes() == bytes(data)
+        assert not Path(f"{paths.database}-wal").exists()
+
+
 def test_a_store_whose_contents_were_lost_is_not_opened_as_a_new_one(short_tmp: Path) -> None:
     """A young store keeps everything in its WAL: with the WAL deleted after a crash (or the
     file emptied), Cairn opened the empty file as a brand-new store - 0 memories, no warning -
@@ -258,6 +286,48 @@ def test_a_store_whose_contents_were_lost_is_not_opened_as_a_new_one(short_tmp: 
     open_store(fresh).close()
 
 
+def test_a_deleted_database_with_backups_beside_it_is_not_replaced_by_a_new_one(
+    short_tmp: Path,
+) -> None:
+    """With cairn.db (and its -wal, -shm) deleted or moved away while backups lay in `backups/`,
+    Cairn created a new, empty store without a word - 0 memories - where an emptied file was
+    refused; the next backup then sat beside the real ones as if nothing had happened."""
+    from core.backup import BackupService, restore
+
+    paths = paths_for(short_tmp / "gone")
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    app.memories.write(
+        Caller.human(), WriteRequest(content="the heron database", kind="fact", scope=Scope.USER)
+    )
+    BackupService(app.store, paths, app.settings, app.clock, app.failures).backup("manual")
+    app.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+    with pytest.raises(
+        StoreUnavailable,
+        match=r"cairn\.db is missing, but 1 backup of a store lies in .*backups.*"
+        r"`cairn restore --latest`, or, to start a new store, move the folder .*backups away",
+    ):
+        Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    assert not paths.database.exists()  # no new store made in its place
+    restore(paths, sorted(paths.backups.glob("cairn-*.db"))[-1])
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    try:
+        [memory] = app.memories.list(Caller.human()).items
+        assert memory.content == "the heron database"
+    finally:
+        app.close()
+    # following the other advice: with the backups moved away, a new store starts
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+    paths.backups.rename(short_tmp / "old-backups")
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    try:
+        assert not app.memories.list(Caller.human()).items
+    finally:
+        app.close()
+
+
 def test_an_empty_database_beside_a_log_of_writes_is_refused_and_the_log_kept(
     short_tmp: Path,
 ) -> None:
@@ -284,6 +354,10 @@ def test_an_empty_database_beside_a_log_of_writes_is_refused_and_the_log_kept(
         with pytest.raises(StoreUnavailable, match=r"is empty, but its write-ahead log"):
             Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
         assert wal.read_bytes() == held and paths.database.read_bytes() == b""
+    paths.database.unlink()  # and with no cairn.db at all, no new one is made beside the log
+    with pytest.raises(StoreUnavailable, match=r"is missing, but its write-ahead log"):
+        Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    assert wal.read_bytes() == held and not paths.database.exists()
 
 
 def test_a_lock_file_that_cannot_be_written_is_an_io_error(short_tmp: Path) -> None:
@@ -300,6 +374,87 @@ def test_not_a_database_is_refused(short_tmp: Path) -> None:
     db.write_text("this is not sqlite" * 100)
     with pytest.raises(StoreUnavailable):
         open_store(db)
+
+
+def test_migrate_leaves_another_programs_database_alone(short_tmp: Path) -> None:
+    """`migrate` added Cairn's tables beside another program's (user_version 0) and migrated
+    one of version 7 as if it were Cairn's schema 0.7."""
+    for value in (0, 7, -5):
+        conn = sqlite3.connect(short_tmp / f"other-{value}.db", isolation_level=None)
+        conn.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
+        conn.execute(f"PRAGMA user_version = {value}")
+        with pytest.raises(StoreUnavailable, match=r"not a Cairn memory database .*moz_places"):
+            migrate(conn, before_migrate=lambda a, b: pytest.fail("a backup was taken"))
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master")]
+        assert names == ["moz_places"]
+        assert conn.execute("PRAGMA user_version").fetchone() == (value,)
+        conn.close()
+
+
+@pytest.mark.parametrize("user_version", [0, 7, CURRENT.encoded + 1])
+def test_another_programs_database_in_place_of_the_store_is_refused_untouched(
+    short_tmp: Path, user_version: int
+) -> None:
+    """Another program's SQLite file put where cairn.db should be (here a browser's history)
+    was taken over: with user_version 0 Cairn added its tables beside the other program's;
+    with 7 it took a "pre-migration-0.7-to-2.0" backup and migrated it; with 2001 (a version
+    of this major) it crashed with a traceback, "no such table: audit"."""
+    from tests.test_cli_serving import cairn as run_cairn
+
+    home = short_tmp / "foreign"
+    paths = paths_for(home)
+    paths.data.mkdir(parents=True, mode=0o700)
+    conn = sqlite3.connect(paths.database)
+    conn.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
+    conn.execute("INSERT INTO moz_places (url) VALUES ('https://example.org')")
+    conn.execute(f"PRAGMA user_version = {user_version}")
+    conn.commit()
+    conn.close()
+    before = paths.database.read_bytes()
+    with pytest.raises(
+        StoreUnavailable,
+        match=r"cairn\.db is not a Cairn memory database \(.*moz_places.*\); Cairn has not "
+        r"changed it",
+    ):
+        Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    done = run_cairn(home, "reindex")  # a command that opens the store itself
+    assert done.returncode == 74, done.stderr
+    assert "not a Cairn memory database" in done.stderr and "Traceback" not in done.stderr
+    assert paths.database.read_bytes() == before
+    assert not Path(f"{paths.database}-wal").exists()
+    assert not paths.backups.exists()  # nor was a pre-migration backup taken of it
+
+
+def test_a_store_failing_after_it_opened_is_refused_and_released(short_tmp: Path) -> None:
+    """A file with Cairn's schema version and table names but not their columns got past the
+    checks and then failed reading the audit log: a raw "sqlite3.OperationalError" traceback,
+    and the store's lock and writer thread were left held in the process."""
+    from core.migrations import STORE_TABLES
+
+    db = short_tmp / "shaped.db"
+    conn = sqlite3.connect(db)
+    for name in sorted(STORE_TABLES):
+        conn.execute(f"CREATE TABLE {name} (x)")
+    conn.execute(f"PRAGMA user_version = {CURRENT.encoded}")
+    conn.commit()
+    conn.close()
+    writers = {t for t in threading.enumerate() if t.name == "cairn-writer"}
+    for _ in range(2):  # the second time is not "already open in another Cairn process"
+        with pytest.raises(StoreUnavailable, match=r"cannot open the memory database .*seq"):
+            open_store(db)
+    assert {t for t in threading.enumerate() if t.name == "cairn-writer"} <= writers
+
+
+def test_a_folder_in_place_of_the_database_is_named_as_one(short_tmp: Path) -> None:
+    """A folder where cairn.db should be was refused as "unable to open database file. If the
+    file is damaged, restore a backup" - the message spoke of a damaged file, not a folder."""
+    paths = paths_for(short_tmp / "dir")
+    paths.database.mkdir(parents=True)
+    (paths.database / "notes.txt").write_text("someone's folder\n")
+    with pytest.raises(StoreUnavailable, match=r"cairn\.db is a folder, not a database file") as e:
+        Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    assert "damaged" not in e.value.message
+    assert sorted(p.name for p in paths.database.iterdir()) == ["notes.txt"]
 
 
 def test_writer_group_commit_isolates_a_failing_job(short_tmp: Path) -> None:
