@@ -72,6 +72,7 @@ class SettingsService:
             raise InvalidInput(f"{name}: {reason}", data={"field": name})
         with self._lock:
             doc = self._document()
+            _, problems_before = validate_document(doc.unwrap())
             section = doc.get(knob.section)
             if section is None:
                 section = tomlkit.table()
@@ -86,6 +87,9 @@ class SettingsService:
             text = tomlkit.dumps(doc)
             # Checked as the loader will read it back, so what is written is what starts.
             values, problems = validate_document(tomllib.loads(text))
+            made = [p for p in problems if p not in problems_before]
+            if made:  # this value, or one the file holds that it no longer fits (notes.kind)
+                raise InvalidInput("; ".join(made), data={"field": name, "problems": made})
             if problems:
                 raise ConfigInvalid(
                     f"settings file {self._path} has problems to fix first: {'; '.join(problems)}",

@@ -182,3 +182,19 @@ def test_a_cairn_home_that_is_a_file_is_one_clear_line(short_tmp: Path) -> None:
         (layout / name).write_text("x\n", encoding="utf-8")
         out = cairn(layout, "status", timeout=20)
         assert out.returncode == 78 and f"{layout / name} is a file" in out.stderr, out.stderr
+
+
+def test_an_unknown_context_tier_stops_start_with_one_clear_line(short_tmp: Path) -> None:
+    """`context.tiers = ["robot"]` passed the checks and `cairn serve` died with a traceback
+    ("ValueError: 'robot' is not a valid Tier"), exit 1."""
+    home = short_tmp / "tier"
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "settings.toml").write_text(
+        '[context]\ntiers = ["robot"]\n', encoding="utf-8"
+    )
+    out = cairn(home, "serve", timeout=15)
+    assert out.returncode == 78, out.stderr
+    assert "context.tiers: expected each of human, explicit, derived, llm, got 'robot'" in (
+        out.stderr
+    )
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr

@@ -3,6 +3,7 @@ announced on the change channel, and followed at once by the notes folder and th
 
 from __future__ import annotations
 
+import re
 import shutil
 import threading
 import time
@@ -17,7 +18,7 @@ from core.errors import ConfigInvalid, Forbidden, InvalidInput
 from core.model import Caller, Scope, Surface
 from core.notes import SyncReport
 from core.paths import Paths
-from core.settings import load_settings
+from core.settings import Value, load_settings
 from tests.conftest import FakeClock, open_policy
 
 
@@ -202,3 +203,38 @@ def test_a_section_that_is_not_a_table_is_named_and_kept(
     with pytest.raises(ConfigInvalid, match=r"backup: expected a \[backup\] table, got int 5"):
         cairn.config.set(human, "backup.keep_daily", 3)
     assert paths.settings_file.read_text(encoding="utf-8") == "backup = 5  # oops\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "reason"),
+    [
+        ("context.tiers", ("robot",), "expected each of human, explicit, derived, llm"),
+        ("context.tiers", (), "expected at least one of human"),
+        ("memory.extra_kinds", ("Decision", "two words"), "expected lowercase words"),
+        ("notes.kind", "nonsense", "expected a built-in kind"),
+    ],
+)
+def test_a_value_cairn_cannot_use_is_refused_and_nothing_is_written(
+    cairn: Cairn, paths: Paths, human: Caller, name: str, value: Value, reason: str
+) -> None:
+    """The Settings window's path took `context.tiers = ["robot"]` (Cairn then could not start),
+    "Decision" as an extra kind (dropped at start) and a note kind no memory may have."""
+    paths.settings_file.write_text("# mine\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match=f"{re.escape(name)}: {reason}"):
+        cairn.config.set(human, name, value)
+    assert paths.settings_file.read_text(encoding="utf-8") == "# mine\n"
+
+
+def test_taking_away_the_kind_notes_use_is_refused(
+    cairn: Cairn, paths: Paths, human: Caller
+) -> None:
+    """Removing a kind from memory.extra_kinds while notes.kind names it is a new problem this
+    change makes: refused, naming notes.kind, and the file is kept."""
+    text = '[memory]\nextra_kinds = ["decision"]\n[notes]\nkind = "decision"\n'
+    paths.settings_file.write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"notes\.kind: expected a built-in kind .*'decision'"):
+        cairn.config.set(human, "memory.extra_kinds", ())
+    assert paths.settings_file.read_text(encoding="utf-8") == text
+    cairn.config.set(human, "notes.kind", "fact")
+    cairn.config.set(human, "memory.extra_kinds", ())
+    assert load_settings(paths.settings_file).strings("memory.extra_kinds") == ()
