@@ -140,7 +140,10 @@ _CHECKERS = {
 
 
 def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
+    # A whole float beyond 2**53 is shown as Python writes floats (1e+300), not as its 301 digits.
+    if isinstance(x, float) and x.is_integer() and abs(x) < 2**53:
+        return str(int(x))
+    return str(x)
 
 
 def _listed(values: Iterable[str]) -> str:
@@ -577,6 +580,13 @@ def _across(values: Mapping[str, Value]) -> list[str]:
     return problems
 
 
+def read_settings_text(path: Path) -> str:
+    """The text of `settings.toml`, without the byte order mark some editors (Windows Notepad)
+    put at the start: TOML has no place for it, and the parser's "Invalid statement (at line 1,
+    column 1)" did not say what was there."""
+    return path.read_text(encoding="utf-8-sig")
+
+
 def load_settings(path: Path) -> Settings:
     """Read `settings.toml`; a missing file means defaults.
 
@@ -585,7 +595,7 @@ def load_settings(path: Path) -> Settings:
             the wrong type or out of range. Every problem is listed, each with its key and reason.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_settings_text(path)
     except FileNotFoundError:
         return Settings({}, path)
     except (OSError, UnicodeDecodeError) as e:

@@ -20,7 +20,7 @@ from core.atomic_file import write_atomically
 from core.changes import ChangeBus, ChangeSet, Topic
 from core.errors import ConfigInvalid, Forbidden, InvalidInput
 from core.model import Caller
-from core.settings import KNOB_BY_NAME, Settings, Value, validate_document
+from core.settings import KNOB_BY_NAME, Settings, Value, read_settings_text, validate_document
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class SettingsService:
 
     def _document(self) -> tomlkit.TOMLDocument:
         try:
-            text = self._path.read_text(encoding="utf-8")
+            text = read_settings_text(self._path)
         except FileNotFoundError:
             return tomlkit.document()
         except (OSError, UnicodeDecodeError) as e:

@@ -135,3 +135,23 @@ def test_a_note_kind_from_extra_kinds_is_taken(short_tmp: Path) -> None:
     settings = load_settings(f)
     assert settings.text("notes.kind") == "Decision"  # in any case, as in a note's front matter
     assert settings.strings("context.tiers") == ("human", "llm")
+
+
+def test_a_huge_number_is_shown_short(short_tmp: Path) -> None:
+    """`interval_hours = 1e300` was refused with "got 1000000...", all 301 digits."""
+    f = short_tmp / "settings.toml"
+    f.write_text("[backup]\ninterval_hours = 1e300\nkeep_daily = 9999999999\n", encoding="utf-8")
+    with pytest.raises(ConfigInvalid) as info:
+        load_settings(f)
+    assert info.value.data["problems"] == [
+        "backup.interval_hours: must be at most 8760, got 1e+300",
+        "backup.keep_daily: must be at most 366, got 9999999999",
+    ]
+
+
+def test_a_byte_order_mark_at_the_start_is_taken(short_tmp: Path) -> None:
+    """A file saved with a UTF-8 byte order mark (as Windows Notepad does) stopped the start with
+    "not valid TOML: Invalid statement (at line 1, column 1)", the mark itself invisible."""
+    f = short_tmp / "settings.toml"
+    f.write_bytes(b'\xef\xbb\xbf[store]\nsynchronous = "FULL"\n')
+    assert load_settings(f).text("store.synchronous") == "FULL"

@@ -238,3 +238,16 @@ def test_taking_away_the_kind_notes_use_is_refused(
     cairn.config.set(human, "notes.kind", "fact")
     cairn.config.set(human, "memory.extra_kinds", ())
     assert load_settings(paths.settings_file).strings("memory.extra_kinds") == ()
+
+
+def test_a_change_to_a_file_with_a_byte_order_mark_keeps_its_settings(
+    cairn: Cairn, paths: Paths, human: Caller
+) -> None:
+    """A settings file starting with a UTF-8 byte order mark could not be changed ("not valid
+    TOML ... fix it first")."""
+    paths.settings_file.write_bytes(b"\xef\xbb\xbf# mine\n[backup]\nkeep_daily = 30\n")
+    cairn.config.set(human, "backup.keep_weekly", 9)
+    settings = load_settings(paths.settings_file)
+    assert settings.integer("backup.keep_daily") == 30
+    assert settings.integer("backup.keep_weekly") == 9
+    assert "# mine" in paths.settings_file.read_text(encoding="utf-8")
