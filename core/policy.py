@@ -384,9 +384,28 @@ def with_mode(policy: Policy, target: str, mode: Mode | bool) -> Policy:
     if len(parts) == 2 and parts[0] == "scopes":
         scope = _scope(parts[1], target, line=None)
         return replace(policy, scopes={**policy.scopes, scope: mode})
-    if len(parts) >= 3 and parts[0] == "agents":
-        return _with_agent_mode(policy, target, parts[1], parts[2:], mode)
+    agent = _agent_target(target)
+    if agent is not None:
+        return _with_agent_mode(policy, target, *agent, mode)
     raise PolicyInvalid(f"unknown policy setting {target!r}")
+
+
+def _agent_target(target: str) -> tuple[str, list[str]] | None:
+    """(name, rule) of `agents.<name>.<rule>`. Read from the end: an agent's name may hold dots
+    (`gpt-4.1`), a rule's kind or scope never does. (Until 2026-11-30 the name was read up to
+    its first dot, and every override for such an agent was an "unknown policy setting".)"""
+    if not target.startswith("agents."):
+        return None
+    rest = target.removeprefix("agents.")
+    if rest.endswith(".extracted"):
+        name, rule = rest.removesuffix(".extracted"), ["extracted"]
+    else:
+        head, _, key = rest.rpartition(".")
+        name, dot, group = head.rpartition(".")
+        if not dot or group not in ("kinds", "scopes"):
+            return None
+        rule = [group, key]
+    return (name, rule) if name else None
 
 
 def _with_agent_mode(policy: Policy, target: str, name: str, rest: list[str], mode: Mode) -> Policy:

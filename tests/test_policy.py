@@ -340,3 +340,23 @@ def test_one_write_is_judged_by_one_policy() -> None:
         fields={"content": "the queue is called ledger"},
     )
     assert verdict.outcome is not Outcome.STORE and verdict.code == "capture_paused"
+
+
+def test_an_agent_whose_name_has_dots_gets_overrides_through_cairn(
+    cairn: Cairn, paths: Paths
+) -> None:
+    """`policy set agents.gpt-4.1.kinds.idea auto` said "unknown policy setting"."""
+    person = Caller.human()
+    cairn.policy.set(person, "agents.gpt-4.1.kinds.idea", Mode.AUTO)
+    cairn.policy.set(person, "agents.gpt-4.1.scopes.user", Mode.OFF)
+    cairn.policy.set(person, "agents.v1.2.extracted", Mode.ASK)
+    policy = cairn.policy.current()
+    both = {"kinds": {"idea": "auto"}, "scopes": {"user": "off"}}
+    assert policy.agents["gpt-4.1"].to_dict() == both
+    assert policy.agents["v1.2"].to_dict() == {"extracted": "ask"}
+    text = (paths.config / "policy.toml").read_text(encoding="utf-8")
+    assert parse_policy(text, BUILTIN_KINDS) == policy
+    with pytest.raises(InvalidInput, match=r"unknown policy setting 'agents\.gpt-4\.1\.kinds'"):
+        cairn.policy.set(person, "agents.gpt-4.1.kinds", Mode.AUTO)
+    with pytest.raises(InvalidInput, match=r"unknown policy setting 'agents\.\.kinds\.idea'"):
+        cairn.policy.set(person, "agents..kinds.idea", Mode.AUTO)
