@@ -167,3 +167,19 @@ def test_an_override_for_an_agent_whose_name_has_a_dot_is_added_changed_and_remo
     qtbot.waitUntil(lambda: window.overrides.rowCount() == 0)
     assert "agents" not in file_of(desk)
     settle(qtbot, desk)
+
+
+def test_an_override_for_an_upper_case_agent_name_is_refused(
+    qtbot: QtBot, desk: Desk, window: PolicyWindow
+) -> None:
+    """`Claude-Code` was taken and written to the file without a word, though agent names are
+    lower case and no agent could ever be named so: the override never applied."""
+    QTest.keyClicks(window.new_agent, "Claude-Code")
+    window.new_rule.setCurrentIndex(window.new_rule.findData("kinds.idea"))
+    window.add_button.click()
+    settle(qtbot, desk)
+    assert desk.presenter.last is not None
+    assert "'Claude-Code' is not a valid agent name" in desk.presenter.last
+    assert "lower-case" in desk.presenter.last
+    assert window.new_agent.text() == "Claude-Code" and window.overrides.rowCount() == 0
+    assert "agents" not in file_of(desk)
