@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 from core import __version__
@@ -110,111 +111,123 @@ class Cairn:
             failures=failures,
             before_migrate=back_up_first,
         )
-        usage = UsageRecorder(store, settings.integer("usage.flush_interval_ms"), failures, clock)
-        warnings = Warnings()
-        allowlist = Allowlist(store, clock)
-        try:
+        # Whatever fails from here on (a damaged table, a service refusing its settings) must
+        # not leave the store locked and its threads running: the next open in this process
+        # would be told the store is "already open in another Cairn process" - this one.
+        with ExitStack() as undo:
+            undo.callback(store.close)
+            usage = UsageRecorder(
+                store, settings.integer("usage.flush_interval_ms"), failures, clock
+            )
+            undo.callback(usage.close)
+            warnings = Warnings()
+            allowlist = Allowlist(store, clock)
             policy = PolicyService(
                 store, clock, warnings, paths.config / POLICY_FILE, Limits(settings).kinds
             )
-        except BaseException:
-            store.close()
-            raise
-        gate = Gate(policy.current, allowlist.fingerprints)
-        near = NearDuplicates(store)
-        queue = ReviewQueue(settings, near)
-        memories = MemoryService(
-            store,
-            settings,
-            clock,
-            usage,
-            gate=gate,
-            proposals=queue,
-            redactor=Redactor(allowlist.fingerprints),
-            near=near,
-            observers=[SearchIndex(), queue],
-        )
-        identity = IdentityService(
-            store,
-            clock,
-            settings,
-            gate=gate,
-            redactor=memories.redactor,
-            proposals=queue,
-        )
-        identity.seed()
-        review = ReviewService(
-            store, clock, memories, gate=gate, allowlist=allowlist, identity=identity
-        )
-        workspaces = WorkspaceRegistry(store)
-        lifecycle = Lifecycle(
-            store, memories, workspaces, settings=settings, clock=clock, warnings=warnings
-        )
-        notes = NotesFolder(
-            memories, store, settings, clock, failures, warnings, workspaces=workspaces
-        )
-        memories.follow_notes(notes.file_state)
-        search = SearchService(
-            store, clock, memories, agents_may_broaden=settings.flag("search.agents_may_broaden")
-        )
-        context = ContextBuilder(search, settings)
-        tokens, no_keychain = open_token_store(paths)
-        if no_keychain:
-            warnings.set("no_keychain", no_keychain)
-            log.warning(no_keychain)
-        activity = Activity(bus=bus)
-        backups = BackupService(store, paths, settings, clock, failures)
-        config = SettingsService(paths.settings_file, settings, bus)
-        config.follow(("notes.folder", "notes.kind", "notes.scope"), notes.reconfigure)
-        config.follow(
-            ("backup.interval_hours", "backup.keep_daily", "backup.keep_weekly"), backups.use
-        )
-        health = HealthService(
-            store,
-            paths=paths,
-            clock=clock,
-            activity=activity,
-            failures=failures,
-            warnings=warnings,
-            notes_errors=notes.errors,
-        )
-        return cls(
-            paths=paths,
-            settings=settings,
-            clock=clock,
-            bus=bus,
-            store=store,
-            usage=usage,
-            memories=memories,
-            workspaces=workspaces,
-            search=search,
-            context=context,
-            failures=failures,
-            agents=AgentService(store, clock, tokens),
-            activity=activity,
-            warnings=warnings,
-            health=health,
-            policy=policy,
-            review=review,
-            allowlist=allowlist,
-            identity=identity,
-            lifecycle=lifecycle,
-            notes=notes,
-            backups=backups,
-            archive=ArchiveService(
+            undo.callback(policy.close)
+            gate = Gate(policy.current, allowlist.fingerprints)
+            near = NearDuplicates(store)
+            queue = ReviewQueue(settings, near)
+            memories = MemoryService(
+                store,
+                settings,
+                clock,
+                usage,
+                gate=gate,
+                proposals=queue,
+                redactor=Redactor(allowlist.fingerprints),
+                near=near,
+                observers=[SearchIndex(), queue],
+            )
+            identity = IdentityService(
                 store,
                 clock,
+                settings,
+                gate=gate,
+                redactor=memories.redactor,
+                proposals=queue,
+            )
+            identity.seed()
+            review = ReviewService(
+                store, clock, memories, gate=gate, allowlist=allowlist, identity=identity
+            )
+            workspaces = WorkspaceRegistry(store)
+            lifecycle = Lifecycle(
+                store, memories, workspaces, settings=settings, clock=clock, warnings=warnings
+            )
+            notes = NotesFolder(
+                memories, store, settings, clock, failures, warnings, workspaces=workspaces
+            )
+            undo.callback(notes.close)
+            memories.follow_notes(notes.file_state)
+            search = SearchService(
+                store,
+                clock,
+                memories,
+                agents_may_broaden=settings.flag("search.agents_may_broaden"),
+            )
+            context = ContextBuilder(search, settings)
+            tokens, no_keychain = open_token_store(paths)
+            if no_keychain:
+                warnings.set("no_keychain", no_keychain)
+                log.warning(no_keychain)
+            activity = Activity(bus=bus)
+            undo.callback(activity.close)
+            backups = BackupService(store, paths, settings, clock, failures)
+            config = SettingsService(paths.settings_file, settings, bus)
+            config.follow(("notes.folder", "notes.kind", "notes.scope"), notes.reconfigure)
+            config.follow(
+                ("backup.interval_hours", "backup.keep_daily", "backup.keep_weekly"), backups.use
+            )
+            health = HealthService(
+                store,
                 paths=paths,
+                clock=clock,
+                activity=activity,
+                failures=failures,
+                warnings=warnings,
+                notes_errors=notes.errors,
+            )
+            cairn = cls(
+                paths=paths,
+                settings=settings,
+                clock=clock,
+                bus=bus,
+                store=store,
+                usage=usage,
                 memories=memories,
                 workspaces=workspaces,
+                search=search,
+                context=context,
+                failures=failures,
+                agents=AgentService(store, clock, tokens),
+                activity=activity,
+                warnings=warnings,
+                health=health,
+                policy=policy,
+                review=review,
+                allowlist=allowlist,
+                identity=identity,
+                lifecycle=lifecycle,
+                notes=notes,
+                backups=backups,
+                archive=ArchiveService(
+                    store,
+                    clock,
+                    paths=paths,
+                    memories=memories,
+                    workspaces=workspaces,
+                    gate=gate,
+                    observers=(SearchIndex(),),
+                    identity_max_bytes=settings.integer("identity.max_bytes"),
+                ),
+                config=config,
                 gate=gate,
-                observers=(SearchIndex(),),
-                identity_max_bytes=settings.integer("identity.max_bytes"),
-            ),
-            config=config,
-            gate=gate,
-            started_at_ms=clock.now_ms(),
-        )
+                started_at_ms=clock.now_ms(),
+            )
+            undo.pop_all()  # built: the caller's close() releases it all from here
+            return cairn
 
     def server_limits(self) -> dict[str, float | int]:
         """The socket server's limits, as `capabilities` and `hello` report them."""

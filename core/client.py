@@ -22,7 +22,7 @@ from typing import Any, Self
 
 from core.errors import CairnError, ErrorCode, InvalidInput, NotRunning
 from core.keychain import open_token_store
-from core.paths import Paths, ensure_private_dir, resolve_paths
+from core.paths import HOME_ENV, Paths, cairn_home, ensure_private_dir, resolve_paths
 from core.protocol import PROTOCOL_VERSION
 from core.runtime import probe, socket_path
 
@@ -67,7 +67,12 @@ def ensure_running(paths: Paths, *, timeout: float = START_TIMEOUT) -> bool:
     ensure_private_dir(paths.state)
     logs = ensure_private_dir(paths.logs)
     log_file = logs / "daemon.log"
-    env = dict(os.environ)  # the daemon inherits CAIRN_HOME and the rest as they are
+    env = dict(os.environ)  # the daemon inherits the environment as it is, but for CAIRN_HOME:
+    # it runs in /, where a relative one named another store (until 2026-11-30 the command then
+    # waited 20 s for a socket that never came), so it is handed the absolute folder.
+    home = cairn_home(env)
+    if home is not None:
+        env[HOME_ENV] = str(home)
     # owner-only, like every file Cairn keeps (the folder is too; a copied log keeps its mode)
     with os.fdopen(os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
         proc = subprocess.Popen(

@@ -68,9 +68,21 @@ class Paths:
 
 
 def cairn_home(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The absolute directory `CAIRN_HOME` names (`~` expanded), or None when it is unset."""
+    """The absolute directory `CAIRN_HOME` names (`~` expanded, a relative one against the
+    working directory), or None when it is unset or empty (as for the XDG variables).
+
+    Raises:
+        ConfigInvalid: it is set but blank (only spaces or tabs): a value that came out empty in
+            a script, which until 2026-11-30 opened the person's own store instead.
+    """
     env = os.environ if environ is None else environ
-    home = env.get(HOME_ENV, "").strip()
+    raw = env.get(HOME_ENV, "")
+    home = raw.strip()
+    if raw and not home:
+        raise ConfigInvalid(
+            f"{HOME_ENV} is set but blank ({raw!r}); name a folder, or unset it for your own "
+            "directories"
+        )
     return Path(os.path.abspath(os.path.expanduser(home))) if home else None
 
 
@@ -101,7 +113,7 @@ def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
     so a test or a second, independent Cairn can run side by side with the user's own.
 
     Raises:
-        ConfigInvalid: `CAIRN_HOME` names a file.
+        ConfigInvalid: `CAIRN_HOME` names a file, or is set but blank.
     """
     env = os.environ if environ is None else environ
     root = cairn_home(env)

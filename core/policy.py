@@ -17,6 +17,7 @@ from typing import Any
 import tomlkit
 import tomlkit.exceptions
 
+from core.agents import NAME as AGENT_NAME
 from core.model import RESERVED_AGENT_NAMES, Scope
 from core.scanner import secret_rule
 
@@ -24,7 +25,12 @@ log = logging.getLogger(__name__)
 
 POLICY_FILE = "policy.toml"
 WIDE_SCOPES = (Scope.GLOBAL, Scope.USER)
-_AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# Agent names are lower case (`core.agents.NAME`): until 2026-11-30 an override for `Claude-Code`
+# was taken here, and could never apply to any agent.
+_NAME_RULE = (
+    "agent names are 1-64 characters of lower-case letters, digits, '.', '_' or '-', starting "
+    "with a letter or digit"
+)
 
 
 class Mode(StrEnum):
@@ -258,13 +264,13 @@ def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
 def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) -> AgentRule:
     section = f"agents.{name}"
     line = _line_of(text, "", section)
-    if not _AGENT_NAME.match(name):
-        raise PolicyInvalid(f"agents.{name}: not a valid agent name", line)
-    if name in RESERVED_AGENT_NAMES:  # as `policy set` and every other door refuse it
-        raise PolicyInvalid(f"agents.{name}: the agent name is reserved for Cairn's own", line)
-    secret = secret_rule(name)
+    secret = secret_rule(name)  # first: the other messages show the name
     if secret is not None:  # policy.get shows agent names to every agent
         raise PolicyInvalid(f"agents: an agent name looks like a secret (rule {secret})", line)
+    if not AGENT_NAME.match(name):
+        raise PolicyInvalid(f"agents.{name}: not a valid agent name ({_NAME_RULE})", line)
+    if name in RESERVED_AGENT_NAMES:  # as `policy set` and every other door refuse it
+        raise PolicyInvalid(f"agents.{name}: the agent name is reserved for Cairn's own", line)
     if not isinstance(raw, dict):
         raise PolicyInvalid(f"agents.{name} must be a table", line)
     for key in raw:
@@ -299,6 +305,13 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
 
 def policy_from_dict(data: Mapping[str, Any], known_kinds: Sequence[str]) -> Policy:
     """A policy from `Policy.to_dict()` output (the copy kept in the database)."""
+    agents = data.get("agents")
+    if isinstance(agents, Mapping):
+        # A copy saved before agent names had to be lower case may name `Claude-Code`: an
+        # override no agent ever met, left out rather than losing the whole copy (a pause, the
+        # stricter rules) to the defaults.
+        upper = {n for n in agents if n != n.lower() and AGENT_NAME.match(n.lower())}
+        data = {**data, "agents": {n: r for n, r in agents.items() if n not in upper}}
     return parse_policy(tomlkit.dumps(dict(data)), known_kinds)
 
 
@@ -384,19 +397,38 @@ def with_mode(policy: Policy, target: str, mode: Mode | bool) -> Policy:
     if len(parts) == 2 and parts[0] == "scopes":
         scope = _scope(parts[1], target, line=None)
         return replace(policy, scopes={**policy.scopes, scope: mode})
-    if len(parts) >= 3 and parts[0] == "agents":
-        return _with_agent_mode(policy, target, parts[1], parts[2:], mode)
+    agent = _agent_target(target)
+    if agent is not None:
+        return _with_agent_mode(policy, target, *agent, mode)
     raise PolicyInvalid(f"unknown policy setting {target!r}")
 
 
+def _agent_target(target: str) -> tuple[str, list[str]] | None:
+    """(name, rule) of `agents.<name>.<rule>`. Read from the end: an agent's name may hold dots
+    (`gpt-4.1`), a rule's kind or scope never does. (Until 2026-11-30 the name was read up to
+    its first dot, and every override for such an agent was an "unknown policy setting".)"""
+    if not target.startswith("agents."):
+        return None
+    rest = target.removeprefix("agents.")
+    if rest.endswith(".extracted"):
+        name, rule = rest.removesuffix(".extracted"), ["extracted"]
+    else:
+        head, _, key = rest.rpartition(".")
+        name, dot, group = head.rpartition(".")
+        if not dot or group not in ("kinds", "scopes"):
+            return None
+        rule = [group, key]
+    return (name, rule) if name else None
+
+
 def _with_agent_mode(policy: Policy, target: str, name: str, rest: list[str], mode: Mode) -> Policy:
-    if not _AGENT_NAME.match(name):
-        raise PolicyInvalid(f"{name!r} is not a valid agent name")
-    if name in RESERVED_AGENT_NAMES:
-        raise PolicyInvalid(f"the agent name {name!r} is reserved (Cairn records people by it)")
-    secret = secret_rule(name)
+    secret = secret_rule(name)  # first: the other messages show the name
     if secret is not None:  # policy.get shows every agent's name to agents
         raise PolicyInvalid(f"the agent name looks like a secret (rule {secret})")
+    if not AGENT_NAME.match(name):
+        raise PolicyInvalid(f"{name!r} is not a valid agent name ({_NAME_RULE})")
+    if name in RESERVED_AGENT_NAMES:
+        raise PolicyInvalid(f"the agent name {name!r} is reserved (Cairn records people by it)")
     rule = policy.agents.get(name, AgentRule())
     if rest == ["extracted"]:
         rule = replace(rule, extracted=mode)

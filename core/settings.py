@@ -7,6 +7,7 @@ is checked against it by a test, and the windows render their settings forms fro
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -14,9 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ConfigInvalid
+from core.model import BUILTIN_KINDS, Tier
 from core.wording import plural
 
 Value = bool | int | float | str | tuple[str, ...]
+
+# The name of a kind of memory (built-in or from `memory.extra_kinds`); writes are checked against
+# the kinds, so a name that cannot match this could never be used.
+KIND_WORD = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+KIND_WORD_RULE = "a letter, then up to 31 letters, digits, - or _"
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,8 @@ class Knob:
     minimum: float | None = None
     maximum: float | None = None
     least_on: float | None = None  # where 0 turns a feature off: the smallest value that is on
+    items: tuple[str, ...] = ()  # a list's allowed items (one at least), else any
+    words: bool = False  # a string, or each item of a list, is a kind's name (a lowercase word)
 
     @property
     def section(self) -> str:
@@ -52,7 +61,25 @@ class Knob:
             return self._ranged(value)
         if self.choices and value not in self.choices:
             return None, f"expected one of {', '.join(self.choices)}, got {value!r}"
+        if isinstance(value, str | tuple):
+            reason = self._worded(value)
+            if reason is not None:
+                return None, reason
         return value, None
+
+    def _worded(self, value: str | tuple[str, ...]) -> str | None:
+        listed = value if isinstance(value, tuple) else (value,)
+        if self.items:
+            if not listed:
+                return f"expected at least one of {', '.join(self.items)}, got an empty list"
+            unknown = [x for x in listed if x not in self.items]
+            if unknown:
+                return f"expected each of {', '.join(self.items)}, got {_listed(unknown)}"
+        bad = [x for x in listed if not KIND_WORD.match(x)] if self.words else []
+        if bad:
+            what = "lowercase words" if isinstance(value, tuple) else "a lowercase word"
+            return f"expected {what} ({KIND_WORD_RULE}), got {_listed(bad)}"
+        return None
 
     def _ranged(self, number: float) -> tuple[Value | None, str | None]:
         if self.minimum is not None and number < self.minimum:
@@ -113,7 +140,14 @@ _CHECKERS = {
 
 
 def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
+    # A whole float beyond 2**53 is shown as Python writes floats (1e+300), not as its 301 digits.
+    if isinstance(x, float) and x.is_integer() and abs(x) < 2**53:
+        return str(int(x))
+    return str(x)
+
+
+def _listed(values: Iterable[str]) -> str:
+    return ", ".join(repr(v) for v in values)
 
 
 def _shown(raw: object) -> str:
@@ -193,6 +227,7 @@ KNOBS: tuple[Knob, ...] = (
         (),
         "Kinds of memory to accept beyond the built-in ones (fact, preference, convention, "
         "procedure, pitfall, correction, insight, idea). Lowercase words.",
+        words=True,
     ),
     Knob(
         "search.agents_may_broaden",
@@ -214,6 +249,7 @@ KNOBS: tuple[Knob, ...] = (
         tuple,
         ("human", "explicit"),
         "Author tiers a context bundle takes by default (human, explicit, derived, llm).",
+        items=tuple(t.value for t in Tier),
     ),
     Knob(
         "server.max_frame_bytes",
@@ -408,7 +444,7 @@ KNOBS: tuple[Knob, ...] = (
         "notes.kind",
         str,
         "fact",
-        "Kind of a note's memory when its front matter names none.",
+        "Kind of a note's memory when its front matter names none.",  # one Cairn takes: `_across`
     ),
     Knob(
         "notes.scope",
@@ -463,6 +499,9 @@ class Settings:
                 raise ConfigInvalid(f"{name}: {reason}", data={"problems": [f"{name}: {reason}"]})
             assert checked is not None
             values[name] = checked
+        problems = _across(values)
+        if problems:
+            raise ConfigInvalid("; ".join(problems), data={"problems": problems})
         return Settings(values, self.source)
 
     def value(self, name: str) -> Value:
@@ -522,7 +561,30 @@ def validate_document(doc: Mapping[str, Any]) -> tuple[dict[str, Value], list[st
             else:
                 assert value is not None
                 values[name] = value
+    problems.extend(_across(values))
     return values, problems
+
+
+def _across(values: Mapping[str, Value]) -> list[str]:
+    """Problems between settings, each named after the setting that cannot be used."""
+    problems = []
+    kind = values.get("notes.kind")
+    if isinstance(kind, str):
+        extra = values.get("memory.extra_kinds", ())
+        known = BUILTIN_KINDS + (extra if isinstance(extra, tuple) else ())
+        if kind.lower() not in known:  # in any case, as a note's own `kind: Fact`
+            problems.append(
+                f"notes.kind: expected a built-in kind ({', '.join(BUILTIN_KINDS)}) or one in "
+                f"memory.extra_kinds, got {kind!r}"
+            )
+    return problems
+
+
+def read_settings_text(path: Path) -> str:
+    """The text of `settings.toml`, without the byte order mark some editors (Windows Notepad)
+    put at the start: TOML has no place for it, and the parser's "Invalid statement (at line 1,
+    column 1)" did not say what was there."""
+    return path.read_text(encoding="utf-8-sig")
 
 
 def load_settings(path: Path) -> Settings:
@@ -533,7 +595,7 @@ def load_settings(path: Path) -> Settings:
             the wrong type or out of range. Every problem is listed, each with its key and reason.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_settings_text(path)
     except FileNotFoundError:
         return Settings({}, path)
     except (OSError, UnicodeDecodeError) as e:

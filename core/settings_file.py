@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+import tomllib
+from collections.abc import Callable, Iterable, MutableMapping
 from pathlib import Path
 
 import tomlkit
 import tomlkit.exceptions
-from tomlkit.items import Table
 
 from core.atomic_file import write_atomically
 from core.changes import ChangeBus, ChangeSet, Topic
 from core.errors import ConfigInvalid, Forbidden, InvalidInput
 from core.model import Caller
-from core.settings import KNOB_BY_NAME, Settings, Value, validate_document
+from core.settings import KNOB_BY_NAME, Settings, Value, read_settings_text, validate_document
 
 log = logging.getLogger(__name__)
 
@@ -72,19 +72,31 @@ class SettingsService:
             raise InvalidInput(f"{name}: {reason}", data={"field": name})
         with self._lock:
             doc = self._document()
-            table = doc.get(knob.section)
-            if not isinstance(table, Table):
-                table = tomlkit.table()
-                doc[knob.section] = table
-            table[knob.key] = list(checked) if isinstance(checked, tuple) else checked
-            values, problems = validate_document(doc.unwrap())
+            _, problems_before = validate_document(doc.unwrap())
+            section = doc.get(knob.section)
+            if section is None:
+                section = tomlkit.table()
+                doc[knob.section] = section
+            # A section may be a [table], an inline table or dotted keys (`backup.keep_daily`),
+            # which tomlkit hands back as different mappings: the key is set inside whichever it
+            # is, so the section's other keys and comments stay. (Until 2026-11-30 anything but
+            # a [table] was replaced by one holding only this key.) A section that is not a
+            # table at all is left for the check below to name.
+            if isinstance(section, MutableMapping):
+                section[knob.key] = list(checked) if isinstance(checked, tuple) else checked
+            text = tomlkit.dumps(doc)
+            # Checked as the loader will read it back, so what is written is what starts.
+            values, problems = validate_document(tomllib.loads(text))
+            made = [p for p in problems if p not in problems_before]
+            if made:  # this value, or one the file holds that it no longer fits (notes.kind)
+                raise InvalidInput("; ".join(made), data={"field": name, "problems": made})
             if problems:
                 raise ConfigInvalid(
                     f"settings file {self._path} has problems to fix first: {'; '.join(problems)}",
                     data={"path": str(self._path), "problems": problems},
                 )
             self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            write_atomically(self._path, tomlkit.dumps(doc))
+            write_atomically(self._path, text)
             self._current = Settings(values, self._path)
             settings = self._current
         log.info("setting %s changed to %r", name, checked)
@@ -96,7 +108,7 @@ class SettingsService:
 
     def _document(self) -> tomlkit.TOMLDocument:
         try:
-            text = self._path.read_text(encoding="utf-8")
+            text = read_settings_text(self._path)
         except FileNotFoundError:
             return tomlkit.document()
         except (OSError, UnicodeDecodeError) as e:

@@ -12,7 +12,6 @@ from core.settings import Settings
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # refused in every text field
 _SPACE_RUN = re.compile(r"\s+")
-_KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
 class Limits:
@@ -25,7 +24,8 @@ class Limits:
         self.max_tags = settings.integer("limits.max_tags")
         self.max_tag_chars = settings.integer("limits.max_tag_chars")
         self.max_source_chars = settings.integer("limits.max_source_chars")
-        extra = tuple(k for k in settings.strings("memory.extra_kinds") if _KIND.match(k))
+        # Each extra kind is a lowercase word: the settings refuse any other (`KIND_WORD`).
+        extra = settings.strings("memory.extra_kinds")
         self.kinds: tuple[str, ...] = BUILTIN_KINDS + tuple(
             k for k in extra if k not in BUILTIN_KINDS
         )

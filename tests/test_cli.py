@@ -182,3 +182,41 @@ def test_a_cairn_home_that_is_a_file_is_one_clear_line(short_tmp: Path) -> None:
         (layout / name).write_text("x\n", encoding="utf-8")
         out = cairn(layout, "status", timeout=20)
         assert out.returncode == 78 and f"{layout / name} is a file" in out.stderr, out.stderr
+
+
+def test_an_unknown_context_tier_stops_start_with_one_clear_line(short_tmp: Path) -> None:
+    """`context.tiers = ["robot"]` passed the checks and `cairn serve` died with a traceback
+    ("ValueError: 'robot' is not a valid Tier"), exit 1."""
+    home = short_tmp / "tier"
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "settings.toml").write_text(
+        '[context]\ntiers = ["robot"]\n', encoding="utf-8"
+    )
+    out = cairn(home, "serve", timeout=15)
+    assert out.returncode == 78, out.stderr
+    assert "context.tiers: expected each of human, explicit, derived, llm, got 'robot'" in (
+        out.stderr
+    )
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_a_blank_cairn_home_is_one_clear_line_and_touches_no_store(short_tmp: Path) -> None:
+    """`CAIRN_HOME=" "` was taken as unset: commands opened the person's own store in their real
+    directories. A set-but-blank value is a mistake (a variable that came out empty in a
+    script); an empty one still means unset, as for the XDG variables."""
+    real = short_tmp / "h"  # HOME of the tests
+    for args in (("paths",), ("status",), ("reindex",)):
+        out = subprocess.run(
+            [sys.executable, "-m", "core.cli", *args],
+            cwd=ROOT,
+            env=cairn_env(short_tmp) | {"CAIRN_HOME": " \t", "HOME": str(real)},
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+        assert out.returncode == 78, (args, out.stderr)
+        assert out.stderr.strip() == (
+            "cairn: CAIRN_HOME is set but blank (' \\t'); name a folder, or unset it for your "
+            "own directories"
+        ), out.stderr
+    assert not any(real.iterdir()), list(real.rglob("*"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import stat
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 
 from core.database import StoreLock
 from core.errors import ErrorCode
+from core.paths import Paths
 from core.runtime import probe, socket_path
 from tests.conftest import ROOT, cairn_env
 from tests.serving import Daemon, paths_for, running_daemon, wait_for, write_settings
@@ -451,3 +453,38 @@ def test_a_person_at_a_terminal_adds_their_own_memory_and_can_forget_it(daemon: 
     # the person still sees its shell, marked (it printed a blank line and nothing else)
     status, shown = at_terminal(home, "get", memory_id, typed="")
     assert status == 0 and "[forgotten: its words are erased]" in shown, shown
+
+
+def _stop_daemon_of(paths: Paths) -> None:
+    pid_file = paths.runtime / "cairn.pid"
+    if pid_file.exists():
+        os.kill(int(pid_file.read_text()), 15)
+        assert wait_for(lambda: not socket_path(paths).exists(), 20)
+
+
+def test_a_relative_cairn_home_is_the_same_store_for_the_daemon_it_starts(
+    short_tmp: Path,
+) -> None:
+    """With `CAIRN_HOME=rel` the command started the daemon in / with the variable as it was:
+    the daemon made /rel, the command waited 20 s for a socket that never came, and failed."""
+    name = f"rel-{short_tmp.name}"
+    here, stray = paths_for(short_tmp / name), paths_for(Path("/") / name)
+    started = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-m", "core.cli", "add", "the build server is called heron"],
+        cwd=short_tmp,
+        env=cairn_env(short_tmp) | {"CAIRN_HOME": name},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    try:
+        assert out.returncode == 0, out.stderr
+        assert time.monotonic() - started < 15
+        assert probe(socket_path(here))
+        assert here.database.exists()
+        assert not Path("/", name).exists()
+    finally:
+        _stop_daemon_of(here)
+        _stop_daemon_of(stray)
+        shutil.rmtree(Path("/", name), ignore_errors=True)

@@ -4,7 +4,9 @@ person's comments kept."""
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -340,3 +342,54 @@ def test_one_write_is_judged_by_one_policy() -> None:
         fields={"content": "the queue is called ledger"},
     )
     assert verdict.outcome is not Outcome.STORE and verdict.code == "capture_paused"
+
+
+def test_an_upper_case_agent_name_in_the_file_is_reported_and_the_rest_kept(
+    paths: Paths, clock: FakeClock
+) -> None:
+    """`[agents.Claude-Code]` was taken, from the file and from the window alike: an override no
+    agent (names are lower case) could ever meet, with no word in the health warnings. A store
+    whose last valid policy still holds one keeps the rest of it (here, the pause)."""
+    first = Cairn.open(paths, clock=clock)
+    first.policy.set(Caller.human(), "paused", True)
+    first.close()
+    path = paths.config / "policy.toml"
+    path.write_text(
+        path.read_text(encoding="utf-8") + '\n[agents.Claude-Code]\nkinds = { idea = "auto" }\n',
+        encoding="utf-8",
+    )
+    upper = {"agents": {"Claude-Code": {"kinds": {"idea": "auto"}}}}
+    saved = first.policy.current().to_dict() | upper
+    con = sqlite3.connect(paths.database)  # as the window saved it before the name was refused
+    con.execute("UPDATE meta SET value = ? WHERE key = 'policy'", (json.dumps(saved),))
+    con.commit()
+    con.close()
+    again = Cairn.open(paths, clock=clock)
+    try:
+        warning = again.warnings.snapshot()["policy_invalid"]
+        assert "agents.Claude-Code: not a valid agent name" in warning
+        assert "lower-case" in warning
+        assert again.policy.current().paused
+        assert again.policy.current().agents == {}
+    finally:
+        again.close()
+
+
+def test_an_agent_whose_name_has_dots_gets_overrides_through_cairn(
+    cairn: Cairn, paths: Paths
+) -> None:
+    """`policy set agents.gpt-4.1.kinds.idea auto` said "unknown policy setting"."""
+    person = Caller.human()
+    cairn.policy.set(person, "agents.gpt-4.1.kinds.idea", Mode.AUTO)
+    cairn.policy.set(person, "agents.gpt-4.1.scopes.user", Mode.OFF)
+    cairn.policy.set(person, "agents.v1.2.extracted", Mode.ASK)
+    policy = cairn.policy.current()
+    both = {"kinds": {"idea": "auto"}, "scopes": {"user": "off"}}
+    assert policy.agents["gpt-4.1"].to_dict() == both
+    assert policy.agents["v1.2"].to_dict() == {"extracted": "ask"}
+    text = (paths.config / "policy.toml").read_text(encoding="utf-8")
+    assert parse_policy(text, BUILTIN_KINDS) == policy
+    with pytest.raises(InvalidInput, match=r"unknown policy setting 'agents\.gpt-4\.1\.kinds'"):
+        cairn.policy.set(person, "agents.gpt-4.1.kinds", Mode.AUTO)
+    with pytest.raises(InvalidInput, match=r"unknown policy setting 'agents\.\.kinds\.idea'"):
+        cairn.policy.set(person, "agents..kinds.idea", Mode.AUTO)

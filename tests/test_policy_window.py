@@ -139,3 +139,47 @@ def test_a_refused_agent_name_stays_in_the_field_to_fix(
     settle(qtbot, desk)
     assert desk.presenter.last is not None and "not a valid agent name" in desk.presenter.last
     assert window.new_agent.text() == "Code Helper" and window.overrides.rowCount() == 0
+
+
+def test_an_override_for_an_agent_whose_name_has_a_dot_is_added_changed_and_removed(
+    qtbot: QtBot, desk: Desk, window: PolicyWindow
+) -> None:
+    """Agent names may hold dots (`gpt-4.1`), but adding an override for one said "unknown
+    policy setting 'agents.gpt-4.1.kinds.idea'", and so did changing one written in the file."""
+    QTest.keyClicks(window.new_agent, "gpt-4.1")
+    window.new_rule.setCurrentIndex(window.new_rule.findData("kinds.idea"))
+    window.new_mode.setCurrentIndex(window.new_mode.findData("auto"))
+    window.add_button.click()
+    settle(qtbot, desk)
+    assert desk.presenter.last is None, desk.presenter.last
+    qtbot.waitUntil(lambda: window.overrides.rowCount() == 1)
+    assert file_of(desk)["agents"] == {"gpt-4.1": {"kinds": {"idea": "auto"}}}
+
+    mode = window.overrides.cellWidget(0, 2)
+    assert isinstance(mode, QComboBox)
+    mode.setCurrentIndex(mode.findData("off"))
+    qtbot.waitUntil(lambda: file_of(desk)["agents"]["gpt-4.1"] == {"kinds": {"idea": "off"}})
+    settle(qtbot, desk)
+    assert desk.presenter.last is None, desk.presenter.last
+
+    window.overrides.selectRow(0)
+    window.remove_button.click()
+    qtbot.waitUntil(lambda: window.overrides.rowCount() == 0)
+    assert "agents" not in file_of(desk)
+    settle(qtbot, desk)
+
+
+def test_an_override_for_an_upper_case_agent_name_is_refused(
+    qtbot: QtBot, desk: Desk, window: PolicyWindow
+) -> None:
+    """`Claude-Code` was taken and written to the file without a word, though agent names are
+    lower case and no agent could ever be named so: the override never applied."""
+    QTest.keyClicks(window.new_agent, "Claude-Code")
+    window.new_rule.setCurrentIndex(window.new_rule.findData("kinds.idea"))
+    window.add_button.click()
+    settle(qtbot, desk)
+    assert desk.presenter.last is not None
+    assert "'Claude-Code' is not a valid agent name" in desk.presenter.last
+    assert "lower-case" in desk.presenter.last
+    assert window.new_agent.text() == "Claude-Code" and window.overrides.rowCount() == 0
+    assert "agents" not in file_of(desk)

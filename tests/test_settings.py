@@ -98,3 +98,60 @@ def test_with_values_refuses_nan_and_infinity(value: float) -> None:
     for knob in FLOAT_KNOBS:
         with pytest.raises(ConfigInvalid, match=f"{knob.name}: expected a finite number"):
             Settings.defaults().with_values(**{knob.name.replace(".", "__"): value})
+
+
+def test_values_cairn_cannot_use_are_named_at_start(short_tmp: Path) -> None:
+    """`context.tiers = ["robot"]` crashed start with a ValueError traceback; an empty list took
+    every tier (llm too); "Decision" in memory.extra_kinds was dropped without a word; and
+    `notes.kind = "nonsense"` failed every note instead of the start."""
+    f = short_tmp / "settings.toml"
+    f.write_text(
+        '[context]\ntiers = ["human", "robot"]\n'
+        '[memory]\nextra_kinds = ["Decision", "api-contract", "two words", ""]\n'
+        '[notes]\nkind = "nonsense"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigInvalid) as info:
+        load_settings(f)
+    assert info.value.data["problems"] == [
+        "context.tiers: expected each of human, explicit, derived, llm, got 'robot'",
+        "memory.extra_kinds: expected lowercase words (a letter, then up to 31 letters, digits, "
+        "- or _), got 'Decision', 'two words', ''",
+        "notes.kind: expected a built-in kind (fact, preference, convention, procedure, pitfall, "
+        "correction, insight, idea) or one in memory.extra_kinds, got 'nonsense'",
+    ]
+    f.write_text("[context]\ntiers = []\n", encoding="utf-8")
+    with pytest.raises(ConfigInvalid, match=r"context\.tiers: expected at least one of human"):
+        load_settings(f)
+
+
+def test_a_note_kind_from_extra_kinds_is_taken(short_tmp: Path) -> None:
+    f = short_tmp / "settings.toml"
+    f.write_text(
+        '[memory]\nextra_kinds = ["decision"]\n[notes]\nkind = "Decision"\n'
+        '[context]\ntiers = ["human", "llm"]\n',
+        encoding="utf-8",
+    )
+    settings = load_settings(f)
+    assert settings.text("notes.kind") == "Decision"  # in any case, as in a note's front matter
+    assert settings.strings("context.tiers") == ("human", "llm")
+
+
+def test_a_huge_number_is_shown_short(short_tmp: Path) -> None:
+    """`interval_hours = 1e300` was refused with "got 1000000...", all 301 digits."""
+    f = short_tmp / "settings.toml"
+    f.write_text("[backup]\ninterval_hours = 1e300\nkeep_daily = 9999999999\n", encoding="utf-8")
+    with pytest.raises(ConfigInvalid) as info:
+        load_settings(f)
+    assert info.value.data["problems"] == [
+        "backup.interval_hours: must be at most 8760, got 1e+300",
+        "backup.keep_daily: must be at most 366, got 9999999999",
+    ]
+
+
+def test_a_byte_order_mark_at_the_start_is_taken(short_tmp: Path) -> None:
+    """A file saved with a UTF-8 byte order mark (as Windows Notepad does) stopped the start with
+    "not valid TOML: Invalid statement (at line 1, column 1)", the mark itself invisible."""
+    f = short_tmp / "settings.toml"
+    f.write_bytes(b'\xef\xbb\xbf[store]\nsynchronous = "FULL"\n')
+    assert load_settings(f).text("store.synchronous") == "FULL"

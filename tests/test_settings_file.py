@@ -3,6 +3,8 @@ announced on the change channel, and followed at once by the notes folder and th
 
 from __future__ import annotations
 
+import re
+import shutil
 import threading
 import time
 import tomllib
@@ -16,7 +18,8 @@ from core.errors import ConfigInvalid, Forbidden, InvalidInput
 from core.model import Caller, Scope, Surface
 from core.notes import SyncReport
 from core.paths import Paths
-from core.settings import load_settings
+from core.settings import Value, load_settings
+from tests.conftest import FakeClock, open_policy
 
 
 def _settings_changes(cairn: Cairn) -> list[ChangeSet]:
@@ -137,3 +140,114 @@ def test_a_hand_written_nan_in_the_file_is_named_before_another_change(
         cairn.config.set(human, "backup.keep_daily", 3)
     text = paths.settings_file.read_text(encoding="utf-8")
     assert text == "[lifecycle]\narchive_unused_days = nan\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "backup.keep_daily = 30   # a month of daily backups\nbackup.keep_weekly = 12\n",
+        "backup = { keep_daily = 30, keep_weekly = 12 }  # a month\n",
+        "backup.keep_daily = 30 # a month\nbackup.keep_weekly = 12\n[store]\nbusy_timeout_ms = 9\n",
+        "[store]\nsynchronous = 'FULL'\n\n[backup]  # a month\nkeep_daily = 30\nkeep_weekly = 12\n",
+    ],
+    ids=["dotted keys", "inline table", "dotted keys then a table", "table"],
+)
+def test_a_change_keeps_the_other_keys_of_a_section_in_any_toml_shape(
+    cairn: Cairn, paths: Paths, human: Caller, text: str
+) -> None:
+    """A section written as dotted keys (`backup.keep_daily = 30`) or as an inline table was
+    replaced by a new `[backup]` table holding only the changed key: keep_daily fell back to 7."""
+    paths.settings_file.write_text(text, encoding="utf-8")
+    cairn.config.set(human, "backup.interval_hours", 12.0)
+    after = paths.settings_file.read_text(encoding="utf-8")
+    assert "# a month" in after
+    backup = tomllib.loads(after)["backup"]
+    assert backup == {"keep_daily": 30, "keep_weekly": 12, "interval_hours": 12.0}
+    cairn.config.set(human, "backup.keep_daily", 31)
+    assert load_settings(paths.settings_file).integer("backup.keep_daily") == 31
+    assert load_settings(paths.settings_file).integer("backup.keep_weekly") == 12
+
+
+def test_changing_the_backup_interval_keeps_a_dotted_keep_daily_and_its_backups(
+    paths: Paths, clock: FakeClock, human: Caller
+) -> None:
+    """With `backup.keep_daily = 30` as a dotted key, changing the interval in the Settings
+    window wrote the file without it, and the next backup deleted all but 7 daily backups."""
+    open_policy(paths.config)
+    paths.settings_file.write_text(
+        "backup.keep_daily = 30   # a month\nbackup.keep_weekly = 8\n", encoding="utf-8"
+    )
+    cairn = Cairn.open(paths, clock=clock)
+    try:
+        first = cairn.backups.backup("manual").path
+        older = []
+        for day in range(1, 21):  # twenty older daily backups, one a day
+            when = time.gmtime(clock.now / 1000 - day * 86_400)
+            stamp = time.strftime("%Y%m%dT%H%M%SZ", when)
+            older.append(paths.backups / f"cairn-{stamp}-scheduled.db")
+            shutil.copy(first, older[-1])
+        cairn.config.set(human, "backup.interval_hours", 12.0)
+        clock.advance(60)
+        cairn.backups.backup("manual")  # today's newest replaces today's first
+        assert [p for p in older if not p.exists()] == []
+        assert cairn.config.current().integer("backup.keep_daily") == 30
+    finally:
+        cairn.close()
+
+
+def test_a_section_that_is_not_a_table_is_named_and_kept(
+    cairn: Cairn, paths: Paths, human: Caller
+) -> None:
+    """`backup = 5` was replaced by a new [backup] table without a word."""
+    paths.settings_file.write_text("backup = 5  # oops\n", encoding="utf-8")
+    with pytest.raises(ConfigInvalid, match=r"backup: expected a \[backup\] table, got int 5"):
+        cairn.config.set(human, "backup.keep_daily", 3)
+    assert paths.settings_file.read_text(encoding="utf-8") == "backup = 5  # oops\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "reason"),
+    [
+        ("context.tiers", ("robot",), "expected each of human, explicit, derived, llm"),
+        ("context.tiers", (), "expected at least one of human"),
+        ("memory.extra_kinds", ("Decision", "two words"), "expected lowercase words"),
+        ("notes.kind", "nonsense", "expected a built-in kind"),
+    ],
+)
+def test_a_value_cairn_cannot_use_is_refused_and_nothing_is_written(
+    cairn: Cairn, paths: Paths, human: Caller, name: str, value: Value, reason: str
+) -> None:
+    """The Settings window's path took `context.tiers = ["robot"]` (Cairn then could not start),
+    "Decision" as an extra kind (dropped at start) and a note kind no memory may have."""
+    paths.settings_file.write_text("# mine\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match=f"{re.escape(name)}: {reason}"):
+        cairn.config.set(human, name, value)
+    assert paths.settings_file.read_text(encoding="utf-8") == "# mine\n"
+
+
+def test_taking_away_the_kind_notes_use_is_refused(
+    cairn: Cairn, paths: Paths, human: Caller
+) -> None:
+    """Removing a kind from memory.extra_kinds while notes.kind names it is a new problem this
+    change makes: refused, naming notes.kind, and the file is kept."""
+    text = '[memory]\nextra_kinds = ["decision"]\n[notes]\nkind = "decision"\n'
+    paths.settings_file.write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"notes\.kind: expected a built-in kind .*'decision'"):
+        cairn.config.set(human, "memory.extra_kinds", ())
+    assert paths.settings_file.read_text(encoding="utf-8") == text
+    cairn.config.set(human, "notes.kind", "fact")
+    cairn.config.set(human, "memory.extra_kinds", ())
+    assert load_settings(paths.settings_file).strings("memory.extra_kinds") == ()
+
+
+def test_a_change_to_a_file_with_a_byte_order_mark_keeps_its_settings(
+    cairn: Cairn, paths: Paths, human: Caller
+) -> None:
+    """A settings file starting with a UTF-8 byte order mark could not be changed ("not valid
+    TOML ... fix it first")."""
+    paths.settings_file.write_bytes(b"\xef\xbb\xbf# mine\n[backup]\nkeep_daily = 30\n")
+    cairn.config.set(human, "backup.keep_weekly", 9)
+    settings = load_settings(paths.settings_file)
+    assert settings.integer("backup.keep_daily") == 30
+    assert settings.integer("backup.keep_weekly") == 9
+    assert "# mine" in paths.settings_file.read_text(encoding="utf-8")
