@@ -37,6 +37,7 @@ INSTRUCTIONS = (
 )
 
 _KINDS = ", ".join(BUILTIN_KINDS)
+INDENT = "    "  # a memory's text under its header, as in the context bundle
 
 Scope = Literal["global", "user", "project", "session"]
 Horizon = Literal["default", "all"]
@@ -132,8 +133,15 @@ def memory_block(m: dict[str, Any], number: int | None = None) -> str:
     if m.get("status") not in (None, "active"):
         head.append(str(m["status"]))
     prefix = f"[{number}] " if number is not None else ""
-    body = str(m.get("content", "")).replace("\n", "\n    ")
-    return f"{prefix}{' · '.join(head)}\n    {body}"
+    return f"{prefix}{' · '.join(head)}\n{indented(str(m.get('content', '')))}"
+
+
+def indented(text: str) -> str:
+    """`text` with every line indented, a line being whatever str.splitlines() ends one at -
+    "\\r", U+2028, U+2029, U+0085 as well as "\\n" - as the context bundle does: a reader that
+    breaks lines at any of them still finds no line of a memory's text at the margin, where
+    it could pass for an entry of its own (until 2026-11-30 only "\\n" was indented)."""
+    return "\n".join(INDENT + line for line in text.splitlines() or [""])
 
 
 def _outcome(r: dict[str, Any], what: str) -> str:
