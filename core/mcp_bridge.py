@@ -316,8 +316,8 @@ def build_server(bridge: Bridge) -> MCPServer[Any]:
         version=__version__,
         log_level="WARNING",
         middleware=[bridge.middleware],
+        tools=mcp_tools.tools(bridge.invoke),
     )
-    mcp_tools.register(server, bridge.invoke)
 
     def resource(uri: str, method: str, params: dict[str, Any], mime: str) -> None:
         async def read() -> str:

@@ -8,11 +8,11 @@ as untrusted data.
 
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.model import BUILTIN_KINDS
 from core.wording import plural
@@ -271,9 +271,9 @@ Variants = Annotated[
 Kind = Annotated[str, Field(description=f"what sort of memory: {_KINDS}")]
 
 
-def register(server: MCPServer[Any], invoke: Invoke) -> None:
-    """Add the ten memory and identity tools to `server`; each calls `invoke(method, params,
-    render)`, which talks to Cairn and shapes the result."""
+def tools(invoke: Invoke) -> list[Tool]:
+    """The ten memory and identity tools; each calls `invoke(method, params, render)`, which
+    talks to Cairn and shapes the result. Their arguments are checked strictly (`_strict`)."""
 
     async def memory_search(
         *,
@@ -419,7 +419,7 @@ def register(server: MCPServer[Any], invoke: Invoke) -> None:
         params = _params(doc=doc, content=content, reason=reason)
         return await invoke("identity.propose", params, render_propose)
 
-    tools: list[tuple[Callable[..., Awaitable[CallToolResult]], str, ToolAnnotations]] = [
+    table: list[tuple[Callable[..., Awaitable[CallToolResult]], str, ToolAnnotations]] = [
         (memory_search, SEARCH, _READ),
         (memory_write, WRITE, _WRITE),
         (memory_get, GET, _READ),
@@ -431,5 +431,40 @@ def register(server: MCPServer[Any], invoke: Invoke) -> None:
         (identity_get, IDENTITY_GET, _READ),
         (identity_propose, IDENTITY_PROPOSE, _WRITE),
     ]
-    for fn, description, hints in tools:
-        server.add_tool(fn, description=description, annotations=hints)
+    return [
+        _strict(Tool.from_function(fn, description=description, annotations=hints))
+        for fn, description, hints in table
+    ]
+
+
+class _Strict(BaseModel):
+    """What a tool's arguments are held to on top of its signature: no argument the schema does
+    not name (the message lists those it does, as the socket's does) and no value of another
+    type."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, hide_input_in_errors=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known(cls, values: Any) -> Any:
+        if isinstance(values, dict):
+            unknown = sorted(set(values) - set(cls.model_fields))
+            if unknown:
+                names = ", ".join(repr(name) for name in unknown)
+                raise ValueError(
+                    f"unknown argument {names}; the arguments are: {', '.join(cls.model_fields)}"
+                )
+        return values
+
+
+def _strict(tool: Tool) -> Tool:
+    """`tool` with an argument model that refuses what its schema does not name and values of
+    another type, as the socket does. The SDK's own model ignores an unknown argument and
+    coerces a value - so until 2026-11-30 `ttl` (for `ttl_seconds`) stored a memory that never
+    expires, `origin: "extracted"` one stored as explicit, and `importance: true` or `"4"` were
+    taken as 1 and 4. The published schema says so too (`additionalProperties: false`)."""
+    loose = tool.fn_metadata.arg_model
+    model = cast(type[BaseModel], type(loose.__name__, (loose, _Strict), {"__module__": __name__}))
+    metadata = tool.fn_metadata.model_copy(update={"arg_model": model})
+    schema = model.model_json_schema(by_alias=True)
+    return tool.model_copy(update={"fn_metadata": metadata, "parameters": schema})

@@ -63,3 +63,40 @@ def test_a_stored_memory_cannot_forge_another_entry_in_recalled_text(
                     assert lines[i].startswith("    "), (tool, lines[i])
 
     run(main)
+
+
+# -- arguments ----------------------------------------------------------------------------------
+
+
+def test_an_argument_outside_a_tools_schema_is_a_tool_error_naming_it(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """The bridge dropped what its schema did not name: `ttl` (for `ttl_seconds`) stored a memory
+    that never expires, `origin: "extracted"` one stored as explicit (skipping the policy's
+    review for extracted text), `tag`, `pinned` and `horizont` vanished, and `importance: true`
+    or `"4"` were taken as 1 and 4. Each is a tool error naming the argument, and nothing is
+    stored."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    write = {"content": "the ledger queue is named ledger-main", "kind": "fact", "scope": "project"}
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            schemas = {t.name: t.input_schema for t in (await s.list_tools()).tools}
+            assert all(schema.get("additionalProperties") is False for schema in schemas.values())
+            for extra in ({"ttl": 60}, {"tag": ["ops"]}, {"pinned": True}, {"origin": "extracted"}):
+                refused = await call(s, "memory_write", **write, **extra)
+                (name,) = extra
+                assert refused.is_error and name in text(refused), text(refused)
+            for wrong in (True, "4", 4.0):
+                refused = await call(s, "memory_write", **write, importance=wrong)
+                assert refused.is_error and "importance" in text(refused), text(refused)
+            misspelt = await call(s, "memory_search", query="ledger", horizont="all")
+            assert misspelt.is_error and "horizont" in text(misspelt), text(misspelt)
+            assert data(await call(s, "memory_list"))["items"] == []
+            # what the schema says still passes, a list given as JSON text included
+            stored = data(await call(s, "memory_write", **write, importance=4, tags='["ops"]'))
+            got = data(await call(s, "memory_get", id=stored["id"]))
+            assert got["importance"] == 4 and got["tags"] == ["ops"]
+
+    run(main)
