@@ -49,6 +49,8 @@ ROOTS_TIMEOUT = 5.0
 _REPEATABLE = frozenset(
     {"memory.search", "memory.get", "memory.list", "context.build", "identity.get", "policy.get"}
 )
+# Errors that may mean only that this connection's token was replaced: reconnect once.
+_STALE_TOKEN = frozenset({ErrorCode.AGENT_REVOKED, ErrorCode.UNAUTHENTICATED})
 _RESOURCES: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("cairn://identity/user", "identity.get", {"doc": "user"}, "text/markdown"),
     ("cairn://identity/soul", "identity.get", {"doc": "soul"}, "text/markdown"),
@@ -101,6 +103,17 @@ class Link:
         with self._lock:
             client = self._connected(agent, workspace)
             try:
+                result = client.call(method, params)
+            except RemoteError as e:
+                if e.code not in _STALE_TOKEN:
+                    raise
+                # A person may have revoked the agent and added it again (how a token is
+                # replaced): this connection's token is refused, the stored one may work. The
+                # refused request changed nothing, so it is sent once more on a connection
+                # opened with the token stored now; a hello that fails says why itself.
+                log.info("reconnecting (%s: %s)", e.code.label, e.message)
+                self._drop()
+                client = self._connected(agent, workspace)
                 result = client.call(method, params)
             except (NotRunning, OSError) as e:
                 self._drop()

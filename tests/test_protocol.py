@@ -320,7 +320,8 @@ def test_a_connection_on_a_revoked_token_stays_revoked_when_the_agent_is_added_a
 ) -> None:
     """Revoking ended the connection's requests - until the person added the agent again (how
     a token is rotated): the old connection, proven with the revoked token, wrote again, and
-    through the person's looser override for that agent."""
+    through the person's looser override for that agent. Refused since, it was told "agent
+    'rotated' is revoked" of an agent that works - now that its token was replaced."""
     cairn = server.cairn
     assert cairn is not None
     _, token = cairn.agents.add(Caller.human(), "rotated")
@@ -329,8 +330,11 @@ def test_a_connection_on_a_revoked_token_stays_revoked_when_the_agent_is_added_a
     cairn.agents.set_status(Caller.human(), "rotated", AgentStatus.REVOKED)
     _, new_token = cairn.agents.add(Caller.human(), "rotated")
     write = {"content": "written on a revoked token", "kind": "fact", "scope": "project"}
-    assert_error(old.request("memory.write", write), ErrorCode.AGENT_REVOKED, "revoked")
-    assert_error(old.request("memory.list"), ErrorCode.AGENT_REVOKED)
+    replaced = old.request("memory.write", write)
+    assert_error(replaced, ErrorCode.AGENT_REVOKED, "was given a new token")
+    assert "revoked" not in replaced["error"]["message"]
+    assert replaced["error"]["data"]["token_replaced"] is True
+    assert_error(old.request("memory.list"), ErrorCode.AGENT_REVOKED, "connect again")
     fresh = client(server, agent="rotated", token=new_token, workspace=str(workspaces[0]))
     assert fresh.request("memory.write", write)["result"]["status"] == "stored"
     # and the old connection is pushed nothing of it, only the notice that it is revoked
