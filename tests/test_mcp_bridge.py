@@ -3,13 +3,17 @@ added again with a new token, a Cairn that stops answering, roots that change mi
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp.types import CallToolResult
 
+from core import mcp_tools
 from core.daemon import Runtime
-from tests.serving import paths_for, served_in_thread
+from core.mcp_bridge import Bridge
+from tests.serving import paths_for, running_daemon, served_in_thread
 from tests.test_mcp import bridge, call, data, dirs, person, run, text
 
 
@@ -54,3 +58,45 @@ def test_a_running_bridge_works_on_after_its_agent_is_revoked_and_added_again(
             assert got["agent"] == "helper" and got["author_tier"] == "explicit"  # verified
 
     run(main)
+
+
+def test_a_cairn_that_stops_answering_is_a_tool_error_naming_the_timeout(short_tmp: Path) -> None:
+    """A daemon that stopped answering (SIGSTOP): a read failed after twice the timeout with
+    "Error executing tool memory_search" and a TimeoutError traceback in the bridge's log (the
+    retry was outside the try), and a write said "not_running: Cairn closed the connection" of a
+    Cairn that was running. Both are now a tool error saying Cairn did not answer in time, and a
+    write that it may or may not have been carried out."""
+    home = short_tmp / "d"
+    (proj,) = dirs(short_tmp, "proj")
+    with running_daemon(home) as daemon:
+        link = Bridge(daemon.paths, agent="helper", workspace=str(proj), timeout=1.0)
+        write = {"content": "written before Cairn froze", "kind": "fact", "scope": "project"}
+        said: dict[str, CallToolResult] = {}
+
+        async def main() -> None:
+            stored = await link.invoke("memory.write", write, mcp_tools.render_write)
+            assert not stored.is_error, text(stored)
+            daemon.proc.send_signal(signal.SIGSTOP)
+            try:
+                said["read"] = await link.invoke(
+                    "memory.search", {"query": "froze"}, mcp_tools.render_search
+                )
+                said["write"] = await link.invoke(
+                    "memory.write",
+                    write | {"content": "written while frozen"},
+                    mcp_tools.render_write,
+                )
+            finally:
+                daemon.proc.send_signal(signal.SIGCONT)
+            after = await link.invoke("memory.search", {"query": "froze"}, mcp_tools.render_search)
+            assert not after.is_error, text(after)  # the next call connects again
+
+        run(main)
+        link.link.close()
+    read, write_said = said["read"], said["write"]
+    assert read.is_error and text(read).startswith("not_running: Cairn did not answer within 1 s")
+    assert "CAIRN_NO_AUTOSTART" not in text(read)
+    assert write_said.is_error and "did not answer within 1 s" in text(write_said)
+    assert "may or may not have been carried out" in text(write_said)
+    assert write_said.structured_content is not None
+    assert write_said.structured_content["data"] == {"timeout_s": 1.0}
