@@ -264,6 +264,7 @@ class Bridge:
         self._fixed_workspace = workspace
         self._roots_workspace: str | None = None
         self._roots_stale = True
+        self._roots_asked = anyio.Lock()
         self._session: ServerSession | None = None
 
     # -- who and where -------------------------------------------------------------------------
@@ -279,9 +280,13 @@ class Bridge:
     async def workspace(self) -> str:
         if self._fixed_workspace is not None:
             return self._fixed_workspace
-        if self._roots_stale:
-            self._roots_workspace = await self._from_roots()
-            self._roots_stale = False
+        async with self._roots_asked:  # a call made meanwhile waits for the same answer
+            if self._roots_stale:
+                # Cleared before asking: a change the client announces while the answer is on
+                # its way marks the roots stale again for the next call (until 2026-11-30 it
+                # was lost, and the bridge stayed in the old folder).
+                self._roots_stale = False
+                self._roots_workspace = await self._from_roots()
         if self._roots_workspace:
             return self._roots_workspace
         try:

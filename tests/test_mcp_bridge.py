@@ -4,17 +4,23 @@ added again with a new token, a Cairn that stops answering, roots that change mi
 from __future__ import annotations
 
 import signal
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
-from mcp.types import CallToolResult
+from mcp.client.session import ClientRequestContext
+from mcp.types import CallToolResult, ListRootsResult, Root
+from pydantic import FileUrl
 
 from core import mcp_tools
+from core.client import Client
 from core.daemon import Runtime
 from core.mcp_bridge import Bridge
 from tests.serving import paths_for, running_daemon, served_in_thread
-from tests.test_mcp import bridge, call, data, dirs, person, run, text
+from tests.test_mcp import Roots, bridge, call, data, dirs, person, run, text
 
 
 @pytest.fixture
@@ -100,3 +106,62 @@ def test_a_cairn_that_stops_answering_is_a_tool_error_naming_the_timeout(short_t
     assert "may or may not have been carried out" in text(write_said)
     assert write_said.structured_content is not None
     assert write_said.structured_content["data"] == {"timeout_s": 1.0}
+
+
+class SlowRoots(Roots):
+    """A client whose roots change while the bridge waits for its first answer about them."""
+
+    def __init__(self, first: Path) -> None:
+        super().__init__(first)
+        self.calls = 0
+        self.asked = anyio.Event()
+        self.answer = anyio.Event()
+
+    async def __call__(self, context: ClientRequestContext) -> ListRootsResult:
+        self.calls += 1
+        snapshot = list(self.dirs)  # the roots when asked
+        if self.calls == 1:
+            self.asked.set()
+            await self.answer.wait()
+        return ListRootsResult(roots=[Root(uri=FileUrl(d.as_uri()), name=d.name) for d in snapshot])
+
+
+def test_roots_that_change_while_the_bridge_asks_for_them_rebind_the_next_call(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """A roots/list_changed that arrived while the bridge awaited the client's roots was lost:
+    the bridge marked the roots fresh after the answer came, over the change, and stayed bound
+    to the old folder. The next call asks again and lands in the new one."""
+    home = short_tmp / "c"
+    first, second = dirs(short_tmp, "first", "second")
+    roots = SlowRoots(first)
+
+    async def main() -> None:
+        async with bridge(home, roots=roots, client="Race Client") as s:
+
+            async def change_roots() -> None:
+                await roots.asked.wait()
+                roots.dirs = [second]
+                with warnings.catch_warnings():  # roots are deprecated in the 2026-07-28 spec
+                    warnings.simplefilter("ignore")
+                    await s.send_roots_list_changed()
+                roots.answer.set()
+
+            write = {"kind": "fact", "scope": "project"}
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(change_roots)
+                written.append(data(await call(s, "memory_write", content="first", **write)))
+            written.append(data(await call(s, "memory_write", content="after", **write)))
+            assert roots.calls == 2, "the change was lost: the roots were not asked again"
+
+    written: list[dict[str, Any]] = []
+    run(main)
+    p = person(served.paths)
+    bound = [p.request("memory.get", {"id": w["id"]})["result"]["workspace_id"] for w in written]
+    p.close()
+    folders = []
+    for folder in (first, second):
+        probe = Client.connect(served.paths, agent="probe", workspace=str(folder), autostart=False)
+        folders.append(probe.hello["workspace_id"])
+        probe.close()
+    assert bound == folders
