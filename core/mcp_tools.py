@@ -130,7 +130,7 @@ def memory_block(m: dict[str, Any], number: int | None = None) -> str:
     head.extend(flag for flag in ("disputed", "archived", "expired") if m.get(flag))
     if m.get("superseded_by"):
         head.append(f"superseded by {m['superseded_by']}")
-    if m.get("status") not in (None, "active"):
+    if m.get("status") not in (None, "active", *head):  # "archived" is both a flag and one
         head.append(str(m["status"]))
     prefix = f"[{number}] " if number is not None else ""
     return f"{prefix}{' · '.join(head)}\n{indented(str(m.get('content', '')))}"
@@ -182,7 +182,15 @@ def render_write(r: dict[str, Any]) -> str:
     if said:
         return said
     text = f"Stored {r.get('id')} (revision {r.get('revision')})."
-    if r.get("duplicate"):
+    if r.get("archived"):
+        # Not "nothing new" as if it were live: a person set it aside, and only a person
+        # brings it back (until 2026-11-30 this went unsaid).
+        text = (
+            f"Already stored as {r.get('id')} (revision {r.get('revision')}), but archived: a "
+            "person set it aside - it is kept, and shown marked archived, but not current. "
+            "Nothing new was stored; only a person can restore it (Cairn's Memories window)."
+        )
+    elif r.get("duplicate"):
         text = f"Already stored as {r.get('id')} (revision {r.get('revision')}); nothing new."
     if r.get("replayed"):
         text += " (Replayed: the idempotency key returned the first result.)"

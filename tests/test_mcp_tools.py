@@ -10,7 +10,7 @@ import pytest
 
 from core.daemon import Runtime
 from tests.serving import paths_for, served_in_thread
-from tests.test_mcp import bridge, call, data, dirs, run, text
+from tests.test_mcp import bridge, call, data, dirs, person, run, text
 
 
 @pytest.fixture
@@ -100,3 +100,46 @@ def test_an_argument_outside_a_tools_schema_is_a_tool_error_naming_it(
             assert got["importance"] == 4 and got["tags"] == ["ops"]
 
     run(main)
+
+
+# -- how answers are said -----------------------------------------------------------------------
+
+
+def test_writing_again_what_a_person_archived_says_it_is_archived(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """Re-writing a memory a person had archived answered "Already stored ...; nothing new", as
+    if it were live (the answer's `archived: true` was not said), and a search showed it as
+    "archived · archived". The answer now says it is archived and that a person restores it."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    memory = {"content": "staging database is postgres 14", "kind": "fact", "scope": "project"}
+
+    async def write_and_flag() -> str:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            mid = data(await call(s, "memory_write", **memory))["id"]
+            flagged = data(await call(s, "memory_feedback", id=mid, verdict="stale"))
+            return str(flagged["suggestion_id"])
+
+    async def write_again() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            again = await call(s, "memory_write", **memory)
+            assert data(again)["archived"] is True
+            said = text(again)
+            assert "archived" in said and "a person" in said and "restore" in said, said
+            assert "nothing new" not in said, said
+            found = text(await call(s, "memory_search", query="staging database postgres"))
+            header = next(line for line in found.splitlines() if line.startswith("[1]"))
+            assert header.count("archived") == 1, header
+
+    suggestion: list[str] = []
+
+    async def first() -> None:
+        suggestion.append(await write_and_flag())
+
+    run(first)
+    p = person(served.paths)
+    adopted = p.request("review.adopt", {"id": suggestion[0]})["result"]
+    p.close()
+    assert adopted["decision"] == "adopted"  # a stale memory adopted is archived
+    run(write_again)
