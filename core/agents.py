@@ -304,6 +304,27 @@ class AgentService:
         if status is AgentStatus.REVOKED:
             raise AgentRevoked(f"agent {name!r} is revoked", data={"agent": name})
 
+    def check_connection(self, name: str, token_hash: str | None) -> AgentStatus | None:
+        """Refuse a request on a connection whose agent was paused or revoked since its hello,
+        or whose token is no longer the agent's (revoked, then added again: a new token). None
+        when the agent no longer exists.
+
+        Raises:
+            AgentPaused, AgentRevoked: the agent may not work now on this connection.
+        """
+        status = self.status(name, token_hash)
+        if status is AgentStatus.REVOKED and self.status(name) is not AgentStatus.REVOKED:
+            # Not "revoked": the agent works, with the token it was given since (until
+            # 2026-11-30 this said "agent 'x' is revoked", sending people looking for nothing).
+            raise AgentRevoked(
+                f"agent {name!r} was given a new token after this connection was opened, so "
+                "the token it was opened with no longer works: connect again with the new one",
+                data={"agent": name, "token_replaced": True},
+            )
+        if status is not None:
+            self.check_status(name, status)
+        return status
+
     def status(self, name: str, token_hash: str | None = None) -> AgentStatus | None:
         """The agent's status; for a connection verified by the token `token_hash`, revoked when
         that is no longer the agent's token (revoked, then added again with a new one)."""

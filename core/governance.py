@@ -118,12 +118,7 @@ class Gate:
             TooLarge: a note longer than MAX_NOTE_CHARS (it is kept in history, shown to the
                 person and to agents: until 2026-11-30 an 800 KB reason was).
         """
-        for name, text in notes.items():
-            if text is not None and len(text) > MAX_NOTE_CHARS:
-                raise TooLarge(
-                    f"{name} is {len(text)} characters; the limit is {MAX_NOTE_CHARS}",
-                    data={"field": name},
-                )
+        check_note_lengths(notes)
         _, secret = self.scan(notes)
         return secret_refused(secret) if secret is not None else None
 
@@ -179,8 +174,16 @@ class Gate:
     ) -> Verdict:
         """The verdict for one write (or update) by `caller`. `notes` is what the write stores
         beside the memory (its reason, its keys): a secret there is refused like one in the
-        memory (`secret_in`). For an update, `rule_kind` and `rule_scope` say whether the kind
-        changed and the scope widened: only then does the policy decide again."""
+        memory (`secret_in`), and so is one over MAX_NOTE_CHARS. For an update, `rule_kind` and
+        `rule_scope` say whether the kind changed and the scope widened: only then does the
+        policy decide again.
+
+        Raises:
+            TooLarge: a note longer than MAX_NOTE_CHARS (until 2026-11-30 an update's reason
+                was taken at any length).
+        """
+        if notes:
+            check_note_lengths(notes)
         agent = caller.surface is Surface.AGENT
         policy = self._policy()  # read once: the pause and the rules of one policy
         paused = self.paused(caller, policy)
@@ -222,6 +225,16 @@ class Gate:
                 flags=flags,
             )
         return Verdict(Outcome.STORE, flags=flags)
+
+
+def check_note_lengths(notes: Mapping[str, str | None]) -> None:
+    """Raises TooLarge, naming the field, for a note longer than MAX_NOTE_CHARS."""
+    for name, text in notes.items():
+        if text is not None and len(text) > MAX_NOTE_CHARS:
+            raise TooLarge(
+                f"{name} is {len(text)} characters; the limit is {MAX_NOTE_CHARS}",
+                data={"field": name},
+            )
 
 
 def secret_refused(secret: Flag) -> Verdict:

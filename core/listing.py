@@ -11,8 +11,10 @@ import base64
 import binascii
 import hashlib
 import json
+from collections.abc import Iterable
 from typing import Any
 
+from core.agents import NAME
 from core.errors import InvalidInput
 from core.horizon import horizon_sql
 from core.model import Caller, ListFilter
@@ -24,7 +26,12 @@ MAX_LIST_LIMIT = 500
 def list_query(
     caller: Caller, flt: ListFilter, *, now_ms: int, after_seq: int | None, limit: int
 ) -> tuple[str, list[Any]]:
-    """The SELECT for one page (newest first), fetching one extra row to tell if more follow."""
+    """The SELECT for one page (newest first), fetching one extra row to tell if more follow.
+
+    Raises:
+        InvalidInput: an agent to filter by that is not an agent name.
+    """
+    check_agents(flt.agents)
     where, params = horizon_sql(caller)
     clauses = [where]
     args: list[Any] = list(params)
@@ -54,6 +61,18 @@ def _in(clauses: list[str], args: list[Any], column: str, values: list[str]) -> 
     if values:
         clauses.append(f"{column} IN ({', '.join('?' for _ in values)})")
         args.extend(values)
+
+
+def check_agents(agents: Iterable[str]) -> None:
+    """Refuse an agent filter no memory could match because it is no agent's name ("Bad
+    Name"): it answered an empty page, as if the agent had written nothing (until 2026-11-30)."""
+    for name in sorted(agents):
+        if not NAME.match(name):
+            raise InvalidInput(
+                f"{name!r} is not an agent name (1-64 lower-case letters, digits, '.', '_' or "
+                "'-', starting with a letter or digit), so no memory could match it",
+                data={"field": "agent"},
+            )
 
 
 def check_limit(limit: int) -> int:

@@ -45,15 +45,22 @@ log = logging.getLogger("cairn.mcp")
 
 DEFAULT_AGENT = "mcp-agent"
 ROOTS_TIMEOUT = 5.0
+ANSWER_TIMEOUT = 30.0  # how long a request waits for Cairn's answer (the client's default)
 # Methods safe to send again when the connection died under them (nothing changes twice).
 _REPEATABLE = frozenset(
     {"memory.search", "memory.get", "memory.list", "context.build", "identity.get", "policy.get"}
 )
+# Errors that may mean only that this connection's token was replaced: reconnect once.
+_STALE_TOKEN = frozenset({ErrorCode.AGENT_REVOKED, ErrorCode.UNAUTHENTICATED})
 _RESOURCES: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("cairn://identity/user", "identity.get", {"doc": "user"}, "text/markdown"),
     ("cairn://identity/soul", "identity.get", {"doc": "soul"}, "text/markdown"),
     ("cairn://policy", "policy.get", {}, "application/json"),
 )
+
+
+class NoAnswer(NotRunning):
+    """Cairn took the request but did not answer it in time: running, but stuck or stopped."""
 
 
 def agent_name_for(client_name: str | None) -> str:
@@ -79,9 +86,10 @@ class Link:
     workspace changes, when Cairn closed it (idle timeout, restart), or after an error that
     left it unusable. Blocking; calls run one at a time on a worker thread."""
 
-    def __init__(self, paths: Paths, session: str) -> None:
+    def __init__(self, paths: Paths, session: str, *, timeout: float = ANSWER_TIMEOUT) -> None:
         self._paths = paths
         self._session = session
+        self._timeout = timeout
         self._lock = threading.Lock()
         self._client: Client | None = None
         self._bound: tuple[str, str] | None = None  # (agent, workspace)
@@ -96,24 +104,59 @@ class Link:
         """One socket request as `agent` in `workspace`.
 
         Raises:
-            CairnError: Cairn's answer was an error, or Cairn is not running (NotRunning).
+            CairnError: Cairn's answer was an error, or Cairn is not running (NotRunning), or
+                it did not answer within the timeout (NoAnswer).
         """
         with self._lock:
-            client = self._connected(agent, workspace)
             try:
-                result = client.call(method, params)
-            except (NotRunning, OSError) as e:
+                return self._call(agent, workspace, method, params)
+            except TimeoutError as e:
+                # Cairn is there (it took the connection) but stopped answering: stuck, or
+                # stopped (SIGSTOP). A read is not sent again - it would only wait as long again.
                 self._drop()
-                # A request that never left is safe to send again; so is a read.
-                if not (isinstance(e, BrokenPipeError) or method in _REPEATABLE):
-                    raise NotRunning(
-                        "Cairn closed the connection before answering; the request may or may "
-                        "not have been carried out - check before repeating it"
-                    ) from e
-                client = self._connected(agent, workspace)
-                result = client.call(method, params)
-            self._last_used = time.monotonic()
-            return result
+                log.warning("Cairn did not answer %s within %.0f s", method, self._timeout)
+                raise NoAnswer(
+                    f"Cairn did not answer within {self._timeout:.0f} s"
+                    + (
+                        " (it may be stuck or stopped); try again shortly"
+                        if method in _REPEATABLE
+                        else "; the request may or may not have been carried out - check "
+                        "before repeating it"
+                    ),
+                    data={"timeout_s": self._timeout},
+                ) from e
+
+    def _call(
+        self, agent: str, workspace: str, method: str, params: dict[str, Any]
+    ) -> dict[str, Any]:
+        client = self._connected(agent, workspace)
+        try:
+            result = client.call(method, params)
+        except RemoteError as e:
+            if e.code not in _STALE_TOKEN:
+                raise
+            # A person may have revoked the agent and added it again (how a token is
+            # replaced): this connection's token is refused, the stored one may work. The
+            # refused request changed nothing, so it is sent once more on a connection
+            # opened with the token stored now; a hello that fails says why itself.
+            log.info("reconnecting (%s: %s)", e.code.label, e.message)
+            self._drop()
+            client = self._connected(agent, workspace)
+            result = client.call(method, params)
+        except TimeoutError:
+            raise  # no answer is not a closed connection (see call)
+        except (NotRunning, OSError) as e:
+            self._drop()
+            # A request that never left is safe to send again; so is a read.
+            if not (isinstance(e, BrokenPipeError) or method in _REPEATABLE):
+                raise NotRunning(
+                    "Cairn closed the connection before answering; the request may or may "
+                    "not have been carried out - check before repeating it"
+                ) from e
+            client = self._connected(agent, workspace)
+            result = client.call(method, params)
+        self._last_used = time.monotonic()
+        return result
 
     def close(self) -> None:
         with self._lock:
@@ -170,6 +213,7 @@ class Link:
             workspace=workspace,
             session=self._session,
             label=self.client_label,
+            timeout=self._timeout,
         )
 
     def _enroll(self, agent: str, workspace: str) -> Client:
@@ -182,6 +226,7 @@ class Link:
                 session=self._session,
                 enroll=True,
                 label=self.client_label,
+                timeout=self._timeout,
             )
         except RemoteError as e:
             # Another bridge of this name (an editor opening several sessions) enrolled it a
@@ -206,14 +251,20 @@ class Bridge:
     socket (`invoke`)."""
 
     def __init__(
-        self, paths: Paths, *, agent: str | None = None, workspace: str | None = None
+        self,
+        paths: Paths,
+        *,
+        agent: str | None = None,
+        workspace: str | None = None,
+        timeout: float = ANSWER_TIMEOUT,
     ) -> None:
         self.paths = paths
-        self.link = Link(paths, session=f"mcp-{uuid.uuid4().hex[:16]}")
+        self.link = Link(paths, session=f"mcp-{uuid.uuid4().hex[:16]}", timeout=timeout)
         self._agent = agent
         self._fixed_workspace = workspace
         self._roots_workspace: str | None = None
         self._roots_stale = True
+        self._roots_asked = anyio.Lock()
         self._session: ServerSession | None = None
 
     # -- who and where -------------------------------------------------------------------------
@@ -229,9 +280,13 @@ class Bridge:
     async def workspace(self) -> str:
         if self._fixed_workspace is not None:
             return self._fixed_workspace
-        if self._roots_stale:
-            self._roots_workspace = await self._from_roots()
-            self._roots_stale = False
+        async with self._roots_asked:  # a call made meanwhile waits for the same answer
+            if self._roots_stale:
+                # Cleared before asking: a change the client announces while the answer is on
+                # its way marks the roots stale again for the next call (until 2026-11-30 it
+                # was lost, and the bridge stayed in the old folder).
+                self._roots_stale = False
+                self._roots_workspace = await self._from_roots()
         if self._roots_workspace:
             return self._roots_workspace
         try:
@@ -303,7 +358,11 @@ class Bridge:
 
 def _said(e: CairnError) -> str:
     """An error's message for the client, with why Cairn was not started when that is why."""
-    if isinstance(e, NotRunning) and os.environ.get("CAIRN_NO_AUTOSTART") == "1":
+    if (
+        isinstance(e, NotRunning)
+        and not isinstance(e, NoAnswer)
+        and os.environ.get("CAIRN_NO_AUTOSTART") == "1"
+    ):
         return e.message + " (CAIRN_NO_AUTOSTART=1 is set, so the bridge does not start it.)"
     return e.message
 
@@ -316,8 +375,8 @@ def build_server(bridge: Bridge) -> MCPServer[Any]:
         version=__version__,
         log_level="WARNING",
         middleware=[bridge.middleware],
+        tools=mcp_tools.tools(bridge.invoke),
     )
-    mcp_tools.register(server, bridge.invoke)
 
     def resource(uri: str, method: str, params: dict[str, Any], mime: str) -> None:
         async def read() -> str:

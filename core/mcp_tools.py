@@ -8,11 +8,11 @@ as untrusted data.
 
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.model import BUILTIN_KINDS
 from core.wording import plural
@@ -37,6 +37,7 @@ INSTRUCTIONS = (
 )
 
 _KINDS = ", ".join(BUILTIN_KINDS)
+INDENT = "    "  # a memory's text under its header, as in the context bundle
 
 Scope = Literal["global", "user", "project", "session"]
 Horizon = Literal["default", "all"]
@@ -129,11 +130,18 @@ def memory_block(m: dict[str, Any], number: int | None = None) -> str:
     head.extend(flag for flag in ("disputed", "archived", "expired") if m.get(flag))
     if m.get("superseded_by"):
         head.append(f"superseded by {m['superseded_by']}")
-    if m.get("status") not in (None, "active"):
+    if m.get("status") not in (None, "active", *head):  # "archived" is both a flag and one
         head.append(str(m["status"]))
     prefix = f"[{number}] " if number is not None else ""
-    body = str(m.get("content", "")).replace("\n", "\n    ")
-    return f"{prefix}{' · '.join(head)}\n    {body}"
+    return f"{prefix}{' · '.join(head)}\n{indented(str(m.get('content', '')))}"
+
+
+def indented(text: str) -> str:
+    """`text` with every line indented, a line being whatever str.splitlines() ends one at -
+    "\\r", U+2028, U+2029, U+0085 as well as "\\n" - as the context bundle does: a reader that
+    breaks lines at any of them still finds no line of a memory's text at the margin, where
+    it could pass for an entry of its own (until 2026-11-30 only "\\n" was indented)."""
+    return "\n".join(INDENT + line for line in text.splitlines() or [""])
 
 
 def _outcome(r: dict[str, Any], what: str) -> str:
@@ -174,7 +182,15 @@ def render_write(r: dict[str, Any]) -> str:
     if said:
         return said
     text = f"Stored {r.get('id')} (revision {r.get('revision')})."
-    if r.get("duplicate"):
+    if r.get("archived"):
+        # Not "nothing new" as if it were live: a person set it aside, and only a person
+        # brings it back (until 2026-11-30 this went unsaid).
+        text = (
+            f"Already stored as {r.get('id')} (revision {r.get('revision')}), but archived: a "
+            "person set it aside - it is kept, and shown marked archived, but not current. "
+            "Nothing new was stored; only a person can restore it (Cairn's Memories window)."
+        )
+    elif r.get("duplicate"):
         text = f"Already stored as {r.get('id')} (revision {r.get('revision')}); nothing new."
     if r.get("replayed"):
         text += " (Replayed: the idempotency key returned the first result.)"
@@ -263,9 +279,9 @@ Variants = Annotated[
 Kind = Annotated[str, Field(description=f"what sort of memory: {_KINDS}")]
 
 
-def register(server: MCPServer[Any], invoke: Invoke) -> None:
-    """Add the ten memory and identity tools to `server`; each calls `invoke(method, params,
-    render)`, which talks to Cairn and shapes the result."""
+def tools(invoke: Invoke) -> list[Tool]:
+    """The ten memory and identity tools; each calls `invoke(method, params, render)`, which
+    talks to Cairn and shapes the result. Their arguments are checked strictly (`_strict`)."""
 
     async def memory_search(
         *,
@@ -411,7 +427,7 @@ def register(server: MCPServer[Any], invoke: Invoke) -> None:
         params = _params(doc=doc, content=content, reason=reason)
         return await invoke("identity.propose", params, render_propose)
 
-    tools: list[tuple[Callable[..., Awaitable[CallToolResult]], str, ToolAnnotations]] = [
+    table: list[tuple[Callable[..., Awaitable[CallToolResult]], str, ToolAnnotations]] = [
         (memory_search, SEARCH, _READ),
         (memory_write, WRITE, _WRITE),
         (memory_get, GET, _READ),
@@ -423,5 +439,40 @@ def register(server: MCPServer[Any], invoke: Invoke) -> None:
         (identity_get, IDENTITY_GET, _READ),
         (identity_propose, IDENTITY_PROPOSE, _WRITE),
     ]
-    for fn, description, hints in tools:
-        server.add_tool(fn, description=description, annotations=hints)
+    return [
+        _strict(Tool.from_function(fn, description=description, annotations=hints))
+        for fn, description, hints in table
+    ]
+
+
+class _Strict(BaseModel):
+    """What a tool's arguments are held to on top of its signature: no argument the schema does
+    not name (the message lists those it does, as the socket's does) and no value of another
+    type."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, hide_input_in_errors=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known(cls, values: Any) -> Any:
+        if isinstance(values, dict):
+            unknown = sorted(set(values) - set(cls.model_fields))
+            if unknown:
+                names = ", ".join(repr(name) for name in unknown)
+                raise ValueError(
+                    f"unknown argument {names}; the arguments are: {', '.join(cls.model_fields)}"
+                )
+        return values
+
+
+def _strict(tool: Tool) -> Tool:
+    """`tool` with an argument model that refuses what its schema does not name and values of
+    another type, as the socket does. The SDK's own model ignores an unknown argument and
+    coerces a value - so until 2026-11-30 `ttl` (for `ttl_seconds`) stored a memory that never
+    expires, `origin: "extracted"` one stored as explicit, and `importance: true` or `"4"` were
+    taken as 1 and 4. The published schema says so too (`additionalProperties: false`)."""
+    loose = tool.fn_metadata.arg_model
+    model = cast(type[BaseModel], type(loose.__name__, (loose, _Strict), {"__module__": __name__}))
+    metadata = tool.fn_metadata.model_copy(update={"arg_model": model})
+    schema = model.model_json_schema(by_alias=True)
+    return tool.model_copy(update={"fn_metadata": metadata, "parameters": schema})

@@ -628,9 +628,7 @@ def check_agent_allowed(cairn: Cairn, session: Session) -> None:
     caller = session.caller
     if caller is None or caller.surface is not Surface.AGENT or caller.agent is None:
         return
-    status = cairn.agents.status(caller.agent, session.token_hash)
-    if status is None:
-        if caller.verified:
-            raise NotFound("this connection's agent no longer exists")
-        return  # a declared name the store could not record at hello (a full disk): unpaused
-    cairn.agents.check_status(caller.agent, status)
+    # None for a declared name the store could not record at hello (a full disk): unpaused
+    known = cairn.agents.check_connection(caller.agent, session.token_hash)
+    if known is None and caller.verified:
+        raise NotFound("this connection's agent no longer exists")

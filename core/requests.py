@@ -167,7 +167,7 @@ class UpdateRequest:
         raw_tags = params.get("tags", _UNSET)
         return UpdateRequest(
             id=text(params, "id"),
-            if_revision=integer(params, "if_revision"),
+            if_revision=revision(params, "if_revision"),
             content=opt_text(params, "content"),
             summary=opt_text(params, "summary", allow_empty=True),
             kind=opt_text(params, "kind"),
@@ -276,6 +276,18 @@ def integer(params: Mapping[str, Any], name: str, *, default: int | None = None)
         )
     if not -(2**63) <= value < 2**63:  # what SQLite stores; past it an integer means nothing here
         raise InvalidInput(f"field '{name}' is out of range", data={"field": name})
+    return value
+
+
+def revision(params: Mapping[str, Any], name: str) -> int:
+    """A revision number: revisions start at 1, so -1 or 0 is a mistake, not a stale read (until
+    2026-11-30 it answered conflict, "at revision 1, not -1")."""
+    value = integer(params, name)
+    if value < 1:
+        raise InvalidInput(
+            f"field '{name}' must be at least 1 (revisions start at 1), got {value}",
+            data={"field": name},
+        )
     return value
 
 

@@ -54,9 +54,14 @@ def check_text(field: str, text: str, max_bytes: int, *, allow_empty: bool = Fal
             data={"field": field},
         )
     if size > max_bytes:
+        # Splitting is advice for a memory's words only (until 2026-11-30 a feedback note or
+        # a summary was told to split into several memories).
+        advice = "shorten it"
+        if field == "content":
+            advice += ", or split it into several memories"
         raise TooLarge(
             f"field '{field}' is {size} bytes; the limit is {max_bytes} bytes (nothing was cut: "
-            "shorten it, or split it into several memories)",
+            f"{advice})",
             data={"field": field, "size": size, "limit": max_bytes},
         )
     return text

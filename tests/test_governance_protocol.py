@@ -233,3 +233,25 @@ def test_a_person_asking_for_the_policy_hears_that_the_file_is_not_in_effect(
     assert "file_warning" not in agent.request("policy.get")["result"]
     person.close()
     agent.close()
+
+
+def test_an_updates_reason_is_held_to_the_note_limit(server: Runtime, workspace_dir: Path) -> None:
+    """memory.update took a reason of any length - 900,000 characters went into the memory's
+    history, shown to the person and to agents - while supersede, forget, contradict and
+    identity.propose refuse one over 1,000 characters. It is too_large now, naming the field,
+    and the memory is left as it was."""
+    agent = connect(server, agent="helper", workspace=str(workspace_dir))
+    stored = agent.request(
+        "memory.write", {"content": "the build uses make", "kind": "fact", "scope": "project"}
+    )["result"]
+    for reason in ("r" * 1001, "x" * 900_000):
+        change = {"id": stored["id"], "if_revision": 1, "importance": 4, "reason": reason}
+        refused = agent.request("memory.update", change)
+        assert_error(refused, ErrorCode.TOO_LARGE, f"reason is {len(reason)} characters")
+        assert refused["error"]["data"]["field"] == "reason"
+    got = agent.request("memory.get", {"id": stored["id"], "history": True})["result"]
+    assert got["revision"] == 1 and got["importance"] == 3
+    assert [r.get("reason") for r in got["revisions"]] == [None]
+    within = {"id": stored["id"], "if_revision": 1, "importance": 4, "reason": "r" * 1000}
+    assert agent.request("memory.update", within)["result"]["revision"] == 2
+    agent.close()

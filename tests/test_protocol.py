@@ -320,7 +320,8 @@ def test_a_connection_on_a_revoked_token_stays_revoked_when_the_agent_is_added_a
 ) -> None:
     """Revoking ended the connection's requests - until the person added the agent again (how
     a token is rotated): the old connection, proven with the revoked token, wrote again, and
-    through the person's looser override for that agent."""
+    through the person's looser override for that agent. Refused since, it was told "agent
+    'rotated' is revoked" of an agent that works - now that its token was replaced."""
     cairn = server.cairn
     assert cairn is not None
     _, token = cairn.agents.add(Caller.human(), "rotated")
@@ -329,8 +330,11 @@ def test_a_connection_on_a_revoked_token_stays_revoked_when_the_agent_is_added_a
     cairn.agents.set_status(Caller.human(), "rotated", AgentStatus.REVOKED)
     _, new_token = cairn.agents.add(Caller.human(), "rotated")
     write = {"content": "written on a revoked token", "kind": "fact", "scope": "project"}
-    assert_error(old.request("memory.write", write), ErrorCode.AGENT_REVOKED, "revoked")
-    assert_error(old.request("memory.list"), ErrorCode.AGENT_REVOKED)
+    replaced = old.request("memory.write", write)
+    assert_error(replaced, ErrorCode.AGENT_REVOKED, "was given a new token")
+    assert "revoked" not in replaced["error"]["message"]
+    assert replaced["error"]["data"]["token_replaced"] is True
+    assert_error(old.request("memory.list"), ErrorCode.AGENT_REVOKED, "connect again")
     fresh = client(server, agent="rotated", token=new_token, workspace=str(workspaces[0]))
     assert fresh.request("memory.write", write)["result"]["status"] == "stored"
     # and the old connection is pushed nothing of it, only the notice that it is revoked
@@ -338,6 +342,39 @@ def test_a_connection_on_a_revoked_token_stays_revoked_when_the_agent_is_added_a
     assert "revoked" in pushed and "written on a revoked token" not in pushed, pushed
     old.close()
     fresh.close()
+
+
+def test_inputs_that_cannot_mean_anything_are_invalid_params_naming_the_field(
+    server: Runtime, workspaces: tuple[Path, Path]
+) -> None:
+    """memory.list with agent "Bad Name" (no agent can have it) answered an empty page, as if
+    the agent had written nothing; memory.update with if_revision -1 answered conflict ("at
+    revision 1, not -1") as if it were a stale read; a feedback note over its limit was told to
+    "split it into several memories". Each is now invalid_params or too_large saying what is
+    wrong with the field."""
+    c = client(server, agent="bot", workspace=str(workspaces[0]))
+    write = {"content": "the port is 8443", "kind": "fact", "scope": "project"}
+    mid = c.request("memory.write", write)["result"]["id"]
+    for bad in ("Bad Name", ["bot", "Bad Name"]):
+        listed = c.request("memory.list", {"agent": bad})
+        assert_error(listed, ErrorCode.INVALID_PARAMS, "'Bad Name' is not an agent name")
+        assert listed["error"]["data"]["field"] == "agent"
+    assert [m["id"] for m in c.request("memory.list", {"agent": "bot"})["result"]["items"]] == [mid]
+    for revision in (-1, 0):
+        change = {"id": mid, "if_revision": revision, "importance": 4}
+        stale = c.request("memory.update", change)
+        assert_error(
+            stale,
+            ErrorCode.INVALID_PARAMS,
+            f"must be at least 1 (revisions start at 1), got {revision}",
+        )
+        assert stale["error"]["data"]["field"] == "if_revision"
+    note = {"id": mid, "verdict": "useful", "note": "n" * 1025}
+    long_note = c.request("memory.feedback", note)
+    assert_error(long_note, ErrorCode.TOO_LARGE, "field 'note' is 1025 bytes")
+    assert "memories" not in long_note["error"]["message"]
+    assert c.request("memory.get", {"id": mid})["result"]["revision"] == 1
+    c.close()
 
 
 # -- framing limits and hostile input --------------------------------------------------------

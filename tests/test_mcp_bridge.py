@@ -1,0 +1,167 @@
+"""The bridge's link to Cairn through what a person does meanwhile and what goes wrong: an agent
+added again with a new token, a Cairn that stops answering, roots that change mid-question."""
+
+from __future__ import annotations
+
+import signal
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.session import ClientRequestContext
+from mcp.types import CallToolResult, ListRootsResult, Root
+from pydantic import FileUrl
+
+from core import mcp_tools
+from core.client import Client
+from core.daemon import Runtime
+from core.mcp_bridge import Bridge
+from tests.serving import paths_for, running_daemon, served_in_thread
+from tests.test_mcp import Roots, bridge, call, data, dirs, person, run, text
+
+
+@pytest.fixture
+def served(short_tmp: Path) -> Iterator[Runtime]:
+    """The real Runtime (store, server, socket) on a thread; a person's connection is confirmed
+    as the tray would."""
+    with served_in_thread(paths_for(short_tmp / "c"), confirm_human=lambda _s: None) as runtime:
+        yield runtime
+
+
+def test_a_running_bridge_works_on_after_its_agent_is_revoked_and_added_again(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """Revoking an agent and adding it again is how a person gives it a new token; the running
+    bridge kept its connection proven with the old one and failed every call "agent 'helper'
+    is revoked" until it was restarted. It now reconnects once with the token stored now."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            first = data(
+                await call(
+                    s, "memory_write", content="the first memory", kind="fact", scope="project"
+                )
+            )
+            p = person(served.paths)
+            assert "result" in p.request("agent.revoke", {"name": "helper"})
+            revoked = await call(s, "memory_search", query="first memory")
+            assert revoked.is_error and text(revoked).startswith("agent_revoked:"), text(revoked)
+            assert "result" in p.request("agent.add", {"name": "helper"})
+            p.close()
+            found = data(await call(s, "memory_search", query="first memory"))
+            assert [m["id"] for m in found["results"]] == [first["id"]]
+            second = data(
+                await call(
+                    s, "memory_write", content="the second memory", kind="fact", scope="project"
+                )
+            )
+            got = data(await call(s, "memory_get", id=second["id"]))
+            assert got["agent"] == "helper" and got["author_tier"] == "explicit"  # verified
+
+    run(main)
+
+
+def test_a_cairn_that_stops_answering_is_a_tool_error_naming_the_timeout(short_tmp: Path) -> None:
+    """A daemon that stopped answering (SIGSTOP): a read failed after twice the timeout with
+    "Error executing tool memory_search" and a TimeoutError traceback in the bridge's log (the
+    retry was outside the try), and a write said "not_running: Cairn closed the connection" of a
+    Cairn that was running. Both are now a tool error saying Cairn did not answer in time, and a
+    write that it may or may not have been carried out."""
+    home = short_tmp / "d"
+    (proj,) = dirs(short_tmp, "proj")
+    with running_daemon(home) as daemon:
+        link = Bridge(daemon.paths, agent="helper", workspace=str(proj), timeout=1.0)
+        write = {"content": "written before Cairn froze", "kind": "fact", "scope": "project"}
+        said: dict[str, CallToolResult] = {}
+
+        async def main() -> None:
+            stored = await link.invoke("memory.write", write, mcp_tools.render_write)
+            assert not stored.is_error, text(stored)
+            daemon.proc.send_signal(signal.SIGSTOP)
+            try:
+                said["read"] = await link.invoke(
+                    "memory.search", {"query": "froze"}, mcp_tools.render_search
+                )
+                said["write"] = await link.invoke(
+                    "memory.write",
+                    write | {"content": "written while frozen"},
+                    mcp_tools.render_write,
+                )
+            finally:
+                daemon.proc.send_signal(signal.SIGCONT)
+            after = await link.invoke("memory.search", {"query": "froze"}, mcp_tools.render_search)
+            assert not after.is_error, text(after)  # the next call connects again
+
+        run(main)
+        link.link.close()
+    read, write_said = said["read"], said["write"]
+    assert read.is_error and text(read).startswith("not_running: Cairn did not answer within 1 s")
+    assert "CAIRN_NO_AUTOSTART" not in text(read)
+    assert write_said.is_error and "did not answer within 1 s" in text(write_said)
+    assert "may or may not have been carried out" in text(write_said)
+    assert write_said.structured_content is not None
+    assert write_said.structured_content["data"] == {"timeout_s": 1.0}
+
+
+class SlowRoots(Roots):
+    """A client whose roots change while the bridge waits for its first answer about them."""
+
+    def __init__(self, first: Path) -> None:
+        super().__init__(first)
+        self.calls = 0
+        self.asked = anyio.Event()
+        self.answer = anyio.Event()
+
+    async def __call__(self, context: ClientRequestContext) -> ListRootsResult:
+        self.calls += 1
+        snapshot = list(self.dirs)  # the roots when asked
+        if self.calls == 1:
+            self.asked.set()
+            await self.answer.wait()
+        return ListRootsResult(roots=[Root(uri=FileUrl(d.as_uri()), name=d.name) for d in snapshot])
+
+
+def test_roots_that_change_while_the_bridge_asks_for_them_rebind_the_next_call(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """A roots/list_changed that arrived while the bridge awaited the client's roots was lost:
+    the bridge marked the roots fresh after the answer came, over the change, and stayed bound
+    to the old folder. The next call asks again and lands in the new one."""
+    home = short_tmp / "c"
+    first, second = dirs(short_tmp, "first", "second")
+    roots = SlowRoots(first)
+
+    async def main() -> None:
+        async with bridge(home, roots=roots, client="Race Client") as s:
+
+            async def change_roots() -> None:
+                await roots.asked.wait()
+                roots.dirs = [second]
+                with warnings.catch_warnings():  # roots are deprecated in the 2026-07-28 spec
+                    warnings.simplefilter("ignore")
+                    await s.send_roots_list_changed()
+                roots.answer.set()
+
+            write = {"kind": "fact", "scope": "project"}
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(change_roots)
+                written.append(data(await call(s, "memory_write", content="first", **write)))
+            written.append(data(await call(s, "memory_write", content="after", **write)))
+            assert roots.calls == 2, "the change was lost: the roots were not asked again"
+
+    written: list[dict[str, Any]] = []
+    run(main)
+    p = person(served.paths)
+    bound = [p.request("memory.get", {"id": w["id"]})["result"]["workspace_id"] for w in written]
+    p.close()
+    folders = []
+    for folder in (first, second):
+        probe = Client.connect(served.paths, agent="probe", workspace=str(folder), autostart=False)
+        folders.append(probe.hello["workspace_id"])
+        probe.close()
+    assert bound == folders
