@@ -208,6 +208,35 @@ def test_method_and_parameter_errors(server: Runtime, workspaces: tuple[Path, Pa
     session_less.close()
 
 
+def test_a_list_element_of_the_wrong_type_is_named(
+    server: Runtime, workspaces: tuple[Path, Path]
+) -> None:
+    """A list with one element that is not a string was refused as "field 'variants' must be a
+    list of strings, got a list" - it was a list; which element was wrong went unsaid."""
+    c = client(server, workspace=str(workspaces[0]))
+    reply = c.request("memory.search", {"query": "x", "variants": ["zebra", None]})
+    assert_error(reply, ErrorCode.INVALID_PARAMS, "variants[1] must be a string, got null")
+    assert reply["error"]["data"]["field"] == "variants" and reply["error"]["data"]["index"] == 1
+    assert_error(
+        c.request("memory.search", {"query": "x", "kinds": ["fact", 3]}),
+        ErrorCode.INVALID_PARAMS,
+        "kinds[1] must be a string, got a number",
+    )
+    assert_error(
+        c.request(
+            "memory.write", {"content": "x", "kind": "fact", "scope": "project", "tags": [["a"]]}
+        ),
+        ErrorCode.INVALID_PARAMS,
+        "tags[0] must be a string, got a list",
+    )
+    assert_error(  # not a list at all: the list is what is named
+        c.request("memory.search", {"query": "x", "scopes": "project"}),
+        ErrorCode.INVALID_PARAMS,
+        "field 'scopes' must be a list of strings, got a string",
+    )
+    c.close()
+
+
 def test_hello_errors(server: Runtime, workspaces: tuple[Path, Path]) -> None:
     path = socket_path(server.paths)
     cairn = server.cairn
