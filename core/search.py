@@ -272,6 +272,7 @@ class _Stats:
         return value
 
 
+_PINS = 50  # memories one exact symbol pins at most
 _CACHE_TERMS = 200_000
 _CACHE_DOCS = 20_000
 K = TypeVar("K")
@@ -715,16 +716,28 @@ class SearchService:
 
     @staticmethod
     def _pinned(conn: Any, symbols: tuple[str, ...], where: _Where) -> dict[int, tuple[str, ...]]:
+        """The memories (at most `_PINS` per symbol) whose own text names a query symbol whole.
+
+        The index holds a symbol's pieces as terms too (`01` of SCOPED_ALPHA_01, `12` of
+        10.0.0.12:5432), so a match there is only a candidate: the memory's text is analysed
+        again, and a piece does not pin."""
         pins: dict[int, list[str]] = {}
+        sql = (
+            "SELECT memory_fts.rowid, m.content, m.summary, m.tags FROM memory_fts "
+            "JOIN memory m ON m.seq = memory_fts.rowid"
+            f" WHERE memory_fts MATCH ? AND {where.sql} ORDER BY bm25(memory_fts) LIMIT ?"
+        )
         for symbol in symbols:
-            sql = (
-                "SELECT memory_fts.rowid FROM memory_fts JOIN memory m ON m.seq = memory_fts.rowid"
-                f" WHERE memory_fts MATCH ? AND {where.sql} ORDER BY bm25(memory_fts) LIMIT 50"
-            )
             # the memory's own text: an agent's keywords (enrichment) score, but never pin
             own = "{content summary tags} : " + _quote(symbol)
-            for (seq,) in conn.execute(sql, [own, *where.params]):
-                pins.setdefault(int(seq), []).append(symbol)
+            found = 0
+            for seq, content, summary, tags in conn.execute(sql, [own, *where.params, _PINS * 4]):
+                texts = (content, summary or "", " ".join(json.loads(tags or "[]")))
+                if any(symbol in _named(text) for text in texts):
+                    pins.setdefault(int(seq), []).append(symbol)
+                    found += 1
+                    if found == _PINS:
+                        break
         return {seq: tuple(found) for seq, found in pins.items()}
 
     @staticmethod
@@ -880,6 +893,12 @@ class SearchService:
         if best >= self.config.weak_coverage:
             return Presence.WEAK
         return Presence.NONE
+
+
+def _named(text: str) -> set[str]:
+    """The terms `text` names on their own: all but the pieces of a symbol (`01` in
+    SCOPED_ALPHA_01, `12` in 10.0.0.12:5432, `v1` in v1.2.3)."""
+    return {t.text for t in analyze(text) if t.kind is not TermKind.PART}
 
 
 def _coverage(q: _Query, doc: DocTerms, stats: _Stats, *, enrichment: bool = True) -> float:

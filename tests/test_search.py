@@ -245,6 +245,29 @@ def test_a_symbol_named_inside_a_longer_one_pins_it(cairn: Cairn, agent: Caller)
         assert hits[0].pinned_by == (symbol,), query
 
 
+def test_a_piece_of_a_symbol_never_pins(cairn: Cairn, agent: Caller) -> None:
+    """`01` pinned the memory holding SCOPED_ALPHA_01, `12` the one holding 10.0.0.12:5432 and
+    `v1` the one holding v1.2.3 - pieces the index holds, not symbols the memory names - above
+    every unpinned result. They are still found (the pieces are indexed), just not pinned."""
+    fixture = put(cairn, agent, "The test fixture is named SCOPED_ALPHA_01 in the suite")
+    release = put(cairn, agent, "Release tag v1.2.3 shipped on friday")
+    postgres = put(cairn, agent, "Postgres listens on 10.0.0.12:5432 in staging")
+    for query, memory in (("01", fixture), ("v1", release), ("12", postgres)):
+        result = cairn.search.search(agent, SearchRequest(query=query))
+        assert [(h.memory.id, h.pinned_by) for h in result.hits] == [(memory, ())], query
+    # the whole symbol, and a symbol a person names on its own inside it, still pin
+    for query, memory in (
+        ("scoped_alpha_01", fixture),
+        ("1.2.3", release),
+        ("10.0.0.12", postgres),
+    ):
+        hits = cairn.search.search(agent, SearchRequest(query=query)).hits
+        assert hits[0].memory.id == memory and hits[0].pinned_by == (query,), query
+    team = put(cairn, agent, "Release 12 is the one with the new login page")
+    hits = cairn.search.search(agent, SearchRequest(query="12")).hits
+    assert (hits[0].memory.id, hits[0].pinned_by) == (team, ("12",))
+
+
 def test_an_agents_keywords_never_pin(cairn: Cairn, agent: Caller) -> None:
     """Keywords are an agent's enrichment: numbers 10-399 as keywords pinned an ad above the
     answer for any question with a number in it, and made presence strong."""
