@@ -241,6 +241,9 @@ class _Where:
     sql: str
     params: list[Any]
 
+    def and_(self, other: _Where) -> _Where:
+        return _Where(f"{self.sql} AND {other.sql}", [*self.params, *other.params])
+
 
 @dataclass
 class _Stats:
@@ -361,7 +364,8 @@ class SearchService:
         queries = [_parse(req.query)] + [
             _parse(v) for v in dict.fromkeys(req.variants) if v.strip()
         ]
-        where = self._filters(caller, req, now)
+        visible = self._filters(caller, req, now)
+        where = visible.and_(self._narrowing(req))
         conn = self._store.read_db.conn()
         with self._store.read_db.atomic():
             stats = self._stats(conn, [t.text for q in queries for t in q.terms])
@@ -390,9 +394,12 @@ class SearchService:
             contradictions = open_contradictions(
                 conn, [memories[s].id for s in top if s in memories]
             )
-            partners = self._partners(conn, contradictions, memories, where, now)
-            # A side the caller may not see (another workspace's, forgotten) is never named.
-            seen = {m.id for m in memories.values()} | set(partners)
+            partners, named = self._partners(
+                conn, contradictions, memories, visible=visible, where=where, now=now
+            )
+            # A side the caller may not see (another workspace's, forgotten) is never named; one
+            # the request's kinds, scopes or tiers leave out is named, but not returned.
+            seen = {m.id for m in memories.values()} | named
             contradictions = [r for r in contradictions if r.from_id in seen and r.to_id in seen]
         redact = self._memories.redactor.memory  # what a model may read of each result
         hits = [
@@ -465,6 +472,7 @@ class SearchService:
             )
 
     def _filters(self, caller: Caller, req: SearchRequest, now: int) -> _Where:
+        """What the caller may see: its horizon and the lifecycle (statuses, expiry)."""
         params: list[Any] = []
         clauses = ["1"]
         if req.horizon is not Horizon.ALL:
@@ -475,6 +483,13 @@ class SearchService:
         if not req.include_expired:
             clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
             params.append(now)
+        return _Where(" AND ".join(clauses), params)
+
+    @staticmethod
+    def _narrowing(req: SearchRequest) -> _Where:
+        """The request's own narrowing - kinds, scopes, tiers - within what the caller sees."""
+        clauses = ["1"]
+        params: list[Any] = []
         for column, values in (
             ("m.kind", sorted(req.kinds)),
             ("m.scope", sorted(s.value for s in req.scopes)),
@@ -834,24 +849,44 @@ class SearchService:
 
     @staticmethod
     def _partners(
-        conn: Any, contradictions: list[Relation], found: dict[int, Memory], where: _Where, now: int
-    ) -> dict[str, Memory]:
-        """The other side of each open contradiction that the results do not already hold, when
-        the caller may see it: both sides are always returned together."""
+        conn: Any,
+        contradictions: list[Relation],
+        found: dict[int, Memory],
+        *,
+        visible: _Where,
+        where: _Where,
+        now: int,
+    ) -> tuple[dict[str, Memory], set[str]]:
+        """The other side of each open contradiction that the results do not already hold:
+        returned beside it when it passes the request's filters (`where`), and named (the
+        second value) whenever the caller may see it (`visible`) - a kinds, scopes or tiers
+        filter leaving it out does not make the dispute go away."""
         have = {m.id for m in found.values()}
-        missing = {
-            other
-            for rel in contradictions
-            for other in (rel.from_id, rel.to_id)
-            if other not in have
-        }
+        missing = sorted(
+            {
+                other
+                for rel in contradictions
+                for other in (rel.from_id, rel.to_id)
+                if other not in have
+            }
+        )
         if not missing:
-            return {}
+            return {}, set()
         marks = ", ".join("?" for _ in missing)
+        named = {
+            r[0]
+            for r in conn.execute(
+                f"SELECT m.id FROM memory m WHERE m.id IN ({marks}) AND {visible.sql}",
+                [*missing, *visible.params],
+            )
+        }
+        if not named:
+            return {}, named
+        marks = ", ".join("?" for _ in named)
         rows = conn.execute(
-            SELECT_MEMORY + f" WHERE m.id IN ({marks}) AND {where.sql}", [*missing, *where.params]
+            SELECT_MEMORY + f" WHERE m.id IN ({marks}) AND {where.sql}", [*named, *where.params]
         ).fetchall()
-        return {r[0]: memory_from_row(r, now) for r in rows}
+        return {r[0]: memory_from_row(r, now) for r in rows}, named
 
     @staticmethod
     def _mark_disputes(

@@ -445,6 +445,34 @@ def test_a_dispute_names_only_memories_the_caller_may_see(
     assert [(h.memory.id, h.disputed_with) for h in seen.hits] == [(mine, ())]
 
 
+def test_a_filter_that_leaves_out_the_other_side_keeps_the_dispute(
+    cairn: Cairn, agent: Caller
+) -> None:
+    """With `kinds: [fact]` a fact contradicted by a correction came back undisputed, and a
+    context bundle (human and explicit tiers by default) showed a memory contradicted by a
+    derived-tier agent's without DISPUTED: a filter hid the dispute, though the caller may see
+    the other side."""
+    fact = put(cairn, agent, "The staging region is eu-west-1 for billing.")
+    fix = put(cairn, agent, "Billing staging was moved to us-east-2.", kind="correction")
+    cairn.memories.mark_contradiction(Caller.human(), fact, fix)
+    result = cairn.search.search(
+        agent, SearchRequest(query="eu-west-1 billing", kinds=frozenset({"fact"}))
+    )
+    assert [(h.memory.id, h.disputed_with) for h in result.hits] == [(fact, (fix,))]
+    assert [(r.from_id, r.to_id) for r in result.relations] == [(fact, fix)]
+    unverified = Caller(
+        Surface.AGENT, agent="helper", verified=False, workspace_id=agent.workspace_id
+    )
+    alpha = put(cairn, agent, "Payments run in zone alpha.")
+    beta = put(cairn, unverified, "Payments actually run in zone beta since May.")
+    assert cairn.memories.get(agent, beta).memory.tier is Tier.DERIVED
+    cairn.memories.mark_contradiction(Caller.human(), alpha, beta)
+    bundle = cairn.context.build(agent, ContextRequest(query="payments zone alpha"))
+    assert [(i.id, i.disputed) for i in bundle.items] == [(alpha, True)]
+    assert f"DISPUTED: contradicted by {beta}" in bundle.text
+    assert "zone beta" not in bundle.text  # the tier filter still keeps its text out
+
+
 def test_agent_recall_counts_but_human_browsing_does_not(cairn: Cairn, agent: Caller) -> None:
     mid = put(cairn, agent, "ptarmigan release checklist")
     cairn.search.search(Caller.human(), SearchRequest(query="ptarmigan"))
