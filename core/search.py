@@ -189,10 +189,13 @@ class SearchHit:
 class SearchResult:
     presence: Presence
     hits: tuple[SearchHit, ...]
-    matched: int  # candidates that matched before the limit
+    # memories that matched, before the limit, and the other sides of disputes returned beside
+    # them (which may take `hits` past the limit)
+    matched: int
     broadened: bool = False
     config: str = ""
     relations: tuple[Relation, ...] = field(default=())
+    partners: int = 0  # hits returned past the limit, as the other side of a dispute
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -418,6 +421,9 @@ class SearchService:
         hits = self._bounded_rerank(hits, now)
         presence = self._presence(hits)
         hits = self._mark_disputes(hits, partners, contradictions)
+        added = [h.memory.seq for h in hits if h.memory.id in partners]
+        # a partner that matched nothing of the query counts too: `hits` never exceeds `matched`
+        matched += len(set(added) - set(order))
         if count_recall and caller.surface is Surface.AGENT:
             self.record_recall([h.memory.id for h in hits])
         return SearchResult(
@@ -427,6 +433,7 @@ class SearchService:
             broadened=req.horizon is Horizon.ALL,
             config=self.config.digest(),
             relations=tuple(contradictions),
+            partners=len(added),
         )
 
     def plan(self, query: str) -> str | None:

@@ -609,6 +609,32 @@ def test_a_bundle_accounts_for_every_match(cairn: Cairn, agent: Caller) -> None:
         cairn.context.build(agent, ContextRequest(query="upload", tiers=frozenset()))
 
 
+@pytest.mark.parametrize("limit", [1, 2, 10])
+def test_a_bundle_counts_the_other_side_of_a_dispute(
+    cairn: Cairn, agent: Caller, limit: int
+) -> None:
+    """The other side of a dispute, brought in beside its result, was counted in the bundle's
+    items (or omitted_weak) but not in `matched`: limit 1 gave matched 4 and items 2 with 3 cut
+    by the limit - five of four."""
+    answer = put(cairn, agent, "The staging region is eu-west-1 for the billing stack.")
+    other = put(cairn, agent, "Staging moved to us-east-2 last month.")  # no word of the query
+    cairn.memories.mark_contradiction(Caller.human(), answer, other)
+    for i in range(3):
+        put(cairn, agent, f"billing stack note {i} about invoices")
+    bundle = cairn.context.build(
+        agent, ContextRequest(query="eu-west-1 billing stack", limit=limit)
+    )
+    assert [i.id for i in bundle.items][:2] == [answer, other]  # past the limit of 1 too
+    assert (
+        len(bundle.items) + bundle.omitted_budget + bundle.omitted_weak + bundle.omitted_limit
+        == bundle.matched
+    )
+    assert bundle.matched == 5  # the four matches and the other side
+    assert bundle.partners == 1 and bundle.to_dict()["partners"] == 1
+    result = cairn.search.search(agent, SearchRequest(query="eu-west-1 billing stack", limit=1))
+    assert [h.memory.id for h in result.hits] == [answer, other] and result.matched == 5
+
+
 def test_statuses_outside_search_by_default(cairn: Cairn, agent: Caller) -> None:
     mid = put(cairn, agent, "sanderling")
     cairn.memories.set_archived(agent, mid, True)
