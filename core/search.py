@@ -5,8 +5,9 @@ The pipeline for one search:
 
 1. Each query (the query, then every variant) is analysed by `core.tokenizer`; stopwords go.
 2. Candidates: an FTS5 OR over the query's informative terms (the rarest first, the most common
-   left out when rarer ones exist), joined with the memory table so the horizon and the
-   lifecycle filters apply inside the same statement; ranked by weighted BM25.
+   left out when rarer ones exist - and searched after all when those find too few), joined
+   with the memory table so the horizon and the lifecycle filters apply inside the same
+   statement; ranked by weighted BM25.
 3. Several queries are fused with reciprocal rank fusion.
 4. Exact symbols (numbers of two or more digits, IPs, ports, versions, paths, identifiers) found
    whole in a memory pin it above every unpinned result - a pin, not a weight.
@@ -372,9 +373,11 @@ class SearchService:
         conn = self._store.read_db.conn()
         with self._store.read_db.atomic():
             stats = self._stats(conn, [t.text for q in queries for t in q.terms])
-            queries = [self._correct(conn, q, stats) for q in queries]
+            queries = [self._correct(conn, q, stats, where) for q in queries]
             revisions: dict[int, int] = {}
-            pools = [self._candidates(conn, q, stats, where, revisions) for q in queries]
+            pools = [
+                self._candidates(conn, q, stats, where, revisions, page=req.limit) for q in queries
+            ]
             found = list(dict.fromkeys(seq for p in pools for seq in p))
             docs = self._doc_terms(conn, found, revisions)
             rankings = [
@@ -533,19 +536,40 @@ class SearchService:
         if missing:
             stats.df.update(document_counts(conn, missing))
 
-    def _correct(self, conn: Any, q: _Query, stats: _Stats) -> _Query:
+    def _correct(self, conn: Any, q: _Query, stats: _Stats, where: _Where) -> _Query:
         """Alternatives for the query's words that match nothing in the index (typos,
-        abbreviations); symbols and numbers are exact and never corrected."""
+        abbreviations); symbols and numbers are exact and never corrected.
+
+        The alternatives come from every workspace's words. When none of a word's is in a
+        memory the caller may find, they are chosen again from the words its own memories hold:
+        another workspace's near words never take the places of the caller's."""
         alternates: dict[str, tuple[str, ...]] = {}
         for term in q.terms:
             if term.kind in (TermKind.WORD, TermKind.PART) and stats.df.get(term.text, 0) == 0:
                 found = tuple(alternatives(conn, term.text))
+                if found and not self._findable(conn, found, where):
+                    found = tuple(
+                        alternatives(
+                            conn, term.text, keep=lambda t: self._findable(conn, (t,), where)
+                        )
+                    )
                 if found:
                     alternates[term.text] = found
         if not alternates:
             return q
         self._lookup_df(conn, stats, [a for alts in alternates.values() for a in alts])
         return replace(q, alternates=alternates)
+
+    @staticmethod
+    def _findable(conn: Any, terms: Sequence[str], where: _Where) -> bool:
+        """Whether a memory the search may return holds any of `terms`."""
+        match = " OR ".join(_quote(t) for t in terms)
+        row = conn.execute(
+            "SELECT 1 FROM memory_fts JOIN memory m ON m.seq = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {where.sql} LIMIT 1",
+            [match, *where.params],
+        ).fetchone()
+        return row is not None
 
     def _candidates(
         self,
@@ -556,11 +580,25 @@ class SearchService:
         revisions: dict[int, int],
         *,
         chosen: list[str] | None = None,
+        page: int = 0,
     ) -> list[int]:
         """Memories in the caller's horizon matching any chosen term of `q` (or of `chosen`),
         best first by FTS5's weighted BM25, at most `candidates` of them (their revisions go to
-        `revisions`)."""
-        chosen = self._choose_terms(q, stats) if chosen is None else chosen
+        `revisions`).
+
+        The common terms left out are chosen on the whole store's counts - other workspaces'
+        memories too - so when the chosen ones find fewer than `page` of the caller's memories,
+        the common terms' matches follow theirs."""
+        if chosen is None:
+            chosen = self._choose_terms(q, stats)
+            found = self._candidates(conn, q, stats, where, revisions, chosen=chosen)
+            cut = [t for t in self._choose_terms(q, stats, common=True) if t not in chosen]
+            if len(found) >= page or not cut:
+                return found
+            more = self._candidates(conn, q, stats, where, revisions, chosen=cut)
+            have = set(found)
+            found += [s for s in more if s not in have]
+            return found[: self.config.candidates]
         if not chosen:
             return []
         match = " OR ".join(_quote(t) for t in chosen)
@@ -696,9 +734,9 @@ class SearchService:
             dict.fromkeys(s for q in queries for s in q.symbols if 0 < stats.df.get(s, 0) <= limit)
         )
 
-    def _choose_terms(self, q: _Query, stats: _Stats) -> list[str]:
+    def _choose_terms(self, q: _Query, stats: _Stats, *, common: bool = False) -> list[str]:
         """The query's indexed terms, rarest first, without the most common ones when rarer
-        ones exist, at most `candidate_terms` of them."""
+        ones exist, at most `candidate_terms` of them (`common`: with them)."""
         df = stats.df
         terms = q.weights(1.0)
         if self.config.cjk_pairs_find and any(t.kind is TermKind.CJK_BIGRAM for t in q.terms):
@@ -710,7 +748,7 @@ class SearchService:
         # Very common terms (in more than a few percent of a large store) make an OR query scan
         # huge posting lists for little ranking value; they are left out when rarer terms exist.
         cap = max(self.config.common_term_min_df, self.config.common_term_share * stats.total)
-        chosen = [t for t in present if df[t] <= cap] or present[:1]
+        chosen = present if common else [t for t in present if df[t] <= cap] or present[:1]
         return chosen[: self.config.candidate_terms]
 
     def _fuse(

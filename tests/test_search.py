@@ -331,6 +331,46 @@ def test_horizon_never_returns_another_workspace(
     assert theirs in [h.memory.id for h in human.hits] and human.broadened
 
 
+def test_another_workspaces_common_word_never_hides_my_memory(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    """Which query words find candidates was decided on the whole store's counts: once another
+    workspace held 1,100 notes with "deploy", "deploy xylophone" searched only for its rarer
+    "xylophone" (another workspace's word too), and the caller's deploy runbook was not found."""
+    mine = put(cairn, agent, "The deploy runbook lives in the team wiki")
+    assert ids(cairn, agent, "deploy xylophone") == [mine]
+    other = elsewhere(cairn, short_tmp / "other")
+    notes = [
+        WriteRequest(
+            content=f"deploy log entry {i} for batch job", kind="fact", scope=Scope.PROJECT
+        )
+        for i in range(1100)
+    ]
+    for start in range(0, len(notes), 200):
+        cairn.memories.write_many(other, notes[start : start + 200])
+    put(cairn, other, "xylophone tuning notes")
+    assert ids(cairn, agent, "deploy xylophone") == [mine]
+
+
+def test_another_workspaces_words_never_take_my_typos_correction(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    """Typo alternatives came from the whole store's words: another workspace's two commoner
+    words one edit from "runbok" took both places, the caller's "runbook" was never tried, and
+    the caller's own runbook memory was not found."""
+    mine = put(cairn, agent, "The deploy checklist lives in the runbook wiki")
+    assert ids(cairn, agent, "runbok") == [mine]
+    other = elsewhere(cairn, short_tmp / "other")
+    for i in range(5):
+        put(cairn, other, f"rubbok thing {i}")
+        put(cairn, other, f"runbox thing {i}")
+    result = cairn.search.search(agent, SearchRequest(query="runbok"))
+    assert [h.memory.id for h in result.hits] == [mine]
+    assert result.presence is Presence.STRONG
+    # the other workspace still gets its own corrections
+    assert len(ids(cairn, other, "runbok")) == 10
+
+
 def test_agents_may_broaden_only_when_allowed(cairn: Cairn, agent: Caller, short_tmp: Path) -> None:
     other = elsewhere(cairn, short_tmp / "o2")
     theirs = put(cairn, other, "kestrel pipeline notes")
