@@ -53,6 +53,11 @@ from core.validation import utf8_size
 MAX_SEARCH_LIMIT = 100
 MAX_VARIANTS = 8
 MAX_QUERY_CHARS = 4000
+# Words the index has never seen that one search looks up alternatives for: in the query (and
+# in each variant) and in all of them together. Each costs a walk over the indexed terms that
+# share its first letters, and a long query of unknown words held the search worker for seconds.
+SPELLING_WORDS_PER_QUERY = 8
+SPELLING_WORDS_PER_SEARCH = 16
 
 
 class Presence(StrEnum):
@@ -373,7 +378,12 @@ class SearchService:
         conn = self._store.read_db.conn()
         with self._store.read_db.atomic():
             stats = self._stats(conn, [t.text for q in queries for t in q.terms])
-            queries = [self._correct(conn, q, stats, where) for q in queries]
+            left = SPELLING_WORDS_PER_SEARCH
+            for i, q in enumerate(queries):
+                queries[i], used = self._correct(
+                    conn, q, stats, where, words=min(left, SPELLING_WORDS_PER_QUERY)
+                )
+                left -= used
             revisions: dict[int, int] = {}
             pools = [
                 self._candidates(conn, q, stats, where, revisions, page=req.limit) for q in queries
@@ -536,29 +546,34 @@ class SearchService:
         if missing:
             stats.df.update(document_counts(conn, missing))
 
-    def _correct(self, conn: Any, q: _Query, stats: _Stats, where: _Where) -> _Query:
+    def _correct(
+        self, conn: Any, q: _Query, stats: _Stats, where: _Where, *, words: int
+    ) -> tuple[_Query, int]:
         """Alternatives for the query's words that match nothing in the index (typos,
-        abbreviations); symbols and numbers are exact and never corrected.
+        abbreviations), for the first `words` of them (the query and how many were looked up);
+        symbols and numbers are exact and never corrected.
 
         The alternatives come from every workspace's words. When none of a word's is in a
         memory the caller may find, they are chosen again from the words its own memories hold:
         another workspace's near words never take the places of the caller's."""
         alternates: dict[str, tuple[str, ...]] = {}
-        for term in q.terms:
-            if term.kind in (TermKind.WORD, TermKind.PART) and stats.df.get(term.text, 0) == 0:
-                found = tuple(alternatives(conn, term.text))
-                if found and not self._findable(conn, found, where):
-                    found = tuple(
-                        alternatives(
-                            conn, term.text, keep=lambda t: self._findable(conn, (t,), where)
-                        )
-                    )
-                if found:
-                    alternates[term.text] = found
+        unknown = [
+            t.text
+            for t in q.terms
+            if t.kind in (TermKind.WORD, TermKind.PART) and stats.df.get(t.text, 0) == 0
+        ][:words]
+        for word in unknown:
+            found = tuple(alternatives(conn, word))
+            if found and not self._findable(conn, found, where):
+                found = tuple(
+                    alternatives(conn, word, keep=lambda t: self._findable(conn, (t,), where))
+                )
+            if found:
+                alternates[word] = found
         if not alternates:
-            return q
+            return q, len(unknown)
         self._lookup_df(conn, stats, [a for alts in alternates.values() for a in alts])
-        return replace(q, alternates=alternates)
+        return replace(q, alternates=alternates), len(unknown)
 
     @staticmethod
     def _findable(conn: Any, terms: Sequence[str], where: _Where) -> bool:

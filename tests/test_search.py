@@ -19,7 +19,15 @@ from core.memory_service import SupersedeResult
 from core.model import Caller, Scope, Status, Surface, Tier
 from core.paths import Paths
 from core.requests import UpdateRequest, WriteRequest
-from core.search import Horizon, Presence, SearchRequest, SearchService
+from core.search import (
+    MAX_QUERY_CHARS,
+    MAX_VARIANTS,
+    SPELLING_WORDS_PER_SEARCH,
+    Horizon,
+    Presence,
+    SearchRequest,
+    SearchService,
+)
 from core.settings import Settings
 from core.tokenizer import analyze, index_text
 from core.writer import WriteTx
@@ -807,6 +815,39 @@ def test_an_acronym_in_the_plural_is_the_acronym(cairn: Cairn, agent: Caller) ->
         found = cairn.search.search(agent, SearchRequest(query))
         assert found.hits[0].memory.id == answer, query
         assert found.hits[0].coverage == 1.0 and found.presence is Presence.STRONG, query
+
+
+def test_a_long_query_of_unknown_words_looks_up_few_of_them(cairn: Cairn, agent: Caller) -> None:
+    """Every word the index had never seen was looked up against the indexed terms sharing its
+    first letters: a 4,000-character query of unknown words with 8 such variants held the only
+    search worker for 16 s in a store of 120,000 terms. Now a search looks up at most
+    `SPELLING_WORDS_PER_QUERY` words of the query or a variant and
+    `SPELLING_WORDS_PER_SEARCH` in all, the query's first."""
+    answer = put(cairn, agent, "The deploy checklist lives in the runbook wiki")
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+
+    def gibberish() -> str:
+        words = ["".join(rng.choice(letters) for _ in range(rng.randint(5, 9))) for _ in range(600)]
+        return " ".join(words)[:MAX_QUERY_CHARS]
+
+    conn = cairn.store.read_db.conn()
+    scans: list[str] = []
+    conn.set_trace_callback(lambda sql: scans.append(sql) if "term >= " in sql else None)
+    try:
+        result = cairn.search.search(
+            agent,
+            SearchRequest(
+                query="runbok " + gibberish()[:3990],
+                variants=tuple(gibberish() for _ in range(MAX_VARIANTS)),
+                limit=100,
+            ),
+        )
+    finally:
+        conn.set_trace_callback(None)
+    # one or two walks per word looked up (its first two letters, and those two swapped)
+    assert 0 < len(scans) <= 2 * SPELLING_WORDS_PER_SEARCH
+    assert answer in [h.memory.id for h in result.hits]  # the query's typo is still corrected
 
 
 def test_spelling_distance_and_alternatives() -> None:
