@@ -9,7 +9,8 @@ prompt, labelled as retrieved, untrusted data.
   item (a line shaped like a header, naming a person as its author).
 - An item that does not fit is dropped, never cut; the bundle says how many matched, how many
   were left out for the budget, how many were too weak a match to enter, and how many the
-  result limit cut - separately, adding up to `matched`.
+  result limit cut - separately, adding up to `matched`. The other side of a dispute enters
+  beside its result even past the limit, and counts as matched (`partners` says how many).
 - By default only `human` and `explicit` memories enter (`context.tiers`).
 """
 
@@ -83,6 +84,9 @@ class ContextBundle:
     omitted_limit: int
     presence: Presence
     omitted_weak: int = 0  # within the limit, but holding less than `weak` of the query
+    # of the matched, how many came as the other side of a dispute, beside a result within the
+    # limit (they may take the bundle past `limit`)
+    partners: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -92,6 +96,7 @@ class ContextBundle:
             "omitted_budget": self.omitted_budget,
             "omitted_weak": self.omitted_weak,
             "omitted_limit": self.omitted_limit,
+            "partners": self.partners,
             "presence": self.presence.value,
             "bytes": len(self.text.encode("utf-8")),
         }
@@ -204,8 +209,10 @@ class ContextBuilder:
             items=tuple(items),
             matched=result.matched,
             omitted_budget=omitted_budget,
-            omitted_limit=max(0, result.matched - req.limit),
+            # what the limit cut and no dispute brought back beside a result
+            omitted_limit=result.matched - len(result.hits),
             # what search found; when only the budget kept it out, it was still found
             presence=result.presence if relevant else Presence.NONE,
             omitted_weak=len(result.hits) - len(relevant),
+            partners=result.partners,
         )

@@ -315,14 +315,25 @@ def opt_flag(params: Mapping[str, Any], name: str) -> bool | None:
 
 
 def strings(value: Any, name: str = "tags") -> tuple[str, ...]:
-    """A list of strings (absent: empty)."""
+    """A list of strings (absent: empty).
+
+    Raises:
+        InvalidInput: not a list, or an element that is not a string (named by its index:
+            "tags[1] must be a string, got null").
+    """
     if value is None:
         return ()
-    if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
+    if not isinstance(value, list | tuple):
         raise InvalidInput(
             f"field '{name}' must be a list of strings, got {type_name(value)}",
             data={"field": name},
         )
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise InvalidInput(
+                f"{name}[{index}] must be a string, got {type_name(item)}",
+                data={"field": name, "index": index},
+            )
     return tuple(value)
 
 

@@ -5,8 +5,9 @@ The pipeline for one search:
 
 1. Each query (the query, then every variant) is analysed by `core.tokenizer`; stopwords go.
 2. Candidates: an FTS5 OR over the query's informative terms (the rarest first, the most common
-   left out when rarer ones exist), joined with the memory table so the horizon and the
-   lifecycle filters apply inside the same statement; ranked by weighted BM25.
+   left out when rarer ones exist - and searched after all when those find too few), joined
+   with the memory table so the horizon and the lifecycle filters apply inside the same
+   statement; ranked by weighted BM25.
 3. Several queries are fused with reciprocal rank fusion.
 4. Exact symbols (numbers of two or more digits, IPs, ports, versions, paths, identifiers) found
    whole in a memory pin it above every unpinned result - a pin, not a weight.
@@ -52,6 +53,11 @@ from core.validation import utf8_size
 MAX_SEARCH_LIMIT = 100
 MAX_VARIANTS = 8
 MAX_QUERY_CHARS = 4000
+# Words the index has never seen that one search looks up alternatives for: in the query (and
+# in each variant) and in all of them together. Each costs a walk over the indexed terms that
+# share its first letters, and a long query of unknown words held the search worker for seconds.
+SPELLING_WORDS_PER_QUERY = 8
+SPELLING_WORDS_PER_SEARCH = 16
 
 
 class Presence(StrEnum):
@@ -195,10 +201,13 @@ class SearchHit:
 class SearchResult:
     presence: Presence
     hits: tuple[SearchHit, ...]
-    matched: int  # candidates that matched before the limit
+    # memories that matched, before the limit, and the other sides of disputes returned beside
+    # them (which may take `hits` past the limit)
+    matched: int
     broadened: bool = False
     config: str = ""
     relations: tuple[Relation, ...] = field(default=())
+    partners: int = 0  # hits returned past the limit, as the other side of a dispute
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -247,6 +256,9 @@ class _Where:
     sql: str
     params: list[Any]
 
+    def and_(self, other: _Where) -> _Where:
+        return _Where(f"{self.sql} AND {other.sql}", [*self.params, *other.params])
+
 
 @dataclass
 class _Stats:
@@ -278,6 +290,7 @@ class _Stats:
         return value
 
 
+_PINS = 50  # memories one exact symbol pins at most
 _CACHE_TERMS = 200_000
 _CACHE_DOCS = 20_000
 K = TypeVar("K")
@@ -366,13 +379,21 @@ class SearchService:
         queries = [_parse(req.query)] + [
             _parse(v) for v in dict.fromkeys(req.variants) if v.strip()
         ]
-        where = self._filters(caller, req, now)
+        visible = self._filters(caller, req, now)
+        where = visible.and_(self._narrowing(req))
         conn = self._store.read_db.conn()
         with self._store.read_db.atomic():
             stats = self._stats(conn, [t.text for q in queries for t in q.terms])
-            queries = [self._correct(conn, q, stats) for q in queries]
+            left = SPELLING_WORDS_PER_SEARCH
+            for i, q in enumerate(queries):
+                queries[i], used = self._correct(
+                    conn, q, stats, where, words=min(left, SPELLING_WORDS_PER_QUERY)
+                )
+                left -= used
             revisions: dict[int, int] = {}
-            pools = [self._candidates(conn, q, stats, where, revisions) for q in queries]
+            pools = [
+                self._candidates(conn, q, stats, where, revisions, page=req.limit) for q in queries
+            ]
             found = list(dict.fromkeys(seq for p in pools for seq in p))
             docs = self._doc_terms(conn, found, revisions)
             rankings = [
@@ -395,9 +416,12 @@ class SearchService:
             contradictions = open_contradictions(
                 conn, [memories[s].id for s in top if s in memories]
             )
-            partners = self._partners(conn, contradictions, memories, where, now)
-            # A side the caller may not see (another workspace's, forgotten) is never named.
-            seen = {m.id for m in memories.values()} | set(partners)
+            partners, named = self._partners(
+                conn, contradictions, memories, visible=visible, where=where, now=now
+            )
+            # A side the caller may not see (another workspace's, forgotten) is never named; one
+            # the request's kinds, scopes or tiers leave out is named, but not returned.
+            seen = {m.id for m in memories.values()} | named
             contradictions = [r for r in contradictions if r.from_id in seen and r.to_id in seen]
         redact = self._memories.redactor.memory  # what a model may read of each result
         hits = [
@@ -416,6 +440,9 @@ class SearchService:
         hits = self._bounded_rerank(hits, now)
         presence = self._presence(hits)
         hits = self._mark_disputes(hits, partners, contradictions)
+        added = [h.memory.seq for h in hits if h.memory.id in partners]
+        # a partner that matched nothing of the query counts too: `hits` never exceeds `matched`
+        matched += len(set(added) - set(order))
         if count_recall and caller.surface is Surface.AGENT:
             self.record_recall([h.memory.id for h in hits])
         return SearchResult(
@@ -425,6 +452,7 @@ class SearchService:
             broadened=req.horizon is Horizon.ALL,
             config=self.config.digest(),
             relations=tuple(contradictions),
+            partners=len(added),
         )
 
     def plan(self, query: str) -> str | None:
@@ -470,6 +498,7 @@ class SearchService:
             )
 
     def _filters(self, caller: Caller, req: SearchRequest, now: int) -> _Where:
+        """What the caller may see: its horizon and the lifecycle (statuses, expiry)."""
         params: list[Any] = []
         clauses = ["1"]
         if req.horizon is not Horizon.ALL:
@@ -482,6 +511,13 @@ class SearchService:
         if not req.include_expired:
             clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
             params.append(now)
+        return _Where(" AND ".join(clauses), params)
+
+    @staticmethod
+    def _narrowing(req: SearchRequest) -> _Where:
+        """The request's own narrowing - kinds, scopes, tiers - within what the caller sees."""
+        clauses = ["1"]
+        params: list[Any] = []
         for column, values in (
             ("m.kind", sorted(req.kinds)),
             ("m.scope", sorted(s.value for s in req.scopes)),
@@ -520,19 +556,45 @@ class SearchService:
         if missing:
             stats.df.update(document_counts(conn, missing))
 
-    def _correct(self, conn: Any, q: _Query, stats: _Stats) -> _Query:
+    def _correct(
+        self, conn: Any, q: _Query, stats: _Stats, where: _Where, *, words: int
+    ) -> tuple[_Query, int]:
         """Alternatives for the query's words that match nothing in the index (typos,
-        abbreviations); symbols and numbers are exact and never corrected."""
+        abbreviations), for the first `words` of them (the query and how many were looked up);
+        symbols and numbers are exact and never corrected.
+
+        The alternatives come from every workspace's words. When none of a word's is in a
+        memory the caller may find, they are chosen again from the words its own memories hold:
+        another workspace's near words never take the places of the caller's."""
         alternates: dict[str, tuple[str, ...]] = {}
-        for term in q.terms:
-            if term.kind in (TermKind.WORD, TermKind.PART) and stats.df.get(term.text, 0) == 0:
-                found = tuple(alternatives(conn, term.text))
-                if found:
-                    alternates[term.text] = found
+        unknown = [
+            t.text
+            for t in q.terms
+            if t.kind in (TermKind.WORD, TermKind.PART) and stats.df.get(t.text, 0) == 0
+        ][:words]
+        for word in unknown:
+            found = tuple(alternatives(conn, word))
+            if found and not self._findable(conn, found, where):
+                found = tuple(
+                    alternatives(conn, word, keep=lambda t: self._findable(conn, (t,), where))
+                )
+            if found:
+                alternates[word] = found
         if not alternates:
-            return q
+            return q, len(unknown)
         self._lookup_df(conn, stats, [a for alts in alternates.values() for a in alts])
-        return replace(q, alternates=alternates)
+        return replace(q, alternates=alternates), len(unknown)
+
+    @staticmethod
+    def _findable(conn: Any, terms: Sequence[str], where: _Where) -> bool:
+        """Whether a memory the search may return holds any of `terms`."""
+        match = " OR ".join(_quote(t) for t in terms)
+        row = conn.execute(
+            "SELECT 1 FROM memory_fts JOIN memory m ON m.seq = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {where.sql} LIMIT 1",
+            [match, *where.params],
+        ).fetchone()
+        return row is not None
 
     def _candidates(
         self,
@@ -543,11 +605,25 @@ class SearchService:
         revisions: dict[int, int],
         *,
         chosen: list[str] | None = None,
+        page: int = 0,
     ) -> list[int]:
         """Memories in the caller's horizon matching any chosen term of `q` (or of `chosen`),
         best first by FTS5's weighted BM25, at most `candidates` of them (their revisions go to
-        `revisions`)."""
-        chosen = self._choose_terms(q, stats) if chosen is None else chosen
+        `revisions`).
+
+        The common terms left out are chosen on the whole store's counts - other workspaces'
+        memories too - so when the chosen ones find fewer than `page` of the caller's memories,
+        the common terms' matches follow theirs."""
+        if chosen is None:
+            chosen = self._choose_terms(q, stats)
+            found = self._candidates(conn, q, stats, where, revisions, chosen=chosen)
+            cut = [t for t in self._choose_terms(q, stats, common=True) if t not in chosen]
+            if len(found) >= page or not cut:
+                return found
+            more = self._candidates(conn, q, stats, where, revisions, chosen=cut)
+            have = set(found)
+            found += [s for s in more if s not in have]
+            return found[: self.config.candidates]
         if not chosen:
             return []
         match = " OR ".join(_quote(t) for t in chosen)
@@ -683,9 +759,9 @@ class SearchService:
             dict.fromkeys(s for q in queries for s in q.symbols if 0 < stats.df.get(s, 0) <= limit)
         )
 
-    def _choose_terms(self, q: _Query, stats: _Stats) -> list[str]:
+    def _choose_terms(self, q: _Query, stats: _Stats, *, common: bool = False) -> list[str]:
         """The query's indexed terms, rarest first, without the most common ones when rarer
-        ones exist, at most `candidate_terms` of them."""
+        ones exist, at most `candidate_terms` of them (`common`: with them)."""
         df = stats.df
         terms = q.weights(1.0)
         if self.config.cjk_pairs_find and any(t.kind is TermKind.CJK_BIGRAM for t in q.terms):
@@ -697,7 +773,7 @@ class SearchService:
         # Very common terms (in more than a few percent of a large store) make an OR query scan
         # huge posting lists for little ranking value; they are left out when rarer terms exist.
         cap = max(self.config.common_term_min_df, self.config.common_term_share * stats.total)
-        chosen = [t for t in present if df[t] <= cap] or present[:1]
+        chosen = present if common else [t for t in present if df[t] <= cap] or present[:1]
         return chosen[: self.config.candidate_terms]
 
     def _fuse(
@@ -725,16 +801,28 @@ class SearchService:
 
     @staticmethod
     def _pinned(conn: Any, symbols: tuple[str, ...], where: _Where) -> dict[int, tuple[str, ...]]:
+        """The memories (at most `_PINS` per symbol) whose own text names a query symbol whole.
+
+        The index holds a symbol's pieces as terms too (`01` of SCOPED_ALPHA_01, `12` of
+        10.0.0.12:5432), so a match there is only a candidate: the memory's text is analysed
+        again, and a piece does not pin."""
         pins: dict[int, list[str]] = {}
+        sql = (
+            "SELECT memory_fts.rowid, m.content, m.summary, m.tags FROM memory_fts "
+            "JOIN memory m ON m.seq = memory_fts.rowid"
+            f" WHERE memory_fts MATCH ? AND {where.sql} ORDER BY bm25(memory_fts) LIMIT ?"
+        )
         for symbol in symbols:
-            sql = (
-                "SELECT memory_fts.rowid FROM memory_fts JOIN memory m ON m.seq = memory_fts.rowid"
-                f" WHERE memory_fts MATCH ? AND {where.sql} ORDER BY bm25(memory_fts) LIMIT 50"
-            )
             # the memory's own text: an agent's keywords (enrichment) score, but never pin
             own = "{content summary tags} : " + _quote(symbol)
-            for (seq,) in conn.execute(sql, [own, *where.params]):
-                pins.setdefault(int(seq), []).append(symbol)
+            found = 0
+            for seq, content, summary, tags in conn.execute(sql, [own, *where.params, _PINS * 4]):
+                texts = (content, summary or "", " ".join(json.loads(tags or "[]")))
+                if any(symbol in _named(text) for text in texts):
+                    pins.setdefault(int(seq), []).append(symbol)
+                    found += 1
+                    if found == _PINS:
+                        break
         return {seq: tuple(found) for seq, found in pins.items()}
 
     @staticmethod
@@ -831,24 +919,44 @@ class SearchService:
 
     @staticmethod
     def _partners(
-        conn: Any, contradictions: list[Relation], found: dict[int, Memory], where: _Where, now: int
-    ) -> dict[str, Memory]:
-        """The other side of each open contradiction that the results do not already hold, when
-        the caller may see it: both sides are always returned together."""
+        conn: Any,
+        contradictions: list[Relation],
+        found: dict[int, Memory],
+        *,
+        visible: _Where,
+        where: _Where,
+        now: int,
+    ) -> tuple[dict[str, Memory], set[str]]:
+        """The other side of each open contradiction that the results do not already hold:
+        returned beside it when it passes the request's filters (`where`), and named (the
+        second value) whenever the caller may see it (`visible`) - a kinds, scopes or tiers
+        filter leaving it out does not make the dispute go away."""
         have = {m.id for m in found.values()}
-        missing = {
-            other
-            for rel in contradictions
-            for other in (rel.from_id, rel.to_id)
-            if other not in have
-        }
+        missing = sorted(
+            {
+                other
+                for rel in contradictions
+                for other in (rel.from_id, rel.to_id)
+                if other not in have
+            }
+        )
         if not missing:
-            return {}
+            return {}, set()
         marks = ", ".join("?" for _ in missing)
+        named = {
+            r[0]
+            for r in conn.execute(
+                f"SELECT m.id FROM memory m WHERE m.id IN ({marks}) AND {visible.sql}",
+                [*missing, *visible.params],
+            )
+        }
+        if not named:
+            return {}, named
+        marks = ", ".join("?" for _ in named)
         rows = conn.execute(
-            SELECT_MEMORY + f" WHERE m.id IN ({marks}) AND {where.sql}", [*missing, *where.params]
+            SELECT_MEMORY + f" WHERE m.id IN ({marks}) AND {where.sql}", [*named, *where.params]
         ).fetchall()
-        return {r[0]: memory_from_row(r, now) for r in rows}
+        return {r[0]: memory_from_row(r, now) for r in rows}, named
 
     @staticmethod
     def _mark_disputes(
@@ -890,6 +998,12 @@ class SearchService:
         if best >= self.config.weak_coverage:
             return Presence.WEAK
         return Presence.NONE
+
+
+def _named(text: str) -> set[str]:
+    """The terms `text` names on their own: all but the pieces of a symbol (`01` in
+    SCOPED_ALPHA_01, `12` in 10.0.0.12:5432, `v1` in v1.2.3)."""
+    return {t.text for t in analyze(text) if t.kind is not TermKind.PART}
 
 
 def _coverage(q: _Query, doc: DocTerms, stats: _Stats, *, enrichment: bool = True) -> float:

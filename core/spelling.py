@@ -15,6 +15,7 @@ particular vocabulary.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterable
 
 # Part of the engine configuration's digest: a change of these rules changes search results.
 SPELLING_VERSION = "cairn-spell-2"
@@ -22,6 +23,9 @@ _ENDINGS = ("ing", "ed", "es", "s", "e")
 LONG_WORD = 8  # letters from which two edits anywhere still make a typo
 MAX_ALTERNATIVES = 2
 MAX_COMPLETIONS = 3
+# With `keep` (the terms a caller's own memories hold), at most this many candidate terms are
+# checked: a store of other vocabularies may hold many words near a typo.
+MAX_CHECKED = 32
 
 
 def distance(a: str, b: str, limit: int) -> int:
@@ -83,8 +87,14 @@ def _terms_from(conn: sqlite3.Connection, prefix: str) -> list[tuple[str, int]]:
     ]
 
 
-def alternatives(conn: sqlite3.Connection, word: str) -> list[str]:
-    """Indexed terms the unknown query `word` most likely meant, best first (maybe none)."""
+def alternatives(
+    conn: sqlite3.Connection, word: str, keep: Callable[[str], bool] | None = None
+) -> list[str]:
+    """Indexed terms the unknown query `word` most likely meant, best first (maybe none).
+
+    The index's vocabulary is every workspace's. With `keep`, only terms it accepts count (the
+    closest of those, or failing any, the completions it accepts), as if the vocabulary were
+    what `keep` admits: another workspace's words cannot take the places of the caller's."""
     if len(word) < 3 or not (word.isascii() and word.isalpha()):
         return []
     limit = 1 if len(word) <= 4 else 2
@@ -110,9 +120,36 @@ def alternatives(conn: sqlite3.Connection, word: str) -> list[str]:
             best = 1 + min(distance(form, term, more) for form in swapped)
             if best <= 1 + more:
                 scored.append((best, -docs, term))
-    if scored:
-        scored.sort()
-        closest = scored[0][0]
-        return [t for d, _, t in scored if d == closest][:MAX_ALTERNATIVES]
+    scored.sort()
     completions.sort(reverse=True)
-    return [t for _, t in completions[:MAX_COMPLETIONS]]
+    if keep is None:
+        if scored:
+            closest = scored[0][0]
+            return [t for d, _, t in scored if d == closest][:MAX_ALTERNATIVES]
+        return [t for _, t in completions[:MAX_COMPLETIONS]]
+    left = MAX_CHECKED
+
+    def accept(term: str) -> bool:
+        nonlocal left
+        left -= 1
+        return left >= 0 and keep(term)
+
+    return _kept(((d, t) for d, _, t in scored), MAX_ALTERNATIVES, accept) or _kept(
+        ((0, t) for _, t in completions), MAX_COMPLETIONS, accept
+    )
+
+
+def _kept(
+    ranked: Iterable[tuple[int, str]], count: int, accept: Callable[[str], bool]
+) -> list[str]:
+    """Up to `count` terms `accept` takes, all at the distance of the first one taken, in the
+    order given."""
+    out: list[str] = []
+    closest: int | None = None
+    for found, term in ranked:
+        if len(out) == count or (closest is not None and found > closest):
+            break
+        if accept(term):
+            closest = found
+            out.append(term)
+    return out

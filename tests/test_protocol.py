@@ -20,13 +20,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.agents import AgentStatus
+from core.app import Cairn
 from core.changes import ChangeSet
 from core.daemon import Runtime
 from core.errors import ErrorCode, IOFault
 from core.model import Caller, Scope
 from core.requests import WriteRequest
 from core.runtime import socket_path
+from core.search import SearchRequest
 from core.writer import translate_db_error
+from tests.conftest import ROOT
 from tests.serving import RawClient, paths_for, served_in_thread, wait_for, write_settings
 
 
@@ -206,6 +209,35 @@ def test_method_and_parameter_errors(server: Runtime, workspaces: tuple[Path, Pa
         "session",
     )
     session_less.close()
+
+
+def test_a_list_element_of_the_wrong_type_is_named(
+    server: Runtime, workspaces: tuple[Path, Path]
+) -> None:
+    """A list with one element that is not a string was refused as "field 'variants' must be a
+    list of strings, got a list" - it was a list; which element was wrong went unsaid."""
+    c = client(server, workspace=str(workspaces[0]))
+    reply = c.request("memory.search", {"query": "x", "variants": ["zebra", None]})
+    assert_error(reply, ErrorCode.INVALID_PARAMS, "variants[1] must be a string, got null")
+    assert reply["error"]["data"]["field"] == "variants" and reply["error"]["data"]["index"] == 1
+    assert_error(
+        c.request("memory.search", {"query": "x", "kinds": ["fact", 3]}),
+        ErrorCode.INVALID_PARAMS,
+        "kinds[1] must be a string, got a number",
+    )
+    assert_error(
+        c.request(
+            "memory.write", {"content": "x", "kind": "fact", "scope": "project", "tags": [["a"]]}
+        ),
+        ErrorCode.INVALID_PARAMS,
+        "tags[0] must be a string, got a list",
+    )
+    assert_error(  # not a list at all: the list is what is named
+        c.request("memory.search", {"query": "x", "scopes": "project"}),
+        ErrorCode.INVALID_PARAMS,
+        "field 'scopes' must be a list of strings, got a string",
+    )
+    c.close()
 
 
 def test_hello_errors(server: Runtime, workspaces: tuple[Path, Path]) -> None:
@@ -864,3 +896,32 @@ def test_connection_cap(short_tmp: Path) -> None:
         assert first.request("capabilities")["result"]
         first.close()
         second.close()
+
+
+def test_the_example_sessions_search_answers_as_documented(cairn: Cairn, agent: Caller) -> None:
+    """docs/protocol.md's example session showed the billing question answering presence `none`
+    with coverage 0.384 - and prose explaining why - after Cairn had come to answer `weak`,
+    0.704: the pasted session was no longer what Cairn says."""
+    lines = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8").splitlines()
+    sent = next(i for i, line in enumerate(lines) if '"which port does billing use' in line)
+    asked = json.loads(lines[sent].removeprefix("> "))["params"]
+    shown = json.loads(lines[sent + 1].removeprefix("< "))["result"]
+    cairn.memories.write(
+        agent,
+        WriteRequest.from_params(
+            {
+                "content": "The billing service listens on port 8443 in staging",
+                "kind": "fact",
+                "scope": "project",
+                "tags": ["ops"],
+            }
+        ),
+    )
+    answer = cairn.search.search(
+        agent, SearchRequest(query=asked["query"], limit=asked["limit"])
+    ).to_dict()
+    assert (answer["presence"], answer["matched"]) == (shown["presence"], shown["matched"])
+    assert [(r["coverage"], r["score"]) for r in answer["results"]] == [
+        (r["coverage"], r["score"]) for r in shown["results"]
+    ]
+    assert f"presence `{answer['presence']}`" in "\n".join(lines[sent - 30 : sent])

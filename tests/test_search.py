@@ -19,7 +19,15 @@ from core.memory_service import SupersedeResult
 from core.model import Caller, Scope, Status, Surface, Tier
 from core.paths import Paths
 from core.requests import UpdateRequest, WriteRequest
-from core.search import Horizon, Presence, SearchRequest, SearchService
+from core.search import (
+    MAX_QUERY_CHARS,
+    MAX_VARIANTS,
+    SPELLING_WORDS_PER_SEARCH,
+    Horizon,
+    Presence,
+    SearchRequest,
+    SearchService,
+)
 from core.settings import Settings
 from core.tokenizer import analyze, index_text
 from core.writer import WriteTx
@@ -245,6 +253,29 @@ def test_a_symbol_named_inside_a_longer_one_pins_it(cairn: Cairn, agent: Caller)
         assert hits[0].pinned_by == (symbol,), query
 
 
+def test_a_piece_of_a_symbol_never_pins(cairn: Cairn, agent: Caller) -> None:
+    """`01` pinned the memory holding SCOPED_ALPHA_01, `12` the one holding 10.0.0.12:5432 and
+    `v1` the one holding v1.2.3 - pieces the index holds, not symbols the memory names - above
+    every unpinned result. They are still found (the pieces are indexed), just not pinned."""
+    fixture = put(cairn, agent, "The test fixture is named SCOPED_ALPHA_01 in the suite")
+    release = put(cairn, agent, "Release tag v1.2.3 shipped on friday")
+    postgres = put(cairn, agent, "Postgres listens on 10.0.0.12:5432 in staging")
+    for query, memory in (("01", fixture), ("v1", release), ("12", postgres)):
+        result = cairn.search.search(agent, SearchRequest(query=query))
+        assert [(h.memory.id, h.pinned_by) for h in result.hits] == [(memory, ())], query
+    # the whole symbol, and a symbol a person names on its own inside it, still pin
+    for query, memory in (
+        ("scoped_alpha_01", fixture),
+        ("1.2.3", release),
+        ("10.0.0.12", postgres),
+    ):
+        hits = cairn.search.search(agent, SearchRequest(query=query)).hits
+        assert hits[0].memory.id == memory and hits[0].pinned_by == (query,), query
+    team = put(cairn, agent, "Release 12 is the one with the new login page")
+    hits = cairn.search.search(agent, SearchRequest(query="12")).hits
+    assert (hits[0].memory.id, hits[0].pinned_by) == (team, ("12",))
+
+
 def test_an_agents_keywords_never_pin(cairn: Cairn, agent: Caller) -> None:
     """Keywords are an agent's enrichment: numbers 10-399 as keywords pinned an ad above the
     answer for any question with a number in it, and made presence strong."""
@@ -306,6 +337,46 @@ def test_horizon_never_returns_another_workspace(
         Caller.human(), SearchRequest(query="zebra 7000", horizon=Horizon.ALL)
     )
     assert theirs in [h.memory.id for h in human.hits] and human.broadened
+
+
+def test_another_workspaces_common_word_never_hides_my_memory(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    """Which query words find candidates was decided on the whole store's counts: once another
+    workspace held 1,100 notes with "deploy", "deploy xylophone" searched only for its rarer
+    "xylophone" (another workspace's word too), and the caller's deploy runbook was not found."""
+    mine = put(cairn, agent, "The deploy runbook lives in the team wiki")
+    assert ids(cairn, agent, "deploy xylophone") == [mine]
+    other = elsewhere(cairn, short_tmp / "other")
+    notes = [
+        WriteRequest(
+            content=f"deploy log entry {i} for batch job", kind="fact", scope=Scope.PROJECT
+        )
+        for i in range(1100)
+    ]
+    for start in range(0, len(notes), 200):
+        cairn.memories.write_many(other, notes[start : start + 200])
+    put(cairn, other, "xylophone tuning notes")
+    assert ids(cairn, agent, "deploy xylophone") == [mine]
+
+
+def test_another_workspaces_words_never_take_my_typos_correction(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    """Typo alternatives came from the whole store's words: another workspace's two commoner
+    words one edit from "runbok" took both places, the caller's "runbook" was never tried, and
+    the caller's own runbook memory was not found."""
+    mine = put(cairn, agent, "The deploy checklist lives in the runbook wiki")
+    assert ids(cairn, agent, "runbok") == [mine]
+    other = elsewhere(cairn, short_tmp / "other")
+    for i in range(5):
+        put(cairn, other, f"rubbok thing {i}")
+        put(cairn, other, f"runbox thing {i}")
+    result = cairn.search.search(agent, SearchRequest(query="runbok"))
+    assert [h.memory.id for h in result.hits] == [mine]
+    assert result.presence is Presence.STRONG
+    # the other workspace still gets its own corrections
+    assert len(ids(cairn, other, "runbok")) == 10
 
 
 def test_agents_may_broaden_only_when_allowed(cairn: Cairn, agent: Caller, short_tmp: Path) -> None:
@@ -444,6 +515,34 @@ def test_a_dispute_names_only_memories_the_caller_may_see(
     assert [(h.memory.id, h.disputed_with) for h in seen.hits] == [(mine, ())]
 
 
+def test_a_filter_that_leaves_out_the_other_side_keeps_the_dispute(
+    cairn: Cairn, agent: Caller
+) -> None:
+    """With `kinds: [fact]` a fact contradicted by a correction came back undisputed, and a
+    context bundle (human and explicit tiers by default) showed a memory contradicted by a
+    derived-tier agent's without DISPUTED: a filter hid the dispute, though the caller may see
+    the other side."""
+    fact = put(cairn, agent, "The staging region is eu-west-1 for billing.")
+    fix = put(cairn, agent, "Billing staging was moved to us-east-2.", kind="correction")
+    cairn.memories.mark_contradiction(Caller.human(), fact, fix)
+    result = cairn.search.search(
+        agent, SearchRequest(query="eu-west-1 billing", kinds=frozenset({"fact"}))
+    )
+    assert [(h.memory.id, h.disputed_with) for h in result.hits] == [(fact, (fix,))]
+    assert [(r.from_id, r.to_id) for r in result.relations] == [(fact, fix)]
+    unverified = Caller(
+        Surface.AGENT, agent="helper", verified=False, workspace_id=agent.workspace_id
+    )
+    alpha = put(cairn, agent, "Payments run in zone alpha.")
+    beta = put(cairn, unverified, "Payments actually run in zone beta since May.")
+    assert cairn.memories.get(agent, beta).memory.tier is Tier.DERIVED
+    cairn.memories.mark_contradiction(Caller.human(), alpha, beta)
+    bundle = cairn.context.build(agent, ContextRequest(query="payments zone alpha"))
+    assert [(i.id, i.disputed) for i in bundle.items] == [(alpha, True)]
+    assert f"DISPUTED: contradicted by {beta}" in bundle.text
+    assert "zone beta" not in bundle.text  # the tier filter still keeps its text out
+
+
 def test_agent_recall_counts_but_human_browsing_does_not(cairn: Cairn, agent: Caller) -> None:
     mid = put(cairn, agent, "ptarmigan release checklist")
     cairn.search.search(Caller.human(), SearchRequest(query="ptarmigan"))
@@ -580,6 +679,32 @@ def test_a_bundle_accounts_for_every_match(cairn: Cairn, agent: Caller) -> None:
         cairn.context.build(agent, ContextRequest(query="upload", tiers=frozenset()))
 
 
+@pytest.mark.parametrize("limit", [1, 2, 10])
+def test_a_bundle_counts_the_other_side_of_a_dispute(
+    cairn: Cairn, agent: Caller, limit: int
+) -> None:
+    """The other side of a dispute, brought in beside its result, was counted in the bundle's
+    items (or omitted_weak) but not in `matched`: limit 1 gave matched 4 and items 2 with 3 cut
+    by the limit - five of four."""
+    answer = put(cairn, agent, "The staging region is eu-west-1 for the billing stack.")
+    other = put(cairn, agent, "Staging moved to us-east-2 last month.")  # no word of the query
+    cairn.memories.mark_contradiction(Caller.human(), answer, other)
+    for i in range(3):
+        put(cairn, agent, f"billing stack note {i} about invoices")
+    bundle = cairn.context.build(
+        agent, ContextRequest(query="eu-west-1 billing stack", limit=limit)
+    )
+    assert [i.id for i in bundle.items][:2] == [answer, other]  # past the limit of 1 too
+    assert (
+        len(bundle.items) + bundle.omitted_budget + bundle.omitted_weak + bundle.omitted_limit
+        == bundle.matched
+    )
+    assert bundle.matched == 5  # the four matches and the other side
+    assert bundle.partners == 1 and bundle.to_dict()["partners"] == 1
+    result = cairn.search.search(agent, SearchRequest(query="eu-west-1 billing stack", limit=1))
+    assert [h.memory.id for h in result.hits] == [answer, other] and result.matched == 5
+
+
 def test_statuses_outside_search_by_default(cairn: Cairn, agent: Caller) -> None:
     mid = put(cairn, agent, "sanderling")
     cairn.memories.set_archived(agent, mid, True)
@@ -712,6 +837,39 @@ def test_an_acronym_in_the_plural_is_the_acronym(cairn: Cairn, agent: Caller) ->
         found = cairn.search.search(agent, SearchRequest(query))
         assert found.hits[0].memory.id == answer, query
         assert found.hits[0].coverage == 1.0 and found.presence is Presence.STRONG, query
+
+
+def test_a_long_query_of_unknown_words_looks_up_few_of_them(cairn: Cairn, agent: Caller) -> None:
+    """Every word the index had never seen was looked up against the indexed terms sharing its
+    first letters: a 4,000-character query of unknown words with 8 such variants held the only
+    search worker for 16 s in a store of 120,000 terms. Now a search looks up at most
+    `SPELLING_WORDS_PER_QUERY` words of the query or a variant and
+    `SPELLING_WORDS_PER_SEARCH` in all, the query's first."""
+    answer = put(cairn, agent, "The deploy checklist lives in the runbook wiki")
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+
+    def gibberish() -> str:
+        words = ["".join(rng.choice(letters) for _ in range(rng.randint(5, 9))) for _ in range(600)]
+        return " ".join(words)[:MAX_QUERY_CHARS]
+
+    conn = cairn.store.read_db.conn()
+    scans: list[str] = []
+    conn.set_trace_callback(lambda sql: scans.append(sql) if "term >= " in sql else None)
+    try:
+        result = cairn.search.search(
+            agent,
+            SearchRequest(
+                query="runbok " + gibberish()[:3990],
+                variants=tuple(gibberish() for _ in range(MAX_VARIANTS)),
+                limit=100,
+            ),
+        )
+    finally:
+        conn.set_trace_callback(None)
+    # one or two walks per word looked up (its first two letters, and those two swapped)
+    assert 0 < len(scans) <= 2 * SPELLING_WORDS_PER_SEARCH
+    assert answer in [h.memory.id for h in result.hits]  # the query's typo is still corrected
 
 
 def test_spelling_distance_and_alternatives() -> None:
