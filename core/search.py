@@ -47,7 +47,7 @@ from core.relations import open_contradictions
 from core.search_index import document_counts, index_fingerprint
 from core.spelling import SPELLING_VERSION, alternatives
 from core.store import Store
-from core.tokenizer import TOKENIZER_VERSION, Term, TermKind, analyze, is_stop
+from core.tokenizer import TOKENIZER_VERSION, Term, TermKind, analyze, is_stop, named
 from core.validation import utf8_size
 
 MAX_SEARCH_LIMIT = 100
@@ -818,7 +818,7 @@ class SearchService:
             found = 0
             for seq, content, summary, tags in conn.execute(sql, [own, *where.params, _PINS * 4]):
                 texts = (content, summary or "", " ".join(json.loads(tags or "[]")))
-                if any(symbol in _named(text) for text in texts):
+                if any(symbol in named(text) for text in texts):
                     pins.setdefault(int(seq), []).append(symbol)
                     found += 1
                     if found == _PINS:
@@ -998,12 +998,6 @@ class SearchService:
         if best >= self.config.weak_coverage:
             return Presence.WEAK
         return Presence.NONE
-
-
-def _named(text: str) -> set[str]:
-    """The terms `text` names on their own: all but the pieces of a symbol (`01` in
-    SCOPED_ALPHA_01, `12` in 10.0.0.12:5432, `v1` in v1.2.3)."""
-    return {t.text for t in analyze(text) if t.kind is not TermKind.PART}
 
 
 def _coverage(q: _Query, doc: DocTerms, stats: _Stats, *, enrichment: bool = True) -> float:

@@ -82,6 +82,9 @@ _IPV4 = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
 _HOST_PORT = re.compile(r"^((?=[\w.-]*[^\W\d_])[\w.-]+):\d{1,5}$")  # a letter: 10:30 is a time
 _FILE_NAME = re.compile(r"/([\w.+-]+\.\w+)$")
 _V_VERSION = re.compile(r"^v(\d+(?:\.\d+)+)$")
+# The port after a host name or an IPv4 address: the index holds it as a piece, but a person
+# names it on its own (`5432` of 10.0.0.12:5432), so it pins (`named`).
+_PORT_AFTER_HOST = re.compile(r"^(?:(?=[\w.-]*[^\W\d_])[\w.-]+|\d{1,3}(?:\.\d{1,3}){3}):(\d{2,5})$")
 _KEEP = re.compile(rf"[^\w{re.escape(TERM_CHARS)}]+")
 
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(
@@ -255,6 +258,21 @@ def analyze(text: str) -> list[Term]:
         else:
             terms.extend(_chunk_terms(chunk))
     return terms
+
+
+def named(text: str) -> set[str]:
+    """The terms `text` names on its own - what a query symbol must match to pin: its words and
+    whole symbols, and a port after its host, but not the other pieces of a symbol (`01` in
+    SCOPED_ALPHA_01, `12` in 10.0.0.12:5432, `v1` in v1.2.3)."""
+    out: set[str] = set()
+    for term in analyze(text):
+        if term.kind is TermKind.PART:
+            continue
+        out.add(term.text)
+        port = _PORT_AFTER_HOST.match(term.text) if term.kind is TermKind.SYMBOL else None
+        if port:
+            out.add(port.group(1))
+    return out
 
 
 def is_stop(term: Term) -> bool:

@@ -263,11 +263,13 @@ def test_a_piece_of_a_symbol_never_pins(cairn: Cairn, agent: Caller) -> None:
     for query, memory in (("01", fixture), ("v1", release), ("12", postgres)):
         result = cairn.search.search(agent, SearchRequest(query=query))
         assert [(h.memory.id, h.pinned_by) for h in result.hits] == [(memory, ())], query
-    # the whole symbol, and a symbol a person names on its own inside it, still pin
+    # the whole symbol, and a symbol a person names on its own inside it (a host, its port),
+    # still pin
     for query, memory in (
         ("scoped_alpha_01", fixture),
         ("1.2.3", release),
         ("10.0.0.12", postgres),
+        ("5432", postgres),
     ):
         hits = cairn.search.search(agent, SearchRequest(query=query)).hits
         assert hits[0].memory.id == memory and hits[0].pinned_by == (query,), query
