@@ -81,7 +81,7 @@ def token_hash(token: str) -> str:
 
 
 def check_name(name: object) -> str:
-    if not isinstance(name, str) or not NAME.match(name):
+    if not isinstance(name, str) or not NAME.fullmatch(name):
         raise InvalidInput(
             "agent name must be 1-64 characters of lower-case letters, digits, '.', '_' or '-', "
             "starting with a letter or digit",

@@ -11,12 +11,11 @@ from typing import Any
 
 from core.errors import CairnError, InvalidInput
 from core.model import Memory, Origin, Relation, RelationKind, Revision, Scope, Status, Tier
+from core.settings import KIND_WORD
 from core.validation import Limits, check_kind, check_tags, check_text
 
 _Check = Callable[[Any], bool]
 _MEMORY_ID = re.compile(r"m_[0-9a-f]{28}")
-# The names `memory.extra_kinds` may add (core/validation.py): any revision's kind is one.
-_KIND = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 # No text is longer than this (a line of an archive is at most 64 MiB): the rules of the text
 # itself, without this store's limits, which hold for the current state only.
 _ANY_SIZE = 1 << 30
@@ -247,7 +246,7 @@ def _follows_rules(r: Mapping[str, Any], where: str) -> None:
             check_text("tags", tag, _ANY_SIZE)
     except CairnError as e:
         raise invalid(where, f"breaks a rule of every write: {e.message}") from e
-    if not _KIND.fullmatch(r["kind"]):
+    if not KIND_WORD.fullmatch(r["kind"]):  # a name `memory.extra_kinds` may add: any kind is one
         raise invalid(where, "breaks a rule of every write: field 'kind' is not a kind's name")
 
 

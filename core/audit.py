@@ -335,7 +335,7 @@ def read_rotated(path: Path) -> RotatedFile:
 
 def span(path: Path) -> tuple[int, int] | None:
     """The first and last seq a rotated file's name gives, if it has Cairn's name."""
-    match = _ROTATED_NAME.match(path.name)
+    match = _ROTATED_NAME.fullmatch(path.name)
     return (int(match[1]), int(match[2])) if match else None
 
 

@@ -138,7 +138,7 @@ class BackupService:
             IntegrityFailure: the copy failed SQLite's integrity check (the database is damaged).
             RuntimeUnsafe: the backup directory is a symlink, foreign, or open to others.
         """
-        if not _REASON.match(reason) or reason.startswith(PRE_MIGRATION):
+        if not _REASON.fullmatch(reason) or reason.startswith(PRE_MIGRATION):
             raise InvalidInput(f"{reason!r} is not a backup reason", data={"reason": reason})
         timeout_s = self._settings.integer("store.busy_timeout_ms") / 1000
         with self._lock:
@@ -231,7 +231,7 @@ def list_backups(directory: Path) -> list[BackupInfo]:
     except FileNotFoundError:
         return []
     for entry in entries:
-        match = _NAME.match(entry.name)
+        match = _NAME.fullmatch(entry.name)
         if match is None or not entry.is_file(follow_symlinks=False):
             continue
         with contextlib.suppress(FileNotFoundError):  # rotated away meanwhile
@@ -619,7 +619,7 @@ def _checkpoint(database: Path) -> None:
 
 
 def _info_for(path: Path) -> BackupInfo | None:
-    match = _NAME.match(path.name)
+    match = _NAME.fullmatch(path.name)
     if match is None:
         return None
     return BackupInfo(path, match[2], _parse_stamp(match[1]), path.stat().st_size)

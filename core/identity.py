@@ -115,7 +115,7 @@ def _row(r: Any) -> IdentityVersion:
 
 def check_doc(doc: object) -> str:
     """A document name: `user`, `soul:default` or `soul:<agent>`."""
-    if not isinstance(doc, str) or not (doc in (USER, DEFAULT_SOUL) or _AGENT_DOC.match(doc)):
+    if not isinstance(doc, str) or not (doc in (USER, DEFAULT_SOUL) or _AGENT_DOC.fullmatch(doc)):
         raise InvalidInput(
             "document must be 'user', 'soul', 'soul:default' or 'soul:<agent name>'",
             data={"field": "doc"},

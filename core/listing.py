@@ -67,7 +67,7 @@ def check_agents(agents: Iterable[str]) -> None:
     """Refuse an agent filter no memory could match because it is no agent's name ("Bad
     Name"): it answered an empty page, as if the agent had written nothing (until 2026-11-30)."""
     for name in sorted(agents):
-        if not NAME.match(name):
+        if not NAME.fullmatch(name):
             raise InvalidInput(
                 f"{name!r} is not an agent name (1-64 lower-case letters, digits, '.', '_' or "
                 "'-', starting with a letter or digit), so no memory could match it",

@@ -267,7 +267,7 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
     secret = secret_rule(name)  # first: the other messages show the name
     if secret is not None:  # policy.get shows agent names to every agent
         raise PolicyInvalid(f"agents: an agent name looks like a secret (rule {secret})", line)
-    if not AGENT_NAME.match(name):
+    if not AGENT_NAME.fullmatch(name):
         raise PolicyInvalid(f"agents.{name}: not a valid agent name ({_NAME_RULE})", line)
     if name in RESERVED_AGENT_NAMES:  # as `policy set` and every other door refuse it
         raise PolicyInvalid(f"agents.{name}: the agent name is reserved for Cairn's own", line)
@@ -310,7 +310,7 @@ def policy_from_dict(data: Mapping[str, Any], known_kinds: Sequence[str]) -> Pol
         # A copy saved before agent names had to be lower case may name `Claude-Code`: an
         # override no agent ever met, left out rather than losing the whole copy (a pause, the
         # stricter rules) to the defaults.
-        upper = {n for n in agents if n != n.lower() and AGENT_NAME.match(n.lower())}
+        upper = {n for n in agents if n != n.lower() and AGENT_NAME.fullmatch(n.lower())}
         data = {**data, "agents": {n: r for n, r in agents.items() if n not in upper}}
     return parse_policy(tomlkit.dumps(dict(data)), known_kinds)
 
@@ -425,7 +425,7 @@ def _with_agent_mode(policy: Policy, target: str, name: str, rest: list[str], mo
     secret = secret_rule(name)  # first: the other messages show the name
     if secret is not None:  # policy.get shows every agent's name to agents
         raise PolicyInvalid(f"the agent name looks like a secret (rule {secret})")
-    if not AGENT_NAME.match(name):
+    if not AGENT_NAME.fullmatch(name):
         raise PolicyInvalid(f"{name!r} is not a valid agent name ({_NAME_RULE})")
     if name in RESERVED_AGENT_NAMES:
         raise PolicyInvalid(f"the agent name {name!r} is reserved (Cairn records people by it)")

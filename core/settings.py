@@ -75,7 +75,7 @@ class Knob:
             unknown = [x for x in listed if x not in self.items]
             if unknown:
                 return f"expected each of {', '.join(self.items)}, got {_listed(unknown)}"
-        bad = [x for x in listed if not KIND_WORD.match(x)] if self.words else []
+        bad = [x for x in listed if not KIND_WORD.fullmatch(x)] if self.words else []
         if bad:
             what = "lowercase words" if isinstance(value, tuple) else "a lowercase word"
             return f"expected {what} ({KIND_WORD_RULE}), got {_listed(bad)}"

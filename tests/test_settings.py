@@ -107,7 +107,7 @@ def test_values_cairn_cannot_use_are_named_at_start(short_tmp: Path) -> None:
     f = short_tmp / "settings.toml"
     f.write_text(
         '[context]\ntiers = ["human", "robot"]\n'
-        '[memory]\nextra_kinds = ["Decision", "api-contract", "two words", ""]\n'
+        '[memory]\nextra_kinds = ["Decision", "api-contract", "two words", "", "decision\\n"]\n'
         '[notes]\nkind = "nonsense"\n',
         encoding="utf-8",
     )
@@ -116,7 +116,7 @@ def test_values_cairn_cannot_use_are_named_at_start(short_tmp: Path) -> None:
     assert info.value.data["problems"] == [
         "context.tiers: expected each of human, explicit, derived, llm, got 'robot'",
         "memory.extra_kinds: expected lowercase words (a letter, then up to 31 letters, digits, "
-        "- or _), got 'Decision', 'two words', ''",
+        "- or _), got 'Decision', 'two words', '', 'decision\\n'",
         "notes.kind: expected a built-in kind (fact, preference, convention, procedure, pitfall, "
         "correction, insight, idea) or one in memory.extra_kinds, got 'nonsense'",
     ]
