@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Self
 
-from core.errors import CairnError, ErrorCode, InvalidInput, NotRunning
+from core.errors import CairnError, ErrorCode, InvalidInput, NoAnswer, NotRunning
 from core.keychain import open_token_store
 from core.paths import HOME_ENV, Paths, cairn_home, ensure_private_dir, resolve_paths
 from core.protocol import PROTOCOL_VERSION
@@ -239,7 +239,15 @@ class Client:
             # The server closed first; its reason (a frame too large, ...) may be waiting.
             raise self._last_words() from None
         while True:
-            message = self._read()
+            try:
+                message = self._read()
+            except TimeoutError as e:
+                waited = self._sock.gettimeout() or 0
+                raise NoAnswer(
+                    f"Cairn did not answer {method} within {waited:.0f} s (it may be stuck or "
+                    "stopped); what was asked may or may not have been carried out",
+                    data={"timeout_s": waited, "method": method},
+                ) from e
             if message.get("id") == req_id and "method" not in message:
                 if "error" in message:
                     raise error_from(message["error"])

@@ -186,3 +186,8 @@ class KeychainFault(EnvironmentFault):
 
 class NotRunning(EnvironmentFault):
     code = ErrorCode.NOT_RUNNING
+
+
+class NoAnswer(NotRunning):
+    """Cairn took the request but did not answer it in time: running, but stuck or stopped
+    (SIGSTOP). What was asked may or may not have been carried out."""

@@ -37,7 +37,7 @@ from mcp.types import CallToolResult, ListRootsRequest, ListRootsResult, TextCon
 
 from core import __version__, mcp_tools
 from core.client import Client, RemoteError
-from core.errors import CairnError, ErrorCode, NotFound, NotRunning
+from core.errors import CairnError, ErrorCode, NoAnswer, NotFound, NotRunning
 from core.keychain import open_token_store
 from core.paths import Paths, resolve_paths
 
@@ -57,10 +57,6 @@ _RESOURCES: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("cairn://identity/soul", "identity.get", {"doc": "soul"}, "text/markdown"),
     ("cairn://policy", "policy.get", {}, "application/json"),
 )
-
-
-class NoAnswer(NotRunning):
-    """Cairn took the request but did not answer it in time: running, but stuck or stopped."""
 
 
 def agent_name_for(client_name: str | None) -> str:
@@ -110,7 +106,7 @@ class Link:
         with self._lock:
             try:
                 return self._call(agent, workspace, method, params)
-            except TimeoutError as e:
+            except NoAnswer as e:
                 # Cairn is there (it took the connection) but stopped answering: stuck, or
                 # stopped (SIGSTOP). A read is not sent again - it would only wait as long again.
                 self._drop()
@@ -143,7 +139,7 @@ class Link:
             self._drop()
             client = self._connected(agent, workspace)
             result = client.call(method, params)
-        except TimeoutError:
+        except NoAnswer:
             raise  # no answer is not a closed connection (see call)
         except (NotRunning, OSError) as e:
             self._drop()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 
 import pytest
 
 from core.client import AsyncClient, Client, RemoteError
-from tests.serving import paths_for, served_in_thread, write_settings
+from core.errors import ErrorCode, NoAnswer
+from tests.serving import paths_for, running_daemon, served_in_thread, write_settings
 
 
 def test_waiting_for_a_push_that_does_not_come_leaves_the_client_usable(
@@ -54,3 +56,29 @@ def test_the_async_client_says_why_it_was_refused(short_tmp: Path, workspace_dir
 
         with pytest.raises(RemoteError, match="too many connections"):
             asyncio.run(second())
+
+
+def test_a_cairn_that_stops_answering_is_an_error_naming_the_wait(
+    short_tmp: Path, workspace_dir: Path
+) -> None:
+    """A daemon stopped with SIGSTOP: `call` raised a bare TimeoutError, and `cairn` printed its
+    traceback. Now it is Cairn's `not_running` error saying how long it waited and that the
+    request may or may not have been carried out; the CLI prints it as one line."""
+    with (
+        running_daemon(short_tmp / "d") as daemon,
+        Client.connect(
+            daemon.paths, agent="helper", workspace=str(workspace_dir), autostart=False, timeout=1
+        ) as client,
+    ):
+        daemon.proc.send_signal(signal.SIGSTOP)
+        try:
+            with pytest.raises(NoAnswer) as caught:
+                client.call("memory.search", {"query": "anything"})
+        finally:
+            daemon.proc.send_signal(signal.SIGCONT)
+    assert caught.value.code is ErrorCode.NOT_RUNNING
+    assert caught.value.message == (
+        "Cairn did not answer memory.search within 1 s (it may be stuck or stopped); what was "
+        "asked may or may not have been carried out"
+    )
+    assert caught.value.data == {"timeout_s": 1.0, "method": "memory.search"}
