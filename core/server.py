@@ -407,15 +407,24 @@ class Server:
                     statuses[standing] = self.cairn.agents.status(*standing)
                 status = statuses[standing]
                 if status is not AgentStatus.ACTIVE:  # paused or revoked since its hello
-                    what = status.value if status is not None else "removed"
-                    conn.stop_pushing(
-                        changes,
-                        f"agent {caller.agent!r} is {what}: nothing more is pushed on this "
-                        "connection. Once it is active again, catch up with changes.since "
-                        "from last_seq, then changes.subscribe again",
-                    )
+                    conn.stop_pushing(changes, self._why_not_pushed(caller.agent, status))
                     continue
             conn.push(visible, changes)
+
+    def _why_not_pushed(self, agent: str, status: AgentStatus | None) -> str:
+        then = "catch up with changes.since from last_seq, then changes.subscribe again"
+        if status is AgentStatus.REVOKED and self.cairn.agents.status(agent) is not status:
+            # its token was replaced (revoked, then added again): the agent itself works
+            return (
+                f"agent {agent!r} was given a new token after this connection was opened: "
+                "nothing more is pushed on this connection. Connect again with the new token, "
+                + then
+            )
+        what = status.value if status is not None else "removed"
+        return (
+            f"agent {agent!r} is {what}: nothing more is pushed on this connection. Once it is "
+            f"active again, {then}"
+        )
 
 
 def _own_uid() -> int:

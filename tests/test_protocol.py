@@ -371,9 +371,12 @@ def test_a_connection_on_a_revoked_token_stays_revoked_when_the_agent_is_added_a
     assert_error(old.request("memory.list"), ErrorCode.AGENT_REVOKED, "connect again")
     fresh = client(server, agent="rotated", token=new_token, workspace=str(workspaces[0]))
     assert fresh.request("memory.write", write)["result"]["status"] == "stored"
-    # and the old connection is pushed nothing of it, only the notice that it is revoked
-    pushed = json.dumps(old.read())
-    assert "revoked" in pushed and "written on a revoked token" not in pushed, pushed
+    # and the old connection is pushed nothing of it, only the notice that its token was
+    # replaced (it said "agent 'rotated' is revoked")
+    pushed = old.read()
+    assert pushed["params"]["unsubscribed"] is True and pushed["params"]["changes"] == []
+    assert "given a new token" in pushed["params"]["reason"], pushed
+    assert "is revoked" not in pushed["params"]["reason"], pushed
     old.close()
     fresh.close()
 
