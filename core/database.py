@@ -226,6 +226,13 @@ def _check_before_opening(path: Path, settings: Settings) -> None:
         StoreUnavailable: the store's contents were lost, the path is a folder, or the file is
             another program's database.
     """
+    if path.is_symlink() and not path.exists():
+        raise StoreUnavailable(
+            f"the memory database {path} is a link to {os.readlink(path)}, which does not "
+            "exist; Cairn has not changed it. Make the link point at your database again, or "
+            "remove it to start a new store",
+            data={"path": str(path)},
+        )
     if path.exists() and not path.is_file():
         kind = "a folder, not a database file" if path.is_dir() else "not a regular file"
         raise StoreUnavailable(

@@ -457,6 +457,23 @@ def test_a_folder_in_place_of_the_database_is_named_as_one(short_tmp: Path) -> N
     assert sorted(p.name for p in paths.database.iterdir()) == ["notes.txt"]
 
 
+def test_a_link_to_a_database_that_is_not_there_is_named_as_one(short_tmp: Path) -> None:
+    """cairn.db as a symbolic link to a file that does not exist (a moved disk, a renamed
+    folder) ended Cairn with a FileExistsError traceback."""
+    paths = paths_for(short_tmp / "link")
+    paths.database.parent.mkdir(parents=True)
+    target = short_tmp / "elsewhere" / "cairn.db"
+    paths.database.symlink_to(target)
+    with pytest.raises(StoreUnavailable) as e:
+        Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    assert e.value.message == (
+        f"the memory database {paths.database} is a link to {target}, which does not exist; "
+        "Cairn has not changed it. Make the link point at your database again, or remove it "
+        "to start a new store"
+    )
+    assert paths.database.is_symlink() and not target.exists()
+
+
 def test_writer_group_commit_isolates_a_failing_job(short_tmp: Path) -> None:
     store = open_store(short_tmp / "g.db")
     gate = threading.Event()
