@@ -587,7 +587,12 @@ def cmd_context(args: argparse.Namespace) -> int:
         print(
             f"-- {plural(len(bundle['items']), 'item')}, {bundle['bytes']} bytes; matched "
             f"{bundle['matched']}, left out for the budget {bundle['omitted_budget']}, too weak "
-            f"{bundle['omitted_weak']}, cut by the limit {bundle['omitted_limit']}",
+            f"{bundle['omitted_weak']}, cut by the limit {bundle['omitted_limit']}"
+            + (
+                f"; {bundle['partners']} matched as the other side of a dispute"
+                if bundle.get("partners")
+                else ""
+            ),
             file=sys.stderr,
         )
 

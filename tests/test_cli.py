@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from core import __version__
+from core.client import Client
 from tests.conftest import ROOT, cairn_env
 from tests.serving import running_daemon
 
@@ -222,3 +223,54 @@ def test_a_blank_cairn_home_is_one_clear_line_and_touches_no_store(short_tmp: Pa
             "own directories"
         ), out.stderr
     assert not any(real.iterdir()), list(real.rglob("*"))
+
+
+def test_context_says_how_many_came_as_the_other_side_of_a_dispute(
+    short_tmp: Path, workspace_dir: Path
+) -> None:
+    """`cairn context` left out `partners`: a bundle of 2 items for `--limit 1` said "matched
+    2, cut by the limit 0" with no word of why the second one was there."""
+    home = short_tmp / "ctx"
+    with running_daemon(home) as daemon:
+        with Client.connect(
+            daemon.paths, agent="helper", workspace=str(workspace_dir), autostart=False
+        ) as client:
+            east = client.call(
+                "memory.write",
+                {"content": "Payments run in zone east", "kind": "fact", "scope": "project"},
+            )
+            west = client.call(
+                "memory.write",
+                {
+                    "content": "Billing jobs are scheduled in zone west",
+                    "kind": "fact",
+                    "scope": "project",
+                },
+            )
+            client.call("memory.contradict", {"id": east["id"], "other": west["id"]})
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "core.cli",
+                "context",
+                "payments zone",
+                "--limit",
+                "1",
+                "--tier",
+                "derived",
+                "--agent",
+                "helper",
+            ],
+            cwd=workspace_dir,
+            env=cairn_env(home),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    assert out.returncode == 0, out.stderr
+    assert "DISPUTED" in out.stdout
+    assert out.stderr.strip().endswith(
+        "cut by the limit 0; 1 matched as the other side of a dispute"
+    ), out.stderr
