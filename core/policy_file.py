@@ -156,7 +156,7 @@ class PolicyHolder:
     def _load(self, *, announce: bool = True) -> None:
         with self._lock:
             try:
-                text = self.path.read_text(encoding="utf-8")
+                text = self.path.read_text(encoding="utf-8-sig")  # a BOM (Notepad) is no TOML
             except FileNotFoundError:
                 self._on_invalid(f"{self.path} is missing; the last valid policy stays in effect")
                 return
@@ -214,7 +214,7 @@ class PolicyHolder:
         """A change is written into the person's file: over one that does not parse it would
         drop their edits (rebuilt from the template, or the last valid values over theirs)."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = self.path.read_text(encoding="utf-8-sig")
         except FileNotFoundError:
             return  # nothing to keep: the change writes a whole file
         except (OSError, UnicodeDecodeError) as e:

@@ -135,6 +135,24 @@ def test_an_editor_save_applies_within_a_second(cairn: Cairn, paths: Paths) -> N
     assert "policy_invalid" not in cairn.warnings.snapshot()
 
 
+def test_a_file_saved_with_a_byte_order_mark_is_read_and_changed(
+    cairn: Cairn, paths: Paths
+) -> None:
+    """A policy.toml saved by an editor that starts files with a byte order mark (Windows
+    Notepad) was "not valid TOML" at line 1: the last valid policy stayed, the person's pause
+    did not apply, and every change through Cairn was refused until the file was fixed."""
+    path = paths.config / "policy.toml"
+    path.write_bytes(
+        b"\xef\xbb\xbf" + DEFAULT_TEXT.replace("paused = false", "paused = true").encode()
+    )
+    cairn.policy.reload()
+    assert cairn.policy.current().paused
+    assert "policy_invalid" not in cairn.warnings.snapshot()
+    cairn.policy.set(Caller.human(), "paused", False)
+    assert not cairn.policy.current().paused
+    assert "paused = false" in path.read_text(encoding="utf-8-sig")
+
+
 def test_an_invalid_edit_keeps_the_last_valid_policy_and_warns(cairn: Cairn, paths: Paths) -> None:
     cairn.policy.watch()
     path = paths.config / "policy.toml"
