@@ -1,5 +1,6 @@
-"""Housekeeping that runs on start and periodically: purge expired memories, rotate the audit log,
-and the lifecycle pass (archive unused project memories, end stale sessions, check workspaces,
+"""Housekeeping that runs on start and periodically: purge expired memories, free what a store
+from before 2026-11-30 left stranded behind gone memories, rotate the audit log, and the
+lifecycle pass (archive unused project memories, end stale sessions, check workspaces,
 the daily integrity check).
 
 Each step runs on its own: one that fails is recorded in health under `janitor.<step>` and the
@@ -38,9 +39,12 @@ class JanitorReport:
     audit_rotated: int
     lifecycle: LifecycleReport | None = None
     failed: tuple[str, ...] = ()  # the health sites of the steps that failed (`janitor.purge`)
+    released: int = 0  # memories and contradictions a store from before 2026-11-30 left stranded
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"purged": self.purged, "audit_rotated": self.audit_rotated}
+        if self.released:
+            out["released"] = self.released
         if self.lifecycle is not None:
             out.update(self.lifecycle.to_dict())
         if self.failed:
@@ -84,6 +88,7 @@ class Janitor:
                 return fallback
 
         purged = step("purge", self._memories.purge_expired, 0)
+        released = step("release_stranded", self._memories.release_stranded, 0)
         rotated = step("audit_rotation", self.rotate_audit, 0)
         cycle = None
         if (lc := self._lifecycle) is not None:
@@ -94,8 +99,13 @@ class Janitor:
             missing = step("workspaces", lc.check_workspaces, 0)
             step("integrity", lc.check_integrity, None)
             cycle = LifecycleReport(archived, ended, expiring, missing)
-        report = JanitorReport(purged, rotated, cycle, tuple(failed))
-        if purged or rotated or (cycle and (cycle.archived or cycle.session_memories_expiring)):
+        report = JanitorReport(purged, rotated, cycle, tuple(failed), released)
+        if (
+            purged
+            or rotated
+            or released
+            or (cycle and (cycle.archived or cycle.session_memories_expiring))
+        ):
             log.info("janitor: %s", report.to_dict())
         return report
 

@@ -1212,6 +1212,61 @@ class MemoryService:
             )
             self.save_revision_in(tx, caller, restored, "unsupersede", reason, now=now)
 
+    def release_stranded(self, caller: Caller | None = None) -> int:
+        """Free what a store from before 2026-11-30 left behind, as forget and purge now do
+        themselves: a memory superseded by one that is gone or forgotten comes back (or moves
+        on to a live copy of its text), and a contradiction with a forgotten or missing side
+        closes. Returns how many memories and contradictions it freed; 0 once done."""
+        who = caller or Caller.system()
+
+        def job(tx: WriteTx) -> int:
+            now = self._clock.now_ms()
+            conn = tx.conn
+            stranded = [
+                (str(r[0]), r[1])
+                for r in conn.execute(
+                    "SELECT m.id, m.superseded_by FROM memory m WHERE m.status = 'superseded' "
+                    "AND NOT EXISTS (SELECT 1 FROM memory r WHERE r.id = m.superseded_by "
+                    "AND r.status != 'forgotten')"
+                )
+            ]
+            for mid, by in stranded:
+                old = fetch_memory(conn, mid, now)
+                assert old is not None
+                if by is not None:
+                    relations.unlink_supersedes(conn, by, mid)
+                reason = f"its replacement {by} is gone (forgotten or purged)"
+                copy = live_copy(conn, old, set(), now)
+                if copy is not None:
+                    self._mark_superseded(tx, who, old, by=copy, note=reason, now=now)
+                    continue
+                restored = replace(
+                    old,
+                    status=status_before_superseded(conn, mid),
+                    superseded_by=None,
+                    revision=old.revision + 1,
+                    updated_at=now,
+                )
+                self.save_revision_in(tx, who, restored, "unsupersede", reason, now=now)
+            sides = [
+                str(r[0])
+                for r in conn.execute(
+                    "SELECT DISTINCT side FROM (SELECT from_id AS side FROM relation "
+                    "WHERE kind = 'contradicts' AND open = 1 UNION SELECT to_id FROM relation "
+                    "WHERE kind = 'contradicts' AND open = 1) WHERE NOT EXISTS (SELECT 1 FROM "
+                    "memory m WHERE m.id = side AND m.status != 'forgotten')"
+                )
+            ]
+            closed = 0
+            for side in sides:
+                gone = fetch_memory(conn, side, now)
+                how = "forgotten" if gone is not None else "purged"
+                closed += len(relations.open_contradictions(conn, [side]))
+                self._close_contradictions(tx, who, side, how, now)
+            return len(stranded) + closed
+
+        return self._store.writer.run(job)
+
     def purge_expired(self, caller: Caller | None = None) -> int:
         """Delete memories whose expiry passed more than the retention window ago (each leaves a
         tombstone), and idempotency records older than their retention."""

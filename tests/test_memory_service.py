@@ -32,8 +32,10 @@ from core.model import (
     WriteResult,
     WriteStatus,
 )
+from core.paths import Paths
 from core.requests import UpdateRequest, WriteRequest
 from core.settings import Settings
+from core.writer import WriteTx
 from tests.conftest import FakeClock
 
 
@@ -985,3 +987,42 @@ def test_the_refusal_of_forgotten_text_names_who_forgot_it(cairn: Cairn, agent: 
     assert "person" not in mine and "agent-a forgot this memory" in mine, mine
     assert "agent-a forgot" in refusal("deploy target is green", dedupe_key="deploy-target")
     assert refusal("the office plant is a fern").startswith("a person forgot this memory")
+
+
+def test_housekeeping_frees_what_a_store_from_before_left_stranded(
+    cairn: Cairn, agent: Caller, paths: Paths
+) -> None:
+    """Before 2026-11-30 a purge or a forget of a replacement left what it replaced superseded
+    by an id that was gone or forgotten (hidden for good), and a forget left contradictions
+    open against the forgotten side. The janitor's round frees them, as forget and purge now
+    do themselves; a second round finds nothing."""
+    from core.janitor import Janitor
+
+    human = Caller.human()
+    purged_one = write(cairn, agent, "the staging host is otter.internal")
+    gone = write(cairn, agent, "staging is beaver.internal")
+    kept_copy = write(cairn, agent, "the build cache is on nfs")
+    forgotten_one = write(cairn, agent, "the build cache is in s3")
+    for old, new in ((purged_one, gone), (kept_copy, forgotten_one)):
+        assert isinstance(cairn.memories.supersede(human, old, by_id=new), SupersedeResult)
+    disputed = write(cairn, agent, "deploys are allowed on Fridays")
+    rel = cairn.memories.mark_contradiction(agent, disputed, forgotten_one)
+
+    def as_before(tx: WriteTx) -> None:  # what the old purge and forget left behind
+        tx.conn.execute("DELETE FROM relation WHERE from_id = ? OR to_id = ?", (gone, gone))
+        tx.conn.execute("DELETE FROM memory WHERE id = ?", (gone,))
+        tx.conn.execute(
+            "UPDATE memory SET status = 'forgotten', content = '' WHERE id = ?", (forgotten_one,)
+        )
+
+    cairn.store.writer.run(as_before)
+    report = Janitor(cairn.store, cairn.memories, cairn.settings, paths).run()
+    assert report.released == 3  # two memories back, one contradiction closed
+    for mid in (purged_one, kept_copy):
+        detail = cairn.memories.get(human, mid, history=True)
+        assert (detail.memory.status, detail.memory.superseded_by) == (Status.ACTIVE, None)
+        assert detail.revisions[-1].action == "unsupersede"
+    (closed,) = cairn.memories.relations(human, disputed)
+    assert closed.id == rel.id and not closed.open and closed.resolution == "forgotten"
+    again = Janitor(cairn.store, cairn.memories, cairn.settings, paths).run()
+    assert again.released == 0
