@@ -439,7 +439,10 @@ class SearchService:
         ]
         hits = self._bounded_rerank(hits, now)
         presence = self._presence(hits)
-        hits = self._mark_disputes(hits, partners, contradictions)
+        # the other side of a dispute reaches a model like any result: redacted
+        hits = self._mark_disputes(
+            hits, {mid: redact(m) for mid, m in partners.items()}, contradictions
+        )
         added = [h.memory.seq for h in hits if h.memory.id in partners]
         # a partner that matched nothing of the query counts too: `hits` never exceeds `matched`
         matched += len(set(added) - set(order))
@@ -505,9 +508,7 @@ class SearchService:
             horizon, horizon_params = horizon_sql(caller)
             clauses, params = [horizon], list(horizon_params)
         statuses = ["active", "archived"] + (["superseded"] if req.include_history else [])
-        if req.statuses:
-            statuses = [s for s in statuses if Status(s) in req.statuses]
-        clauses.append(f"m.status IN ({', '.join(repr(s) for s in statuses)})" if statuses else "0")
+        clauses.append(f"m.status IN ({', '.join(repr(s) for s in statuses)})")
         if not req.include_expired:
             clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
             params.append(now)
@@ -515,10 +516,13 @@ class SearchService:
 
     @staticmethod
     def _narrowing(req: SearchRequest) -> _Where:
-        """The request's own narrowing - kinds, scopes, tiers - within what the caller sees."""
+        """The request's own narrowing - kinds, scopes, tiers, and a person's statuses, agents
+        and workspaces - within what the caller sees (a dispute with a side it leaves out stays
+        marked)."""
         clauses = ["1"]
         params: list[Any] = []
         for column, values in (
+            ("m.status", sorted(s.value for s in req.statuses)),
             ("m.kind", sorted(req.kinds)),
             ("m.scope", sorted(s.value for s in req.scopes)),
             ("m.tier", sorted(t.value for t in req.tiers)),

@@ -757,6 +757,28 @@ def test_every_read_that_can_reach_a_model_is_redacted(governed: Cairn, ws: str)
     assert [c.memory_id for c in reads] == [mid]
 
 
+def test_the_other_side_of_a_dispute_is_redacted_too(governed: Cairn, ws: str) -> None:
+    """A flagged memory reached agents word for word as the other side of a dispute (in search
+    results and in context bundles): any agent could mark a contradiction and so deliver text
+    the scanner had flagged to every other agent."""
+    from core.context_bundle import ContextRequest
+    from core.search import SearchRequest
+
+    a = agent_caller(ws)
+    person = Caller(Surface.HUMAN, workspace_id=ws)
+    fact = stored(write(governed, person, "release trains leave on fridays"))
+    flagged = stored(write(governed, person, f"zebra giraffe note: {INJECTION}"))
+    governed.memories.mark_contradiction(a, fact, flagged)
+    hits = governed.search.search(a, SearchRequest(query="release trains fridays")).hits
+    assert [h.memory.id for h in hits] == [fact, flagged]
+    assert "[BLOCKED: ignore-previous-en]" in hits[1].memory.content
+    assert all("Ignore all previous" not in h.memory.content for h in hits)
+    bundle = governed.context.build(
+        a, ContextRequest(query="release trains fridays", tiers=frozenset(Tier))
+    )
+    assert "DISPUTED" in bundle.text and "Ignore all previous" not in bundle.text
+
+
 def test_a_person_can_let_one_finding_pass(governed: Cairn, ws: str) -> None:
     mid = stored(
         write(

@@ -434,6 +434,16 @@ def test_a_persons_agent_workspace_and_status_filters_narrow_inside_the_search(
     assert found(workspace_ids=frozenset({other.workspace_id})) == set(mine)
     assert found(agents=frozenset({"rare"}), statuses=frozenset({Status.ARCHIVED})) == {mine[0]}
     assert found(statuses=frozenset({Status.FORGOTTEN})) == set()  # words of none are kept
+    # a status filter leaving out the other side of a dispute keeps the dispute marked, as the
+    # kinds filter does (it was dropped: the statuses narrowed what the caller may see)
+    cairn.memories.mark_contradiction(person, mine[0], mine[1])
+    result = cairn.search.search(
+        person,
+        SearchRequest(
+            query="heron note", horizon=Horizon.ALL, statuses=frozenset({Status.ARCHIVED})
+        ),
+    )
+    assert [(h.memory.id, h.disputed_with) for h in result.hits] == [(mine[0], (mine[1],))]
 
 
 def test_bounded_rerank_moves_at_most_two_places(
