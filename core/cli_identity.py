@@ -80,7 +80,8 @@ def _read(file: str | None) -> str:
         with open_input(file) as source:
             raw = source.read()
         try:
-            return raw.decode("utf-8")
+            # a byte order mark (Notepad) is not text of the document: it reached agents
+            return raw.decode("utf-8-sig")
         except UnicodeDecodeError as e:
             raise InvalidInput(f"{file} is not UTF-8 text (byte {e.start})") from None
     if sys.stdin.isatty():

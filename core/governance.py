@@ -41,6 +41,7 @@ from core.model import (
 )
 from core.policy import Mode, Policy
 from core.suggestions import Flag, Reason
+from core.validation import refuse_control
 
 
 class Outcome(StrEnum):
@@ -118,7 +119,7 @@ class Gate:
             TooLarge: a note longer than MAX_NOTE_CHARS (it is kept in history, shown to the
                 person and to agents: until 2026-11-30 an 800 KB reason was).
         """
-        check_note_lengths(notes)
+        check_notes(notes)
         _, secret = self.scan(notes)
         return secret_refused(secret) if secret is not None else None
 
@@ -183,7 +184,7 @@ class Gate:
                 was taken at any length).
         """
         if notes:
-            check_note_lengths(notes)
+            check_notes(notes)
         agent = caller.surface is Surface.AGENT
         policy = self._policy()  # read once: the pause and the rules of one policy
         paused = self.paused(caller, policy)
@@ -227,14 +228,18 @@ class Gate:
         return Verdict(Outcome.STORE, flags=flags)
 
 
-def check_note_lengths(notes: Mapping[str, str | None]) -> None:
-    """Raises TooLarge, naming the field, for a note longer than MAX_NOTE_CHARS."""
+def check_notes(notes: Mapping[str, str | None]) -> None:
+    """Raises TooLarge, naming the field, for a note longer than MAX_NOTE_CHARS, and
+    InvalidInput for one holding a control character (an escape sequence in a reason reached
+    the person's terminal as it was, until 2026-11-30)."""
     for name, text in notes.items():
         if text is not None and len(text) > MAX_NOTE_CHARS:
             raise TooLarge(
                 f"{name} is {len(text)} characters; the limit is {MAX_NOTE_CHARS}",
                 data={"field": name},
             )
+        if text is not None:
+            refuse_control(name, text)
 
 
 def secret_refused(secret: Flag) -> Verdict:

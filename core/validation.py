@@ -42,10 +42,9 @@ def utf8_size(field: str, text: str) -> int:
         ) from None
 
 
-def check_text(field: str, text: str, max_bytes: int, *, allow_empty: bool = False) -> str:
-    size = utf8_size(field, text)
-    if not allow_empty and not text.strip():
-        raise InvalidInput(f"field '{field}' is empty or only whitespace", data={"field": field})
+def refuse_control(field: str, text: str) -> None:
+    """Raise InvalidInput when `text` holds a control character (an escape sequence would
+    reach a person's terminal and hide words from them)."""
     match = CONTROL.search(text)
     if match:
         raise InvalidInput(
@@ -53,6 +52,13 @@ def check_text(field: str, text: str, max_bytes: int, *, allow_empty: bool = Fal
             f"character {match.start()}",
             data={"field": field},
         )
+
+
+def check_text(field: str, text: str, max_bytes: int, *, allow_empty: bool = False) -> str:
+    size = utf8_size(field, text)
+    if not allow_empty and not text.strip():
+        raise InvalidInput(f"field '{field}' is empty or only whitespace", data={"field": field})
+    refuse_control(field, text)
     if size > max_bytes:
         # Splitting is advice for a memory's words only (until 2026-11-30 a feedback note or
         # a summary was told to split into several memories).

@@ -1026,3 +1026,16 @@ def test_housekeeping_frees_what_a_store_from_before_left_stranded(
     assert closed.id == rel.id and not closed.open and closed.resolution == "forgotten"
     again = Janitor(cairn.store, cairn.memories, cairn.settings, paths).run()
     assert again.released == 0
+
+
+def test_a_reason_or_note_with_an_escape_sequence_is_refused(cairn: Cairn, agent: Caller) -> None:
+    """Reasons and notes are shown to the person at a terminal: one holding `\\x1b[2J` cleared
+    the screen there (text fields of a memory already refused control characters)."""
+    mid = write(cairn, agent, "the build uses make")
+    other = write(cairn, agent, "the build uses bazel")
+    with pytest.raises(InvalidInput, match=r"field 'reason' contains a control character"):
+        cairn.memories.forget(Caller.human(), mid, reason="old \x1b[2J")
+    with pytest.raises(InvalidInput, match=r"field 'note' contains a control character"):
+        cairn.memories.mark_contradiction(agent, mid, other, note="see \x07")
+    assert cairn.memories.get(Caller.human(), mid).memory.status is Status.ACTIVE
+    assert cairn.memories.relations(Caller.human(), mid) == ()
