@@ -360,6 +360,12 @@ def _same_change(waiting: Suggestion, seen: Suggestion) -> bool:
         and waiting.kind == seen.kind
         and waiting.scope == seen.scope
         and waiting.importance == seen.importance
+        # until 2026-11-30 a change of only these merged into another agent's proposal for the
+        # same memory, and was lost
+        and waiting.summary == seen.summary
+        and waiting.tags == seen.tags
+        and waiting.keywords == seen.keywords
+        and waiting.source == seen.source
     )
     if not same_fields:
         return False

@@ -421,6 +421,32 @@ def test_adopt_with_edits_is_the_persons_decision(governed: Cairn, ws: str) -> N
     assert change.status is WriteStatus.PENDING and change.reason_code == "not_owner"
 
 
+def test_two_agents_changing_other_fields_of_one_memory_are_two_proposals(
+    governed: Cairn, ws: str
+) -> None:
+    """A second agent's change of a memory's tags and summary merged into the first agent's
+    waiting change of its tags ("seen 2 times"): the person never saw the second change."""
+    a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
+    mid = stored(write(governed, Caller(Surface.HUMAN, workspace_id=ws), "the API listens on 8080"))
+    first = pending(
+        governed.memories.update(a, UpdateRequest(id=mid, if_revision=1, tags=("ops", "staging")))
+    )
+    second = pending(
+        governed.memories.update(
+            b, UpdateRequest(id=mid, if_revision=1, tags=("deprecated",), summary="old port")
+        )
+    )
+    assert first != second
+    waiting = {str(item["id"]): item for item in queue(governed)}
+    assert waiting[first]["tags"] == ["ops", "staging"] and waiting[first]["hits"] == 1
+    assert waiting[second]["tags"] == ["deprecated"] and waiting[second]["summary"] == "old port"
+    # the same change again is still one proposal, seen twice
+    again = governed.memories.update(
+        a, UpdateRequest(id=mid, if_revision=1, tags=("ops", "staging"))
+    )
+    assert pending(again) == first
+
+
 def test_adopting_onto_a_memory_that_moved_on_is_a_conflict(governed: Cairn, ws: str) -> None:
     a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
     mid = stored(write(governed, a, "the API listens on 8080"))
