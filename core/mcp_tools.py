@@ -6,11 +6,14 @@ pending a person's review, refused - is said as it is. Recalled memory text is a
 as untrusted data.
 """
 
+import json
+import types
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -465,14 +468,49 @@ class _Strict(BaseModel):
         return values
 
 
+def _takes_list(annotation: Any) -> bool:
+    """Whether an argument's type is a list (or a list or None)."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        return any(_takes_list(arg) for arg in get_args(annotation))
+    return annotation is list or get_origin(annotation) is list
+
+
+class _Arguments(FuncMetadata):
+    """The SDK's argument handling, but only a list argument may come as JSON text.
+
+    WORKAROUND: the SDK's `pre_parse_json` parses, as JSON, a string given for any argument
+    whose type is not exactly `str` - `str | None` included - so until 2026-11-30 a content,
+    summary, note or reason that happened to be a JSON object or list was refused as "not a
+    valid string", and one that was "null" was dropped as if not given. It is there for clients
+    that send a list as JSON text; that is all it does here."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        fields = self.arg_model.model_fields
+        parsed = dict(data)
+        for name, value in data.items():
+            if name not in fields or not isinstance(value, str):
+                continue
+            if not _takes_list(fields[name].annotation):
+                continue
+            try:
+                items = json.loads(value)
+            except (ValueError, RecursionError):
+                continue  # not JSON: the string is refused as not a list
+            if isinstance(items, list):
+                parsed[name] = items
+        return parsed
+
+
 def _strict(tool: Tool) -> Tool:
     """`tool` with an argument model that refuses what its schema does not name and values of
     another type, as the socket does. The SDK's own model ignores an unknown argument and
     coerces a value - so until 2026-11-30 `ttl` (for `ttl_seconds`) stored a memory that never
     expires, `origin: "extracted"` one stored as explicit, and `importance: true` or `"4"` were
-    taken as 1 and 4. The published schema says so too (`additionalProperties: false`)."""
+    taken as 1 and 4. The published schema says so too (`additionalProperties: false`). Only a
+    list argument may come as JSON text (`_Arguments`)."""
     loose = tool.fn_metadata.arg_model
     model = cast(type[BaseModel], type(loose.__name__, (loose, _Strict), {"__module__": __name__}))
-    metadata = tool.fn_metadata.model_copy(update={"arg_model": model})
+    kept = {name: getattr(tool.fn_metadata, name) for name in FuncMetadata.model_fields}
+    metadata = _Arguments(**(kept | {"arg_model": model}))
     schema = model.model_json_schema(by_alias=True)
     return tool.model_copy(update={"fn_metadata": metadata, "parameters": schema})

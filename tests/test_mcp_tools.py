@@ -102,6 +102,67 @@ def test_an_argument_outside_a_tools_schema_is_a_tool_error_naming_it(
     run(main)
 
 
+def test_a_string_argument_that_is_json_text_is_taken_as_the_string(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """The SDK parsed any argument not typed exactly `str` as JSON first: memory_update's
+    content '{"port": 5432}' or '["a", "b"]' was refused ("Input should be a valid string"), a
+    summary "null" was dropped (the update changed nothing), and a feedback note, summary,
+    keywords, source or idempotency key that happened to be a JSON list or object was refused -
+    though a string was sent. Only a list argument may come as JSON text; a string argument is
+    the string it is."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    obj, items = '{"db_host": "db2.internal", "port": 5432}', '["run make", "run make test"]'
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            written = data(
+                await call(
+                    s,
+                    "memory_write",
+                    content='{"db_host": "db.internal", "port": 5432}',
+                    kind="fact",
+                    scope="project",
+                    summary='{"a": 1}',
+                    keywords='["deploy", "ci"]',
+                    source="null",
+                    idempotency_key='{"run": 1}',
+                )
+            )
+            mid = written["id"]
+            got = data(await call(s, "memory_get", id=mid))
+            assert (got["summary"], got["keywords"], got["source"]) == (
+                '{"a": 1}',
+                '["deploy", "ci"]',
+                "null",
+            )
+            for revision, change in enumerate(
+                ({"content": obj}, {"content": items}, {"summary": "null"}, {"content": "null"}),
+                start=1,
+            ):
+                updated = await call(
+                    s, "memory_update", id=mid, if_revision=revision, reason="[]", **change
+                )
+                assert data(updated)["revision"] == revision + 1, text(updated)
+                got = data(await call(s, "memory_get", id=mid))
+                ((field, value),) = change.items()
+                assert got[field] == value, (field, got[field])
+            for note in ('["port", "host"]', '{"why": "stale"}', "null"):
+                noted = await call(s, "memory_feedback", id=mid, verdict="useful", note=note)
+                assert not noted.is_error, text(noted)
+            # a list still may come as JSON text; anything else as text for a list is refused
+            tagged = await call(s, "memory_update", id=mid, if_revision=5, tags='["ops"]')
+            assert data(tagged)["revision"] == 6, text(tagged)
+            assert data(await call(s, "memory_get", id=mid))["tags"] == ["ops"]
+            for not_a_list in ("null", '{"a": 1}', '"ops"'):
+                refused = await call(s, "memory_update", id=mid, if_revision=6, tags=not_a_list)
+                assert refused.is_error and "tags" in text(refused), text(refused)
+            assert data(await call(s, "memory_get", id=mid))["revision"] == 6
+
+    run(main)
+
+
 # -- how answers are said -----------------------------------------------------------------------
 
 
