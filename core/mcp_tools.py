@@ -451,7 +451,7 @@ def tools(invoke: Invoke) -> list[Tool]:
 class _Strict(BaseModel):
     """What a tool's arguments are held to on top of its signature: no argument the schema does
     not name (the message lists those it does, as the socket's does) and no value of another
-    type."""
+    type - but a whole number sent as a float (3.0) is the integer, as JSON Schema counts it."""
 
     model_config = ConfigDict(extra="forbid", strict=True, hide_input_in_errors=True)
 
@@ -467,12 +467,31 @@ class _Strict(BaseModel):
                 )
         return values
 
+    @model_validator(mode="before")
+    @classmethod
+    def _whole_numbers(cls, values: Any) -> Any:
+        """3.0 for an integer argument is 3: JSON Schema's "integer" is any number with a zero
+        fractional part, so a client that checks arguments against the schema may send it
+        (until 2026-11-30 it was refused). 3.5, true and "3" are still another type."""
+        if not isinstance(values, dict):
+            return values
+        fields = cls.model_fields
+        return {
+            name: int(value)
+            if isinstance(value, float)
+            and value.is_integer()
+            and name in fields
+            and _takes(int, fields[name].annotation)
+            else value
+            for name, value in values.items()
+        }
 
-def _takes_list(annotation: Any) -> bool:
-    """Whether an argument's type is a list (or a list or None)."""
+
+def _takes(kind: type, annotation: Any) -> bool:
+    """Whether an argument's type is `kind` (`int`, or `list` of anything), or it or None."""
     if get_origin(annotation) in (Union, types.UnionType):
-        return any(_takes_list(arg) for arg in get_args(annotation))
-    return annotation is list or get_origin(annotation) is list
+        return any(_takes(kind, arg) for arg in get_args(annotation))
+    return annotation is kind or get_origin(annotation) is kind
 
 
 class _Arguments(FuncMetadata):
@@ -490,7 +509,7 @@ class _Arguments(FuncMetadata):
         for name, value in data.items():
             if name not in fields or not isinstance(value, str):
                 continue
-            if not _takes_list(fields[name].annotation):
+            if not _takes(list, fields[name].annotation):
                 continue
             try:
                 items = json.loads(value)

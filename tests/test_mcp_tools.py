@@ -88,7 +88,8 @@ def test_an_argument_outside_a_tools_schema_is_a_tool_error_naming_it(
                 refused = await call(s, "memory_write", **write, **extra)
                 (name,) = extra
                 assert refused.is_error and name in text(refused), text(refused)
-            for wrong in (True, "4", 4.0):
+            # 4.0 is no longer among these: JSON Schema counts it as an integer (see below)
+            for wrong in (True, "4", 4.5):
                 refused = await call(s, "memory_write", **write, importance=wrong)
                 assert refused.is_error and "importance" in text(refused), text(refused)
             misspelt = await call(s, "memory_search", query="ledger", horizont="all")
@@ -98,6 +99,55 @@ def test_an_argument_outside_a_tools_schema_is_a_tool_error_naming_it(
             stored = data(await call(s, "memory_write", **write, importance=4, tags='["ops"]'))
             got = data(await call(s, "memory_get", id=stored["id"]))
             assert got["importance"] == 4 and got["tags"] == ["ops"]
+
+    run(main)
+
+
+def test_a_whole_number_sent_as_a_float_is_taken_as_the_integer(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """JSON Schema counts 3.0 as an "integer", so a client that checks arguments against the
+    published schema sends it - and every integer argument (limit, importance, if_revision,
+    max_bytes, ttl_seconds) refused it: "Input should be a valid integer". A whole number is
+    taken as the integer now; 3.5, true and "4" are still refused, naming the argument."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    write = {"content": "the ledger queue is named ledger-main", "kind": "fact", "scope": "project"}
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            stored = data(
+                await call(s, "memory_write", **write, importance=4.0, ttl_seconds=86400.0)
+            )
+            got = data(await call(s, "memory_get", id=stored["id"]))
+            assert got["importance"] == 4 and type(got["importance"]) is int
+            assert got["expires_at"] is not None
+            found = data(await call(s, "memory_search", query="ledger queue", limit=1.0))
+            assert [m["id"] for m in found["results"]] == [stored["id"]]
+            bundle = await call(s, "context_build", query="ledger queue", max_bytes=4000.0)
+            assert "ledger-main" in text(bundle), text(bundle)
+            listed = data(await call(s, "memory_list", limit=5.0))
+            assert [m["id"] for m in listed["items"]] == [stored["id"]]
+            updated = await call(
+                s, "memory_update", id=stored["id"], if_revision=1.0, importance=2.0
+            )
+            assert data(updated)["revision"] == 2, text(updated)
+            for name, wrong in (
+                ("if_revision", 2.5),
+                ("if_revision", True),
+                ("if_revision", "2"),
+                ("importance", 2.5),
+                ("ttl_seconds", 60.5),
+            ):
+                refused = await call(
+                    s, "memory_update", id=stored["id"], **{"if_revision": 2, name: wrong}
+                )
+                assert refused.is_error and name in text(refused), text(refused)
+            for wrong_limit in (1.5, True, "1"):
+                refused = await call(s, "memory_search", query="ledger", limit=wrong_limit)
+                assert refused.is_error and "limit" in text(refused), text(refused)
+            got = data(await call(s, "memory_get", id=stored["id"]))
+            assert (got["revision"], got["importance"]) == (2, 2)
 
     run(main)
 
