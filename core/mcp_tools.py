@@ -228,7 +228,7 @@ def render_list(r: dict[str, Any]) -> str:
     items = r.get("items") or []
     if not items:
         return "No memories on this page."
-    lines = [f"{len(items)} memory(ies), newest first.", UNTRUSTED, ""]
+    lines = [f"{plural(len(items), 'memory', 'memories')}, newest first.", UNTRUSTED, ""]
     lines += [memory_block(m, i) for i, m in enumerate(items, 1)]
     if r.get("next_cursor"):
         lines.append(f"More: call again with cursor={r['next_cursor']}")

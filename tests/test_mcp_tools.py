@@ -254,3 +254,20 @@ def test_writing_again_what_a_person_archived_says_it_is_archived(
     p.close()
     assert adopted["decision"] == "adopted"  # a stale memory adopted is archived
     run(write_again)
+
+
+def test_memory_list_counts_its_page_in_english(served: Runtime, short_tmp: Path) -> None:
+    """memory_list's first line said "1 memory(ies), newest first." - search and get said their
+    counts properly, list did not. It says "1 memory" and "2 memories" now."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            firsts = []
+            for content in ("the ledger queue is ledger-main", "staging runs postgres 14"):
+                data(await call(s, "memory_write", content=content, kind="fact", scope="project"))
+                firsts.append(text(await call(s, "memory_list")).splitlines()[0])
+            assert firsts == ["1 memory, newest first.", "2 memories, newest first."], firsts
+
+    run(main)
