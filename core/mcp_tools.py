@@ -6,11 +6,14 @@ pending a person's review, refused - is said as it is. Recalled memory text is a
 as untrusted data.
 """
 
+import json
+import types
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -225,7 +228,7 @@ def render_list(r: dict[str, Any]) -> str:
     items = r.get("items") or []
     if not items:
         return "No memories on this page."
-    lines = [f"{len(items)} memory(ies), newest first.", UNTRUSTED, ""]
+    lines = [f"{plural(len(items), 'memory', 'memories')}, newest first.", UNTRUSTED, ""]
     lines += [memory_block(m, i) for i, m in enumerate(items, 1)]
     if r.get("next_cursor"):
         lines.append(f"More: call again with cursor={r['next_cursor']}")
@@ -448,7 +451,7 @@ def tools(invoke: Invoke) -> list[Tool]:
 class _Strict(BaseModel):
     """What a tool's arguments are held to on top of its signature: no argument the schema does
     not name (the message lists those it does, as the socket's does) and no value of another
-    type."""
+    type - but a whole number sent as a float (3.0) is the integer, as JSON Schema counts it."""
 
     model_config = ConfigDict(extra="forbid", strict=True, hide_input_in_errors=True)
 
@@ -464,15 +467,69 @@ class _Strict(BaseModel):
                 )
         return values
 
+    @model_validator(mode="before")
+    @classmethod
+    def _whole_numbers(cls, values: Any) -> Any:
+        """3.0 for an integer argument is 3: JSON Schema's "integer" is any number with a zero
+        fractional part, so a client that checks arguments against the schema may send it
+        (until 2026-11-30 it was refused). 3.5, true and "3" are still another type."""
+        if not isinstance(values, dict):
+            return values
+        fields = cls.model_fields
+        return {
+            name: int(value)
+            if isinstance(value, float)
+            and value.is_integer()
+            and name in fields
+            and _takes(int, fields[name].annotation)
+            else value
+            for name, value in values.items()
+        }
+
+
+def _takes(kind: type, annotation: Any) -> bool:
+    """Whether an argument's type is `kind` (`int`, or `list` of anything), or it or None."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        return any(_takes(kind, arg) for arg in get_args(annotation))
+    return annotation is kind or get_origin(annotation) is kind
+
+
+class _Arguments(FuncMetadata):
+    """The SDK's argument handling, but only a list argument may come as JSON text.
+
+    WORKAROUND: the SDK's `pre_parse_json` parses, as JSON, a string given for any argument
+    whose type is not exactly `str` - `str | None` included - so until 2026-11-30 a content,
+    summary, note or reason that happened to be a JSON object or list was refused as "not a
+    valid string", and one that was "null" was dropped as if not given. It is there for clients
+    that send a list as JSON text; that is all it does here."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        fields = self.arg_model.model_fields
+        parsed = dict(data)
+        for name, value in data.items():
+            if name not in fields or not isinstance(value, str):
+                continue
+            if not _takes(list, fields[name].annotation):
+                continue
+            try:
+                items = json.loads(value)
+            except (ValueError, RecursionError):
+                continue  # not JSON: the string is refused as not a list
+            if isinstance(items, list):
+                parsed[name] = items
+        return parsed
+
 
 def _strict(tool: Tool) -> Tool:
     """`tool` with an argument model that refuses what its schema does not name and values of
     another type, as the socket does. The SDK's own model ignores an unknown argument and
     coerces a value - so until 2026-11-30 `ttl` (for `ttl_seconds`) stored a memory that never
     expires, `origin: "extracted"` one stored as explicit, and `importance: true` or `"4"` were
-    taken as 1 and 4. The published schema says so too (`additionalProperties: false`)."""
+    taken as 1 and 4. The published schema says so too (`additionalProperties: false`). Only a
+    list argument may come as JSON text (`_Arguments`)."""
     loose = tool.fn_metadata.arg_model
     model = cast(type[BaseModel], type(loose.__name__, (loose, _Strict), {"__module__": __name__}))
-    metadata = tool.fn_metadata.model_copy(update={"arg_model": model})
+    kept = {name: getattr(tool.fn_metadata, name) for name in FuncMetadata.model_fields}
+    metadata = _Arguments(**(kept | {"arg_model": model}))
     schema = model.model_json_schema(by_alias=True)
     return tool.model_copy(update={"fn_metadata": metadata, "parameters": schema})

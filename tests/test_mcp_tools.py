@@ -88,7 +88,8 @@ def test_an_argument_outside_a_tools_schema_is_a_tool_error_naming_it(
                 refused = await call(s, "memory_write", **write, **extra)
                 (name,) = extra
                 assert refused.is_error and name in text(refused), text(refused)
-            for wrong in (True, "4", 4.0):
+            # 4.0 is no longer among these: JSON Schema counts it as an integer (see below)
+            for wrong in (True, "4", 4.5):
                 refused = await call(s, "memory_write", **write, importance=wrong)
                 assert refused.is_error and "importance" in text(refused), text(refused)
             misspelt = await call(s, "memory_search", query="ledger", horizont="all")
@@ -98,6 +99,116 @@ def test_an_argument_outside_a_tools_schema_is_a_tool_error_naming_it(
             stored = data(await call(s, "memory_write", **write, importance=4, tags='["ops"]'))
             got = data(await call(s, "memory_get", id=stored["id"]))
             assert got["importance"] == 4 and got["tags"] == ["ops"]
+
+    run(main)
+
+
+def test_a_whole_number_sent_as_a_float_is_taken_as_the_integer(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """JSON Schema counts 3.0 as an "integer", so a client that checks arguments against the
+    published schema sends it - and every integer argument (limit, importance, if_revision,
+    max_bytes, ttl_seconds) refused it: "Input should be a valid integer". A whole number is
+    taken as the integer now; 3.5, true and "4" are still refused, naming the argument."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    write = {"content": "the ledger queue is named ledger-main", "kind": "fact", "scope": "project"}
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            stored = data(
+                await call(s, "memory_write", **write, importance=4.0, ttl_seconds=86400.0)
+            )
+            got = data(await call(s, "memory_get", id=stored["id"]))
+            assert got["importance"] == 4 and type(got["importance"]) is int
+            assert got["expires_at"] is not None
+            found = data(await call(s, "memory_search", query="ledger queue", limit=1.0))
+            assert [m["id"] for m in found["results"]] == [stored["id"]]
+            bundle = await call(s, "context_build", query="ledger queue", max_bytes=4000.0)
+            assert "ledger-main" in text(bundle), text(bundle)
+            listed = data(await call(s, "memory_list", limit=5.0))
+            assert [m["id"] for m in listed["items"]] == [stored["id"]]
+            updated = await call(
+                s, "memory_update", id=stored["id"], if_revision=1.0, importance=2.0
+            )
+            assert data(updated)["revision"] == 2, text(updated)
+            for name, wrong in (
+                ("if_revision", 2.5),
+                ("if_revision", True),
+                ("if_revision", "2"),
+                ("importance", 2.5),
+                ("ttl_seconds", 60.5),
+            ):
+                refused = await call(
+                    s, "memory_update", id=stored["id"], **{"if_revision": 2, name: wrong}
+                )
+                assert refused.is_error and name in text(refused), text(refused)
+            for wrong_limit in (1.5, True, "1"):
+                refused = await call(s, "memory_search", query="ledger", limit=wrong_limit)
+                assert refused.is_error and "limit" in text(refused), text(refused)
+            got = data(await call(s, "memory_get", id=stored["id"]))
+            assert (got["revision"], got["importance"]) == (2, 2)
+
+    run(main)
+
+
+def test_a_string_argument_that_is_json_text_is_taken_as_the_string(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """The SDK parsed any argument not typed exactly `str` as JSON first: memory_update's
+    content '{"port": 5432}' or '["a", "b"]' was refused ("Input should be a valid string"), a
+    summary "null" was dropped (the update changed nothing), and a feedback note, summary,
+    keywords, source or idempotency key that happened to be a JSON list or object was refused -
+    though a string was sent. Only a list argument may come as JSON text; a string argument is
+    the string it is."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    obj, items = '{"db_host": "db2.internal", "port": 5432}', '["run make", "run make test"]'
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            written = data(
+                await call(
+                    s,
+                    "memory_write",
+                    content='{"db_host": "db.internal", "port": 5432}',
+                    kind="fact",
+                    scope="project",
+                    summary='{"a": 1}',
+                    keywords='["deploy", "ci"]',
+                    source="null",
+                    idempotency_key='{"run": 1}',
+                )
+            )
+            mid = written["id"]
+            got = data(await call(s, "memory_get", id=mid))
+            assert (got["summary"], got["keywords"], got["source"]) == (
+                '{"a": 1}',
+                '["deploy", "ci"]',
+                "null",
+            )
+            for revision, change in enumerate(
+                ({"content": obj}, {"content": items}, {"summary": "null"}, {"content": "null"}),
+                start=1,
+            ):
+                updated = await call(
+                    s, "memory_update", id=mid, if_revision=revision, reason="[]", **change
+                )
+                assert data(updated)["revision"] == revision + 1, text(updated)
+                got = data(await call(s, "memory_get", id=mid))
+                ((field, value),) = change.items()
+                assert got[field] == value, (field, got[field])
+            for note in ('["port", "host"]', '{"why": "stale"}', "null"):
+                noted = await call(s, "memory_feedback", id=mid, verdict="useful", note=note)
+                assert not noted.is_error, text(noted)
+            # a list still may come as JSON text; anything else as text for a list is refused
+            tagged = await call(s, "memory_update", id=mid, if_revision=5, tags='["ops"]')
+            assert data(tagged)["revision"] == 6, text(tagged)
+            assert data(await call(s, "memory_get", id=mid))["tags"] == ["ops"]
+            for not_a_list in ("null", '{"a": 1}', '"ops"'):
+                refused = await call(s, "memory_update", id=mid, if_revision=6, tags=not_a_list)
+                assert refused.is_error and "tags" in text(refused), text(refused)
+            assert data(await call(s, "memory_get", id=mid))["revision"] == 6
 
     run(main)
 
@@ -143,3 +254,20 @@ def test_writing_again_what_a_person_archived_says_it_is_archived(
     p.close()
     assert adopted["decision"] == "adopted"  # a stale memory adopted is archived
     run(write_again)
+
+
+def test_memory_list_counts_its_page_in_english(served: Runtime, short_tmp: Path) -> None:
+    """memory_list's first line said "1 memory(ies), newest first." - search and get said their
+    counts properly, list did not. It says "1 memory" and "2 memories" now."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            firsts = []
+            for content in ("the ledger queue is ledger-main", "staging runs postgres 14"):
+                data(await call(s, "memory_write", content=content, kind="fact", scope="project"))
+                firsts.append(text(await call(s, "memory_list")).splitlines()[0])
+            assert firsts == ["1 memory, newest first.", "2 memories, newest first."], firsts
+
+    run(main)
