@@ -240,6 +240,16 @@ def _check_before_opening(path: Path, settings: Settings) -> None:
             "and start Cairn again, or bring back the newest backup with `cairn restore --latest`",
             data={"path": str(path)},
         )
+    for target, what in ((path, "file"), (path.parent, "folder")):
+        if target.exists() and not os.access(target, os.W_OK):
+            # it opened and served, and every write - a hello included - failed (until
+            # 2026-11-30)
+            raise StoreUnavailable(
+                f"the memory database {path} cannot be written (its {what} {target} is "
+                "read-only); Cairn has not changed it. Make it writable for your user (chmod "
+                "u+w, or chattr -i if it was made immutable) and start Cairn again",
+                data={"path": str(path)},
+            )
     if not path.exists() or path.stat().st_size == 0:
         _refuse_lost_store(path, missing=not path.exists(), unread=True)
         return

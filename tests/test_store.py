@@ -474,6 +474,26 @@ def test_a_link_to_a_database_that_is_not_there_is_named_as_one(short_tmp: Path)
     assert paths.database.is_symlink() and not target.exists()
 
 
+def test_a_database_that_cannot_be_written_is_refused_on_open(short_tmp: Path) -> None:
+    """An immutable (or read-only) cairn.db opened and served: every write failed, a hello
+    included, so even `cairn health` said "could not be written" - and nothing said why."""
+    paths = paths_for(short_tmp / "ro")
+    Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock()).close()
+    locked = subprocess.run(["chattr", "+i", str(paths.database)], capture_output=True)
+    if locked.returncode != 0:
+        pytest.skip(f"chattr +i is not available here: {locked.stderr!r}")
+    try:
+        with pytest.raises(StoreUnavailable) as e:
+            Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    finally:
+        subprocess.run(["chattr", "-i", str(paths.database)], check=True)
+    assert e.value.message.startswith(
+        f"the memory database {paths.database} cannot be written (its file "
+    )
+    assert "chattr -i" in e.value.message
+    Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock()).close()
+
+
 def test_writer_group_commit_isolates_a_failing_job(short_tmp: Path) -> None:
     store = open_store(short_tmp / "g.db")
     gate = threading.Event()
