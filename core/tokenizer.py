@@ -84,7 +84,11 @@ _FILE_NAME = re.compile(r"/([\w.+-]+\.\w+)$")
 _V_VERSION = re.compile(r"^v(\d+(?:\.\d+)+)$")
 # The port after a host name or an IPv4 address: the index holds it as a piece, but a person
 # names it on its own (`5432` of 10.0.0.12:5432), so it pins (`named`).
-_PORT_AFTER_HOST = re.compile(r"^(?:(?=[\w.-]*[^\W\d_])[\w.-]+|\d{1,3}(?:\.\d{1,3}){3}):(\d{2,5})$")
+# Also inside a URL (`postgres://app@db:5432/main`); a line number after a file name
+# (`app.py:42`) reads the same, and pins too.
+_PORT_AFTER_HOST = re.compile(
+    r"(?:^|[/@])(?:(?=[\w.-]*[^\W\d_])[\w.-]+|\d{1,3}(?:\.\d{1,3}){3}):(\d{2,5})(?=/|$)"
+)
 _KEEP = re.compile(rf"[^\w{re.escape(TERM_CHARS)}]+")
 
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(
@@ -269,9 +273,8 @@ def named(text: str) -> set[str]:
         if term.kind is TermKind.PART:
             continue
         out.add(term.text)
-        port = _PORT_AFTER_HOST.match(term.text) if term.kind is TermKind.SYMBOL else None
-        if port:
-            out.add(port.group(1))
+        if term.kind is TermKind.SYMBOL:
+            out.update(port.group(1) for port in _PORT_AFTER_HOST.finditer(term.text))
     return out
 
 

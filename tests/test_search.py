@@ -273,6 +273,10 @@ def test_a_piece_of_a_symbol_never_pins(cairn: Cairn, agent: Caller) -> None:
     ):
         hits = cairn.search.search(agent, SearchRequest(query=query)).hits
         assert hits[0].memory.id == memory and hits[0].pinned_by == (query,), query
+    # a port inside a URL pins too (it did not: the rule took only a whole host:port)
+    dsn = put(cairn, agent, "The reporting job reads postgres://app@db:6543/main")
+    hits = cairn.search.search(agent, SearchRequest(query="6543")).hits
+    assert (hits[0].memory.id, hits[0].pinned_by) == (dsn, ("6543",))
     team = put(cairn, agent, "Release 12 is the one with the new login page")
     hits = cairn.search.search(agent, SearchRequest(query="12")).hits
     assert (hits[0].memory.id, hits[0].pinned_by) == (team, ("12",))
