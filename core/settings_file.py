@@ -19,7 +19,7 @@ import tomlkit.exceptions
 from core.atomic_file import write_atomically
 from core.changes import ChangeBus, ChangeSet, Topic
 from core.errors import ConfigInvalid, Forbidden, InvalidInput
-from core.model import Caller
+from core.model import BUILTIN_KINDS, Caller
 from core.settings import KNOB_BY_NAME, Settings, Value, read_settings_text, validate_document
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,7 @@ class SettingsService:
     def __init__(self, path: Path, settings: Settings, bus: ChangeBus) -> None:
         self._path = path
         self._current = settings
+        self._started = settings  # what the running services took
         self._bus = bus
         self._lock = threading.Lock()
         self._followers: list[tuple[frozenset[str], Apply]] = []
@@ -90,6 +91,8 @@ class SettingsService:
             made = [p for p in problems if p not in problems_before]
             if made:  # this value, or one the file holds that it no longer fits (notes.kind)
                 raise InvalidInput("; ".join(made), data={"field": name, "problems": made})
+            if name == "notes.kind" and self.live(name):
+                self._refuse_a_kind_not_started(str(checked))
             if problems:
                 raise ConfigInvalid(
                     f"settings file {self._path} has problems to fix first: {'; '.join(problems)}",
@@ -105,6 +108,19 @@ class SettingsService:
                 apply(settings)
         self._bus.publish(ChangeSet((), frozenset({Topic.SETTINGS})))
         return settings
+
+    def _refuse_a_kind_not_started(self, kind: str) -> None:
+        """`notes.kind` applies at once, `memory.extra_kinds` at the next start: a kind added
+        there since is not one the running Cairn knows, and every note would fail with it
+        (until 2026-11-30 it was taken)."""
+        running = BUILTIN_KINDS + self._started.strings("memory.extra_kinds")
+        if kind.lower() not in running:
+            raise InvalidInput(
+                f"notes.kind: {kind!r} is not a kind the running Cairn knows; a kind added to "
+                "memory.extra_kinds takes effect at the next start - restart Cairn, then set "
+                "notes.kind",
+                data={"field": "notes.kind"},
+            )
 
     def _document(self) -> tomlkit.TOMLDocument:
         try:

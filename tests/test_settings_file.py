@@ -240,6 +240,19 @@ def test_taking_away_the_kind_notes_use_is_refused(
     assert load_settings(paths.settings_file).strings("memory.extra_kinds") == ()
 
 
+def test_a_note_kind_the_running_cairn_does_not_know_yet_is_refused(
+    cairn: Cairn, paths: Paths, human: Caller
+) -> None:
+    """memory.extra_kinds takes effect at the next start and notes.kind at once: a kind just
+    added there was taken for the notes, and every note then failed "unknown kind"."""
+    cairn.config.set(human, "memory.extra_kinds", ("decision",))
+    assert not cairn.config.live("memory.extra_kinds") and cairn.config.live("notes.kind")
+    with pytest.raises(InvalidInput, match=r"restart Cairn, then set notes\.kind"):
+        cairn.config.set(human, "notes.kind", "decision")
+    assert load_settings(paths.settings_file).text("notes.kind") == "fact"  # the default
+    cairn.config.set(human, "notes.kind", "Fact")
+
+
 def test_a_change_to_a_file_with_a_byte_order_mark_keeps_its_settings(
     cairn: Cairn, paths: Paths, human: Caller
 ) -> None:
