@@ -55,12 +55,18 @@ class QuitGuard(QObject):
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         # closed any other way (Esc, the title bar's X): Cairn keeps running, like Cancel
         box.finished.connect(lambda _result: self._answered(box, confirm))
+        # deleted unanswered, with the window it was asked over (a language change rebuilds
+        # every window): nothing is pending any more, and nothing may touch the box again
+        box.destroyed.connect(lambda: self._forget(box))
         self.question = box
         box.open()
 
-    def _answered(self, box: QMessageBox, confirm: QPushButton) -> None:
+    def _forget(self, box: QMessageBox) -> None:
         if self.question is box:
             self.question = None
+
+    def _answered(self, box: QMessageBox, confirm: QPushButton) -> None:
+        self._forget(box)
         if not self._armed:
             return
         if box.clickedButton() is confirm:

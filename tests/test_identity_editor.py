@@ -4,11 +4,16 @@ another document is chosen."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from core.model import Caller
+from core.writer import WriteTx
 from desktop.desk import Desk
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.settings import SettingsWindow
@@ -99,6 +104,49 @@ def test_a_document_left_before_its_save_answered_keeps_no_stale_draft(
     settle(qtbot, desk)
     assert window.status.text() == "Saved user as version 3."
     assert history(qtbot, desk)[0].content == editor.text()
+
+
+@pytest.mark.parametrize("press", ["click", "ctrl+s"])
+def test_save_pressed_twice_before_the_answer_saves_once_and_says_so(
+    qtbot: QtBot, desk: Desk, press: str
+) -> None:
+    """Save pressed twice (a double click, Ctrl+S twice) before the first answer came: the text
+    was saved as version 2, but the second save, still based on version 1, ended the window on
+    "Not saved: user is at version 2, not 1 ..." - about text that was saved."""
+    window = open_on(qtbot, desk)
+    window.activateWindow()
+    editor = window.doc_editor
+    editor.editor.setPlainText("Prefers short answers.\n")
+    editor.editor.setFocus()
+    # The writer is busy a moment (the janitor, a backup): the first answer is slow to come.
+    busy, free = threading.Event(), threading.Event()
+
+    def hold(_tx: WriteTx) -> None:
+        busy.set()
+        free.wait(30)
+
+    holder = threading.Thread(target=desk.cairn.store.writer.run, args=(hold,))
+    holder.start()
+    try:
+        assert busy.wait(10)
+        for _ in range(2):
+            if press == "click":
+                editor.save.click()
+            else:  # a shortcut holds the button down a moment, then clicks it
+                QTest.keyClick(editor.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+                qtbot.waitUntil(lambda: not editor.save.isDown())
+    finally:
+        free.set()
+        holder.join(30)
+    qtbot.waitUntil(lambda: window.status.text() != "")
+    qtbot.waitUntil(lambda: window.side.versions.rowCount() == 2)
+    settle(qtbot, desk)
+    assert window.status.text() == "Saved user as version 2."
+    assert [(v.version, v.content) for v in history(qtbot, desk)][:1] == [
+        (2, "Prefers short answers.\n")
+    ]
+    assert not window.unsaved() and editor.save.isEnabled()
+    assert editor.base_label.text() == "Editing user, based on version 2"
 
 
 def test_a_refused_save_says_why_in_whole_sentences(qtbot: QtBot, desk: Desk) -> None:

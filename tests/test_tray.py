@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import (
+    QApplication,
     QFrame,
     QLabel,
     QMessageBox,
@@ -26,16 +27,21 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
+from core.app import Cairn
 from core.daemon import Runtime
 from core.errors import AlreadyRunning, ConfigInvalid
+from core.paths import Paths
 from core.policy import Mode
 from core.runtime import probe, socket_path
+from desktop import app as tray_app
 from desktop.desk import Desk, ToolWindow
 from desktop.single import local_name
 from desktop.tray import IDLE, PENDING, WINDOWS, Tray, window_class
 from desktop.windows.identity import IdentityWindow
+from desktop.windows.settings import SettingsWindow
 from tests.conftest import ROOT, cairn_env, settle
 from tests.serving import RawClient, paths_for, running_daemon
+from tests.test_story import tell, until
 
 pytestmark = pytest.mark.gui
 
@@ -286,6 +292,44 @@ def test_without_a_system_tray_quitting_asks_before_unsaved_edits_are_lost(
     answer(qtbot, tray, "confirmQuit")
     assert quits == ["quit"]
     settle(qtbot, desk)
+
+
+def test_stopping_after_a_language_change_under_the_quit_question_stops_cleanly(
+    qapp: QApplication, paths: Paths
+) -> None:
+    """Quit asked over the identity window's draft; meanwhile, in Settings, the person changed
+    the language ("Change and lose them"), which deleted that window and the question with it.
+    Stopping Cairn then (Quit, `cairn stop`, SIGTERM) raised RuntimeError ("Internal C++ object
+    (QMessageBox) already deleted") out of the tray's close: the store was never closed and the
+    socket was left behind."""
+    seen: dict[str, object] = {}
+
+    async def story(running: tray_app.Running) -> None:
+        desk, tray = running.desk, running.tray
+        window = desk.open(IdentityWindow)
+        await until(lambda: window.documents.count() >= 2)
+        window.select_document("user")
+        await until(lambda: window.doc_editor.base_label.text().startswith("Editing user,"))
+        window.doc_editor.editor.setPlainText("My carefully written profile.\n")
+        settings = desk.open(SettingsWindow)
+        next(a for a in tray.menu.actions() if a.objectName() == "trayQuit").trigger()
+        assert tray.quit_guard.question is not None  # open, modal to the identity window only
+        settings.language.setCurrentIndex(settings.language.findData("zh_CN"))
+        assert settings.language_question is not None
+        confirm = settings.language_question.findChild(QPushButton, "confirmLanguage")
+        assert confirm is not None
+        try:
+            confirm.click()
+            await until(lambda: desk.window(SettingsWindow) is not settings)
+        finally:
+            desk.language.apply("en")  # leave the process's Qt in English for other tests
+        seen["runtime"] = running.runtime
+
+    assert tell(qapp, paths, story) == 0
+    runtime = seen["runtime"]
+    assert isinstance(runtime, Runtime) and runtime.cairn is None  # the store was closed
+    assert not socket_path(paths).exists()
+    Cairn.open(paths).close()  # and let go of: Cairn starts again
 
 
 # -- the count, from a real agent's write ---------------------------------------------------------

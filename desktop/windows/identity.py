@@ -191,7 +191,7 @@ class IdentityWindow(ToolWindow):
         self._buttons()
 
     def save_edit(self) -> None:
-        if self._doc is None or self.doc_editor.base is None:
+        if self._doc is None or self.doc_editor.base is None or self.doc_editor.saving:
             return
         doc, base = self._doc, self.doc_editor.base
         started = self.side.version(base)
@@ -209,6 +209,8 @@ class IdentityWindow(ToolWindow):
             reason=self.doc_editor.reason.text().strip() or None,
         )
         typed = self.doc_editor.text()  # what the person may type on from while it saves
+        self.doc_editor.saving = True
+        self._buttons()
         self.desk.call(
             fn,
             on_done=functools.partial(self._saved, base=base, typed=typed),
@@ -219,6 +221,7 @@ class IdentityWindow(ToolWindow):
     def _saved(self, version: IdentityVersion, *, base: int, typed: str) -> None:
         """The save of `typed` (the editor's text when Save was pressed), based on version
         `base`, wrote `version` (or found nothing to write)."""
+        self._save_answered()
         if version.version == base:
             self.status.setText(
                 self.tr("Nothing to save: the text is version {}'s.").format(version.version)
@@ -240,7 +243,12 @@ class IdentityWindow(ToolWindow):
             self._buttons()
         self.refresh_after_write()
 
+    def _save_answered(self) -> None:
+        self.doc_editor.saving = False
+        self._buttons()
+
     def _save_failed(self, error: BaseException, doc: str | None = None) -> None:
+        self._save_answered()
         if not isinstance(error, CairnError):
             self.show_error(error)
             return

@@ -26,6 +26,9 @@ class DocumentEditor(QWidget):
         super().__init__(parent)
         self.base: int | None = None
         self.dirty = False
+        # A save is on its way: Save (and Ctrl+S) waits for its answer, so a second press is
+        # not a second save still based on the version the first one replaces.
+        self.saving = False
         self._drafts: dict[str, tuple[str, int]] = {}  # doc -> (text, base) left unsaved
         self._filling = False  # the window, not the person, is changing the text
         self.editor = named(QPlainTextEdit(), "editor")
@@ -113,7 +116,7 @@ class DocumentEditor(QWidget):
         return self.editor.toPlainText()
 
     def update_buttons(self, has_doc: bool) -> None:
-        self.save.setEnabled(has_doc)
+        self.save.setEnabled(has_doc and not self.saving)
         self.discard.setEnabled(self.dirty)
 
     def _edited(self) -> None:
