@@ -133,22 +133,32 @@ async def serve(
             on_started(Running(runtime, desk, tray, person_check))
         await runtime.wait()
     finally:
-        person_check.close()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)
-        if not has_tray:
-            app.lastWindowClosed.disconnect(last_window_closed)
-        listener.close()
-        if tray is not None:
-            tray.close()
-        if desk is not None:
-            desk.close()
-        # Windows the desk let go of that sit in reference cycles are freed now, on this (the
-        # GUI) thread: a collection that ran later on a server thread, or after the
-        # QApplication is gone, would crash Qt.
-        gc.collect()
-        await runtime.stop()
+        # The store closes and the socket goes whatever the windows' teardown does: a failure
+        # there (a Qt object already deleted) left both behind until 2026-11-30.
+        try:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+            if not has_tray:
+                app.lastWindowClosed.disconnect(last_window_closed)
+            _close_windows(person_check, listener, tray, desk)
+        finally:
+            await runtime.stop()
     return EXIT_OK
+
+
+def _close_windows(
+    person_check: PersonCheck, listener: single.Listener, tray: Tray | None, desk: Desk | None
+) -> None:
+    person_check.close()
+    listener.close()
+    if tray is not None:
+        tray.close()
+    if desk is not None:
+        desk.close()
+    # Windows the desk let go of that sit in reference cycles are freed now, on this (the GUI)
+    # thread: a collection that ran later on a server thread, or after the QApplication is
+    # gone, would crash Qt.
+    gc.collect()
 
 
 def no_display() -> bool:
