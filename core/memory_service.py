@@ -188,6 +188,22 @@ def live_copy(conn: sqlite3.Connection, memory: Memory, going: set[str], now: in
     return next((str(r[0]) for r in rows if r[0] not in going), None)
 
 
+def live_heir(conn: sqlite3.Connection, start: str | None, going: set[str], now: int) -> str | None:
+    """The first memory along the chain of replacements from `start` (itself included) that is
+    still there: not among `going`, not forgotten. None when the chain ends without one."""
+    seen: set[str] = set()
+    mid = start
+    while mid is not None and mid not in seen:
+        seen.add(mid)
+        memory = fetch_memory(conn, mid, now)
+        if memory is None:
+            return None
+        if mid not in going and memory.status is not Status.FORGOTTEN:
+            return mid
+        mid = memory.superseded_by
+    return None
+
+
 def status_before_superseded(conn: sqlite3.Connection, memory_id: str) -> Status:
     """The status a memory last had before it was superseded: active or archived."""
     row = conn.execute(
@@ -1185,13 +1201,12 @@ class MemoryService:
         is not left hidden behind an id that means nothing. Each such memory is superseded by
         what replaced `gone`, if anything live did, or by a live memory with its very text;
         otherwise it gets back the status it had before it was superseded (a revision
-        `unsupersede`). Memories that are going too are left alone."""
+        `unsupersede`). Memories that are going too are left alone; the rows of all of `going`
+        are still there, so the chain is followed past those going with `gone` to its live end."""
         conn = tx.conn
-        heir = gone.superseded_by if gone.status is Status.SUPERSEDED else None
-        if heir is not None:
-            found = fetch_memory(conn, heir, now)
-            if found is None or found.status is Status.FORGOTTEN or heir in going:
-                heir = None
+        heir = None
+        if gone.status is Status.SUPERSEDED:
+            heir = live_heir(conn, gone.superseded_by, going | {gone.id}, now)
         for mid in relations.superseded_by(conn, gone.id):
             if mid in going:
                 continue
@@ -1287,9 +1302,14 @@ class MemoryService:
             if ids:
                 for observer in self._observers:
                     observer.memories_removed(tx, ids, forgotten=False)
+            memories: list[Memory] = []
             for mid in ids:
-                memory = fetch_memory(conn, mid, now)
-                assert memory is not None
+                found = fetch_memory(conn, mid, now)
+                assert found is not None
+                memories.append(found)
+            # Every release before any delete: a chain of replacements is followed through the
+            # rows of those going in this purge, whichever the loop meets first.
+            for memory in memories:
                 tombstones.bury(
                     conn,
                     memory,
@@ -1298,11 +1318,13 @@ class MemoryService:
                     at=now,
                     reason=tombstones.EXPIRED_REASON,
                 )
-                audit.scrub_previews(tx, mid)
-                self._close_contradictions(tx, who, mid, "purged", now)
+                audit.scrub_previews(tx, memory.id)
+                self._close_contradictions(tx, who, memory.id, "purged", now)
                 self._release_superseded(
-                    tx, who, memory, f"{mid} expired and was purged", going=purged, now=now
+                    tx, who, memory, f"{memory.id} expired and was purged", going=purged, now=now
                 )
+            for memory in memories:
+                mid = memory.id
                 conn.execute("DELETE FROM relation WHERE from_id = ? OR to_id = ?", (mid, mid))
                 conn.execute("DELETE FROM memory WHERE id = ?", (mid,))
                 audit.record(

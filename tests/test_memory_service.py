@@ -876,6 +876,34 @@ def test_a_memory_is_not_left_behind_a_forgotten_replacement(cairn: Cairn, agent
     ]
 
 
+def test_a_purge_of_two_links_of_a_chain_hands_on_to_its_live_end(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    """A replaced by B, B by C, C by D; B and C expire and go in one purge. The purge looked one
+    step ahead only: A's heir C was going too, so A came back active beside D, its current
+    replacement, and search found both. Now A moves on to D, whatever order the purge took."""
+    from core.search import SearchRequest
+
+    human = Caller.human()
+    for turn in ("first", "second"):
+        a = write(cairn, agent, f"the {turn} build uses make")
+        one = write(cairn, agent, f"the {turn} build uses cmake", ttl_seconds=60)
+        two = write(cairn, agent, f"the {turn} build uses meson", ttl_seconds=60)
+        d = write(cairn, agent, f"the {turn} build uses bazel")
+        b, c = (one, two) if turn == "first" else (two, one)  # the purge meets B or C first
+        for old, new in ((a, b), (b, c), (c, d)):
+            assert isinstance(cairn.memories.supersede(human, old, by_id=new), SupersedeResult)
+        clock.advance(60 + 8 * 86400)
+        assert cairn.memories.purge_expired() == 2
+        memory = cairn.memories.get(human, a).memory
+        assert (memory.status, memory.superseded_by) == (Status.SUPERSEDED, d), turn
+        assert [(r.kind.value, r.from_id) for r in cairn.memories.relations(human, a)] == [
+            ("supersedes", d)
+        ]
+        hits = cairn.search.search(agent, SearchRequest(query=f"the {turn} build uses")).hits
+        assert d in [h.memory.id for h in hits] and a not in [h.memory.id for h in hits], turn
+
+
 # -- listing ---------------------------------------------------------------------------------
 
 
