@@ -190,7 +190,8 @@ def live_copy(conn: sqlite3.Connection, memory: Memory, going: set[str], now: in
 
 def live_heir(conn: sqlite3.Connection, start: str | None, going: set[str], now: int) -> str | None:
     """The first memory along the chain of replacements from `start` (itself included) that is
-    still there: not among `going`, not forgotten. None when the chain ends without one."""
+    still live: there, not among `going`, not forgotten, not expired. None when the chain ends
+    without one."""
     seen: set[str] = set()
     mid = start
     while mid is not None and mid not in seen:
@@ -198,10 +199,24 @@ def live_heir(conn: sqlite3.Connection, start: str | None, going: set[str], now:
         memory = fetch_memory(conn, mid, now)
         if memory is None:
             return None
-        if mid not in going and memory.status is not Status.FORGOTTEN:
+        if mid not in going and memory.status is not Status.FORGOTTEN and not memory.expired:
             return mid
         mid = memory.superseded_by
     return None
+
+
+def refuse_expired_replacement(new: Memory) -> None:
+    """Raise when `new` has expired: what it replaced would be hidden behind a hidden memory.
+
+    Raises:
+        Conflict: naming the memory, `data.field` `by`.
+    """
+    if new.expired:
+        raise Conflict(
+            f"memory {new.id} has expired (it waits for its purge); only a live memory can "
+            "supersede another",
+            data={"id": new.id, "status": new.status.value, "expired": True, "field": "by"},
+        )
 
 
 def status_before_superseded(conn: sqlite3.Connection, memory_id: str) -> Status:
@@ -1018,6 +1033,7 @@ class MemoryService:
             existing = self._load_for_change(tx, caller, by_id, now)
             if existing.id == old.id:
                 raise InvalidInput("a memory cannot supersede itself")
+            refuse_expired_replacement(existing)
         if verdict is not None:
             reasons = verdict.reasons if verdict.outcome is Outcome.QUEUE else ()
             if caller.surface is Surface.AGENT and not owns(caller, old):
@@ -1055,6 +1071,7 @@ class MemoryService:
                 f"memory {new.id} is {new.status.value}; only an active memory can supersede",
                 data={"id": new.id},
             )
+        refuse_expired_replacement(new)
         updated = self._mark_superseded(tx, caller, old, by=new.id, note=reason, now=now)
         return SupersedeResult(old=updated, new=new)
 
@@ -1202,7 +1219,8 @@ class MemoryService:
         what replaced `gone`, if anything live did, or by a live memory with its very text;
         otherwise it gets back the status it had before it was superseded (a revision
         `unsupersede`). Memories that are going too are left alone; the rows of all of `going`
-        are still there, so the chain is followed past those going with `gone` to its live end."""
+        are still there, so the chain is followed past those going with `gone` (and any that
+        expired) to its live end."""
         conn = tx.conn
         heir = None
         if gone.status is Status.SUPERSEDED:
@@ -1212,26 +1230,49 @@ class MemoryService:
                 continue
             old = fetch_memory(conn, mid, now)
             assert old is not None
-            relations.unlink_supersedes(conn, gone.id, mid)
             reason = f"its replacement {why}"
-            by = heir if heir is not None and heir != mid else live_copy(conn, old, going, now)
-            if by is not None:
-                self._mark_superseded(tx, caller, old, by=by, note=reason, now=now)
-                continue
-            restored = replace(
-                old,
-                status=status_before_superseded(conn, mid),
-                superseded_by=None,
-                revision=old.revision + 1,
-                updated_at=now,
+            self._release_one(
+                tx, caller, old, gone.id, heir=heir, reason=reason, going=going, now=now
             )
-            self.save_revision_in(tx, caller, restored, "unsupersede", reason, now=now)
+
+    def _release_one(
+        self,
+        tx: WriteTx,
+        caller: Caller,
+        old: Memory,
+        gone_id: str | None,
+        *,
+        heir: str | None,
+        reason: str,
+        going: set[str],
+        now: int,
+    ) -> None:
+        """`old` was superseded by `gone_id`, which is no longer live: the link goes, and `old` is
+        superseded by `heir` (the live end of the chain of replacements), or by a live memory
+        with its very text; otherwise it gets back the status it had before (`unsupersede`)."""
+        conn = tx.conn
+        if gone_id is not None:
+            relations.unlink_supersedes(conn, gone_id, old.id)
+        by = heir if heir is not None and heir != old.id else live_copy(conn, old, going, now)
+        if by is not None:
+            self._mark_superseded(tx, caller, old, by=by, note=reason, now=now)
+            return
+        restored = replace(
+            old,
+            status=status_before_superseded(conn, old.id),
+            superseded_by=None,
+            revision=old.revision + 1,
+            updated_at=now,
+        )
+        self.save_revision_in(tx, caller, restored, "unsupersede", reason, now=now)
 
     def release_stranded(self, caller: Caller | None = None) -> int:
-        """Free what a store from before 2026-11-30 left behind, as forget and purge now do
-        themselves: a memory superseded by one that is gone or forgotten comes back (or moves
-        on to a live copy of its text), and a contradiction with a forgotten or missing side
-        closes. Returns how many memories and contradictions it freed; 0 once done."""
+        """Free what hides a memory for nothing, as forget and purge do themselves: a memory
+        superseded by one that is gone or forgotten (a store from before 2026-11-30 may hold
+        such), or by one that has expired (it waits for its purge, hidden), moves on to the
+        live end of the chain of replacements, or to a live copy of its text, or else comes
+        back; and a contradiction with a forgotten or missing side closes. An expired memory is
+        left to its purge. Returns how many memories and contradictions it freed; 0 once done."""
         who = caller or Caller.system()
 
         def job(tx: WriteTx) -> int:
@@ -1241,28 +1282,22 @@ class MemoryService:
                 (str(r[0]), r[1])
                 for r in conn.execute(
                     "SELECT m.id, m.superseded_by FROM memory m WHERE m.status = 'superseded' "
+                    "AND (m.expires_at IS NULL OR m.expires_at > ?) "
                     "AND NOT EXISTS (SELECT 1 FROM memory r WHERE r.id = m.superseded_by "
-                    "AND r.status != 'forgotten')"
+                    "AND r.status != 'forgotten' AND (r.expires_at IS NULL OR r.expires_at > ?))",
+                    (now, now),
                 )
             ]
             for mid, by in stranded:
                 old = fetch_memory(conn, mid, now)
                 assert old is not None
-                if by is not None:
-                    relations.unlink_supersedes(conn, by, mid)
-                reason = f"its replacement {by} is gone (forgotten or purged)"
-                copy = live_copy(conn, old, set(), now)
-                if copy is not None:
-                    self._mark_superseded(tx, who, old, by=copy, note=reason, now=now)
-                    continue
-                restored = replace(
-                    old,
-                    status=status_before_superseded(conn, mid),
-                    superseded_by=None,
-                    revision=old.revision + 1,
-                    updated_at=now,
-                )
-                self.save_revision_in(tx, who, restored, "unsupersede", reason, now=now)
+                replacement = fetch_memory(conn, by, now) if by is not None else None
+                if replacement is not None and replacement.status is not Status.FORGOTTEN:
+                    reason = f"its replacement {by} expired"
+                else:
+                    reason = f"its replacement {by} is gone (forgotten or purged)"
+                heir = live_heir(conn, by, set(), now)
+                self._release_one(tx, who, old, by, heir=heir, reason=reason, going=set(), now=now)
             sides = [
                 str(r[0])
                 for r in conn.execute(
@@ -1430,6 +1465,17 @@ class MemoryService:
                 f"memory {memory_id} is {kept.status.value}; only an active memory can be kept "
                 "over another (keep 'both' to close the contradiction)",
                 data={"id": memory_id, "status": kept.status.value, "field": "keep"},
+            )
+        if kept.expired:
+            raise Conflict(
+                f"memory {memory_id} has expired (it waits for its purge); only a live memory "
+                "can be kept over another (keep 'both' to close the contradiction)",
+                data={
+                    "id": memory_id,
+                    "status": kept.status.value,
+                    "expired": True,
+                    "field": "keep",
+                },
             )
 
     # -- reading (core/memory_reads.py) ---------------------------------------------------

@@ -904,6 +904,88 @@ def test_a_purge_of_two_links_of_a_chain_hands_on_to_its_live_end(
         assert d in [h.memory.id for h in hits] and a not in [h.memory.id for h in hits], turn
 
 
+def test_an_expired_memory_is_neither_kept_over_another_nor_a_replacement(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    """An expired memory (hidden, waiting for its purge) was accepted as the side to keep of a
+    contradiction and as a replacement: the live memory became superseded by it, and search
+    found neither. Now each is a conflict naming the expired memory, and nothing changes."""
+    from core.search import SearchRequest
+
+    human = Caller.human()
+    a = write(cairn, agent, "standup is at nine", ttl_seconds=60)
+    b = write(cairn, agent, "standup is at ten")
+    rel = cairn.memories.mark_contradiction(human, a, b)
+    x = write(cairn, agent, "lunch is at noon", ttl_seconds=60)
+    y = write(cairn, agent, "lunch is at one")
+    clock.advance(120)
+    with pytest.raises(Conflict, match=f"memory {a} has expired") as refused:
+        cairn.memories.resolve_contradiction(human, rel.id, "from")
+    assert refused.value.data == {"id": a, "status": "active", "expired": True, "field": "keep"}
+    assert cairn.memories.get(human, b).memory.status is Status.ACTIVE
+    assert cairn.memories.relations(human, b)[0].open
+    with pytest.raises(Conflict, match=f"memory {x} has expired") as refused:
+        cairn.memories.supersede(human, y, by_id=x)
+    assert refused.value.data == {"id": x, "status": "active", "expired": True, "field": "by"}
+    assert cairn.memories.get(human, y).memory.status is Status.ACTIVE
+    hits = cairn.search.search(agent, SearchRequest(query="standup lunch")).hits
+    assert {h.memory.id for h in hits} == {b, y}
+    # keeping the live side still closes it
+    assert cairn.memories.resolve_contradiction(human, rel.id, "to").resolution == "to"
+
+
+def test_an_expired_replacement_hides_nothing(
+    cairn: Cairn, agent: Caller, clock: FakeClock, paths: Paths
+) -> None:
+    """A replacement that expired kept what it replaced hidden until its purge a week later, and
+    forgetting B (which replaced A) handed A on to B's replacement C though C had expired: A
+    stayed hidden behind a memory search does not find. Now an expired memory is never the heir
+    (A comes back), and the janitor's round brings back what an expired replacement hides."""
+    from core.janitor import Janitor
+    from core.search import SearchRequest
+
+    human = Caller.human()
+
+    def supersede(old: str, by: str) -> None:
+        assert isinstance(cairn.memories.supersede(human, old, by_id=by), SupersedeResult)
+
+    def found(query: str) -> list[str]:
+        return [h.memory.id for h in cairn.search.search(agent, SearchRequest(query=query)).hits]
+
+    a = write(cairn, agent, "the office wifi is guestnet")
+    b = write(cairn, agent, "the office wifi is staffnet")
+    c = write(cairn, agent, "the office wifi is tempnet", ttl_seconds=60)
+    supersede(a, b)
+    supersede(b, c)
+    old = write(cairn, agent, "the printer is on floor two")
+    gone = write(cairn, agent, "the printer is on floor three", ttl_seconds=60)
+    live = write(cairn, agent, "the printer is on floor four")
+    replaced = write(cairn, agent, "the badge reader is at the west door")
+    supersede(old, gone)
+    supersede(replaced, gone)  # both replaced by one that expires...
+    supersede(gone, live)  # ...and was itself replaced: what it replaced moves on to `live`
+    lone = write(cairn, agent, "the kettle is in the kitchen")
+    supersede(lone, write(cairn, agent, "the kettle is in room 4", ttl_seconds=60))
+    clock.advance(120)
+    cairn.memories.forget(human, b, reason="wrong")
+    memory = cairn.memories.get(human, a).memory
+    assert (memory.status, memory.superseded_by) == (Status.ACTIVE, None)
+    assert found("office wifi") == [a]
+    report = Janitor(cairn.store, cairn.memories, cairn.settings, paths).run()
+    assert report.released == 3
+    for mid in (old, replaced):
+        assert cairn.memories.get(human, mid).memory.superseded_by == live
+    detail = cairn.memories.get(human, lone, history=True)
+    assert (detail.memory.status, detail.memory.superseded_by) == (Status.ACTIVE, None)
+    assert detail.revisions[-1].action == "unsupersede"
+    assert "expired" in (detail.revisions[-1].reason or "")
+    assert found("kettle") == [lone]
+    assert Janitor(cairn.store, cairn.memories, cairn.settings, paths).run().released == 0
+    clock.advance(8 * 86400)
+    assert cairn.memories.purge_expired() == 3
+    assert cairn.memories.get(human, lone).memory.status is Status.ACTIVE
+
+
 # -- listing ---------------------------------------------------------------------------------
 
 
