@@ -1266,6 +1266,21 @@ class MemoryService:
         )
         self.save_revision_in(tx, caller, restored, "unsupersede", reason, now=now)
 
+    def release_in(self, tx: WriteTx, caller: Caller, freed: Sequence[tuple[str, str]]) -> None:
+        """Inside a write job: each memory of `freed` (id, why) is superseded by one that is not
+        live - gone, forgotten or expired - and is released as a forget of it would release it:
+        on to the live end of the chain of replacements, or to a live copy of its text, or back
+        to the status it had (the reason of its new revision is `why`)."""
+        now = self._clock.now_ms()
+        for mid, why in freed:
+            old = fetch_memory(tx.conn, mid, now)
+            assert old is not None, mid
+            assert old.status is Status.SUPERSEDED, mid
+            heir = live_heir(tx.conn, old.superseded_by, set(), now)
+            self._release_one(
+                tx, caller, old, old.superseded_by, heir=heir, reason=why, going=set(), now=now
+            )
+
     def release_stranded(self, caller: Caller | None = None) -> int:
         """Free what hides a memory for nothing, as forget and purge do themselves: a memory
         superseded by one that is gone or forgotten (a store from before 2026-11-30 may hold
@@ -1288,16 +1303,14 @@ class MemoryService:
                     (now, now),
                 )
             ]
+            freed: list[tuple[str, str]] = []
             for mid, by in stranded:
-                old = fetch_memory(conn, mid, now)
-                assert old is not None
                 replacement = fetch_memory(conn, by, now) if by is not None else None
                 if replacement is not None and replacement.status is not Status.FORGOTTEN:
-                    reason = f"its replacement {by} expired"
+                    freed.append((mid, f"its replacement {by} expired"))
                 else:
-                    reason = f"its replacement {by} is gone (forgotten or purged)"
-                heir = live_heir(conn, by, set(), now)
-                self._release_one(tx, who, old, by, heir=heir, reason=reason, going=set(), now=now)
+                    freed.append((mid, f"its replacement {by} is gone (forgotten or purged)"))
+            self.release_in(tx, who, freed)
             sides = [
                 str(r[0])
                 for r in conn.execute(
