@@ -229,9 +229,12 @@ def status_before_superseded(conn: sqlite3.Connection, memory_id: str) -> Status
     return Status(row[0]) if row else Status.ACTIVE
 
 
-def upserted(existing: Memory, prepared: Memory) -> Memory | None:
+def upserted(existing: Memory, prepared: Memory, *, by_agent: bool = False) -> Memory | None:
     """What a second write with `existing`'s dedupe key makes of it (before its revision and
-    stamps move on); None when it changes nothing."""
+    stamps move on); None when it changes nothing. An archived memory comes back to active,
+    unless the write is an agent's (`by_agent`): a person archived it, and only a person
+    restores it - the agent's revision lands, archived."""
+    restore = existing.status is Status.ARCHIVED and not by_agent
     candidate = replace(
         existing,
         content=prepared.content,
@@ -241,7 +244,7 @@ def upserted(existing: Memory, prepared: Memory) -> Memory | None:
         keywords=prepared.keywords,
         importance=prepared.importance,
         pinned=existing.pinned or prepared.pinned,
-        status=Status.ACTIVE if existing.status is Status.ARCHIVED else existing.status,
+        status=Status.ACTIVE if restore else existing.status,
         expires_at=prepared.expires_at,
         source=prepared.source or existing.source,
     )
@@ -688,7 +691,7 @@ class MemoryService:
         self, tx: WriteTx, caller: Caller, existing: Memory, prepared: Memory, now: int
     ) -> WriteResult:
         """A second write with the same dedupe key: a new revision of the same memory."""
-        candidate = upserted(existing, prepared)
+        candidate = upserted(existing, prepared, by_agent=caller.surface is Surface.AGENT)
         if candidate is None:
             return WriteResult.stored(existing, duplicate=True)
         updated = replace(

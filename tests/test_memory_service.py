@@ -560,6 +560,38 @@ def test_writing_an_archived_memorys_text_says_it_is_archived(cairn: Cairn, agen
     assert describe_write(again.to_dict()).endswith("(already stored, archived: nothing new)")
 
 
+def test_an_agents_dedupe_key_write_keeps_what_a_person_archived_archived(
+    cairn: Cairn, agent: Caller
+) -> None:
+    """A person archived an agent's memory; the agent wrote with the memory's dedupe key again
+    and the 'upsert' revision made it active - the person's decision undone by an agent, and
+    the answer a plain "stored". Now the agent's revision lands and the memory stays archived,
+    the answer saying so; a person's write with the key still brings it back."""
+    human = Caller.human()
+    mid = write(cairn, agent, "the ledger queue is ledger-main", dedupe_key="ledger-queue")
+    cairn.memories.set_archived(human, mid, True)
+
+    def keyed(caller: Caller, content: str) -> WriteResult:
+        params = {"content": content, "kind": "fact", "scope": "global"}
+        return cairn.memories.write(
+            caller, WriteRequest.from_params({**params, "dedupe_key": "ledger-queue"})
+        )
+
+    same = keyed(agent, "the ledger queue is ledger-main")
+    assert same.duplicate and same.to_dict()["archived"] is True
+    revised = keyed(agent, "the ledger queue is ledger-main-v2")
+    assert (revised.status, revised.id, revised.revision) == (WriteStatus.STORED, mid, 3)
+    assert revised.to_dict()["archived"] is True and "duplicate" not in revised.to_dict()
+    memory = cairn.memories.get(human, mid).memory
+    assert (memory.status, memory.content) == (
+        Status.ARCHIVED,
+        "the ledger queue is ledger-main-v2",
+    )
+    restored = keyed(human, "the ledger queue is ledger-main-v3")
+    assert "archived" not in restored.to_dict()
+    assert cairn.memories.get(human, mid).memory.status is Status.ACTIVE
+
+
 # -- expiry ----------------------------------------------------------------------------------
 
 
