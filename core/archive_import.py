@@ -25,7 +25,7 @@ from core.clock import Clock
 from core.errors import InvalidInput
 from core.identity import IdentityVersion, insert_version
 from core.memory_service import MemoryObserver, dedupe_holder, dedupe_memory_id
-from core.model import Caller, RelationKind, Revision, Status, Surface
+from core.model import Caller, Memory, RelationKind, Revision, Status, Surface
 from core.records import (
     SELECT_REVISION,
     insert_memories,
@@ -66,6 +66,8 @@ class ImportReport:
     conflicts: tuple[dict[str, str], ...] = ()  # {id, reason}: this store's copy was kept
     secrets: tuple[dict[str, str], ...] = ()  # {id, reason}: archive memories holding a secret
     renamed: tuple[dict[str, str], ...] = ()  # {archive_id, id}: dedupe-key ids of a moved path
+    # {id, reason}: imported superseded by a memory not live here, so given back its place
+    released: tuple[dict[str, str], ...] = ()
     relations_added: int = 0
     relations_unchanged: int = 0
     relations_skipped: int = 0  # an end is not in this store (forgotten, or left out)
@@ -188,6 +190,7 @@ class Placement:
         self._secret_in = secret_in
         self._ids = frozenset(am.memory.id for am in archive.memories)
         self._forgotten_there = frozenset(t.memory_id for t in archive.tombstones)
+        self._landing: dict[str, Memory] = {}  # added or appended, as the store will hold them
 
     def chunks(self, size: int = CHUNK) -> Iterator[Sequence[ArchivedMemory]]:
         items = self.archive.memories
@@ -243,7 +246,9 @@ class Placement:
             if outcome == "secret":
                 self._tally.count("refused")
                 self._tally.note("secrets", {"id": am.memory.id, "reason": detail})
-            elif outcome == "add":
+            if outcome in ("add", "append"):
+                self._landing[am.memory.id] = am.memory
+            if outcome == "add":
                 adds.append(am)
                 self._tally.count("added")
                 self._tally.added_ids.add(am.memory.id)
@@ -474,6 +479,50 @@ class Placement:
                         "reason": "this store has the relation in another state; kept it",
                     },
                 )
+
+    def stranded(self, conn: sqlite3.Connection) -> list[tuple[str, str]]:
+        """(id, why) of each memory this import lands superseded by one that will not be live
+        here - not in the store nor imported, forgotten here, or expired: it must not stay hidden
+        behind it (`MemoryService.release_in` frees it, as a forget of it would). Each is noted
+        in the report as `released`. An expired memory is left to its purge."""
+        now = self._clock.now_ms()
+
+        def expired(expires_at: int | None) -> bool:
+            return expires_at is not None and expires_at <= now
+
+        candidates = [
+            m
+            for m in self._landing.values()
+            if m.status is Status.SUPERSEDED and m.superseded_by and not expired(m.expires_at)
+        ]
+        targets = {str(m.superseded_by) for m in candidates}
+        held = {
+            str(r[0]): (str(r[1]), r[2])
+            for r in conn.execute(
+                "SELECT m.id, m.status, m.expires_at FROM memory m "
+                "JOIN json_each(?) j ON j.value = m.id",
+                (_ids(targets),),
+            )
+        }
+        out: list[tuple[str, str]] = []
+        for m in candidates:
+            by = str(m.superseded_by)
+            landing = self._landing.get(by)
+            state = (landing.status.value, landing.expires_at) if landing else held.get(by)
+            if state is None:
+                why = (
+                    "was not imported" if by in self._ids else "is neither here nor in the archive"
+                )
+            elif state[0] == Status.FORGOTTEN.value:
+                why = "was forgotten here"
+            elif expired(state[1]):
+                why = "has expired"
+            else:
+                continue
+            reason = f"its replacement {by} {why}"
+            self._tally.note("released", {"id": m.id, "reason": reason})
+            out.append((m.id, reason))
+        return out
 
     def identity(self, conn: sqlite3.Connection, tx: WriteTx | None) -> None:
         """Versions this store lacks are added; a version that differs here is a conflict, and so

@@ -248,6 +248,10 @@ def describe_import(r: dict[str, Any]) -> str:
     lines.extend(f"  forgotten {i['id']}: {i['reason']}" for i in r["skipped"])
     lines.extend(f"  conflict {i['id']}: {i['reason']}" for i in r["conflicts"])
     lines.extend(f"  refused {i['id']}: {i['reason']}" for i in r["secrets"])
+    lines.extend(
+        f"  released {i['id']}: {i['reason']} (it is no longer hidden behind it)"
+        for i in r.get("released", ())
+    )
     if r.get("notes_dropped"):
         lines.append(
             f"  {plural(r['notes_dropped'], 'note')} of relations or tombstones left out: "

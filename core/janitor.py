@@ -1,7 +1,7 @@
-"""Housekeeping that runs on start and periodically: purge expired memories, free what a store
-from before 2026-11-30 left stranded behind gone memories, rotate the audit log, and the
-lifecycle pass (archive unused project memories, end stale sessions, check workspaces,
-the daily integrity check).
+"""Housekeeping that runs on start and periodically: purge expired memories, free what gone or
+expired memories leave hidden (and a store from before 2026-11-30 left stranded), rotate the
+audit log, and the lifecycle pass (archive unused project memories, end stale sessions, check
+workspaces, the daily integrity check).
 
 Each step runs on its own: one that fails is recorded in health under `janitor.<step>` and the
 others still run. Each run reports what it did; nothing here deletes a memory that has not expired.
@@ -39,7 +39,7 @@ class JanitorReport:
     audit_rotated: int
     lifecycle: LifecycleReport | None = None
     failed: tuple[str, ...] = ()  # the health sites of the steps that failed (`janitor.purge`)
-    released: int = 0  # memories and contradictions a store from before 2026-11-30 left stranded
+    released: int = 0  # memories and contradictions freed from gone or expired memories
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"purged": self.purged, "audit_rotated": self.audit_rotated}

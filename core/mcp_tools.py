@@ -185,7 +185,15 @@ def render_write(r: dict[str, Any]) -> str:
     if said:
         return said
     text = f"Stored {r.get('id')} (revision {r.get('revision')})."
-    if r.get("archived"):
+    if r.get("archived") and not r.get("duplicate"):
+        # A dedupe-key write to what a person archived: the revision lands, and the memory
+        # stays archived (until 2026-11-30 the write made it active again without a word).
+        text = (
+            f"Stored {r.get('id')} (revision {r.get('revision')}), but archived: a person set "
+            "this memory aside - the new revision is kept, archived, and is not current; only "
+            "a person can restore it (Cairn's Memories window)."
+        )
+    elif r.get("archived"):
         # Not "nothing new" as if it were live: a person set it aside, and only a person
         # brings it back (until 2026-11-30 this went unsaid).
         text = (

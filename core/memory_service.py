@@ -188,6 +188,37 @@ def live_copy(conn: sqlite3.Connection, memory: Memory, going: set[str], now: in
     return next((str(r[0]) for r in rows if r[0] not in going), None)
 
 
+def live_heir(conn: sqlite3.Connection, start: str | None, going: set[str], now: int) -> str | None:
+    """The first memory along the chain of replacements from `start` (itself included) that is
+    still live: there, not among `going`, not forgotten, not expired. None when the chain ends
+    without one."""
+    seen: set[str] = set()
+    mid = start
+    while mid is not None and mid not in seen:
+        seen.add(mid)
+        memory = fetch_memory(conn, mid, now)
+        if memory is None:
+            return None
+        if mid not in going and memory.status is not Status.FORGOTTEN and not memory.expired:
+            return mid
+        mid = memory.superseded_by
+    return None
+
+
+def refuse_expired_replacement(new: Memory) -> None:
+    """Raise when `new` has expired: what it replaced would be hidden behind a hidden memory.
+
+    Raises:
+        Conflict: naming the memory, `data.field` `by`.
+    """
+    if new.expired:
+        raise Conflict(
+            f"memory {new.id} has expired (it waits for its purge); only a live memory can "
+            "supersede another",
+            data={"id": new.id, "status": new.status.value, "expired": True, "field": "by"},
+        )
+
+
 def status_before_superseded(conn: sqlite3.Connection, memory_id: str) -> Status:
     """The status a memory last had before it was superseded: active or archived."""
     row = conn.execute(
@@ -198,9 +229,12 @@ def status_before_superseded(conn: sqlite3.Connection, memory_id: str) -> Status
     return Status(row[0]) if row else Status.ACTIVE
 
 
-def upserted(existing: Memory, prepared: Memory) -> Memory | None:
+def upserted(existing: Memory, prepared: Memory, *, by_agent: bool = False) -> Memory | None:
     """What a second write with `existing`'s dedupe key makes of it (before its revision and
-    stamps move on); None when it changes nothing."""
+    stamps move on); None when it changes nothing. An archived memory comes back to active,
+    unless the write is an agent's (`by_agent`): a person archived it, and only a person
+    restores it - the agent's revision lands, archived."""
+    restore = existing.status is Status.ARCHIVED and not by_agent
     candidate = replace(
         existing,
         content=prepared.content,
@@ -210,7 +244,7 @@ def upserted(existing: Memory, prepared: Memory) -> Memory | None:
         keywords=prepared.keywords,
         importance=prepared.importance,
         pinned=existing.pinned or prepared.pinned,
-        status=Status.ACTIVE if existing.status is Status.ARCHIVED else existing.status,
+        status=Status.ACTIVE if restore else existing.status,
         expires_at=prepared.expires_at,
         source=prepared.source or existing.source,
     )
@@ -657,7 +691,7 @@ class MemoryService:
         self, tx: WriteTx, caller: Caller, existing: Memory, prepared: Memory, now: int
     ) -> WriteResult:
         """A second write with the same dedupe key: a new revision of the same memory."""
-        candidate = upserted(existing, prepared)
+        candidate = upserted(existing, prepared, by_agent=caller.surface is Surface.AGENT)
         if candidate is None:
             return WriteResult.stored(existing, duplicate=True)
         updated = replace(
@@ -1002,6 +1036,7 @@ class MemoryService:
             existing = self._load_for_change(tx, caller, by_id, now)
             if existing.id == old.id:
                 raise InvalidInput("a memory cannot supersede itself")
+            refuse_expired_replacement(existing)
         if verdict is not None:
             reasons = verdict.reasons if verdict.outcome is Outcome.QUEUE else ()
             if caller.surface is Surface.AGENT and not owns(caller, old):
@@ -1039,6 +1074,7 @@ class MemoryService:
                 f"memory {new.id} is {new.status.value}; only an active memory can supersede",
                 data={"id": new.id},
             )
+        refuse_expired_replacement(new)
         updated = self._mark_superseded(tx, caller, old, by=new.id, note=reason, now=now)
         return SupersedeResult(old=updated, new=new)
 
@@ -1185,38 +1221,76 @@ class MemoryService:
         is not left hidden behind an id that means nothing. Each such memory is superseded by
         what replaced `gone`, if anything live did, or by a live memory with its very text;
         otherwise it gets back the status it had before it was superseded (a revision
-        `unsupersede`). Memories that are going too are left alone."""
+        `unsupersede`). Memories that are going too are left alone; the rows of all of `going`
+        are still there, so the chain is followed past those going with `gone` (and any that
+        expired) to its live end."""
         conn = tx.conn
-        heir = gone.superseded_by if gone.status is Status.SUPERSEDED else None
-        if heir is not None:
-            found = fetch_memory(conn, heir, now)
-            if found is None or found.status is Status.FORGOTTEN or heir in going:
-                heir = None
+        heir = None
+        if gone.status is Status.SUPERSEDED:
+            heir = live_heir(conn, gone.superseded_by, going | {gone.id}, now)
         for mid in relations.superseded_by(conn, gone.id):
             if mid in going:
                 continue
             old = fetch_memory(conn, mid, now)
             assert old is not None
-            relations.unlink_supersedes(conn, gone.id, mid)
             reason = f"its replacement {why}"
-            by = heir if heir is not None and heir != mid else live_copy(conn, old, going, now)
-            if by is not None:
-                self._mark_superseded(tx, caller, old, by=by, note=reason, now=now)
-                continue
-            restored = replace(
-                old,
-                status=status_before_superseded(conn, mid),
-                superseded_by=None,
-                revision=old.revision + 1,
-                updated_at=now,
+            self._release_one(
+                tx, caller, old, gone.id, heir=heir, reason=reason, going=going, now=now
             )
-            self.save_revision_in(tx, caller, restored, "unsupersede", reason, now=now)
+
+    def _release_one(
+        self,
+        tx: WriteTx,
+        caller: Caller,
+        old: Memory,
+        gone_id: str | None,
+        *,
+        heir: str | None,
+        reason: str,
+        going: set[str],
+        now: int,
+    ) -> None:
+        """`old` was superseded by `gone_id`, which is no longer live: the link goes, and `old` is
+        superseded by `heir` (the live end of the chain of replacements), or by a live memory
+        with its very text; otherwise it gets back the status it had before (`unsupersede`)."""
+        conn = tx.conn
+        if gone_id is not None:
+            relations.unlink_supersedes(conn, gone_id, old.id)
+        by = heir if heir is not None and heir != old.id else live_copy(conn, old, going, now)
+        if by is not None:
+            self._mark_superseded(tx, caller, old, by=by, note=reason, now=now)
+            return
+        restored = replace(
+            old,
+            status=status_before_superseded(conn, old.id),
+            superseded_by=None,
+            revision=old.revision + 1,
+            updated_at=now,
+        )
+        self.save_revision_in(tx, caller, restored, "unsupersede", reason, now=now)
+
+    def release_in(self, tx: WriteTx, caller: Caller, freed: Sequence[tuple[str, str]]) -> None:
+        """Inside a write job: each memory of `freed` (id, why) is superseded by one that is not
+        live - gone, forgotten or expired - and is released as a forget of it would release it:
+        on to the live end of the chain of replacements, or to a live copy of its text, or back
+        to the status it had (the reason of its new revision is `why`)."""
+        now = self._clock.now_ms()
+        for mid, why in freed:
+            old = fetch_memory(tx.conn, mid, now)
+            assert old is not None, mid
+            assert old.status is Status.SUPERSEDED, mid
+            heir = live_heir(tx.conn, old.superseded_by, set(), now)
+            self._release_one(
+                tx, caller, old, old.superseded_by, heir=heir, reason=why, going=set(), now=now
+            )
 
     def release_stranded(self, caller: Caller | None = None) -> int:
-        """Free what a store from before 2026-11-30 left behind, as forget and purge now do
-        themselves: a memory superseded by one that is gone or forgotten comes back (or moves
-        on to a live copy of its text), and a contradiction with a forgotten or missing side
-        closes. Returns how many memories and contradictions it freed; 0 once done."""
+        """Free what hides a memory for nothing, as forget and purge do themselves: a memory
+        superseded by one that is gone or forgotten (a store from before 2026-11-30 may hold
+        such), or by one that has expired (it waits for its purge, hidden), moves on to the
+        live end of the chain of replacements, or to a live copy of its text, or else comes
+        back; and a contradiction with a forgotten or missing side closes. An expired memory is
+        left to its purge. Returns how many memories and contradictions it freed; 0 once done."""
         who = caller or Caller.system()
 
         def job(tx: WriteTx) -> int:
@@ -1226,28 +1300,20 @@ class MemoryService:
                 (str(r[0]), r[1])
                 for r in conn.execute(
                     "SELECT m.id, m.superseded_by FROM memory m WHERE m.status = 'superseded' "
+                    "AND (m.expires_at IS NULL OR m.expires_at > ?) "
                     "AND NOT EXISTS (SELECT 1 FROM memory r WHERE r.id = m.superseded_by "
-                    "AND r.status != 'forgotten')"
+                    "AND r.status != 'forgotten' AND (r.expires_at IS NULL OR r.expires_at > ?))",
+                    (now, now),
                 )
             ]
+            freed: list[tuple[str, str]] = []
             for mid, by in stranded:
-                old = fetch_memory(conn, mid, now)
-                assert old is not None
-                if by is not None:
-                    relations.unlink_supersedes(conn, by, mid)
-                reason = f"its replacement {by} is gone (forgotten or purged)"
-                copy = live_copy(conn, old, set(), now)
-                if copy is not None:
-                    self._mark_superseded(tx, who, old, by=copy, note=reason, now=now)
-                    continue
-                restored = replace(
-                    old,
-                    status=status_before_superseded(conn, mid),
-                    superseded_by=None,
-                    revision=old.revision + 1,
-                    updated_at=now,
-                )
-                self.save_revision_in(tx, who, restored, "unsupersede", reason, now=now)
+                replacement = fetch_memory(conn, by, now) if by is not None else None
+                if replacement is not None and replacement.status is not Status.FORGOTTEN:
+                    freed.append((mid, f"its replacement {by} expired"))
+                else:
+                    freed.append((mid, f"its replacement {by} is gone (forgotten or purged)"))
+            self.release_in(tx, who, freed)
             sides = [
                 str(r[0])
                 for r in conn.execute(
@@ -1287,9 +1353,14 @@ class MemoryService:
             if ids:
                 for observer in self._observers:
                     observer.memories_removed(tx, ids, forgotten=False)
+            memories: list[Memory] = []
             for mid in ids:
-                memory = fetch_memory(conn, mid, now)
-                assert memory is not None
+                found = fetch_memory(conn, mid, now)
+                assert found is not None
+                memories.append(found)
+            # Every release before any delete: a chain of replacements is followed through the
+            # rows of those going in this purge, whichever the loop meets first.
+            for memory in memories:
                 tombstones.bury(
                     conn,
                     memory,
@@ -1298,11 +1369,13 @@ class MemoryService:
                     at=now,
                     reason=tombstones.EXPIRED_REASON,
                 )
-                audit.scrub_previews(tx, mid)
-                self._close_contradictions(tx, who, mid, "purged", now)
+                audit.scrub_previews(tx, memory.id)
+                self._close_contradictions(tx, who, memory.id, "purged", now)
                 self._release_superseded(
-                    tx, who, memory, f"{mid} expired and was purged", going=purged, now=now
+                    tx, who, memory, f"{memory.id} expired and was purged", going=purged, now=now
                 )
+            for memory in memories:
+                mid = memory.id
                 conn.execute("DELETE FROM relation WHERE from_id = ? OR to_id = ?", (mid, mid))
                 conn.execute("DELETE FROM memory WHERE id = ?", (mid,))
                 audit.record(
@@ -1408,6 +1481,17 @@ class MemoryService:
                 f"memory {memory_id} is {kept.status.value}; only an active memory can be kept "
                 "over another (keep 'both' to close the contradiction)",
                 data={"id": memory_id, "status": kept.status.value, "field": "keep"},
+            )
+        if kept.expired:
+            raise Conflict(
+                f"memory {memory_id} has expired (it waits for its purge); only a live memory "
+                "can be kept over another (keep 'both' to close the contradiction)",
+                data={
+                    "id": memory_id,
+                    "status": kept.status.value,
+                    "expired": True,
+                    "field": "keep",
+                },
             )
 
     # -- reading (core/memory_reads.py) ---------------------------------------------------

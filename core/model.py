@@ -330,8 +330,10 @@ class WriteResult:
             out["reason_code"] = self.reason_code
         if self.duplicate:
             out["duplicate"] = True
-            if self.memory is not None and self.memory.status is Status.ARCHIVED:
-                out["archived"] = True  # the text is stored, but not live
+        memory = self.memory
+        if memory is not None and memory.status is Status.ARCHIVED:
+            # Stored (a duplicate, or a revision that kept it archived), but not live.
+            out["archived"] = True
         if self.similar:
             out["similar"] = list(self.similar)
         if self.replayed:

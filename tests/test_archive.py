@@ -1362,6 +1362,57 @@ def test_a_dry_run_reports_what_the_import_does_and_writes_nothing(
     assert dry_again.unchanged == 10 and dry_again.added == 0
 
 
+def test_an_import_leaves_no_memory_hidden_behind_one_this_store_lacks(
+    short_tmp: Path, workspace_dir: Path, empty: Cairn
+) -> None:
+    """A memory imported as superseded by one the receiving store does not hold - left out by
+    the export's filter, or forgotten here - stayed superseded by it, hidden for good (nothing
+    could archive, unarchive or supersede it). Now it gets its place back as a forget would
+    give it, the report names it (`released`), and a dry run says so beforehand."""
+    c = open_store(short_tmp / "c")
+    try:
+        ws = c.workspaces.resolve(str(workspace_dir)).id
+        me = person(c, ws)
+        old = write(c, me, "the staging host is otter.internal")
+        new = write(c, me, "the staging host is beaver.internal", scope="global")
+        assert c.memories.supersede(me, old, by_id=new)
+        for name, scopes in (
+            ("project", {Scope.PROJECT}),
+            ("global", {Scope.GLOBAL}),
+            ("all", set()),
+        ):
+            export(c, short_tmp / f"{name}.zip", scopes=frozenset(scopes))
+    finally:
+        c.close()
+    # the replacement left out by the export's filter
+    dry = import_(empty, short_tmp / "project.zip", dry_run=True)
+    expected = ({"id": old, "reason": f"its replacement {new} is neither here nor in the archive"},)
+    assert dry.released == expected
+    real = import_(empty, short_tmp / "project.zip")
+    assert dry.to_dict() | {"dry_run": False} == real.to_dict()
+    detail = empty.memories.get(person(empty), old, history=True)
+    assert (detail.memory.status, detail.memory.superseded_by) == (Status.ACTIVE, None)
+    assert (detail.revisions[-1].action, detail.revisions[-1].actor) == ("unsupersede", "import")
+    here = person(empty, empty.workspaces.resolve(str(workspace_dir)).id)
+    hits = empty.search.search(here, SearchRequest("staging host otter")).hits
+    assert [h.memory.id for h in hits] == [old]
+    assert import_(empty, short_tmp / "project.zip").released == ()  # again: nothing to do
+    # the replacement forgotten in the receiving store
+    other = open_store(short_tmp / "d")
+    try:
+        import_(other, short_tmp / "global.zip")
+        other.memories.forget(person(other), new, reason="wrong host")
+        report = import_(other, short_tmp / "all.zip")
+        assert report.released == (
+            {"id": old, "reason": f"its replacement {new} was forgotten here"},
+        )
+        memory = other.memories.get(person(other), old).memory
+        assert (memory.status, memory.superseded_by) == (Status.ACTIVE, None)
+        assert "released" in describe_import(report.to_dict())
+    finally:
+        other.close()
+
+
 # -- JSON lines ---------------------------------------------------------------------------------
 
 

@@ -3,12 +3,14 @@ memory is shown in, the arguments a tool takes (and refuses), and how an answer 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from core.daemon import Runtime
+from core.model import Caller, Status
 from tests.serving import paths_for, served_in_thread
 from tests.test_mcp import bridge, call, data, dirs, person, run, text
 
@@ -271,3 +273,35 @@ def test_memory_list_counts_its_page_in_english(served: Runtime, short_tmp: Path
             assert firsts == ["1 memory, newest first.", "2 memories, newest first."], firsts
 
     run(main)
+
+
+def test_an_agents_keyed_write_to_what_a_person_archived_says_it_stays_archived(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """A person archived an agent's memory; the agent's memory_write with the same dedupe key
+    made it active again and answered "Stored m_... (revision 3).", as if nothing stood in its
+    way. Now the revision is stored, the memory stays archived, and the answer says that only a
+    person can restore it."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    memory = {"kind": "fact", "scope": "project", "dedupe_key": "ledger-queue"}
+    written: list[str] = []
+
+    async def write(content: str) -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            answer = await call(s, "memory_write", content=content, **memory)
+            written.append(data(answer)["id"])
+            if len(written) > 1:
+                assert data(answer)["archived"] is True and not data(answer).get("duplicate")
+                said = text(answer)
+                assert said.startswith(f"Stored {written[0]} (revision 3)"), said
+                assert "archived" in said and "only a person can restore it" in said, said
+                assert "Nothing new" not in said, said
+
+    run(functools.partial(write, "the ledger queue is ledger-main"))
+    assert served.cairn is not None
+    served.cairn.memories.set_archived(Caller.human(), written[0], True)
+    run(functools.partial(write, "the ledger queue is ledger-main-v2"))
+    assert written[1] == written[0]
+    stored = served.cairn.memories.get(Caller.human(), written[0]).memory
+    assert stored.status is Status.ARCHIVED and stored.content.endswith("ledger-main-v2")

@@ -560,6 +560,38 @@ def test_writing_an_archived_memorys_text_says_it_is_archived(cairn: Cairn, agen
     assert describe_write(again.to_dict()).endswith("(already stored, archived: nothing new)")
 
 
+def test_an_agents_dedupe_key_write_keeps_what_a_person_archived_archived(
+    cairn: Cairn, agent: Caller
+) -> None:
+    """A person archived an agent's memory; the agent wrote with the memory's dedupe key again
+    and the 'upsert' revision made it active - the person's decision undone by an agent, and
+    the answer a plain "stored". Now the agent's revision lands and the memory stays archived,
+    the answer saying so; a person's write with the key still brings it back."""
+    human = Caller.human()
+    mid = write(cairn, agent, "the ledger queue is ledger-main", dedupe_key="ledger-queue")
+    cairn.memories.set_archived(human, mid, True)
+
+    def keyed(caller: Caller, content: str) -> WriteResult:
+        params = {"content": content, "kind": "fact", "scope": "global"}
+        return cairn.memories.write(
+            caller, WriteRequest.from_params({**params, "dedupe_key": "ledger-queue"})
+        )
+
+    same = keyed(agent, "the ledger queue is ledger-main")
+    assert same.duplicate and same.to_dict()["archived"] is True
+    revised = keyed(agent, "the ledger queue is ledger-main-v2")
+    assert (revised.status, revised.id, revised.revision) == (WriteStatus.STORED, mid, 3)
+    assert revised.to_dict()["archived"] is True and "duplicate" not in revised.to_dict()
+    memory = cairn.memories.get(human, mid).memory
+    assert (memory.status, memory.content) == (
+        Status.ARCHIVED,
+        "the ledger queue is ledger-main-v2",
+    )
+    restored = keyed(human, "the ledger queue is ledger-main-v3")
+    assert "archived" not in restored.to_dict()
+    assert cairn.memories.get(human, mid).memory.status is Status.ACTIVE
+
+
 # -- expiry ----------------------------------------------------------------------------------
 
 
@@ -874,6 +906,116 @@ def test_a_memory_is_not_left_behind_a_forgotten_replacement(cairn: Cairn, agent
     assert [m.id for m in cairn.memories.list(human).items if m.content == "lint with flake8"] == [
         copy
     ]
+
+
+def test_a_purge_of_two_links_of_a_chain_hands_on_to_its_live_end(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    """A replaced by B, B by C, C by D; B and C expire and go in one purge. The purge looked one
+    step ahead only: A's heir C was going too, so A came back active beside D, its current
+    replacement, and search found both. Now A moves on to D, whatever order the purge took."""
+    from core.search import SearchRequest
+
+    human = Caller.human()
+    for turn in ("first", "second"):
+        a = write(cairn, agent, f"the {turn} build uses make")
+        one = write(cairn, agent, f"the {turn} build uses cmake", ttl_seconds=60)
+        two = write(cairn, agent, f"the {turn} build uses meson", ttl_seconds=60)
+        d = write(cairn, agent, f"the {turn} build uses bazel")
+        b, c = (one, two) if turn == "first" else (two, one)  # the purge meets B or C first
+        for old, new in ((a, b), (b, c), (c, d)):
+            assert isinstance(cairn.memories.supersede(human, old, by_id=new), SupersedeResult)
+        clock.advance(60 + 8 * 86400)
+        assert cairn.memories.purge_expired() == 2
+        memory = cairn.memories.get(human, a).memory
+        assert (memory.status, memory.superseded_by) == (Status.SUPERSEDED, d), turn
+        assert [(r.kind.value, r.from_id) for r in cairn.memories.relations(human, a)] == [
+            ("supersedes", d)
+        ]
+        hits = cairn.search.search(agent, SearchRequest(query=f"the {turn} build uses")).hits
+        assert d in [h.memory.id for h in hits] and a not in [h.memory.id for h in hits], turn
+
+
+def test_an_expired_memory_is_neither_kept_over_another_nor_a_replacement(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    """An expired memory (hidden, waiting for its purge) was accepted as the side to keep of a
+    contradiction and as a replacement: the live memory became superseded by it, and search
+    found neither. Now each is a conflict naming the expired memory, and nothing changes."""
+    from core.search import SearchRequest
+
+    human = Caller.human()
+    a = write(cairn, agent, "standup is at nine", ttl_seconds=60)
+    b = write(cairn, agent, "standup is at ten")
+    rel = cairn.memories.mark_contradiction(human, a, b)
+    x = write(cairn, agent, "lunch is at noon", ttl_seconds=60)
+    y = write(cairn, agent, "lunch is at one")
+    clock.advance(120)
+    with pytest.raises(Conflict, match=f"memory {a} has expired") as refused:
+        cairn.memories.resolve_contradiction(human, rel.id, "from")
+    assert refused.value.data == {"id": a, "status": "active", "expired": True, "field": "keep"}
+    assert cairn.memories.get(human, b).memory.status is Status.ACTIVE
+    assert cairn.memories.relations(human, b)[0].open
+    with pytest.raises(Conflict, match=f"memory {x} has expired") as refused:
+        cairn.memories.supersede(human, y, by_id=x)
+    assert refused.value.data == {"id": x, "status": "active", "expired": True, "field": "by"}
+    assert cairn.memories.get(human, y).memory.status is Status.ACTIVE
+    hits = cairn.search.search(agent, SearchRequest(query="standup lunch")).hits
+    assert {h.memory.id for h in hits} == {b, y}
+    # keeping the live side still closes it
+    assert cairn.memories.resolve_contradiction(human, rel.id, "to").resolution == "to"
+
+
+def test_an_expired_replacement_hides_nothing(
+    cairn: Cairn, agent: Caller, clock: FakeClock, paths: Paths
+) -> None:
+    """A replacement that expired kept what it replaced hidden until its purge a week later, and
+    forgetting B (which replaced A) handed A on to B's replacement C though C had expired: A
+    stayed hidden behind a memory search does not find. Now an expired memory is never the heir
+    (A comes back), and the janitor's round brings back what an expired replacement hides."""
+    from core.janitor import Janitor
+    from core.search import SearchRequest
+
+    human = Caller.human()
+
+    def supersede(old: str, by: str) -> None:
+        assert isinstance(cairn.memories.supersede(human, old, by_id=by), SupersedeResult)
+
+    def found(query: str) -> list[str]:
+        return [h.memory.id for h in cairn.search.search(agent, SearchRequest(query=query)).hits]
+
+    a = write(cairn, agent, "the office wifi is guestnet")
+    b = write(cairn, agent, "the office wifi is staffnet")
+    c = write(cairn, agent, "the office wifi is tempnet", ttl_seconds=60)
+    supersede(a, b)
+    supersede(b, c)
+    old = write(cairn, agent, "the printer is on floor two")
+    gone = write(cairn, agent, "the printer is on floor three", ttl_seconds=60)
+    live = write(cairn, agent, "the printer is on floor four")
+    replaced = write(cairn, agent, "the badge reader is at the west door")
+    supersede(old, gone)
+    supersede(replaced, gone)  # both replaced by one that expires...
+    supersede(gone, live)  # ...and was itself replaced: what it replaced moves on to `live`
+    lone = write(cairn, agent, "the kettle is in the kitchen")
+    supersede(lone, write(cairn, agent, "the kettle is in room 4", ttl_seconds=60))
+    clock.advance(120)
+    cairn.memories.forget(human, b, reason="wrong")
+    memory = cairn.memories.get(human, a).memory
+    assert (memory.status, memory.superseded_by) == (Status.ACTIVE, None)
+    assert found("office wifi") == [a]
+    report = Janitor(cairn.store, cairn.memories, cairn.settings, paths).run()
+    assert report.released == 3
+    for mid in (old, replaced):
+        assert cairn.memories.get(human, mid).memory.superseded_by == live
+    detail = cairn.memories.get(human, lone, history=True)
+    assert (detail.memory.status, detail.memory.superseded_by) == (Status.ACTIVE, None)
+    assert detail.revisions[-1].action == "unsupersede"
+    assert "expired" in (detail.revisions[-1].reason or "")
+    assert found("kettle") == [lone]
+    assert Janitor(cairn.store, cairn.memories, cairn.settings, paths).run().released == 0
+    clock.advance(8 * 86400)
+    assert cairn.memories.purge_expired() == 3
+    assert cairn.memories.get(human, lone).memory.status is Status.ACTIVE
 
 
 # -- listing ---------------------------------------------------------------------------------
