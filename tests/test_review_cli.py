@@ -7,12 +7,19 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from core.errors import ErrorCode
+from core.app import Cairn
+from core.errors import ErrorCode, InvalidInput
+from core.model import Caller, Status, Surface, WriteResult
+from core.paths import Paths
 from core.policy import DEFAULT_TEXT
+from core.requests import WriteRequest
 from core.runtime import socket_path
+from core.settings import Settings
+from tests.conftest import ROOT
 from tests.serving import Daemon, RawClient, running_daemon, wait_for
 from tests.test_cli_serving import at_terminal, cairn
 
@@ -247,3 +254,87 @@ def test_policy_from_the_terminal_and_from_the_file_while_running(daemon: Daemon
 
     assert wait_for(warned, 10)
     assert paused()
+
+
+def test_adopt_options_a_proposal_does_not_take_are_refused_before_the_confirmation(
+    daemon: Daemon,
+) -> None:
+    """`review adopt` ignored options that do not apply: `--action forget` on an agent's new
+    idea stored it, `--if-revision` on it was dropped, and `--set tags=x --action archive` on
+    feedback asked to adopt "with your edits", archived the memory and dropped the edit. Each
+    is now refused before the confirmation, naming the option, and nothing changes."""
+    home = daemon.home
+    idea = json.loads(
+        cairn(home, "add", "maybe cache the wheels", "--kind", "idea", "--json").stdout
+    )
+    sid = idea["suggestion_id"]
+    written = cairn(home, "add", "Run migrations with make migrate", "--agent", "writer", "--json")
+    mid = json.loads(written.stdout)["id"]
+    other = RawClient(socket_path(daemon.paths))
+    assert "result" in other.hello(agent="other-bot", workspace=str(ROOT))
+    feedback = other.request("memory.feedback", {"id": mid, "verdict": "stale", "note": "renamed"})
+    other.close()
+    fid = feedback["result"]["suggestion_id"]
+    for args, words in (
+        ((sid, "--action", "forget"), f"--action applies to feedback proposals only; {sid} is an"),
+        ((sid, "--if-revision", "7"), "--if-revision applies to a proposal about a memory"),
+        ((fid, "--set", "tags=x", "--action", "archive"), "--set is not applied with --action"),
+    ):
+        status, shown = at_terminal(home, "review", "adopt", *args, typed=f"adopt {args[0]}")
+        assert status == ErrorCode.INVALID_PARAMS.exit_status, (args, shown)
+        assert words in shown and "to confirm" not in shown, (args, shown)
+    status, shown = at_terminal(home, "review", "list", typed="")
+    assert sid in shown and fid in shown, shown
+    memory = json.loads(cairn(home, "get", mid, "--json").stdout)
+    assert memory["status"] == "active" and memory["tags"] == [], memory
+
+
+def test_the_service_refuses_adopt_options_a_proposal_does_not_take(
+    paths: Paths, workspace_dir: Path
+) -> None:
+    """The windows and the socket reach the same service: it refuses what the command line
+    refuses (an add proposal adopted with action 'forget' was stored; feedback adopted with
+    edits and action 'archive' was archived without them; a proposal to forget dropped edits),
+    naming the option, and the proposals keep waiting."""
+    app = Cairn.open(paths, settings=Settings.defaults())
+    try:
+        ws = app.workspaces.resolve(str(workspace_dir)).id
+        agent = Caller(Surface.AGENT, agent="agent-a", verified=True, workspace_id=ws)
+        other = Caller(Surface.AGENT, agent="agent-b", verified=True, workspace_id=ws)
+
+        def write(content: str, kind: str) -> WriteResult:
+            params = {"content": content, "kind": kind, "scope": "project"}
+            return app.memories.write(agent, WriteRequest.from_params(params))
+
+        idea = write("cache the wheels", "idea").suggestion_id
+        mid = write("run migrations with make migrate", "fact").id
+        assert idea is not None and mid is not None
+        _, feedback = app.memories.feedback(other, mid, "stale", "renamed")
+        forget = app.memories.forget(other, mid, reason="not true")
+        assert feedback is not None and isinstance(forget, WriteResult)
+        assert forget.suggestion_id is not None
+        person, gone = Caller.human(), forget.suggestion_id
+        cases: list[tuple[str, dict[str, Any], str]] = [
+            (idea, {"action": "forget"}, "action"),
+            (idea, {"if_revision": 7}, "if_revision"),
+            (feedback, {"action": "archive", "edits": {"tags": ["x"]}}, "edits"),
+            (feedback, {"action": "forget", "edits": {"content": "x"}}, "edits"),
+            (gone, {"edits": {"tags": ["x"]}}, "tags"),
+            (gone, {"action": "forget"}, "action"),
+        ]
+        for sid, options, field in cases:
+            with pytest.raises(InvalidInput) as refused:
+                app.review.adopt(
+                    person,
+                    sid,
+                    edits=options.get("edits"),
+                    if_revision=options.get("if_revision"),
+                    action=options.get("action"),
+                )
+            assert refused.value.data == {"field": field}, refused.value
+        waiting = {i["id"] for i in app.review.pending(person)}
+        assert {idea, feedback, forget.suggestion_id} <= waiting
+        memory = app.memories.get(person, mid).memory
+        assert memory.status is Status.ACTIVE and memory.tags == ()
+    finally:
+        app.close()
