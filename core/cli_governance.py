@@ -15,7 +15,7 @@ from typing import Any
 from core.errors import CairnError, InvalidInput, NotFound
 from core.model import Scope
 from core.paths import resolve_paths
-from core.policy import Mode
+from core.policy import Mode, PolicyInvalid, all_auto, with_mode
 from core.settings import load_settings
 from core.terminal import (
     at_terminal,
@@ -347,6 +347,11 @@ def cmd_policy(args: argparse.Namespace) -> int:
         raise InvalidInput(
             f"{args.setting} takes one of {', '.join(m.value for m in Mode)}, not {value!r}"
         )
+    kinds = _known_kinds()
+    try:  # the setting, checked before the confirmation against a policy of the known kinds
+        with_mode(all_auto(kinds), args.setting, value, kinds)
+    except PolicyInvalid as e:
+        raise InvalidInput(str(e), data={"field": args.setting}) from e
     with connect_as_person(
         f"Set {args.setting} to {args.value} in your capture policy?",
         f"set {args.setting} {args.value}",

@@ -15,7 +15,7 @@ from core.app import Cairn
 from core.errors import ErrorCode, InvalidInput
 from core.model import Caller, Status, Surface, WriteResult
 from core.paths import Paths
-from core.policy import DEFAULT_TEXT
+from core.policy import DEFAULT_TEXT, POLICY_FILE, Mode
 from core.requests import WriteRequest
 from core.runtime import socket_path
 from core.settings import Settings
@@ -336,5 +336,47 @@ def test_the_service_refuses_adopt_options_a_proposal_does_not_take(
         assert {idea, feedback, forget.suggestion_id} <= waiting
         memory = app.memories.get(person, mid).memory
         assert memory.status is Status.ACTIVE and memory.tags == ()
+    finally:
+        app.close()
+
+
+def test_a_setting_the_policy_does_not_have_is_refused_before_the_confirmation(
+    daemon: Daemon,
+) -> None:
+    """`policy set kinds.nokind auto` asked the person to type the confirmation, then said
+    "cairn: line 31: kinds.nokind: unknown kind (...)" - a line of a file they never edited.
+    Every setting the policy cannot take is refused before asking, in one plain line, and the
+    file is left as it was."""
+    home = daemon.home
+    before = (daemon.paths.config / POLICY_FILE).read_text(encoding="utf-8")
+    for setting, words in (
+        ("kinds.nokind", "kinds.nokind: unknown kind (known: fact, preference"),
+        ("agents.deploy-bot.kinds.nokind", "agents.deploy-bot.kinds.nokind: unknown kind"),
+        ("scopes.project", "only the wide scopes global and user have a rule, not 'project'"),
+        ("agents.Bad Name.kinds.fact", "'Bad Name' is not a valid agent name"),
+        ("agents.x", "unknown policy setting 'agents.x'"),
+        ("kinds", "unknown policy setting 'kinds'"),
+    ):
+        status, shown = at_terminal(
+            home, "policy", "set", setting, "auto", typed=f"set {setting} auto"
+        )
+        assert status == ErrorCode.INVALID_PARAMS.exit_status, (setting, shown)
+        assert "to confirm" not in shown and "line " not in shown, (setting, shown)
+        assert shown.strip().splitlines() == [f"cairn: {shown.strip()[7:]}"], shown
+        assert words in shown, (setting, shown)
+    assert (daemon.paths.config / POLICY_FILE).read_text(encoding="utf-8") == before
+
+
+def test_the_service_names_an_unknown_kind_without_a_file_line(paths: Paths) -> None:
+    """policy.set with an unknown kind wrote the setting into the text, parsed it and answered
+    "line 31: kinds.nokind: unknown kind": the line of a file the caller never saw."""
+    app = Cairn.open(paths, settings=Settings.defaults())
+    try:
+        for setting in ("kinds.nokind", "agents.deploy-bot.kinds.nokind"):
+            with pytest.raises(InvalidInput) as refused:
+                app.policy.set(Caller.human(), setting, Mode.AUTO)
+            assert refused.value.message.startswith(f"{setting}: unknown kind (known: fact, ")
+            assert refused.value.data == {"field": setting}
+        assert "nokind" not in (paths.config / POLICY_FILE).read_text(encoding="utf-8")
     finally:
         app.close()
