@@ -501,9 +501,10 @@ class ReviewService:
             origin=None,
             fields=memory_fields(memory),
         )
-        if verdict.outcome is Outcome.REFUSE:
+        if verdict.outcome is Outcome.REFUSE:  # `reason_code` as for a refused write
             raise InvalidInput(
-                verdict.message or "refused by the scanner", data={"field": "content"}
+                verdict.message or "refused by the scanner",
+                data={"field": "content", "reason_code": verdict.code},
             )
         adopted = replace(memory, flags=tuple(dict.fromkeys((*memory.flags, ADOPTED_FLAG))))
         return flagged(adopted, verdict)
@@ -680,7 +681,10 @@ class ReviewService:
         )
         result = self._memories.update_in(tx, person, change)
         if result.status is not WriteStatus.STORED:
-            raise InvalidInput(result.reason or "the edit was refused", data={"field": "edits"})
+            raise InvalidInput(
+                result.reason or "the edit was refused",
+                data={"field": "edits", "reason_code": result.reason_code},
+            )
         return Decided(s.id, s.op, "adopted", result.id, result.revision, tuple(sorted(edits)))
 
 

@@ -380,3 +380,51 @@ def test_the_service_names_an_unknown_kind_without_a_file_line(paths: Paths) -> 
         assert "nokind" not in (paths.config / POLICY_FILE).read_text(encoding="utf-8")
     finally:
         app.close()
+
+
+LEAK = "ghp_" + "Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q"  # a GitHub token's shape
+
+
+def test_a_session_scope_or_a_secret_in_an_edit_is_refused_before_the_confirmation(
+    daemon: Daemon,
+) -> None:
+    """docs/cli.md says bad `--set` values are refused before the confirmation, and that a
+    refused secret exits 77. `--set scope=session` on a proposal made outside a session was
+    refused after it (exit 77, scope_denied), and a secret in `--set` or in a rejection's
+    `--reason` after it with 65. Both are now refused before asking; a secret exits 77."""
+    home = daemon.home
+    sid = json.loads(cairn(home, "add", "cache the wheels", "--kind", "idea", "--json").stdout)[
+        "suggestion_id"
+    ]
+    for args, status, words in (
+        (("adopt", sid, "--set", "scope=session"), 65, f"--set scope=session: {sid} was not"),
+        (("adopt", sid, "--set", f"content=use {LEAK}"), 77, "--set content looks like a secret"),
+        (("adopt", sid, "--set", f"tags=ci,{LEAK}"), 77, "--set tags look like a secret"),
+        (("reject", sid, "--reason", f"it is {LEAK}"), 77, "--reason looks like a secret"),
+    ):
+        got, shown = at_terminal(home, "review", *args, typed=f"{args[0]} {sid}")
+        assert got == status, (args, shown)
+        assert words in shown and "to confirm" not in shown and LEAK not in shown, shown
+    status, shown = at_terminal(home, "review", "list", typed="")
+    assert sid in shown, shown
+
+
+def test_the_service_marks_a_secret_in_an_edit_as_a_secret(
+    paths: Paths, workspace_dir: Path
+) -> None:
+    """A secret in an adopt's edit was an `invalid_params` like a misspelt field: nothing in
+    the answer said it was a secret, so the command line exited 65 where a refused secret
+    exits 77. The answer carries `reason_code: secret`, as a refused write does."""
+    app = Cairn.open(paths, settings=Settings.defaults())
+    try:
+        ws = app.workspaces.resolve(str(workspace_dir)).id
+        agent = Caller(Surface.AGENT, agent="agent-a", verified=True, workspace_id=ws)
+        params = {"content": "cache the wheels", "kind": "idea", "scope": "project"}
+        sid = app.memories.write(agent, WriteRequest.from_params(params)).suggestion_id
+        assert sid is not None
+        with pytest.raises(InvalidInput) as refused:
+            app.review.adopt(Caller.human(), sid, edits={"content": f"use {LEAK}"})
+        assert refused.value.data == {"field": "content", "reason_code": "secret"}
+        assert LEAK not in refused.value.message
+    finally:
+        app.close()
