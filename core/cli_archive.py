@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.archive import ArchiveService, import_source
+from core.archive_reader import is_archive
 from core.model import Caller, Scope, Surface
 from core.paths import resolve_paths
 from core.terminal import confirm, emit, for_a_person, served_or_here, when
@@ -63,8 +64,9 @@ def add_parsers(sub: Any) -> None:
         help="bring an archive (or a JSON-lines file of memories) into your memories "
         "(you type to confirm)",
         description="Bring an archive from `cairn export` - or a file with one memory.write "
-        "object per line - into your memories, as your own decision. Nothing already here is "
-        "changed or removed, and nothing you forgot comes back. Needs an interactive terminal "
+        "object per line - into your memories, as your own decision. A memory here gains the "
+        "revisions the archive holds of it; a line with a memory's dedupe key updates it. "
+        "Nothing is removed, and nothing you forgot comes back. Needs an interactive terminal "
         "and, unless --dry-run, a typed confirmation.",
     )
     imp.add_argument("file", help="the archive (.zip) or JSON-lines file")
@@ -113,9 +115,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     else:
         for_a_person("import")
         confirm(
-            f"Import {path} into your memories, as your own decision?\n"
-            "Nothing already here is changed or removed, and nothing you forgot comes back.",
-            "import",
+            f"Import {path} into your memories, as your own decision?\n{_changes(path)}", "import"
         )
     params: dict[str, Any] = {"path": str(path)}
     if args.dry_run:
@@ -206,6 +206,25 @@ def _audit_problems(a: dict[str, Any]) -> list[str]:
             + ", ".join(f["file"] for f in other)
         )
     return lines
+
+
+def _changes(path: Path) -> str:
+    """What an import of `path` changes here, for the confirmation. (Until 2026-11-30 it said
+    "Nothing already here is changed or removed", and a keyed line then rewrote its memory.)"""
+    try:
+        archive = is_archive(path)
+    except OSError:
+        archive = False  # the import itself says why the file cannot be read
+    if archive:
+        return (
+            "A memory here gains the revisions the archive holds of it and it lacks; one with "
+            "another history is kept as it is.\nNothing is removed, and nothing you forgot "
+            "comes back."
+        )
+    return (
+        "A line with the dedupe key of a memory here updates that memory (a new revision; its "
+        "history keeps the old one).\nNothing is removed, and nothing you forgot comes back."
+    )
 
 
 def describe_import(r: dict[str, Any]) -> str:

@@ -9,18 +9,23 @@ Agents read the policy that applies to them with `cairn policy show --agent NAME
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
-from core.errors import CairnError, InvalidInput
+from core.errors import CairnError, InvalidInput, NotFound
+from core.governance import describe_rule
 from core.model import Scope
 from core.paths import resolve_paths
-from core.policy import Mode
+from core.policy import Mode, PolicyInvalid, all_auto, with_mode
+from core.scanner import secret_rule
 from core.settings import load_settings
 from core.terminal import (
+    at_terminal,
     connect_as_agent,
     connect_as_person,
     emit,
+    exit_status,
     looking_as_person,
     short,
     when,
@@ -201,9 +206,13 @@ def _decide(args: argparse.Namespace, action: str) -> int:
         f"{word.capitalize()} {plural(len(ids), 'proposal')} ({', '.join(ids)})"
         f"{' with your edits' if getattr(args, 'set', None) else ''}?"
     )
-    edits = _edits(args.set) if action == "adopt" and args.set else None  # checked before asking
-    if action == "adopt" and args.action == "edit" and not edits:
-        raise InvalidInput("--action edit needs the edits to make: give them with --set")
+    try:  # everything that cannot work is refused before the confirmation
+        edits = _checked_options(args) if action == "adopt" else None
+        if action == "reject" and args.reason:
+            _refuse_a_secret("--reason", [args.reason])
+    except CairnError as e:
+        print(f"cairn: {e.message}", file=sys.stderr)
+        return exit_status(e)
     results: list[dict[str, Any]] = []
     failed: CairnError | None = None
     with connect_as_person(prompt, expected) as client:
@@ -251,7 +260,78 @@ def _decide(args: argparse.Namespace, action: str) -> int:
             print(f"{r['suggestion_id']} {r['decision']}{where}{edited}")
 
     emit(args, results, human)
-    return failed.code.exit_status if failed is not None else 0
+    return exit_status(failed) if failed is not None else 0
+
+
+def _checked_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """`review adopt`'s edits, with every option checked before the confirmation: the values,
+    the options that clash, and - at a terminal - that each proposal takes them."""
+    edits = _edits(args.set) if args.set else None
+    for name, value in (edits or {}).items():
+        texts = value if name == "tags" else [value] if isinstance(value, str) else []
+        _refuse_a_secret(f"--set {name}", texts, plural=name in ("tags", "keywords"))
+    _refuse_options_that_clash(args, edits)
+    if at_terminal() and (edits or args.action or args.if_revision is not None):
+        # Whether an option applies depends on the proposal: look first (without a terminal the
+        # tray asks the person once, and the running Cairn refuses the same after it).
+        with looking_as_person("review adopt") as client:
+            for sid in args.ids:
+                try:
+                    item = client.call("review.get", {"id": sid})
+                except NotFound:
+                    continue  # reported with the others' results
+                _refuse_options_it_does_not_take(item, args, edits)
+    return edits
+
+
+def _refuse_options_that_clash(args: argparse.Namespace, edits: dict[str, Any] | None) -> None:
+    """`review adopt` options that cannot go together, refused before the confirmation."""
+    if args.action == "edit" and not edits:
+        raise InvalidInput("--action edit needs the edits to make: give them with --set")
+    if edits and args.action in ("archive", "forget"):
+        raise InvalidInput(
+            f"--set is not applied with --action {args.action}; to change the memory, use "
+            "--action edit"
+        )
+
+
+def _refuse_options_it_does_not_take(
+    item: dict[str, Any], args: argparse.Namespace, edits: dict[str, Any] | None
+) -> None:
+    """An option the proposal `item` does not take, refused before the confirmation rather than
+    dropped after it (until 2026-11-30 `--action forget` on an add proposal stored it)."""
+    sid, op = item["id"], item["op"]
+    kind = f"{sid} is {'an' if op[:1] in 'aeiou' else 'a'} {op} proposal"
+    if args.action and op != "feedback":
+        raise InvalidInput(f"--action applies to feedback proposals only; {kind}")
+    if args.if_revision is not None and op == "add":
+        raise InvalidInput(
+            "--if-revision applies to a proposal about a memory or an identity document; "
+            f"{kind} (a new memory has no revision yet)"
+        )
+    if edits and op == "forget":
+        raise InvalidInput(
+            f"--set does not apply to a proposal to forget ({sid}): adopt or reject it as it is"
+        )
+    if edits and op == "identity" and set(edits) - {"content"}:
+        raise InvalidInput(f"--set on an identity proposal ({sid}) takes content only")
+    if edits and edits.get("scope") == "session" and not item.get("session_id"):
+        raise InvalidInput(
+            f"--set scope=session: {sid} was not proposed in a session, and your command has "
+            "none to bind it to; choose global, user or project"
+        )
+
+
+def _refuse_a_secret(option: str, texts: list[str], *, plural: bool = False) -> None:
+    """A secret in an option's text, refused before the confirmation as the running Cairn would
+    refuse it after (`reason_code: secret`: the exit status of a refused secret)."""
+    rule = next((r for t in texts if (r := secret_rule(t)) is not None), None)
+    if rule is not None:
+        raise InvalidInput(
+            f"{option} {describe_rule(rule, plural=plural)}; secrets are never stored - keep it "
+            "in your keychain or a secret manager",
+            data={"field": option, "rule": rule, "reason_code": "secret"},
+        )
 
 
 def cmd_policy(args: argparse.Namespace) -> int:
@@ -297,6 +377,11 @@ def cmd_policy(args: argparse.Namespace) -> int:
         raise InvalidInput(
             f"{args.setting} takes one of {', '.join(m.value for m in Mode)}, not {value!r}"
         )
+    kinds = _known_kinds()
+    try:  # the setting, checked before the confirmation against a policy of the known kinds
+        with_mode(all_auto(kinds), args.setting, value, kinds)
+    except PolicyInvalid as e:
+        raise InvalidInput(str(e), data={"field": args.setting}) from e
     with connect_as_person(
         f"Set {args.setting} to {args.value} in your capture policy?",
         f"set {args.setting} {args.value}",

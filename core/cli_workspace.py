@@ -8,9 +8,10 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from core.errors import InvalidInput
 from core.terminal import connect_as_person, emit, looking_as_person, when
 from core.wording import plural
-from core.workspace import canonical_path
+from core.workspace import WORKSPACE_ID_PREFIX, canonical_path
 
 
 def add_parsers(sub: Any) -> None:
@@ -45,20 +46,22 @@ def cmd_workspace(args: argparse.Namespace) -> int:
         emit(args, rows, table)
         return 0
     if action == "move":
+        old = workspace_ref(args.old)
         new = os.path.abspath(os.path.expanduser(args.new))
         canonical_path(new)  # a folder that is not there is refused before the confirmation
-        with connect_as_person(
-            f"Move workspace {args.old} to {new}?", "move", bind_cwd=False
-        ) as client:
-            result = client.call("workspace.move", {"workspace": args.old, "to": new})
+        with connect_as_person(f"Move workspace {old} to {new}?", "move", bind_cwd=False) as client:
+            result = client.call("workspace.move", {"workspace": old, "to": new})
         emit(args, result, lambda: print(f"{result['id']} now lives at {result['to']}"))
         return 0
+    source, into = workspace_ref(args.source), workspace_ref(args.into)
+    if source == into:  # before the confirmation: there is nothing to merge
+        raise InvalidInput(f"a workspace cannot be merged into itself ({source})")
     with connect_as_person(
-        f"Merge workspace {args.source} into {args.into}? Each memory moves with a revision.",
+        f"Merge workspace {source} into {into}? Each memory moves with a revision.",
         "merge",
         bind_cwd=False,
     ) as client:
-        result = client.call("workspace.merge", {"workspace": args.source, "into": args.into})
+        result = client.call("workspace.merge", {"workspace": source, "into": into})
 
     def report() -> None:
         moved = plural(result["moved"], "memory", "memories")
@@ -68,6 +71,15 @@ def cmd_workspace(args: argparse.Namespace) -> int:
 
     emit(args, result, report)
     return 0
+
+
+def workspace_ref(raw: str) -> str:
+    """A workspace as the person named it: an id (`ws_...`) as it is, a folder as an absolute
+    path read from where the person is - the running Cairn was started elsewhere, and refuses a
+    relative one. (Until 2026-11-30 `merge a b` went as typed and was read from Cairn's folder.)"""
+    if raw.startswith(WORKSPACE_ID_PREFIX) and os.sep not in raw and not os.path.exists(raw):
+        return raw
+    return os.path.abspath(os.path.expanduser(raw))
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {"workspace": cmd_workspace}

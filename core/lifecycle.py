@@ -23,7 +23,7 @@ from core.records import fetch_memories
 from core.settings import Settings
 from core.store import Store
 from core.wording import plural
-from core.workspace import WorkspaceRegistry, canonical_path
+from core.workspace import WORKSPACE_ID_PREFIX, WorkspaceRegistry, canonical_path
 from core.writer import WriteTx
 
 _BATCH = 500
@@ -309,9 +309,24 @@ class Lifecycle:
         return result
 
     def _find(self, ref: str) -> Any:
-        """A workspace by id, by its (possibly vanished) path, or by a path that resolves."""
+        """A workspace by id, by its (possibly vanished) path, or by a path that resolves.
+
+        Raises:
+            InvalidInput: `ref` is a relative path (read from the folder Cairn was started in,
+                it would name another project's folder: the caller resolves it first).
+            NotFound: no such workspace.
+        """
         for ws in self._workspaces.list():
-            if ref in (ws.id, ws.path) or os.path.normcase(os.path.abspath(ref)) == ws.path:
+            if ref in (ws.id, ws.path):
+                return ws
+        if not ref.startswith(WORKSPACE_ID_PREFIX) and not os.path.isabs(os.path.expanduser(ref)):
+            raise InvalidInput(
+                f"workspace {ref!r} is a relative path; send the workspace's id (ws_...) or its "
+                "absolute path",
+                data={"field": "workspace", "ref": ref},
+            )
+        for ws in self._workspaces.list():
+            if os.path.normcase(os.path.abspath(os.path.expanduser(ref))) == ws.path:
                 return ws
         try:
             path = canonical_path(ref)

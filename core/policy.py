@@ -376,11 +376,15 @@ def dumps_policy(policy: Policy) -> str:
     return json.dumps(policy.to_dict(), sort_keys=True)
 
 
-def with_mode(policy: Policy, target: str, mode: Mode | bool) -> Policy:
+def with_mode(
+    policy: Policy, target: str, mode: Mode | bool, known_kinds: Sequence[str] = ()
+) -> Policy:
     """`policy` with one setting changed. `target` is `paused` (with a bool), `other_kinds`,
     `extracted`, `kinds.<kind>`, `scopes.<global|user>`, or an agent's override:
     `agents.<name>.kinds.<kind>`, `agents.<name>.scopes.<scope>`, `agents.<name>.extracted`.
-    Raises PolicyInvalid for an unknown target or a value of the wrong type."""
+    A kind must be one of `known_kinds` (when given). Raises PolicyInvalid, without a line, for
+    an unknown target or kind or a value of the wrong type. (Until 2026-11-30 an unknown kind
+    was found only in the file written for it, and named that file's line.)"""
     parts = target.split(".")
     if parts == ["paused"]:
         if not isinstance(mode, bool):
@@ -393,14 +397,20 @@ def with_mode(policy: Policy, target: str, mode: Mode | bool) -> Policy:
     if parts == ["extracted"]:
         return replace(policy, extracted=mode)
     if len(parts) == 2 and parts[0] == "kinds":
+        _known_kind(target, parts[1], known_kinds)
         return replace(policy, kinds={**policy.kinds, parts[1]: mode})
     if len(parts) == 2 and parts[0] == "scopes":
         scope = _scope(parts[1], target, line=None)
         return replace(policy, scopes={**policy.scopes, scope: mode})
     agent = _agent_target(target)
     if agent is not None:
-        return _with_agent_mode(policy, target, *agent, mode)
+        return _with_agent_mode(policy, target, *agent, mode, known_kinds=known_kinds)
     raise PolicyInvalid(f"unknown policy setting {target!r}")
+
+
+def _known_kind(target: str, kind: str, known_kinds: Sequence[str]) -> None:
+    if known_kinds and kind not in known_kinds:
+        raise PolicyInvalid(f"{target}: unknown kind (known: {', '.join(known_kinds)})")
 
 
 def _agent_target(target: str) -> tuple[str, list[str]] | None:
@@ -421,7 +431,15 @@ def _agent_target(target: str) -> tuple[str, list[str]] | None:
     return (name, rule) if name else None
 
 
-def _with_agent_mode(policy: Policy, target: str, name: str, rest: list[str], mode: Mode) -> Policy:
+def _with_agent_mode(
+    policy: Policy,
+    target: str,
+    name: str,
+    rest: list[str],
+    mode: Mode,
+    *,
+    known_kinds: Sequence[str],
+) -> Policy:
     secret = secret_rule(name)  # first: the other messages show the name
     if secret is not None:  # policy.get shows every agent's name to agents
         raise PolicyInvalid(f"the agent name looks like a secret (rule {secret})")
@@ -433,6 +451,7 @@ def _with_agent_mode(policy: Policy, target: str, name: str, rest: list[str], mo
     if rest == ["extracted"]:
         rule = replace(rule, extracted=mode)
     elif len(rest) == 2 and rest[0] == "kinds":
+        _known_kind(target, rest[1], known_kinds)
         rule = replace(rule, kinds={**rule.kinds, rest[1]: mode})
     elif len(rest) == 2 and rest[0] == "scopes":
         scope = _scope(rest[1], target, line=None)

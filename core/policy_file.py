@@ -342,7 +342,9 @@ class PolicyService:
                 "only a person can change the capture policy: agents propose, humans decide"
             )
         try:
-            return self._holder.update(lambda p: with_mode(p, target, value), actor=caller.actor)
+            return self._holder.update(
+                lambda p: with_mode(p, target, value, self._known), actor=caller.actor
+            )
         except PolicyInvalid as e:
             raise InvalidInput(str(e), data={"field": target}) from e
 

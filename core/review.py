@@ -219,13 +219,16 @@ class ReviewService:
         changed since is a conflict too). `if_content_hash` is the hash of the proposal's text
         the person saw: an agent's fuller text that replaced it meanwhile is a conflict, never
         adopted unseen. `allow_flags` allowlists the scanner findings the proposal carries. For
-        feedback, `action` is archive (the default), forget, or edit (with `edits`).
+        feedback, `action` is archive (the default), forget, or edit (with `edits`). For a
+        proposal to forget, `if_revision` is the revision the person judged, as for feedback.
 
         Raises:
             Forbidden: the caller is not a person.
             NotFound: no such suggestion (already decided, or evicted).
             Conflict: the target changed since the proposal, or is gone.
-            InvalidInput, TooLarge, ScopeDenied: an edit is not acceptable; a secret in an edit.
+            InvalidInput, TooLarge, ScopeDenied: an edit is not acceptable; a secret in an edit;
+                an option the proposal does not take (`action` on one that is not feedback,
+                `if_revision` on an add, `edits` on a forget or with action archive or forget).
         """
         self._person(caller)
         edits = dict(edits or {})
@@ -365,6 +368,7 @@ class ReviewService:
             session_id=s.session_id or caller.session_id,
         )
         now = self._clock.now_ms()
+        _refuse_what_does_not_apply(s, edits=edits, if_revision=if_revision, action=action)
         if s.op is Op.ADD:
             return self._adopt_add(tx, caller, person, s, edits)
         if s.op is Op.IDENTITY:
@@ -386,6 +390,12 @@ class ReviewService:
                 data={"id": s.target_id},
             )
         if s.op is Op.FORGET:
+            if if_revision is not None and target.revision != if_revision:
+                raise Conflict(
+                    f"memory {target.id} changed since you looked at it (it is at revision "
+                    f"{target.revision}, you saw {if_revision}); look at it again",
+                    data={"id": target.id, "current_revision": target.revision},
+                )
             self._memories.forget_in(tx, person, target.id, s.note)
             return Decided(s.id, s.op, "adopted", target.id, target.revision + 1)
         if s.op is Op.FEEDBACK:
@@ -491,9 +501,10 @@ class ReviewService:
             origin=None,
             fields=memory_fields(memory),
         )
-        if verdict.outcome is Outcome.REFUSE:
+        if verdict.outcome is Outcome.REFUSE:  # `reason_code` as for a refused write
             raise InvalidInput(
-                verdict.message or "refused by the scanner", data={"field": "content"}
+                verdict.message or "refused by the scanner",
+                data={"field": "content", "reason_code": verdict.code},
             )
         adopted = replace(memory, flags=tuple(dict.fromkeys((*memory.flags, ADOPTED_FLAG))))
         return flagged(adopted, verdict)
@@ -670,8 +681,49 @@ class ReviewService:
         )
         result = self._memories.update_in(tx, person, change)
         if result.status is not WriteStatus.STORED:
-            raise InvalidInput(result.reason or "the edit was refused", data={"field": "edits"})
+            raise InvalidInput(
+                result.reason or "the edit was refused",
+                data={"field": "edits", "reason_code": result.reason_code},
+            )
         return Decided(s.id, s.op, "adopted", result.id, result.revision, tuple(sorted(edits)))
+
+
+def _refuse_what_does_not_apply(
+    s: Suggestion, *, edits: Mapping[str, Any], if_revision: int | None, action: str | None
+) -> None:
+    """An option the proposal does not take is refused, never dropped: until 2026-11-30 an add
+    proposal adopted with action 'forget' was stored, and feedback adopted with edits and action
+    'archive' was archived without them.
+
+    Raises:
+        InvalidInput: naming the option (`action`, `if_revision`, `edits`) and the proposal.
+    """
+    kind = f"{s.id} is {_a(s.op.value)} proposal"
+    if action is not None and s.op is not Op.FEEDBACK:
+        raise InvalidInput(
+            f"action applies to feedback proposals only; {kind}", data={"field": "action"}
+        )
+    if if_revision is not None and s.op is Op.ADD:
+        raise InvalidInput(
+            f"if_revision applies to a proposal about a memory or an identity document; {kind} "
+            "(a new memory has no revision yet)",
+            data={"field": "if_revision"},
+        )
+    if edits and s.op is Op.FORGET:
+        raise InvalidInput(
+            f"edits do not apply to a proposal to forget ({s.id}): adopt or reject it as it is",
+            data={"field": next(iter(edits))},
+        )
+    if edits and s.op is Op.FEEDBACK and action in ("archive", "forget"):
+        raise InvalidInput(
+            f"edits are not applied with action {action!r}; to change the memory, adopt "
+            f"{s.id} with action 'edit'",
+            data={"field": "edits"},
+        )
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 
 
 def _gone(conn: sqlite3.Connection, suggestion_id: str) -> NotFound:

@@ -222,6 +222,15 @@ def print_or_drop(line: str) -> None:
         os.close(devnull)
 
 
+def exit_status(error: CairnError) -> int:
+    """The exit status for a refusal: a secret is refused with 77 wherever it is found - a
+    write's text, an edit, a reason - as for a refused write (docs/cli.md's table), though
+    Cairn answers one in an edit or a reason with `invalid_params`."""
+    if (error.data or {}).get("reason_code") == "secret":
+        return EXIT_REFUSED
+    return error.code.exit_status
+
+
 def write_status(result: dict[str, Any]) -> int:
     """The exit status for a write (or a proposal): 0 when stored or waiting for review, the
     refusal's own status (77: not permitted) when Cairn refused it."""

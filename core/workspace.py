@@ -11,6 +11,8 @@ from core.model import Workspace
 from core.scanner import secret_rule
 from core.store import Store
 
+WORKSPACE_ID_PREFIX = "ws_"  # a workspace's id: this and 16 hex digits
+
 
 def canonical_path(raw: str) -> str:
     """Resolve `~`, `..`, symlinks and trailing slashes to the directory's real absolute path.
@@ -70,7 +72,7 @@ class WorkspaceRegistry:
         if row is None:
             now = self._store.clock.now_ms()
             row = tables.Workspace.create(
-                id="ws_" + secrets.token_hex(8), path=path, created_at=now
+                id=WORKSPACE_ID_PREFIX + secrets.token_hex(8), path=path, created_at=now
             )
         return Workspace(row.id, row.path, row.created_at, os.path.isdir(row.path))
 

@@ -488,3 +488,33 @@ def test_a_relative_cairn_home_is_the_same_store_for_the_daemon_it_starts(
         _stop_daemon_of(here)
         _stop_daemon_of(stray)
         shutil.rmtree(Path("/", name), ignore_errors=True)
+
+
+def test_the_import_prompt_says_a_keyed_line_updates_the_memory_it_names(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """`cairn import` promised "Nothing already here is changed or removed", then a JSON line
+    with the dedupe key of a memory here rewrote it. The prompt says what happens: a keyed line
+    updates its memory (a new revision), an archive adds the revisions a memory lacks; nothing
+    is removed. A line the memory already matches changes nothing, however often it comes."""
+    home = daemon.home
+    added = cairn(home, "add", "Deploys freeze after 3pm", "--dedupe-key", "freeze", "--json")
+    mid = json.loads(added.stdout)["id"]
+    lines = short_tmp / "more.jsonl"
+    line = {"content": "Deploys freeze after 11am", "kind": "fact", "dedupe_key": "freeze"}
+    lines.write_text(json.dumps(line | {"scope": "project"}) + "\n", encoding="utf-8")
+    status, shown = at_terminal(home, "import", str(lines), typed="import")
+    assert status == 0, shown
+    assert "Nothing already here is changed" not in shown
+    assert "A line with the dedupe key of a memory here updates that memory" in shown
+    assert f"line 1: updated {mid}@2" in shown
+    status, shown = at_terminal(home, "import", str(lines), typed="import")
+    assert status == 0 and f"line 1: unchanged {mid}@2" in shown, shown
+
+    archive = short_tmp / "all.zip"
+    status, shown = at_terminal(home, "export", "--out", str(archive), typed="")
+    assert status == 0, shown
+    status, shown = at_terminal(home, "import", str(archive), typed="import")
+    assert status == 0, shown
+    assert "Nothing already here is changed" not in shown
+    assert "A memory here gains the revisions the archive holds of it and it lacks" in shown

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.app import Cairn
-from core.errors import Conflict, Forbidden
+from core.errors import Conflict, Forbidden, InvalidInput
 from core.janitor import Janitor
 from core.model import Caller, Status, Surface, WriteStatus
 from core.paths import Paths
@@ -245,3 +245,47 @@ def test_what_was_forgotten_in_a_merged_workspace_stays_forgotten_in_the_one_it_
         "SELECT workspace_id FROM tombstone WHERE memory_id = ?", (gone,)
     )
     assert row.fetchone()[0] == agent.workspace_id
+
+
+def test_merging_by_relative_folder_names_acts_on_the_persons_folder(short_tmp: Path) -> None:
+    """`cairn workspace merge a b` typed in a project folder folds that folder's `a` into its
+    `b`. Before, the names went to the running Cairn as typed and were read from the folder it
+    was started in: another project's `a` and `b` were merged, or (Cairn started elsewhere) the
+    command failed after the typed confirmation with "no workspace 'a'"."""
+    home = short_tmp / "home"
+    here = short_tmp / "here"
+    for name in ("a", "b"):
+        (here / name).mkdir(parents=True)
+    paths = paths_for(home)
+    app = Cairn.open(paths)
+    try:
+        a = app.workspaces.resolve(str(here / "a")).id
+        b = app.workspaces.resolve(str(here / "b")).id
+        mid = write(app, Caller(Surface.HUMAN, workspace_id=a), "the a service owns refunds")
+    finally:
+        app.close()
+    with served_in_thread(paths) as runtime:  # started in the test's folder, not in `here`
+        status, shown = at_terminal(home, "workspace", "merge", "a", "b", typed="merge", cwd=here)
+        assert status == 0, shown
+        assert f"Merge workspace {here / 'a'} into {here / 'b'}?" in shown
+        assert f"moved 1 memory from {here / 'a'} into {here / 'b'}" in shown
+        assert runtime.cairn is not None
+        assert runtime.cairn.memories.get(Caller.human(), mid).memory.workspace_id == b
+
+
+def test_the_service_refuses_a_relative_workspace_path(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    """The socket is a door besides the CLI: a relative path sent to workspace.merge or
+    workspace.move is refused, naming it, rather than read from the folder Cairn was started
+    in (before, `proj` merged whatever `./proj` was there, or was "no workspace")."""
+    other_dir = short_tmp / "clone"
+    other_dir.mkdir()
+    cairn.workspaces.resolve(str(other_dir))
+    with pytest.raises(InvalidInput, match="'clone' is a relative path") as refused:
+        cairn.lifecycle.merge_workspaces(Caller.human(), "clone", str(short_tmp / "proj"))
+    assert refused.value.data == {"field": "workspace", "ref": "clone"}
+    with pytest.raises(InvalidInput, match="'proj' is a relative path"):
+        cairn.lifecycle.merge_workspaces(Caller.human(), str(other_dir), "proj")
+    with pytest.raises(InvalidInput, match=r"'\./proj' is a relative path"):
+        cairn.lifecycle.move_workspace(Caller.human(), "./proj", str(other_dir))

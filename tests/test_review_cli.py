@@ -7,12 +7,19 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from core.errors import ErrorCode
-from core.policy import DEFAULT_TEXT
+from core.app import Cairn
+from core.errors import ErrorCode, InvalidInput
+from core.model import Caller, Status, Surface, WriteResult
+from core.paths import Paths
+from core.policy import DEFAULT_TEXT, POLICY_FILE, Mode
+from core.requests import WriteRequest
 from core.runtime import socket_path
+from core.settings import Settings
+from tests.conftest import ROOT
 from tests.serving import Daemon, RawClient, running_daemon, wait_for
 from tests.test_cli_serving import at_terminal, cairn
 
@@ -247,3 +254,177 @@ def test_policy_from_the_terminal_and_from_the_file_while_running(daemon: Daemon
 
     assert wait_for(warned, 10)
     assert paused()
+
+
+def test_adopt_options_a_proposal_does_not_take_are_refused_before_the_confirmation(
+    daemon: Daemon,
+) -> None:
+    """`review adopt` ignored options that do not apply: `--action forget` on an agent's new
+    idea stored it, `--if-revision` on it was dropped, and `--set tags=x --action archive` on
+    feedback asked to adopt "with your edits", archived the memory and dropped the edit. Each
+    is now refused before the confirmation, naming the option, and nothing changes."""
+    home = daemon.home
+    idea = json.loads(
+        cairn(home, "add", "maybe cache the wheels", "--kind", "idea", "--json").stdout
+    )
+    sid = idea["suggestion_id"]
+    written = cairn(home, "add", "Run migrations with make migrate", "--agent", "writer", "--json")
+    mid = json.loads(written.stdout)["id"]
+    other = RawClient(socket_path(daemon.paths))
+    assert "result" in other.hello(agent="other-bot", workspace=str(ROOT))
+    feedback = other.request("memory.feedback", {"id": mid, "verdict": "stale", "note": "renamed"})
+    other.close()
+    fid = feedback["result"]["suggestion_id"]
+    for args, words in (
+        ((sid, "--action", "forget"), f"--action applies to feedback proposals only; {sid} is an"),
+        ((sid, "--if-revision", "7"), "--if-revision applies to a proposal about a memory"),
+        ((fid, "--set", "tags=x", "--action", "archive"), "--set is not applied with --action"),
+    ):
+        status, shown = at_terminal(home, "review", "adopt", *args, typed=f"adopt {args[0]}")
+        assert status == ErrorCode.INVALID_PARAMS.exit_status, (args, shown)
+        assert words in shown and "to confirm" not in shown, (args, shown)
+    status, shown = at_terminal(home, "review", "list", typed="")
+    assert sid in shown and fid in shown, shown
+    memory = json.loads(cairn(home, "get", mid, "--json").stdout)
+    assert memory["status"] == "active" and memory["tags"] == [], memory
+
+
+def test_the_service_refuses_adopt_options_a_proposal_does_not_take(
+    paths: Paths, workspace_dir: Path
+) -> None:
+    """The windows and the socket reach the same service: it refuses what the command line
+    refuses (an add proposal adopted with action 'forget' was stored; feedback adopted with
+    edits and action 'archive' was archived without them; a proposal to forget dropped edits),
+    naming the option, and the proposals keep waiting."""
+    app = Cairn.open(paths, settings=Settings.defaults())
+    try:
+        ws = app.workspaces.resolve(str(workspace_dir)).id
+        agent = Caller(Surface.AGENT, agent="agent-a", verified=True, workspace_id=ws)
+        other = Caller(Surface.AGENT, agent="agent-b", verified=True, workspace_id=ws)
+
+        def write(content: str, kind: str) -> WriteResult:
+            params = {"content": content, "kind": kind, "scope": "project"}
+            return app.memories.write(agent, WriteRequest.from_params(params))
+
+        idea = write("cache the wheels", "idea").suggestion_id
+        mid = write("run migrations with make migrate", "fact").id
+        assert idea is not None and mid is not None
+        _, feedback = app.memories.feedback(other, mid, "stale", "renamed")
+        forget = app.memories.forget(other, mid, reason="not true")
+        assert feedback is not None and isinstance(forget, WriteResult)
+        assert forget.suggestion_id is not None
+        person, gone = Caller.human(), forget.suggestion_id
+        cases: list[tuple[str, dict[str, Any], str]] = [
+            (idea, {"action": "forget"}, "action"),
+            (idea, {"if_revision": 7}, "if_revision"),
+            (feedback, {"action": "archive", "edits": {"tags": ["x"]}}, "edits"),
+            (feedback, {"action": "forget", "edits": {"content": "x"}}, "edits"),
+            (gone, {"edits": {"tags": ["x"]}}, "tags"),
+            (gone, {"action": "forget"}, "action"),
+        ]
+        for sid, options, field in cases:
+            with pytest.raises(InvalidInput) as refused:
+                app.review.adopt(
+                    person,
+                    sid,
+                    edits=options.get("edits"),
+                    if_revision=options.get("if_revision"),
+                    action=options.get("action"),
+                )
+            assert refused.value.data == {"field": field}, refused.value
+        waiting = {i["id"] for i in app.review.pending(person)}
+        assert {idea, feedback, forget.suggestion_id} <= waiting
+        memory = app.memories.get(person, mid).memory
+        assert memory.status is Status.ACTIVE and memory.tags == ()
+    finally:
+        app.close()
+
+
+def test_a_setting_the_policy_does_not_have_is_refused_before_the_confirmation(
+    daemon: Daemon,
+) -> None:
+    """`policy set kinds.nokind auto` asked the person to type the confirmation, then said
+    "cairn: line 31: kinds.nokind: unknown kind (...)" - a line of a file they never edited.
+    Every setting the policy cannot take is refused before asking, in one plain line, and the
+    file is left as it was."""
+    home = daemon.home
+    before = (daemon.paths.config / POLICY_FILE).read_text(encoding="utf-8")
+    for setting, words in (
+        ("kinds.nokind", "kinds.nokind: unknown kind (known: fact, preference"),
+        ("agents.deploy-bot.kinds.nokind", "agents.deploy-bot.kinds.nokind: unknown kind"),
+        ("scopes.project", "only the wide scopes global and user have a rule, not 'project'"),
+        ("agents.Bad Name.kinds.fact", "'Bad Name' is not a valid agent name"),
+        ("agents.x", "unknown policy setting 'agents.x'"),
+        ("kinds", "unknown policy setting 'kinds'"),
+    ):
+        status, shown = at_terminal(
+            home, "policy", "set", setting, "auto", typed=f"set {setting} auto"
+        )
+        assert status == ErrorCode.INVALID_PARAMS.exit_status, (setting, shown)
+        assert "to confirm" not in shown and "line " not in shown, (setting, shown)
+        assert shown.strip().splitlines() == [f"cairn: {shown.strip()[7:]}"], shown
+        assert words in shown, (setting, shown)
+    assert (daemon.paths.config / POLICY_FILE).read_text(encoding="utf-8") == before
+
+
+def test_the_service_names_an_unknown_kind_without_a_file_line(paths: Paths) -> None:
+    """policy.set with an unknown kind wrote the setting into the text, parsed it and answered
+    "line 31: kinds.nokind: unknown kind": the line of a file the caller never saw."""
+    app = Cairn.open(paths, settings=Settings.defaults())
+    try:
+        for setting in ("kinds.nokind", "agents.deploy-bot.kinds.nokind"):
+            with pytest.raises(InvalidInput) as refused:
+                app.policy.set(Caller.human(), setting, Mode.AUTO)
+            assert refused.value.message.startswith(f"{setting}: unknown kind (known: fact, ")
+            assert refused.value.data == {"field": setting}
+        assert "nokind" not in (paths.config / POLICY_FILE).read_text(encoding="utf-8")
+    finally:
+        app.close()
+
+
+LEAK = "ghp_" + "Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q"  # a GitHub token's shape
+
+
+def test_a_session_scope_or_a_secret_in_an_edit_is_refused_before_the_confirmation(
+    daemon: Daemon,
+) -> None:
+    """docs/cli.md says bad `--set` values are refused before the confirmation, and that a
+    refused secret exits 77. `--set scope=session` on a proposal made outside a session was
+    refused after it (exit 77, scope_denied), and a secret in `--set` or in a rejection's
+    `--reason` after it with 65. Both are now refused before asking; a secret exits 77."""
+    home = daemon.home
+    sid = json.loads(cairn(home, "add", "cache the wheels", "--kind", "idea", "--json").stdout)[
+        "suggestion_id"
+    ]
+    for args, status, words in (
+        (("adopt", sid, "--set", "scope=session"), 65, f"--set scope=session: {sid} was not"),
+        (("adopt", sid, "--set", f"content=use {LEAK}"), 77, "--set content looks like a secret"),
+        (("adopt", sid, "--set", f"tags=ci,{LEAK}"), 77, "--set tags look like a secret"),
+        (("reject", sid, "--reason", f"it is {LEAK}"), 77, "--reason looks like a secret"),
+    ):
+        got, shown = at_terminal(home, "review", *args, typed=f"{args[0]} {sid}")
+        assert got == status, (args, shown)
+        assert words in shown and "to confirm" not in shown and LEAK not in shown, shown
+    status, shown = at_terminal(home, "review", "list", typed="")
+    assert sid in shown, shown
+
+
+def test_the_service_marks_a_secret_in_an_edit_as_a_secret(
+    paths: Paths, workspace_dir: Path
+) -> None:
+    """A secret in an adopt's edit was an `invalid_params` like a misspelt field: nothing in
+    the answer said it was a secret, so the command line exited 65 where a refused secret
+    exits 77. The answer carries `reason_code: secret`, as a refused write does."""
+    app = Cairn.open(paths, settings=Settings.defaults())
+    try:
+        ws = app.workspaces.resolve(str(workspace_dir)).id
+        agent = Caller(Surface.AGENT, agent="agent-a", verified=True, workspace_id=ws)
+        params = {"content": "cache the wheels", "kind": "idea", "scope": "project"}
+        sid = app.memories.write(agent, WriteRequest.from_params(params)).suggestion_id
+        assert sid is not None
+        with pytest.raises(InvalidInput) as refused:
+            app.review.adopt(Caller.human(), sid, edits={"content": f"use {LEAK}"})
+        assert refused.value.data == {"field": "content", "reason_code": "secret"}
+        assert LEAK not in refused.value.message
+    finally:
+        app.close()
