@@ -41,6 +41,7 @@ from core.terminal import (
     connect_as_person,
     describe_write,
     emit,
+    exit_status,
     looking_as_person,
     memory_line,
     open_input,
@@ -695,7 +696,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     except CairnError as e:
         print(f"cairn: {e.message}", file=sys.stderr)
-        return e.code.exit_status
+        return exit_status(e)  # a secret is 77 wherever it was found
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:

@@ -250,7 +250,8 @@ class IdentityService:
         content = self._sized(content)
         verdict = self._gate.check_text(caller, {"content": content})
         if verdict.outcome is Outcome.REFUSE:
-            raise InvalidInput(verdict.message or "refused", data={"field": "content"})
+            data = {"field": "content"} | ({"reason_code": verdict.code} if verdict.code else {})
+            raise InvalidInput(verdict.message or "refused", data=data)
         return content, verdict.flags
 
     def propose(

@@ -296,3 +296,17 @@ def test_a_file_with_a_byte_order_mark_is_read_without_it(daemon: Daemon, short_
         cairn(daemon.home, "identity", "show", "user", "--agent", "helper", "--json").stdout
     )
     assert got["content"] == "I like tea.\r\nShort answers.\r\n"
+
+
+def test_a_secret_in_an_edit_exits_77_like_any_refused_secret(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """`identity edit` with a token in the file exited 65 (invalid input), where every other
+    refused secret exits 77, as docs/cli.md's table says."""
+    leaked = short_tmp / "leaked.md"
+    leaked.write_text("My token is ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q\n", encoding="utf-8")
+    status, shown = at_terminal(
+        daemon.home, "identity", "edit", "user", "--file", str(leaked), typed="edit user"
+    )
+    assert status == 77, shown
+    assert "ghp_Z8b2" not in shown and "secret" in shown
