@@ -36,7 +36,7 @@ from core.records import (
     revision_from_row,
     revision_row,
 )
-from core.validation import content_hash
+from core.validation import CONTROL, content_hash
 from core.writer import WriteTx
 
 # -- the report ---------------------------------------------------------------------------------
@@ -452,8 +452,10 @@ class Placement:
                 tally.count("relations_unchanged")  # the same disagreement, named the other way
                 continue
             note = link.note
-            if note and self._secret_in({"note": note}) is not None:
-                note = None  # the disagreement is kept; a secret in its note is not
+            if note and (CONTROL.search(note) or self._secret_in({"note": note}) is not None):
+                # the disagreement is kept; a secret in its note is not, nor an escape
+                # sequence (refused in every note since 2026-11-30)
+                note = None
                 tally.count("notes_dropped")
             ours = (
                 int(link.open),
@@ -567,9 +569,15 @@ class Placement:
                 )
 
     def _refusal(self, v: IdentityVersion, *, current: bool) -> str | None:
-        """Why a version this store lacks cannot be added: a secret, or - for the one that would
-        become current - a size over this store's limit."""
-        secret = self._secret_in({"content": v.content, "reason": v.reason, "author": v.author})
+        """Why a version this store lacks cannot be added: a control character (refused in
+        every identity document since 2026-11-30), a secret, or - for the one that would become
+        current - a size over this store's limit."""
+        fields = {"content": v.content, "reason": v.reason, "author": v.author}
+        for name, text in fields.items():
+            found = CONTROL.search(text or "")
+            if found:  # an escape sequence could hide words from a person at a terminal
+                return f"its {name} holds a control character (U+{ord(found.group()):04X})"
+        secret = self._secret_in(fields)
         if secret is not None:
             return secret
         size = len(v.content.encode("utf-8"))

@@ -12,7 +12,7 @@ from typing import Any
 from core.errors import CairnError, InvalidInput
 from core.model import Memory, Origin, Relation, RelationKind, Revision, Scope, Status, Tier
 from core.settings import KIND_WORD
-from core.validation import Limits, check_kind, check_tags, check_text
+from core.validation import Limits, check_kind, check_tags, check_text, utf8_size
 
 _Check = Callable[[Any], bool]
 _MEMORY_ID = re.compile(r"m_[0-9a-f]{28}")
@@ -351,7 +351,9 @@ def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
         named.add((r["kind"], r["to_id"]))
         if r["note"] is not None:
             try:
-                check_text("note", r["note"], _ANY_SIZE, allow_empty=True)
+                # a control character only drops the note at import (a store from before
+                # 2026-11-30 may hold one): its own export must come back in
+                utf8_size("note", r["note"])
             except CairnError as e:
                 raise invalid(f"{where} relation {i}", f"breaks a rule: {e.message}") from e
         links.append(Relation(id=0, from_id=memory.id, **(r | {"kind": RelationKind(r["kind"])})))
