@@ -91,8 +91,9 @@ class SettingsService:
             made = [p for p in problems if p not in problems_before]
             if made:  # this value, or one the file holds that it no longer fits (notes.kind)
                 raise InvalidInput("; ".join(made), data={"field": name, "problems": made})
-            if name == "notes.kind" and self.live(name):
-                self._refuse_a_kind_not_started(str(checked))
+            if name.startswith("notes.") and self.live(name):
+                # the notes folder takes the file's notes.kind with any of its settings
+                self._refuse_a_kind_not_started(Settings(values, self._path).text("notes.kind"))
             if problems:
                 raise ConfigInvalid(
                     f"settings file {self._path} has problems to fix first: {'; '.join(problems)}",

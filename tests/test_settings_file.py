@@ -251,6 +251,12 @@ def test_a_note_kind_the_running_cairn_does_not_know_yet_is_refused(
         cairn.config.set(human, "notes.kind", "decision")
     assert load_settings(paths.settings_file).text("notes.kind") == "fact"  # the default
     cairn.config.set(human, "notes.kind", "Fact")
+    # nor by way of another notes setting, over notes.kind written into the file by hand
+    text = paths.settings_file.read_text(encoding="utf-8").replace('"Fact"', '"decision"')
+    paths.settings_file.write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"'decision' is not a kind the running Cairn knows"):
+        cairn.config.set(human, "notes.scope", "global")
+    assert paths.settings_file.read_text(encoding="utf-8") == text
 
 
 def test_a_change_to_a_file_with_a_byte_order_mark_keeps_its_settings(
