@@ -46,6 +46,7 @@ from core.terminal import (
     memory_line,
     open_input,
     print_or_drop,
+    refuse_a_secret,
     short,
     speaks_for_a_person,
     when,
@@ -551,6 +552,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if args.reason:
         params["reason"] = args.reason
     if speaks_for_a_person(args):
+        if args.reason:  # refused before the confirmation, not after it
+            refuse_a_secret("--reason", [args.reason])
         client = connect_as_person(
             f"Forget memory {args.id} for good? Its text is erased from every revision.",
             f"forget {args.id}",

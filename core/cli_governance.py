@@ -14,11 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import CairnError, InvalidInput, NotFound
-from core.governance import describe_rule
 from core.model import Scope
 from core.paths import resolve_paths
 from core.policy import Mode, PolicyInvalid, all_auto, with_mode
-from core.scanner import secret_rule
 from core.settings import load_settings
 from core.terminal import (
     at_terminal,
@@ -27,6 +25,7 @@ from core.terminal import (
     emit,
     exit_status,
     looking_as_person,
+    refuse_a_secret,
     short,
     when,
 )
@@ -209,7 +208,7 @@ def _decide(args: argparse.Namespace, action: str) -> int:
     try:  # everything that cannot work is refused before the confirmation
         edits = _checked_options(args) if action == "adopt" else None
         if action == "reject" and args.reason:
-            _refuse_a_secret("--reason", [args.reason])
+            refuse_a_secret("--reason", [args.reason])
     except CairnError as e:
         print(f"cairn: {e.message}", file=sys.stderr)
         return exit_status(e)
@@ -269,7 +268,7 @@ def _checked_options(args: argparse.Namespace) -> dict[str, Any] | None:
     edits = _edits(args.set) if args.set else None
     for name, value in (edits or {}).items():
         texts = value if name == "tags" else [value] if isinstance(value, str) else []
-        _refuse_a_secret(f"--set {name}", texts, plural=name in ("tags", "keywords"))
+        refuse_a_secret(f"--set {name}", texts, plural=name in ("tags", "keywords"))
     _refuse_options_that_clash(args, edits)
     if at_terminal() and (edits or args.action or args.if_revision is not None):
         # Whether an option applies depends on the proposal: look first (without a terminal the
@@ -319,18 +318,6 @@ def _refuse_options_it_does_not_take(
         raise InvalidInput(
             f"--set scope=session: {sid} was not proposed in a session, and your command has "
             "none to bind it to; choose global, user or project"
-        )
-
-
-def _refuse_a_secret(option: str, texts: list[str], *, plural: bool = False) -> None:
-    """A secret in an option's text, refused before the confirmation as the running Cairn would
-    refuse it after (`reason_code: secret`: the exit status of a refused secret)."""
-    rule = next((r for t in texts if (r := secret_rule(t)) is not None), None)
-    if rule is not None:
-        raise InvalidInput(
-            f"{option} {describe_rule(rule, plural=plural)}; secrets are never stored - keep it "
-            "in your keychain or a secret manager",
-            data={"field": option, "rule": rule, "reason_code": "secret"},
         )
 
 

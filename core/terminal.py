@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from core.client import Client
 from core.errors import AlreadyRunning, CairnError, Forbidden, InvalidInput, NotFound, NotRunning
+from core.governance import describe_rule
 from core.paths import Paths
 from core.runtime import probe, socket_path
+from core.scanner import secret_rule
 
 if TYPE_CHECKING:
     from core.app import Cairn
@@ -251,3 +253,15 @@ def describe_write(result: dict[str, Any]) -> str:
         why = str(result.get("reason") or "a person will decide").split(": ", 1)[-1]
         return f"pending review ({result['suggestion_id']}): {why}"
     return f"refused ({result.get('reason_code')}): {result.get('reason')}"
+
+
+def refuse_a_secret(option: str, texts: list[str], *, plural: bool = False) -> None:
+    """A secret in an option's text, refused before the confirmation as the running Cairn would
+    refuse it after (`reason_code: secret`: the exit status of a refused secret)."""
+    rule = next((r for t in texts if (r := secret_rule(t)) is not None), None)
+    if rule is not None:
+        raise InvalidInput(
+            f"{option} {describe_rule(rule, plural=plural)}; secrets are never stored - keep it "
+            "in your keychain or a secret manager",
+            data={"field": option, "rule": rule, "reason_code": "secret"},
+        )

@@ -447,6 +447,11 @@ def test_a_person_at_a_terminal_adds_their_own_memory_and_can_forget_it(daemon: 
     assert proposed.returncode == 0, proposed.stderr
     assert proposed.stdout.startswith("pending review (s_"), proposed.stdout
     assert cairn(home, "get", memory_id).returncode == 0  # still there until the person decides
+    # a secret in the reason is refused before the confirmation (it was asked, then refused)
+    status, shown = at_terminal(
+        home, "forget", memory_id, "--reason", "key AKIAZ7QK3M4N5P6R7S2T", typed=""
+    )
+    assert status == 77 and "Type " not in shown and "--reason looks like" in shown, shown
     status, shown = at_terminal(home, "forget", memory_id, typed=f"forget {memory_id}")
     assert status == 0 and f"forgot {memory_id}" in shown, shown
     assert cairn(home, "get", memory_id).returncode == ErrorCode.NOT_FOUND.exit_status
