@@ -29,6 +29,7 @@ from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
 from core.clock import Clock
+from core.database import in_lists
 from core.errors import InvalidInput, NotReady, ScopeDenied
 from core.horizon import horizon_sql
 from core.memory_service import MemoryService
@@ -352,6 +353,9 @@ class SearchService:
         self._agents_may_broaden = agents_may_broaden
         self._cache = _StatsCache(-1, 0, (1.0, 1.0, 1.0, 1.0), {})
         self._docs: _Lru[tuple[int, int | None], DocTerms] = _Lru(_CACHE_DOCS)
+        # what each memory's own text names whole (`_pinned`), by (seq, revision): seqs are
+        # never reused, and any change of the text is a new revision
+        self._named: _Lru[tuple[int, int], frozenset[str]] = _Lru(_CACHE_DOCS)
 
     def search(
         self, caller: Caller, req: SearchRequest, *, count_recall: bool = True
@@ -803,31 +807,59 @@ class SearchService:
                 )
         return dict(sorted(fused.items(), key=lambda kv: -kv[1]))
 
-    @staticmethod
-    def _pinned(conn: Any, symbols: tuple[str, ...], where: _Where) -> dict[int, tuple[str, ...]]:
+    def _pinned(
+        self, conn: Any, symbols: tuple[str, ...], where: _Where
+    ) -> dict[int, tuple[str, ...]]:
         """The memories (at most `_PINS` per symbol) whose own text names a query symbol whole.
 
         The index holds a symbol's pieces as terms too (`01` of SCOPED_ALPHA_01, `12` of
         10.0.0.12:5432), so a match there is only a candidate: the memory's text is analysed
-        again, and a piece does not pin."""
+        again (once per revision: `_names`), and a piece does not pin."""
         pins: dict[int, list[str]] = {}
         sql = (
-            "SELECT memory_fts.rowid, m.content, m.summary, m.tags FROM memory_fts "
+            "SELECT memory_fts.rowid, m.revision FROM memory_fts "
             "JOIN memory m ON m.seq = memory_fts.rowid"
-            f" WHERE memory_fts MATCH ? AND {where.sql} ORDER BY bm25(memory_fts) LIMIT ?"
+            f" WHERE memory_fts MATCH ? AND {where.sql} ORDER BY bm25(memory_fts) "
+            "LIMIT ? OFFSET ?"
         )
         for symbol in symbols:
             # the memory's own text: an agent's keywords (enrichment) score, but never pin
             own = "{content summary tags} : " + _quote(symbol)
             found = 0
-            for seq, content, summary, tags in conn.execute(sql, [own, *where.params, _PINS * 4]):
-                texts = (content, summary or "", " ".join(json.loads(tags or "[]")))
-                if any(symbol in named(text) for text in texts):
-                    pins.setdefault(int(seq), []).append(symbol)
-                    found += 1
-                    if found == _PINS:
-                        break
+            # a page at a time: matches on a piece may crowd the first page (the whole symbol is
+            # looked for on up to four), and most symbols fill no page at all
+            for offset in range(0, 4 * _PINS, _PINS):
+                rows = conn.execute(sql, [own, *where.params, _PINS, offset]).fetchall()
+                names = self._names(conn, rows)
+                for seq, _revision in rows:
+                    if symbol in names[seq] and found < _PINS:
+                        pins.setdefault(int(seq), []).append(symbol)
+                        found += 1
+                if found == _PINS or len(rows) < _PINS:
+                    break
         return {seq: tuple(found) for seq, found in pins.items()}
+
+    def _names(self, conn: Any, rows: Sequence[tuple[int, int]]) -> dict[int, frozenset[str]]:
+        """What each memory's content, summary and tags name whole (`tokenizer.named`), from
+        the cache or read and analysed once."""
+        out: dict[int, frozenset[str]] = {}
+        missing: dict[int, int] = {}
+        for seq, revision in rows:
+            known = self._named.get((seq, revision))
+            if known is None:
+                missing[seq] = revision
+            else:
+                out[seq] = known
+        for chunk, marks in in_lists(list(missing)):
+            for seq, revision, content, summary, tags in conn.execute(
+                f"SELECT seq, revision, content, summary, tags FROM memory WHERE seq IN ({marks})",
+                chunk,
+            ):
+                texts = (content, summary or "", " ".join(json.loads(tags or "[]")))
+                names = frozenset().union(*(named(text) for text in texts))
+                self._named.put((seq, revision), names)
+                out[seq] = names
+        return out
 
     @staticmethod
     def _hydrate(conn: Any, seqs: Sequence[int], now: int) -> dict[int, Memory]:

@@ -282,6 +282,39 @@ def test_a_piece_of_a_symbol_never_pins(cairn: Cairn, agent: Caller) -> None:
     assert (hits[0].memory.id, hits[0].pinned_by) == (team, ("12",))
 
 
+def test_a_whole_symbol_pins_past_a_page_of_memories_holding_it_as_a_piece(
+    cairn: Cairn, agent: Caller
+) -> None:
+    """Pins are looked for a page of 50 index matches at a time: memories holding `42` only as
+    a piece (of `build_42_x`) fill the first page, and the one naming it whole still pins."""
+
+    def letters(i: int) -> str:  # a name per memory with no number of its own
+        return "".join("abcdefghij"[int(d)] for d in str(i))
+
+    filler = [
+        WriteRequest(
+            content=f"archive note {letters(i)} on weather", kind="fact", scope=Scope.PROJECT
+        )
+        for i in range(1300)
+    ]
+    pieces = [
+        WriteRequest(
+            content=f"artifact build_42_{letters(i)} is stored in a bucket",
+            kind="fact",
+            scope=Scope.PROJECT,
+        )
+        for i in range(60)
+    ]
+    for start in range(0, len(filler), 200):
+        cairn.memories.write_many(agent, filler[start : start + 200])
+    cairn.memories.write_many(agent, pieces)
+    # long, so that FTS5 ranks it below every short memory holding the piece
+    whole = put(cairn, agent, "Gate 42 is where the shuttle stops; " + "then it goes on " * 40)
+    hits = cairn.search.search(agent, SearchRequest(query="42")).hits
+    assert (hits[0].memory.id, hits[0].pinned_by) == (whole, ("42",))
+    assert all(h.pinned_by == () for h in hits[1:])
+
+
 def test_an_agents_keywords_never_pin(cairn: Cairn, agent: Caller) -> None:
     """Keywords are an agent's enrichment: numbers 10-399 as keywords pinned an ad above the
     answer for any question with a number in it, and made presence strong."""
