@@ -226,9 +226,11 @@ def test_a_reject_reason_stays_with_its_proposal(
     window = window_for(qtbot, desk, 2)
     reason = window.detail.reject_reason
     show_row_of_content(window, "alpha")
+    assert not window.unsaved()
     reason.setText("duplicate of the alpha plan")
+    assert window.unsaved()  # Quit asks before a typed reason is lost
     show_row_of_content(window, "beta")
-    assert reason.text() == ""
+    assert reason.text() == "" and window.unsaved()  # alpha's is kept, and counts
     reason.setText("not now")
     propose(agent, "idea: gamma the logs")  # a live reload keeps the field as it is
     qtbot.waitUntil(lambda: window.queue.table.rowCount() == 3)

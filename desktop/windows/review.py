@@ -131,7 +131,10 @@ class ReviewWindow(ToolWindow):
     # -- what others read -------------------------------------------------------------------
 
     def unsaved(self) -> bool:
-        return self.detail.dirty or bool(self._drafts)
+        """Edits or reasons typed and not yet used (until 2026-11-30 a typed reject reason did
+        not count, and Quit lost it without asking)."""
+        typed = bool(self.detail.reject_reason.text().strip())
+        return self.detail.dirty or bool(self._drafts) or typed or bool(self._reasons)
 
     def pending_count(self) -> int:
         """How many proposals wait (as of the last refresh), listed or not."""
