@@ -1402,6 +1402,8 @@ class MemoryService:
 
         Raises:
             InvalidInput: a memory by itself, or a secret in the note (`reason_code: secret`).
+            Conflict: a side has expired (until 2026-11-30 it was taken, and the contradiction
+                stayed open until the purge).
         """
         if a_id == b_id:
             raise InvalidInput("a memory cannot contradict itself")
@@ -1411,6 +1413,13 @@ class MemoryService:
             now = self._clock.now_ms()
             a = self._load_for_change(tx, caller, a_id, now)
             b = self._load_for_change(tx, caller, b_id, now)
+            for side in (a, b):
+                if side.expired:  # hidden already, and purged soon: nothing to weigh
+                    raise Conflict(
+                        f"memory {side.id} has expired; only memories that have not can "
+                        "contradict each other",
+                        data={"id": side.id, "expired": True},
+                    )
             rel_id = relations.open_contradiction(
                 tx.conn, a.id, b.id, note=note, at=now, by=caller.actor
             )

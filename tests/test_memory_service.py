@@ -1181,3 +1181,17 @@ def test_a_reason_or_note_with_an_escape_sequence_is_refused(cairn: Cairn, agent
         cairn.memories.mark_contradiction(agent, mid, other, note="see \x07")
     assert cairn.memories.get(Caller.human(), mid).memory.status is Status.ACTIVE
     assert cairn.memories.relations(Caller.human(), mid) == ()
+
+
+def test_an_expired_memory_cannot_be_marked_as_contradicting(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    """A contradiction with an expired side was taken: hidden already, it stayed open until
+    the purge, and marked the live side disputed meanwhile."""
+    live = write(cairn, agent, "deploys go out on tuesdays")
+    going = write(cairn, agent, "deploys go out on fridays", ttl_seconds=60)
+    clock.advance(120)
+    with pytest.raises(Conflict, match=f"memory {going} has expired") as caught:
+        cairn.memories.mark_contradiction(agent, live, going)
+    assert caught.value.data == {"id": going, "expired": True}
+    assert cairn.memories.relations(Caller.human(), live) == ()
