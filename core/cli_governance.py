@@ -198,7 +198,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 def _decide(args: argparse.Namespace, action: str) -> int:
     """`review adopt` and `review reject` of one or more proposals, after one confirmation."""
-    ids = args.ids
+    ids = args.ids = list(dict.fromkeys(args.ids))  # one decision each (the same id twice failed)
     word = "adopt" if action == "adopt" else "reject"
     expected = f"{word} {ids[0]}" if len(ids) == 1 else f"{word} {len(ids)}"
     prompt = (

@@ -159,6 +159,13 @@ def test_many_at_once_each_answered_and_an_identity_proposal_shown(
     assert status == ErrorCode.NOT_FOUND.exit_status, shown
     assert f"{sids[0]} adopted" in shown and f"{sids[1]} adopted" in shown, shown
     assert "s_missing not adopted" in shown
+    # the same id twice is one decision (it asked "adopt 2", then failed the second)
+    again = json.loads(
+        cairn(home, "add", "pin the runner image", "--kind", "idea", "--json").stdout
+    )
+    twice = again["suggestion_id"]
+    status, shown = at_terminal(home, "review", "adopt", twice, twice, typed=f"adopt {twice}")
+    assert status == 0 and shown.count(f"{twice} adopted") == 1, shown
     profile = short_tmp / "profile.md"
     profile.write_text("Prefers metric units.\n", encoding="utf-8")
     out = cairn(home, "identity", "propose", "user", "--agent", "helper", "--file", str(profile))
