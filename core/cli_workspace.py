@@ -48,7 +48,9 @@ def cmd_workspace(args: argparse.Namespace) -> int:
     if action == "move":
         old = workspace_ref(args.old)
         new = os.path.abspath(os.path.expanduser(args.new))
-        canonical_path(new)  # a folder that is not there is refused before the confirmation
+        target = canonical_path(new)  # a folder that is not there is refused before asking
+        if old in (new, target):  # so is a move onto itself (refused after it, until 2026-11-30)
+            raise InvalidInput(f"workspace {old} is already at {target}: nothing to move")
         with connect_as_person(f"Move workspace {old} to {new}?", "move", bind_cwd=False) as client:
             result = client.call("workspace.move", {"workspace": old, "to": new})
         emit(args, result, lambda: print(f"{result['id']} now lives at {result['to']}"))

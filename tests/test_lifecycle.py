@@ -271,6 +271,10 @@ def test_merging_by_relative_folder_names_acts_on_the_persons_folder(short_tmp: 
         assert f"moved 1 memory from {here / 'a'} into {here / 'b'}" in shown
         assert runtime.cairn is not None
         assert runtime.cairn.memories.get(Caller.human(), mid).memory.workspace_id == b
+        # a move onto itself is refused before the confirmation (it was after it, exit 67)
+        status, shown = at_terminal(home, "workspace", "move", "b", "b/", typed="", cwd=here)
+        assert status == 65 and "Type " not in shown, shown
+        assert f"workspace {here / 'b'} is already at {here / 'b'}: nothing to move" in shown
 
 
 def test_the_service_refuses_a_relative_workspace_path(
