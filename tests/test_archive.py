@@ -227,6 +227,13 @@ def jsonl(data: bytes) -> list[dict[str, Any]]:
     return [json.loads(line) for line in data.decode().splitlines()]
 
 
+def jsonl_lines(items: list[dict[str, Any]]) -> bytes:
+    """Records as an archive writes them: one compact JSON object a line, keys sorted."""
+    return b"".join(
+        (json.dumps(i, sort_keys=True, separators=(",", ":")) + "\n").encode() for i in items
+    )
+
+
 def rezip(source: Path, target: Path, change: dict[str, bytes | None]) -> None:
     """A copy of an archive with some members replaced (None: removed) or added."""
     files = members(source) | change
@@ -697,11 +704,7 @@ def test_an_archive_holding_a_secret_brings_none_of_it_in(
         "identity/user.history.jsonl": identity,
         "identity/user.md": text.encode(),
     }
-    manifest = json.loads(files["manifest.json"])
-    for name, data in changed.items():
-        manifest["files"][name] = {"sha256": sha(data), "bytes": len(data)}
-    tampered = short_tmp / "tampered.zip"
-    rezip(clean, tampered, {**changed, "manifest.json": json.dumps(manifest).encode()})
+    tampered = edited(clean, short_tmp / "tampered.zip", lambda files: files.update(changed))
 
     for dry_run in (True, False):
         report = import_(empty, tampered, dry_run=dry_run)
@@ -744,21 +747,12 @@ def test_control_characters_in_an_archive_reach_no_document_and_sink_no_import(
         "content_hash": content_hash(text),
     }
 
-    def lines(items: list[dict[str, Any]]) -> bytes:
-        return b"".join(
-            (json.dumps(i, sort_keys=True, separators=(",", ":")) + "\n").encode() for i in items
-        )
-
     changed = {
-        "memories.jsonl": lines(records),
-        "identity/user.history.jsonl": lines([*history, version]),
+        "memories.jsonl": jsonl_lines(records),
+        "identity/user.history.jsonl": jsonl_lines([*history, version]),
         "identity/user.md": text.encode(),
     }
-    manifest = json.loads(files["manifest.json"])
-    for name, data in changed.items():
-        manifest["files"][name] = {"sha256": sha(data), "bytes": len(data)}
-    tampered = short_tmp / "tampered.zip"
-    rezip(clean, tampered, {**changed, "manifest.json": json.dumps(manifest).encode()})
+    tampered = edited(clean, short_tmp / "tampered.zip", lambda files: files.update(changed))
     report = import_(empty, tampered)
     assert report.notes_dropped == 1
     assert {
@@ -804,22 +798,13 @@ def test_an_archive_holding_a_secret_in_its_other_fields_brings_none_of_it_in(
         "author": f"a-{GITHUB_TOKEN}",
     }
 
-    def lines(items: list[dict[str, Any]]) -> bytes:
-        return b"".join(
-            (json.dumps(i, sort_keys=True, separators=(",", ":")) + "\n").encode() for i in items
-        )
-
     changed = {
-        "memories.jsonl": lines(records),
-        "tombstones.jsonl": lines(graves),
-        "identity/user.history.jsonl": lines([*history, version]),
+        "memories.jsonl": jsonl_lines(records),
+        "tombstones.jsonl": jsonl_lines(graves),
+        "identity/user.history.jsonl": jsonl_lines([*history, version]),
         "identity/user.md": text.encode(),
     }
-    manifest = json.loads(files["manifest.json"])
-    for name, data in changed.items():
-        manifest["files"][name] = {"sha256": sha(data), "bytes": len(data)}
-    tampered = short_tmp / "tampered.zip"
-    rezip(clean, tampered, {**changed, "manifest.json": json.dumps(manifest).encode()})
+    tampered = edited(clean, short_tmp / "tampered.zip", lambda files: files.update(changed))
     report = import_(empty, tampered)
     assert [i["id"] for i in report.secrets] == [records[single]["id"]]
     assert report.notes_dropped == 2 and report.tombstones_added == len(graves)
@@ -830,7 +815,7 @@ def test_an_archive_holding_a_secret_in_its_other_fields_brings_none_of_it_in(
     # a workspace whose path holds a secret: the archive is refused, nothing changes
     places = jsonl(files["workspaces.jsonl"])
     places[0]["path"] = f"/home/ana/{GITHUB_TOKEN}"
-    data = lines(places)
+    data = jsonl_lines(places)
     manifest = json.loads(files["manifest.json"])
     manifest["files"]["workspaces.jsonl"] = {"sha256": sha(data), "bytes": len(data)}
     refused = short_tmp / "refused.zip"
