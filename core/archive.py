@@ -48,9 +48,11 @@ from core.memory_service import (
     MemoryService,
     dedupe_memory_id,
     dedupe_target,
+    live_with_text,
     replay,
     replayed,
     request_hash,
+    text_key,
     upserted,
 )
 from core.model import Caller, Memory, Scope, Status, Surface, WriteResult, WriteStatus
@@ -63,11 +65,6 @@ from core.writer import WriteTx
 
 # A workspace a dry run would register (it does not exist yet, so it has no id yet).
 _NEW_WORKSPACE = "ws_(new)"
-_SAME_TEXT = (
-    "SELECT 1 FROM memory WHERE content_hash = ? AND scope = ? AND coalesce(workspace_id, '') = ? "
-    "AND coalesce(session_id, '') = ? AND status IN ('active', 'archived') "
-    "AND (expires_at IS NULL OR expires_at > ?) LIMIT 1"
-)
 
 
 def _person(caller: Caller, what: str) -> None:
@@ -422,9 +419,8 @@ class ArchiveService:
         """What storing `memory` would answer (see `_judge`)."""
         where = (memory.scope.value, memory.workspace_id or "", memory.session_id or "")
         if memory.dedupe_key is None:
-            text = (content_hash(memory.content), *where)
-            now = self._clock.now_ms()
-            if text in ahead.texts or conn.execute(_SAME_TEXT, (*text, now)).fetchone():
+            text = text_key(memory)
+            if text in ahead.texts or live_with_text(conn, text, self._clock.now_ms()):
                 return WriteResult(WriteStatus.STORED, duplicate=True)
             ahead.texts.add(text)
             return WriteResult(WriteStatus.STORED, revision=1)

@@ -168,24 +168,36 @@ def dedupe_holder(conn: sqlite3.Connection, memory: Memory) -> str | None:
     return str(row[0]) if row else None
 
 
+def text_key(memory: Memory) -> tuple[str, str, str, str]:
+    """Where a store keeps one text once: its hash, scope, workspace and session."""
+    return (
+        content_hash(memory.content),
+        memory.scope.value,
+        memory.workspace_id or "",
+        memory.session_id or "",
+    )
+
+
+def live_with_text(conn: sqlite3.Connection, key: tuple[str, str, str, str], now: int) -> list[str]:
+    """The live (active or archived, unexpired) memories holding a text where `key` (see
+    `text_key`) says, oldest first."""
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM memory WHERE content_hash = ? AND scope = ? "
+            "AND coalesce(workspace_id, '') = ? AND coalesce(session_id, '') = ? "
+            "AND status IN ('active', 'archived') AND (expires_at IS NULL OR expires_at > ?) "
+            "ORDER BY seq",
+            (*key, now),
+        )
+    ]
+
+
 def live_copy(conn: sqlite3.Connection, memory: Memory, going: set[str], now: int) -> str | None:
-    """Another live (active or archived, unexpired) memory with `memory`'s very text in its
-    scope, workspace and session, not among `going`; the oldest if several."""
-    rows = conn.execute(
-        "SELECT id FROM memory WHERE content_hash = ? AND scope = ? "
-        "AND coalesce(workspace_id, '') = ? AND coalesce(session_id, '') = ? "
-        "AND status IN ('active', 'archived') AND (expires_at IS NULL OR expires_at > ?) "
-        "AND id != ? ORDER BY seq",
-        (
-            content_hash(memory.content),
-            memory.scope.value,
-            memory.workspace_id or "",
-            memory.session_id or "",
-            now,
-            memory.id,
-        ),
-    ).fetchall()
-    return next((str(r[0]) for r in rows if r[0] not in going), None)
+    """Another live memory with `memory`'s very text in its scope, workspace and session, not
+    among `going`; the oldest if several."""
+    same = live_with_text(conn, text_key(memory), now)
+    return next((mid for mid in same if mid != memory.id and mid not in going), None)
 
 
 def live_heir(conn: sqlite3.Connection, start: str | None, going: set[str], now: int) -> str | None:
@@ -608,20 +620,9 @@ class MemoryService:
         key names, or of the memory it closely resembles in the same scope; as a new memory
         otherwise. Content already stored, or forgotten, is answered without asking anyone."""
         conn = tx.conn
-        row = conn.execute(
-            "SELECT id FROM memory WHERE content_hash = ? AND scope = ? "
-            "AND coalesce(workspace_id, '') = ? AND coalesce(session_id, '') = ? "
-            "AND status IN ('active', 'archived') AND (expires_at IS NULL OR expires_at > ?)",
-            (
-                content_hash(prepared.content),
-                prepared.scope.value,
-                prepared.workspace_id or "",
-                prepared.session_id or "",
-                now,
-            ),
-        ).fetchone()
-        if row is not None:
-            existing = fetch_memory(conn, row[0], now)
+        same = live_with_text(conn, text_key(prepared), now)
+        if same:
+            existing = fetch_memory(conn, same[0], now)
             assert existing is not None
             return WriteResult.stored(existing, duplicate=True)
         if caller.surface is Surface.AGENT:
@@ -1188,10 +1189,10 @@ class MemoryService:
 
     def _close_contradictions(
         self, tx: WriteTx, caller: Caller, memory_id: str, how: str, now: int
-    ) -> None:
+    ) -> int:
         """`memory_id` is being forgotten or purged (`how`): the contradictions it is in close
         (there is nothing left to weigh the other side against), each on the record of the
-        memory left standing."""
+        memory left standing. Returns how many closed."""
         closed = relations.close_contradictions_of(
             tx.conn, memory_id, resolution=how, at=now, by=caller.actor
         )
@@ -1206,6 +1207,7 @@ class MemoryService:
                 detail={"relation": rel.id, "resolution": how, "other": memory_id},
                 at=now,
             )
+        return len(closed)
 
     def _release_superseded(
         self,
@@ -1327,8 +1329,7 @@ class MemoryService:
             for side in sides:
                 gone = fetch_memory(conn, side, now)
                 how = "forgotten" if gone is not None else "purged"
-                closed += len(relations.open_contradictions(conn, [side]))
-                self._close_contradictions(tx, who, side, how, now)
+                closed += self._close_contradictions(tx, who, side, how, now)
             return len(stranded) + closed
 
         return self._store.writer.run(job)
