@@ -420,12 +420,12 @@ class SearchService:
             contradictions = open_contradictions(
                 conn, [memories[s].id for s in top if s in memories]
             )
-            partners, named = self._partners(
+            partners, nameable = self._partners(
                 conn, contradictions, memories, visible=visible, where=where, now=now
             )
             # A side the caller may not see (another workspace's, forgotten) is never named; one
             # the request's kinds, scopes or tiers leave out is named, but not returned.
-            seen = {m.id for m in memories.values()} | named
+            seen = {m.id for m in memories.values()} | nameable
             contradictions = [r for r in contradictions if r.from_id in seen and r.to_id in seen]
         redact = self._memories.redactor.memory  # what a model may read of each result
         hits = [
@@ -625,8 +625,10 @@ class SearchService:
         if chosen is None:
             chosen = self._choose_terms(q, stats)
             found = self._candidates(conn, q, stats, where, revisions, chosen=chosen)
+            if len(found) >= page:
+                return found
             cut = [t for t in self._choose_terms(q, stats, common=True) if t not in chosen]
-            if len(found) >= page or not cut:
+            if not cut:
                 return found
             more = self._candidates(conn, q, stats, where, revisions, chosen=cut)
             have = set(found)
@@ -979,20 +981,20 @@ class SearchService:
         if not missing:
             return {}, set()
         marks = ", ".join("?" for _ in missing)
-        named = {
+        nameable = {
             r[0]
             for r in conn.execute(
                 f"SELECT m.id FROM memory m WHERE m.id IN ({marks}) AND {visible.sql}",
                 [*missing, *visible.params],
             )
         }
-        if not named:
-            return {}, named
-        marks = ", ".join("?" for _ in named)
+        if not nameable:
+            return {}, nameable
+        marks = ", ".join("?" for _ in nameable)
         rows = conn.execute(
-            SELECT_MEMORY + f" WHERE m.id IN ({marks}) AND {where.sql}", [*named, *where.params]
+            SELECT_MEMORY + f" WHERE m.id IN ({marks}) AND {where.sql}", [*nameable, *where.params]
         ).fetchall()
-        return {r[0]: memory_from_row(r, now) for r in rows}, named
+        return {r[0]: memory_from_row(r, now) for r in rows}, nameable
 
     @staticmethod
     def _mark_disputes(
