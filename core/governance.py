@@ -248,11 +248,17 @@ def secret_refused(secret: Flag) -> Verdict:
         Outcome.REFUSE,
         flags=(secret,),
         code="secret",
-        message=(
-            f"the {secret.field} "
-            f"{describe_rule(secret.rule, plural=secret.field in _PLURAL_FIELDS)}; secrets are "
-            "never stored - keep it in your keychain or a secret manager"
+        message=secret_sentence(
+            f"the {secret.field}", secret.rule, plural=secret.field in _PLURAL_FIELDS
         ),
+    )
+
+
+def secret_sentence(subject: str, rule: str, *, plural: bool = False) -> str:
+    """Why `subject` (a field, an option) is refused for holding a secret, naming the rule."""
+    return (
+        f"{subject} {describe_rule(rule, plural=plural)}; secrets are never stored - keep it in "
+        "your keychain or a secret manager"
     )
 
 

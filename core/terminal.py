@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from core.client import Client
 from core.errors import AlreadyRunning, CairnError, Forbidden, InvalidInput, NotFound, NotRunning
-from core.governance import describe_rule
+from core.governance import secret_sentence
 from core.paths import Paths
 from core.runtime import probe, socket_path
 from core.scanner import secret_rule
@@ -261,7 +261,6 @@ def refuse_a_secret(option: str, texts: list[str], *, plural: bool = False) -> N
     rule = next((r for t in texts if (r := secret_rule(t)) is not None), None)
     if rule is not None:
         raise InvalidInput(
-            f"{option} {describe_rule(rule, plural=plural)}; secrets are never stored - keep it "
-            "in your keychain or a secret manager",
+            secret_sentence(option, rule, plural=plural),
             data={"field": option, "rule": rule, "reason_code": "secret"},
         )
