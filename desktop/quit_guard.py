@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 
 from desktop.desk import Desk, ToolWindow
+from desktop.widgets import losing_edits_question
 
 
 class QuitGuard(QObject):
@@ -37,22 +38,15 @@ class QuitGuard(QObject):
         shown = [w for w in unsaved if w.isVisible()] or [
             w for w in self.desk.windows() if w.isVisible()
         ]
-        box = QMessageBox(shown[0] if shown else None)
-        box.setObjectName("quitConfirm")
-        box.setIcon(QMessageBox.Icon.Warning)
-        box.setWindowTitle(self.tr("Quit Cairn?"))
-        box.setText(
+        box, confirm, _cancel = losing_edits_question(
+            shown[0] if shown else None,
+            "quitConfirm",
+            self.tr("Quit Cairn?"),
             self.tr("Quitting closes every window. Unsaved edits in {} would be lost.").format(
                 ", ".join(w.windowTitle() for w in unsaved)
-            )
+            ),
+            (self.tr("Quit and lose them"), "confirmQuit"),
         )
-        confirm = box.addButton(
-            self.tr("Quit and lose them"), QMessageBox.ButtonRole.DestructiveRole
-        )
-        confirm.setObjectName("confirmQuit")
-        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(cancel)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         # closed any other way (Esc, the title bar's X): Cairn keeps running, like Cancel
         box.finished.connect(lambda _result: self._answered(box, confirm))
         # deleted unanswered, with the window it was asked over (a language change rebuilds

@@ -1,13 +1,13 @@
-"""Small pieces every window uses: naming a widget, showing a time, and telling a text the
-person edited from one a plain-text editor only displayed."""
+"""Small pieces every window uses: naming a widget, showing a time, telling a text the person
+edited from one a plain-text editor only displayed, and asking before edits are lost."""
 
 from __future__ import annotations
 
 from typing import TypeVar
 
-from PySide6.QtCore import QDateTime
+from PySide6.QtCore import QDateTime, Qt
 from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 
 W = TypeVar("W", bound=QWidget)
 
@@ -47,3 +47,22 @@ def edited_text(typed: str, original: str) -> str:
     """What an editor that displayed `original` now holds, as it should be stored: `original`
     itself when the person did not change it."""
     return original if typed == as_displayed(original) else typed
+
+
+def losing_edits_question(
+    parent: QWidget | None, name: str, title: str, text: str, go_on: tuple[str, str]
+) -> tuple[QMessageBox, QPushButton, QPushButton]:
+    """A warning that going on loses edits: the button that goes on (`go_on`: its words and its
+    object name) and Cancel, the default. The box deletes itself when closed; the caller
+    connects the buttons and opens it."""
+    box = QMessageBox(parent)
+    box.setObjectName(name)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle(title)
+    box.setText(text)
+    confirm = box.addButton(go_on[0], QMessageBox.ButtonRole.DestructiveRole)
+    confirm.setObjectName(go_on[1])
+    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(cancel)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    return box, confirm, cancel

@@ -7,7 +7,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QDateTime, QLocale, Qt, QTimer
+from PySide6.QtCore import QDateTime, QLocale, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -39,7 +39,7 @@ from desktop.desk import Desk, ToolWindow
 from desktop.i18n import LANGUAGES, SYSTEM, chosen
 from desktop.knobs import knob_help
 from desktop.person_check import ASK_TERMINALS_TOO
-from desktop.widgets import named
+from desktop.widgets import losing_edits_question, named
 
 
 @dataclass(frozen=True)
@@ -403,22 +403,15 @@ class SettingsWindow(ToolWindow):
             QTimer.singleShot(0, switch)
             return
         # Rebuilding the windows would lose what the person typed: ask, Cancel the default.
-        box = QMessageBox(self)
-        box.setObjectName("languageConfirm")
-        box.setIcon(QMessageBox.Icon.Warning)
-        box.setWindowTitle(self.tr("Change the language?"))
-        box.setText(
+        box, change, cancel = losing_edits_question(
+            self,
+            "languageConfirm",
+            self.tr("Change the language?"),
             self.tr(
                 "Changing the language reopens every window. Unsaved edits in {} would be lost."
-            ).format(", ".join(w.windowTitle() for w in unsaved))
+            ).format(", ".join(w.windowTitle() for w in unsaved)),
+            (self.tr("Change and lose them"), "confirmLanguage"),
         )
-        change = box.addButton(
-            self.tr("Change and lose them"), QMessageBox.ButtonRole.DestructiveRole
-        )
-        change.setObjectName("confirmLanguage")
-        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(cancel)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         change.clicked.connect(lambda: QTimer.singleShot(0, switch))
         cancel.clicked.connect(self._keep_language)
         # closed any other way (the title bar's X, Alt+F4): the language stays as well
