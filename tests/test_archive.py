@@ -534,6 +534,61 @@ def test_importing_the_same_archive_twice_changes_nothing(
     assert now == mine
 
 
+def live_texts(c: Cairn) -> list[str]:
+    """The text of every memory the store holds (not forgotten), sorted."""
+    rows = c.store.read_db.conn().execute(
+        "SELECT content FROM memory WHERE status != 'forgotten' ORDER BY content"
+    )
+    return [str(r[0]) for r in rows]
+
+
+def test_two_memories_of_an_archive_with_the_same_text_land_once(
+    short_tmp: Path, workspace_dir: Path, empty: Cairn
+) -> None:
+    """An edited archive holding one text twice (same scope, workspace and session) under two
+    ids. Before 2026-11-30 both landed - two memories with one text, which no write makes -
+    and importing into the store the archive came from added the copy beside the original. Now
+    the first in the file lands and the second is a duplicate, reported among the conflicts
+    and not landed; in a dry run as in the import, and again on a second import."""
+    c = open_store(short_tmp / "c")
+    try:
+        me = person(c, c.workspaces.resolve(str(workspace_dir)).id)
+        first = write(c, me, "The deploy key rotates monthly")
+        good = short_tmp / "good.zip"
+        export(c, good)
+        copy = "m_" + "c0" * 14
+
+        def twice(files: dict[str, bytes]) -> None:
+            rows = jsonl(files["memories.jsonl"])
+            dup = json.loads(json.dumps(rows[0]))  # spaced otherwise: the same text
+            dup["id"], dup["content"] = copy, "The deploy key  rotates monthly"
+            dup["revisions"][-1]["content"] = dup["content"]
+            files["memories.jsonl"] = jsonl_lines([*rows, dup])
+
+        bad = edited(good, short_tmp / "twice.zip", twice)
+        expected = {
+            "id": copy,
+            "reason": f"the archive holds the same text as {first}, which lands; "
+            "an exact duplicate is one memory",
+        }
+        dry = import_(empty, bad, dry_run=True)
+        real = import_(empty, bad)
+        assert dry.to_dict() | {"dry_run": False} == real.to_dict()
+        assert real.added == 1 and real.conflicts == (expected,)
+        assert live_texts(empty) == ["The deploy key rotates monthly"]
+        again = import_(empty, bad)
+        assert (again.added, again.unchanged) == (0, 1)
+        assert again.conflicts == (
+            {"id": copy, "reason": f"the same text is already here as {first}; kept that one"},
+        )
+        # into the store the archive came from: its memory is there, the copy is not brought
+        back = import_(c, bad)
+        assert (back.added, back.unchanged) == (0, 1)
+        assert live_texts(c) == ["The deploy key rotates monthly"]
+    finally:
+        c.close()
+
+
 def test_a_longer_history_is_appended_and_a_different_one_is_a_conflict(
     rich: Rich, empty: Cairn, short_tmp: Path
 ) -> None:
