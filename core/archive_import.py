@@ -36,7 +36,7 @@ from core.records import (
     revision_from_row,
     revision_row,
 )
-from core.validation import CONTROL, content_hash
+from core.validation import CONTROL, content_hash, refuse_control
 from core.writer import WriteTx
 
 # -- the report ---------------------------------------------------------------------------------
@@ -266,8 +266,12 @@ class Placement:
         for am in chunk:
             outcome, detail = self._decide(conn, am, facts)
             if outcome in ("add", "append"):
-                secret = self._secret_of(am, am.revisions[0 if outcome == "add" else int(detail) :])
-                if secret is not None:
+                writing = am.revisions[0 if outcome == "add" else int(detail) :]
+                control = _control_in_reasons(writing)
+                secret = self._secret_of(am, writing) if control is None else None
+                if control is not None:
+                    outcome, detail = "conflict", control
+                elif secret is not None:
                     outcome, detail = "secret", secret
             if outcome == "secret":
                 self._tally.count("refused")
@@ -667,6 +671,18 @@ class Placement:
                     tally.count("notes_dropped")
                 if tx is not None:
                     conn.execute(_INSERT_TOMBSTONE, astuple(kept))
+
+
+def _control_in_reasons(revisions: Sequence[Revision]) -> str | None:
+    """Why a memory cannot be imported when one of the `revisions` to write has a reason holding
+    a control character: refused in every reason since 2026-11-30 (`governance.check_notes`), a
+    store from before may hold one - its memory stays out, the rest of its export comes in."""
+    for r in revisions:
+        try:
+            refuse_control("reason", r.reason or "")
+        except InvalidInput as e:
+            return f"revision {r.revision}: {e.message}; not imported"
+    return None
 
 
 @dataclass(frozen=True)
