@@ -36,7 +36,7 @@ from core.records import (
     revision_from_row,
     revision_row,
 )
-from core.validation import CONTROL, content_hash
+from core.validation import CONTROL, content_hash, refuse_control
 from core.writer import WriteTx
 
 # -- the report ---------------------------------------------------------------------------------
@@ -138,10 +138,12 @@ _LIVE_IDS = (
     "SELECT m.id FROM memory m JOIN json_each(?) j ON j.value = m.id WHERE m.status != 'forgotten'"
 )
 _TOMBSTONED_IDS = "SELECT t.memory_id FROM tombstone t JOIN json_each(?) j ON j.value = t.memory_id"
+# The live memories holding a text (as `memory_service.live_with_text` finds them), oldest first.
 _SAME_CONTENT = (
     "SELECT m.id, m.content_hash, m.scope, coalesce(m.workspace_id, ''), "
     "coalesce(m.session_id, '') FROM memory m JOIN json_each(?) j ON j.value = m.content_hash "
-    "WHERE m.status IN ('active', 'archived')"
+    "WHERE m.status IN ('active', 'archived') AND (m.expires_at IS NULL OR m.expires_at > ?) "
+    "ORDER BY m.seq"
 )
 _REVISIONS_OF = (
     SELECT_REVISION
@@ -163,6 +165,19 @@ _INSERT_TOMBSTONE = (
 
 def _ids(values: Sequence[str] | set[str]) -> str:
     return json.dumps(sorted(set(values)))
+
+
+_TextKey = tuple[str, str, str, str]  # where a store keeps one text once: `text_key`
+
+
+def _live_text(m: Memory | Revision, now: int) -> _TextKey | None:
+    """Where `m` keeps its text once live (active or archived, unexpired); None when it is not
+    live, so holds no text against another memory."""
+    if m.status not in (Status.ACTIVE, Status.ARCHIVED):
+        return None
+    if m.expires_at is not None and m.expires_at <= now:
+        return None
+    return (content_hash(m.content), m.scope.value, m.workspace_id or "", m.session_id or "")
 
 
 class Placement:
@@ -191,6 +206,12 @@ class Placement:
         self._ids = frozenset(am.memory.id for am in archive.memories)
         self._forgotten_there = frozenset(t.memory_id for t in archive.tombstones)
         self._landing: dict[str, Memory] = {}  # added or appended, as the store will hold them
+        # An exact duplicate is one memory in Cairn, in an archive as in a write: the texts the
+        # memories decided so far bring (-> why another with the text is not brought), and the
+        # archive's memories whose copy here stays as it is.
+        self._texts: dict[_TextKey, str] = {}
+        self._kept: set[str] = set()
+        self._archived_texts = self._texts_in_archive()
 
     def chunks(self, size: int = CHUNK) -> Iterator[Sequence[ArchivedMemory]]:
         items = self.archive.memories
@@ -228,6 +249,11 @@ class Placement:
                 )
         self.archive = remap(self.archive, mapping, tally)
         self._ids = frozenset(am.memory.id for am in self.archive.memories)
+        self._archived_texts = self._texts_in_archive()
+
+    def _texts_in_archive(self) -> dict[str, _TextKey | None]:
+        now = self._clock.now_ms()
+        return {am.memory.id: _live_text(am.memory, now) for am in self.archive.memories}
 
     def memories(
         self, conn: sqlite3.Connection, chunk: Sequence[ArchivedMemory], tx: WriteTx | None
@@ -240,14 +266,19 @@ class Placement:
         for am in chunk:
             outcome, detail = self._decide(conn, am, facts)
             if outcome in ("add", "append"):
-                secret = self._secret_of(am, am.revisions[0 if outcome == "add" else int(detail) :])
-                if secret is not None:
+                writing = am.revisions[0 if outcome == "add" else int(detail) :]
+                control = _control_in_reasons(writing)
+                secret = self._secret_of(am, writing) if control is None else None
+                if control is not None:
+                    outcome, detail = "conflict", control
+                elif secret is not None:
                     outcome, detail = "secret", secret
             if outcome == "secret":
                 self._tally.count("refused")
                 self._tally.note("secrets", {"id": am.memory.id, "reason": detail})
             if outcome in ("add", "append"):
                 self._landing[am.memory.id] = am.memory
+            self._hold_text(am, outcome, facts)
             if outcome == "add":
                 adds.append(am)
                 self._tally.count("added")
@@ -266,6 +297,21 @@ class Placement:
                 self._tally.note("conflicts", {"id": am.memory.id, "reason": detail})
         if tx is not None:
             self._write(tx, adds, appends)
+
+    def _hold_text(self, am: ArchivedMemory, outcome: str, facts: _Facts) -> None:
+        """Note what `am` leaves live once decided: its text when it lands; that this store's
+        copy stays as it is otherwise (its text is the store's)."""
+        mid = am.memory.id
+        if outcome in ("add", "append"):
+            key = _live_text(am.memory, self._clock.now_ms())
+            if key is not None:
+                self._texts.setdefault(
+                    key,
+                    f"the archive holds the same text as {mid}, which lands; an exact duplicate "
+                    "is one memory",
+                )
+        elif mid in facts.status:
+            self._kept.add(mid)
 
     def _secret_of(self, am: ArchivedMemory, revisions: Sequence[Revision]) -> str | None:
         """Why a memory cannot be imported when it, or one of the `revisions` to write, holds a
@@ -310,16 +356,17 @@ class Placement:
         for row in conn.execute(_REVISIONS_OF, (_ids(held),)):
             history.setdefault(row[0], []).append(revision_from_row(row))
         # An exact duplicate is one memory in Cairn: text this chunk would add that the store
-        # already holds (in a memory that is not the archive's) keeps the store's copy.
+        # already holds keeps the store's copy (`_decide_new` leaves out the archive's memories
+        # this import may change).
+        now = self._clock.now_ms()
         new = {
             hashes[am.memory.id][-1]
             for am in chunk
-            if am.memory.id not in status and am.memory.status in (Status.ACTIVE, Status.ARCHIVED)
+            if am.memory.id not in status and _live_text(am.memory, now) is not None
         }
-        same: dict[tuple[str, str, str, str], str] = {}
-        for mid, h, scope, ws, sid in conn.execute(_SAME_CONTENT, (_ids(new),)):
-            if mid not in self._ids:
-                same.setdefault((h, scope, ws, sid), mid)
+        same: dict[_TextKey, list[str]] = {}
+        for mid, h, scope, ws, sid in conn.execute(_SAME_CONTENT, (_ids(new), now)):
+            same.setdefault((h, scope, ws, sid), []).append(mid)
         return _Facts(
             status=status,
             buried={str(r[0]) for r in conn.execute(_TOMBSTONED_IDS, (_ids(ids),))},
@@ -372,8 +419,9 @@ class Placement:
             )
         return "append", str(common)
 
-    @staticmethod
-    def _decide_new(conn: sqlite3.Connection, am: ArchivedMemory, facts: _Facts) -> tuple[str, str]:
+    def _decide_new(
+        self, conn: sqlite3.Connection, am: ArchivedMemory, facts: _Facts
+    ) -> tuple[str, str]:
         m = am.memory
         hashes = facts.hashes[m.id]
         if any(h in facts.buried_texts for h in hashes):
@@ -382,9 +430,16 @@ class Placement:
             holder = dedupe_holder(conn, m)
             if holder is not None:
                 return "conflict", f"{holder} here has the same dedupe key; kept it"
-        key = (hashes[-1], m.scope.value, m.workspace_id or "", m.session_id or "")
-        if m.status in (Status.ACTIVE, Status.ARCHIVED) and key in facts.same:
-            return "conflict", f"the same text is already here as {facts.same[key]}; kept that one"
+        key = _live_text(m, self._clock.now_ms())
+        if key is None:
+            return "add", ""
+        for held in facts.same.get(key, ()):
+            # one of the archive's memories keeps its text here when the import leaves its copy
+            # as it is (decided so), or when the archive's copy holds that text too
+            if held not in self._ids or held in self._kept or self._archived_texts[held] == key:
+                return "conflict", f"the same text is already here as {held}; kept that one"
+        if key in self._texts:
+            return "conflict", self._texts[key]
         return "add", ""
 
     def _write(
@@ -618,6 +673,18 @@ class Placement:
                     conn.execute(_INSERT_TOMBSTONE, astuple(kept))
 
 
+def _control_in_reasons(revisions: Sequence[Revision]) -> str | None:
+    """Why a memory cannot be imported when one of the `revisions` to write has a reason holding
+    a control character: refused in every reason since 2026-11-30 (`governance.check_notes`), a
+    store from before may hold one - its memory stays out, the rest of its export comes in."""
+    for r in revisions:
+        try:
+            refuse_control("reason", r.reason or "")
+        except InvalidInput as e:
+            return f"revision {r.revision}: {e.message}; not imported"
+    return None
+
+
 @dataclass(frozen=True)
 class _Facts:
     """What the store holds about one chunk's memories."""
@@ -627,7 +694,7 @@ class _Facts:
     buried_texts: set[str]  # content hashes with a tombstone here
     history: dict[str, list[Revision]]
     keys: dict[str, str | None]  # memory id -> its dedupe key here
-    same: dict[tuple[str, str, str, str], str]  # (hash, scope, workspace, session) -> id
+    same: dict[_TextKey, list[str]]  # live memories here holding a text this chunk adds
     hashes: dict[str, list[str]]  # memory id -> the content hash of each archived revision
 
 

@@ -33,7 +33,6 @@ from core.archive_records import (
     MAX_TIME,
     SHA256,
     TOMBSTONE_SPEC,
-    WORKSPACE_SPEC,
     ArchivedMemory,
     Tombstone,
     checked,
@@ -41,6 +40,7 @@ from core.archive_records import (
     is_int,
     lone_surrogate,
     parse_memory,
+    parse_workspace,
 )
 from core.errors import InvalidInput
 from core.identity import IdentityVersion, check_doc
@@ -271,7 +271,7 @@ def _workspaces(z: _Zip) -> tuple[Workspace, ...]:
     ids: set[str] = set()
     paths: set[str] = set()
     for where, obj in z.records(WORKSPACES):
-        w = checked(obj, WORKSPACE_SPEC, where)
+        w = parse_workspace(obj, where)
         if w["id"] in ids or w["path"] in paths:
             raise invalid(where, "repeats a workspace")
         ids.add(w["id"])

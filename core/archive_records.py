@@ -12,7 +12,7 @@ from typing import Any
 from core.errors import CairnError, InvalidInput
 from core.model import Memory, Origin, Relation, RelationKind, Revision, Scope, Status, Tier
 from core.settings import KIND_WORD
-from core.validation import Limits, check_kind, check_tags, check_text, utf8_size
+from core.validation import Limits, check_kind, check_tags, check_text, refuse_control, utf8_size
 
 _Check = Callable[[Any], bool]
 _MEMORY_ID = re.compile(r"m_[0-9a-f]{28}")
@@ -70,6 +70,21 @@ def _between(low: int, high: int) -> _Check:
     return lambda v: is_int(v) and low <= v <= high
 
 
+# What a revision of a kept memory may have done (docs/data-model.md): every action a write
+# records but `forget`, whose memory is never in an archive (only its tombstone is).
+KEPT_ACTIONS = (
+    "write",
+    "update",
+    "upsert",
+    "pin",
+    "unpin",
+    "archive",
+    "unarchive",
+    "supersede",
+    "unsupersede",
+    "rebind",
+    "expire",
+)
 _POSITIVE = _between(1, 2**62)
 # A time is milliseconds since 1970, up to the end of the year 9999: what a date can show, and
 # far inside what SQLite's INTEGER holds (2**64 made the import crash half-way until 2026-11-30).
@@ -195,6 +210,28 @@ def checked(obj: Any, spec: Mapping[str, _Check], where: str) -> dict[str, Any]:
     return obj
 
 
+def parse_workspace(obj: Any, where: str) -> dict[str, Any]:
+    """One line of workspaces.jsonl: its shape, and a path that holds no control character
+    (it is shown to a person, in `cairn workspace list` and the windows)."""
+    w = checked(obj, WORKSPACE_SPEC, where)
+    try:
+        refuse_control("path", w["path"])
+    except CairnError as e:
+        raise invalid(where, f"breaks a rule: {e.message}") from e
+    return w
+
+
+def _wrong_action(action: str) -> str | None:
+    """Why `action` cannot be a kept memory's revision's, or None when it can."""
+    if action in KEPT_ACTIONS:
+        return None
+    shown = repr(action[:40]) + ("..." if len(action) > 40 else "")
+    return (
+        f"has a wrong value in field 'action' ({shown} is not an action any write records for a "
+        f"kept memory: one of {', '.join(KEPT_ACTIONS)})"
+    )
+
+
 @dataclass(frozen=True)
 class ArchivedMemory:
     memory: Memory
@@ -305,6 +342,9 @@ def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
     ]
     for i, r in enumerate(raw, 1):
         _follows_rules(r, f"{where} revision {i}")
+        wrong = _wrong_action(r["action"])
+        if wrong is not None:  # a `forget` here would say a kept memory was forgotten
+            raise invalid(f"{where} revision {i}", wrong)
     _follows_rules(m, where)
     _fits(m, limits, where)
     if [r["revision"] for r in raw] != list(range(1, m["revision"] + 1)):
@@ -315,6 +355,12 @@ def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
         raise invalid(where, "is a project memory without a workspace")
     if m["scope"] == Scope.SESSION and m["session_id"] is None:
         raise invalid(where, "is a session memory without a session")
+    if m["superseded_by"] == m["id"]:  # hidden behind itself for good
+        raise invalid(
+            where,
+            "has a wrong value in field 'superseded_by' (the memory's own id: no write "
+            "supersedes a memory by itself)",
+        )
     memory = Memory(
         id=m["id"],
         **_common(m),
@@ -349,6 +395,12 @@ def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
                 f"{where} relation {i}", f"repeats the {r['kind']} relation to {r['to_id']}"
             )
         named.add((r["kind"], r["to_id"]))
+        if r["to_id"] == memory.id:
+            raise invalid(
+                f"{where} relation {i}",
+                "has a wrong value in field 'to_id' (the memory's own id: no write relates a "
+                "memory to itself)",
+            )
         if r["note"] is not None:
             try:
                 # a control character only drops the note at import (a store from before

@@ -25,6 +25,7 @@ import pytest
 from core.app import Cairn
 from core.archive import ArchiveService, ImportReport
 from core.archive_export import identity_stem
+from core.archive_records import KEPT_ACTIONS
 from core.cli_archive import describe_import
 from core.errors import ErrorCode, Forbidden, InvalidInput, NotFound
 from core.migrations import CURRENT
@@ -40,6 +41,7 @@ from core.writer import WriteTx
 from tests.conftest import ROOT, FakeClock, cairn_env
 from tests.serving import paths_for, served_in_thread
 from tests.test_cli_serving import at_terminal, cairn
+from tests.test_docs import REVISION_ACTIONS
 
 SECRET = "ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q"
 
@@ -532,6 +534,61 @@ def test_importing_the_same_archive_twice_changes_nothing(
     now = state(rich.cairn)
     now.pop("audit")
     assert now == mine
+
+
+def live_texts(c: Cairn) -> list[str]:
+    """The text of every memory the store holds (not forgotten), sorted."""
+    rows = c.store.read_db.conn().execute(
+        "SELECT content FROM memory WHERE status != 'forgotten' ORDER BY content"
+    )
+    return [str(r[0]) for r in rows]
+
+
+def test_two_memories_of_an_archive_with_the_same_text_land_once(
+    short_tmp: Path, workspace_dir: Path, empty: Cairn
+) -> None:
+    """An edited archive holding one text twice (same scope, workspace and session) under two
+    ids. Before 2026-11-30 both landed - two memories with one text, which no write makes -
+    and importing into the store the archive came from added the copy beside the original. Now
+    the first in the file lands and the second is a duplicate, reported among the conflicts
+    and not landed; in a dry run as in the import, and again on a second import."""
+    c = open_store(short_tmp / "c")
+    try:
+        me = person(c, c.workspaces.resolve(str(workspace_dir)).id)
+        first = write(c, me, "The deploy key rotates monthly")
+        good = short_tmp / "good.zip"
+        export(c, good)
+        copy = "m_" + "c0" * 14
+
+        def twice(files: dict[str, bytes]) -> None:
+            rows = jsonl(files["memories.jsonl"])
+            dup = json.loads(json.dumps(rows[0]))  # spaced otherwise: the same text
+            dup["id"], dup["content"] = copy, "The deploy key  rotates monthly"
+            dup["revisions"][-1]["content"] = dup["content"]
+            files["memories.jsonl"] = jsonl_lines([*rows, dup])
+
+        bad = edited(good, short_tmp / "twice.zip", twice)
+        expected = {
+            "id": copy,
+            "reason": f"the archive holds the same text as {first}, which lands; "
+            "an exact duplicate is one memory",
+        }
+        dry = import_(empty, bad, dry_run=True)
+        real = import_(empty, bad)
+        assert dry.to_dict() | {"dry_run": False} == real.to_dict()
+        assert real.added == 1 and real.conflicts == (expected,)
+        assert live_texts(empty) == ["The deploy key rotates monthly"]
+        again = import_(empty, bad)
+        assert (again.added, again.unchanged) == (0, 1)
+        assert again.conflicts == (
+            {"id": copy, "reason": f"the same text is already here as {first}; kept that one"},
+        )
+        # into the store the archive came from: its memory is there, the copy is not brought
+        back = import_(c, bad)
+        assert (back.added, back.unchanged) == (0, 1)
+        assert live_texts(c) == ["The deploy key rotates monthly"]
+    finally:
+        c.close()
 
 
 def test_a_longer_history_is_appended_and_a_different_one_is_a_conflict(
@@ -1133,6 +1190,106 @@ def test_an_archive_breaking_the_write_paths_rules_is_refused_naming_line_and_fi
         import_(empty, bad)
     long = edited(good, short_tmp / "long.zip", older("y " * 30000))
     assert import_(empty, long).added == 10
+
+
+def test_an_archive_naming_what_no_write_records_is_refused_naming_record_and_field(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """A revision of a kept memory whose action is `forget` (or a word no write records), a
+    relation from a memory to itself, a memory superseded by itself, a workspace path holding
+    a control character. Before 2026-11-30 an edited archive brought them all in (a workspace
+    path's escape sequence then reached the terminal on `cairn workspace list`); now the
+    archive is refused whole, naming the record and the field, and nothing changes."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    rows = jsonl(members(good)["memories.jsonl"])
+    line = {r["id"]: i for i, r in enumerate(rows, 1)}
+    before = state(empty)
+    assert set(KEPT_ACTIONS) == set(REVISION_ACTIONS) - {"forget"}
+
+    def memory(mid: str, change: Callable[[dict[str, Any]], None]) -> Callable[..., None]:
+        def edit(files: dict[str, bytes]) -> None:
+            rows = jsonl(files["memories.jsonl"])
+            change(next(r for r in rows if r["id"] == mid))
+            files["memories.jsonl"] = jsonl_lines(rows)
+
+        return edit
+
+    def path(files: dict[str, bytes]) -> None:
+        [place] = jsonl(files["workspaces.jsonl"])
+        files["workspaces.jsonl"] = jsonl_lines([place | {"path": "/srv/a\x1b[8mb"}])
+
+    python, old, a = rich.ids["python"], rich.ids["old"], rich.ids["a"]
+    cases: list[tuple[Callable[[dict[str, bytes]], None], str]] = [
+        (
+            memory(python, lambda r: r["revisions"][0].update(action="forget")),
+            f"memories.jsonl line {line[python]} revision 1 has a wrong value in field "
+            "'action' ('forget' is not an action any write records for a kept memory: one of "
+            + ", ".join(KEPT_ACTIONS)
+            + ")",
+        ),
+        (
+            memory(python, lambda r: r["revisions"][0].update(action="delete")),
+            "revision 1 has a wrong value in field 'action' ('delete' is not an action",
+        ),
+        (
+            memory(a, lambda r: r["relations"][0].update(to_id=a)),
+            f"memories.jsonl line {line[a]} relation 1 has a wrong value in field 'to_id' "
+            "(the memory's own id: no write relates a memory to itself)",
+        ),
+        (
+            memory(old, lambda r: r.update(superseded_by=old)),
+            f"memories.jsonl line {line[old]} has a wrong value in field 'superseded_by' "
+            "(the memory's own id: no write supersedes a memory by itself)",
+        ),
+        (
+            path,
+            "workspaces.jsonl line 1 breaks a rule: field 'path' contains a control character "
+            "(U+001B) at character 6; nothing was imported",
+        ),
+    ]
+    for change, words in cases:
+        bad = edited(good, short_tmp / "bad.zip", change)
+        for dry_run in (True, False):
+            with pytest.raises(InvalidInput) as caught:
+                import_(empty, bad, dry_run=dry_run)
+            assert words in caught.value.message, caught.value.message
+            where = "workspaces.jsonl" if change is path else "memories.jsonl"
+            assert caught.value.data == {"file": where}
+        assert state(empty) == before and imports(empty) == 0
+
+
+def test_a_revision_reason_holding_a_control_character_keeps_its_memory_out(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """A revision's reason holding an escape sequence - refused in every reason since
+    2026-11-30, as one reached a person's terminal as it was; a store from before may hold one.
+    An archive brought it in as it was. Now the memory is not imported, named among the
+    conflicts with its revision and field, and the rest of the archive lands; a memory is never
+    half-landed (none of its revisions is there)."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    ci = rich.ids["ci"]
+
+    def reason(files: dict[str, bytes]) -> None:
+        rows = jsonl(files["memories.jsonl"])
+        row = next(r for r in rows if r["id"] == ci)
+        assert row["revisions"][1]["reason"] == "moved"
+        row["revisions"][1]["reason"] = "moved\x1b[8m hidden"
+        files["memories.jsonl"] = jsonl_lines(rows)
+
+    bad = edited(good, short_tmp / "reason.zip", reason)
+    dry = import_(empty, bad, dry_run=True)
+    real = import_(empty, bad)
+    assert dry.to_dict() | {"dry_run": False} == real.to_dict()
+    why = "revision 2: field 'reason' contains a control character (U+001B) at character 5"
+    assert real.conflicts == ({"id": ci, "reason": f"{why}; not imported"},)
+    assert real.added == 9
+    conn = empty.store.read_db.conn()
+    for table, column in (("memory", "id"), ("revision", "memory_id"), ("audit", "memory_id")):
+        sql = f"SELECT count(*) FROM {table} WHERE {column} = ?"
+        assert conn.execute(sql, (ci,)).fetchone()[0] == 0, table
+    assert "\x1b" not in str(state(empty))
 
 
 def test_an_identity_version_no_edit_could_make_is_refused_naming_its_file_and_line(

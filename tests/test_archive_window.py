@@ -19,6 +19,7 @@ from core.requests import WriteRequest
 from desktop.desk import Desk
 from desktop.windows.archive import ArchiveWindow
 from tests.conftest import settle
+from tests.test_archive import export, open_store, write
 
 pytestmark = pytest.mark.gui
 
@@ -165,3 +166,32 @@ def test_a_cancelled_import_brings_nothing_in(
     settle(qtbot, desk)
     assert window.report is None
     assert contents(qtbot, desk) == []
+
+
+def test_an_import_shows_how_many_memories_it_released(
+    qtbot: QtBot, desk: Desk, window: ArchiveWindow, short_tmp: Path
+) -> None:
+    """An archive whose memory is superseded by one it does not hold (left out by the export's
+    filter): the report's `released` - given back its place, no longer hidden behind a memory
+    this store lacks - was in no line of the window's summary, which counted everything else.
+    Now the preview and the import show it like the other counts."""
+    source = open_store(short_tmp / "source")
+    try:
+        me = Caller.human()
+        old = write(source, me, "The staging host is otter.internal", scope="user")
+        new = write(source, me, "The staging host is beaver.internal", scope="global")
+        assert source.memories.supersede(me, old, by_id=new)
+        archive = short_tmp / "user.zip"
+        export(source, archive, scopes=frozenset({Scope.USER}))
+    finally:
+        source.close()
+    window.in_path.setText(str(archive))
+    window.preview_button.click()
+    qtbot.waitUntil(lambda: window.report is not None)
+    assert window.report is not None and len(window.report.released) == 1
+    assert "  released (what replaced them is not here): 1" in window.import_summary.toPlainText()
+    desk.language.apply("zh_CN")
+    try:
+        assert "  已释放（取代它们的记忆不在本库中）: 1" in window.describe_report(window.report)
+    finally:
+        desk.language.apply("en")

@@ -351,6 +351,7 @@ class ArchiveWindow(ToolWindow):
             self.tr("refused (a secret)"): report.refused,
             self.tr("lines that are not a valid memory"): report.errors,
             self.tr("conflicts (this store's copy kept)"): len(report.conflicts),
+            self.tr("released (what replaced them is not here)"): len(report.released),
             self.tr("relations added"): report.relations_added,
             self.tr("identity versions added"): report.identity_added,
             self.tr("workspaces added"): report.workspaces_added,

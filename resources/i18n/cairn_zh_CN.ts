@@ -329,6 +329,10 @@
         <translation>冲突（保留本库中的副本）</translation>
     </message>
     <message>
+        <source>released (what replaced them is not here)</source>
+        <translation>已释放（取代它们的记忆不在本库中）</translation>
+    </message>
+    <message>
         <source>relations added</source>
         <translation>已添加的关联</translation>
     </message>
