@@ -12,7 +12,14 @@ from typing import Any
 from core.errors import CairnError, InvalidInput
 from core.model import Memory, Origin, Relation, RelationKind, Revision, Scope, Status, Tier
 from core.settings import KIND_WORD
-from core.validation import Limits, check_kind, check_tags, check_text, refuse_control, utf8_size
+from core.validation import (
+    Limits,
+    check_kind,
+    check_tags,
+    check_text,
+    refuse_control_in_path,
+    utf8_size,
+)
 
 _Check = Callable[[Any], bool]
 _MEMORY_ID = re.compile(r"m_[0-9a-f]{28}")
@@ -215,7 +222,7 @@ def parse_workspace(obj: Any, where: str) -> dict[str, Any]:
     (it is shown to a person, in `cairn workspace list` and the windows)."""
     w = checked(obj, WORKSPACE_SPEC, where)
     try:
-        refuse_control("path", w["path"])
+        refuse_control_in_path("path", w["path"], label="field 'path'")
     except CairnError as e:
         raise invalid(where, f"breaks a rule: {e.message}") from e
     return w

@@ -54,6 +54,18 @@ def refuse_control(field: str, text: str) -> None:
         )
 
 
+def refuse_control_in_path(field: str, path: str, *, label: str) -> None:
+    """Raise InvalidInput (naming `field`, worded as `label`) when a folder's `path` holds a
+    control character, line breaks and C1 controls included: a path is shown on one line, at a
+    terminal too."""
+    at = next((i for i, ch in enumerate(path) if unicodedata.category(ch) == "Cc"), None)
+    if at is not None:
+        raise InvalidInput(
+            f"{label} contains a control character (U+{ord(path[at]):04X}) at character {at}",
+            data={"field": field},
+        )
+
+
 def check_text(field: str, text: str, max_bytes: int, *, allow_empty: bool = False) -> str:
     size = utf8_size(field, text)
     if not allow_empty and not text.strip():

@@ -10,6 +10,7 @@ from core.errors import InvalidInput, NotFound
 from core.model import Workspace
 from core.scanner import secret_rule
 from core.store import Store
+from core.validation import refuse_control_in_path
 
 WORKSPACE_ID_PREFIX = "ws_"  # a workspace's id: this and 16 hex digits
 
@@ -23,8 +24,9 @@ def canonical_path(raw: str) -> str:
     text = raw.strip() if isinstance(raw, str) else ""
     if not text:
         raise InvalidInput("workspace path is empty", data={"field": "workspace"})
-    if "\x00" in text:
-        raise InvalidInput("workspace path contains a NUL character", data={"field": "workspace"})
+    # a NUL cannot reach the file system; an escape sequence or a line break would reach a
+    # person's terminal in `cairn workspace list` (until 2026-11-30 only NUL was refused)
+    refuse_control_in_path("workspace", text, label="workspace path")
     expanded = os.path.expanduser(text)
     if not os.path.isabs(expanded):
         raise InvalidInput(

@@ -206,6 +206,20 @@ def test_unresolvable_workspaces_are_refused(cairn: Cairn, raw: str) -> None:
         cairn.workspaces.resolve(raw)
 
 
+@pytest.mark.parametrize("name", ["evil\x1b[8mhidden", "two\nlines", "csi\x9b2J"])
+def test_a_folder_named_with_a_control_character_is_no_workspace(
+    cairn: Cairn, short_tmp: Path, name: str
+) -> None:
+    """A folder whose name holds an escape sequence or a line break registered as a workspace
+    (only NUL was refused), and `cairn workspace list` printed it raw to the person's terminal;
+    an export of that store was then refused on import. Now it is refused by name."""
+    folder = short_tmp / name
+    folder.mkdir()
+    with pytest.raises(InvalidInput, match=r"workspace path contains a control character \(U\+"):
+        cairn.workspaces.resolve(str(folder))
+    assert cairn.workspaces.list() == []
+
+
 # -- revisions ------------------------------------------------------------------------------
 
 
