@@ -530,10 +530,10 @@ class NotesFolder:
         whose project note moved to another workspace: their old memory is archived, and they
         are written as new memories."""
         rebound: list[tuple[_File, Note, Caller]] = []
-        for chunk in _chunks(changes, _BATCH):
+        for chunk in self._batches(changes):
 
             def job(tx: WriteTx, chunk: list[_Change] = chunk) -> list[str]:
-                return [self._update_one(tx, c) for c in chunk]
+                return self._update_batch(tx, chunk)
 
             outcomes = self._store.writer.run(job)
             for change, outcome in zip(chunk, outcomes, strict=True):
@@ -549,8 +549,55 @@ class NotesFolder:
                     setattr(tally, change.counts_as, getattr(tally, change.counts_as) + 1)
         return rebound
 
-    def _update_one(self, tx: WriteTx, change: _Change) -> str:
+    def _batches(self, changes: list[_Change]) -> list[list[_Change]]:
+        """The changes in batches of at most _BATCH, one transaction each - except that notes
+        taking a text another changing note's memory holds now go in one batch with that note,
+        however many (a swap lands only when both its sides do)."""
+        if len(changes) <= _BATCH:
+            return [changes] if changes else []
+        held: dict[tuple[str, str, str], list[str]] = {}
+        conn = self._store.read_db.conn()
+        for chunk, marks in in_lists(sorted({c.memory_id for c in changes})):
+            query = "SELECT id, content_hash, scope, coalesce(workspace_id, '') FROM memory "
+            query += f"WHERE id IN ({marks})"
+            for mid, chash, scope, workspace in conn.execute(query, chunk):
+                held.setdefault((chash or "", scope, workspace), []).append(mid)
+        together: set[str] = set()
+        for c in changes:
+            holders = [m for m in held.get(_text_key(c.note, c.caller), []) if m != c.memory_id]
+            if holders:
+                together.update([c.memory_id, *holders])
+        contested = [c for c in changes if c.memory_id in together]
+        rest = [c for c in changes if c.memory_id not in together]
+        return ([contested] if contested else []) + list(_chunks(rest, _BATCH))
+
+    def _update_batch(self, tx: WriteTx, batch: list[_Change]) -> list[str]:
+        """Inside a write job: `_update_one` for each change. A note may take the text another
+        note of the batch holds now when that other note's change takes its memory to another
+        text (two notes swapping their texts) - but only if that change lands; when one does
+        not, the batch is taken back and run again with every such note refused."""
+        leaving = {c.memory_id: _text_key(c.note, c.caller) for c in batch}
+        passed: list[tuple[str, tuple[str, str, str]]] = []  # (holder, text) a change went past
+        mark = len(tx.changes)
+        with tx.db.savepoint() as batch_savepoint:
+            outcomes = [self._update_one(tx, c, leaving, passed) for c in batch]
+            now = self._clock.now_ms()
+            if not any(_holds(tx.conn, mid, key, now) for mid, key in passed):
+                return outcomes
+            batch_savepoint.rollback(begin=False)
+        del tx.changes[mark:]  # what the changes taken back announced did not happen
+        return [self._update_one(tx, c) for c in batch]
+
+    def _update_one(
+        self,
+        tx: WriteTx,
+        change: _Change,
+        leaving: dict[str, tuple[str, str, str]] | None = None,
+        passed: list[tuple[str, tuple[str, str, str]]] | None = None,
+    ) -> str:
         """Inside a write job: one file's memory updated (and unarchived), its row written.
+        `leaving` names the memories whose notes change in this batch (-> their new text), whose
+        present text this note may take; `passed` collects the ones it took it from.
         Returns "updated", "unchanged", "forgotten" (the text a person forgot: left out),
         "rebind" (write the file as a new memory) or "error"."""
         f, note = change.file, change.note
@@ -576,7 +623,15 @@ class NotesFolder:
         error = (
             None
             if rebind
-            else _held_elsewhere(tx.conn, current, note, change.caller, self._clock.now_ms())
+            else _held_elsewhere(
+                tx.conn,
+                current,
+                note,
+                change.caller,
+                self._clock.now_ms(),
+                leaving=leaving or {},
+                passed=passed if passed is not None else [],
+            )
         )
         outcome = "error"
         if error is None:
@@ -1007,12 +1062,22 @@ def _text_key(note: Note, caller: Caller) -> tuple[str, str, str]:
 
 
 def _held_elsewhere(
-    conn: sqlite3.Connection, current: Memory, note: Note, caller: Caller, now: int
+    conn: sqlite3.Connection,
+    current: Memory,
+    note: Note,
+    caller: Caller,
+    now: int,
+    *,
+    leaving: dict[str, tuple[str, str, str]],
+    passed: list[tuple[str, tuple[str, str, str]]],
 ) -> str | None:
     """Why `current` cannot take the note's new text: another memory holds it (one memory per
     text in a scope, as `write` keeps it; the archived memory of a deleted note does not count),
-    or a person forgot it as another note's text. None when it may."""
-    chash, scope, workspace = _text_key(note, caller)
+    or a person forgot it as another note's text. None when it may. A note's memory named in
+    `leaving` with another text than this one does not count: it is taking that text now, and
+    is added to `passed` (the caller checks that it did)."""
+    key = _text_key(note, caller)
+    chash, scope, workspace = key
     if chash == content_hash(current.content) and (scope, workspace) == (
         current.scope.value,
         current.workspace_id or "",
@@ -1026,6 +1091,9 @@ def _held_elsewhere(
         (chash, scope, workspace, current.id, now),
     ):
         path = source[len(NOTES_SOURCE) :] if (source or "").startswith(NOTES_SOURCE) else None
+        if path is not None and leaving.get(mid, key) != key:
+            passed.append((mid, key))
+            continue
         if path is None or status == Status.ACTIVE.value:
             return _same_text_as(path, mid)
     query = _SELECT_FORGOTTEN + " AND t.content_hash = ? AND t.scope = ? "
@@ -1056,6 +1124,15 @@ def _forgotten_text(memory_id: str, forgotten_by: str | None) -> str:
         f"this is the text of memory {memory_id}: {who_forgot(forgotten_by)}, and Cairn does not "
         "take it in again - change the note's text, or delete the file"
     )
+
+
+def _holds(conn: sqlite3.Connection, memory_id: str, key: tuple[str, str, str], now: int) -> bool:
+    """Whether the note's memory `memory_id` still holds, active, the text `key` names."""
+    memory = fetch_memory(conn, memory_id, now)
+    if memory is None or memory.status is not Status.ACTIVE:
+        return False
+    held = (content_hash(memory.content), memory.scope.value, memory.workspace_id or "")
+    return held == key
 
 
 def _owner(conn: sqlite3.Connection, memory_id: str) -> _Row | None:
