@@ -197,6 +197,10 @@ class NotesFolder:
         self._pass_lock = threading.Lock()
         self._cond = threading.Condition()
         self._pending: set[str] = set()
+        # Renames the watch reported since the last pass: new path -> the path it came from
+        # (the first, for a note renamed twice). A renamed note edited before its pass no
+        # longer has its old bytes; this is how it keeps its memory.
+        self._renamed: dict[str, str] = {}
         self._pending_full = False
         self._first_event = 0.0
         self._last_event = 0.0
@@ -266,7 +270,7 @@ class NotesFolder:
         """
         return self._run_pass(None)
 
-    def _run_pass(self, only: set[str] | None) -> SyncReport:
+    def _run_pass(self, only: set[str] | None, renamed: dict[str, str] | None = None) -> SyncReport:
         folder = self._folder
         if folder is None:
             return SyncReport()
@@ -287,7 +291,7 @@ class NotesFolder:
                 )
                 return SyncReport()
             started = time.perf_counter()
-            report = self._pass(folder, only)
+            report = self._pass(folder, only, renamed or {})
             self._refresh_warning()
             self.passes += 1
         log.info(
@@ -298,7 +302,7 @@ class NotesFolder:
         )
         return report
 
-    def _pass(self, folder: Path, only: set[str] | None) -> SyncReport:
+    def _pass(self, folder: Path, only: set[str] | None, renamed: dict[str, str]) -> SyncReport:
         if only is not None:  # the failing notes too: what these files did may be their cure
             only = only | self._failing() | set(self._refused)
         # A path that cannot be recorded has no row: it is never looked up (it cannot even be
@@ -323,7 +327,7 @@ class NotesFolder:
             folder, rows, found, tally, trust_stat=only is None and not renew, renew=renew
         )
         vanished = {p: r for p, r in rows.items() if not r.gone and p not in found}
-        moves, rest = _pair_moves(changed, vanished)
+        moves, rest = _pair_moves(changed, vanished, renamed)
         workspaces: dict[str, str] = {}
         updates: list[_Change] = []
         # A note moved over another (`mv b.md a.md`): the one it replaced is gone.
@@ -914,7 +918,11 @@ class NotesFolder:
                     return
                 raw = [event.src_path, getattr(event, "dest_path", "")]
                 paths = [relative_path(root, os.fsdecode(p)) for p in raw if p]
-                notes._schedule(p for p in paths if p is not None and eligible(p))
+                notes_named = [p for p in paths if p is not None and eligible(p)]
+                renamed = None
+                if isinstance(event, FileMovedEvent) and len(notes_named) == len(raw) == 2:
+                    renamed = (notes_named[0], notes_named[1])  # a note renamed as a note
+                notes._schedule(notes_named, renamed=renamed)
 
         observer = Observer()
         observer.schedule(
@@ -938,7 +946,11 @@ class NotesFolder:
         observer.start()
         self._observer = observer
 
-    def _schedule(self, paths: Iterable[str], *, full: bool = False) -> None:
+    def _schedule(
+        self, paths: Iterable[str], *, full: bool = False, renamed: tuple[str, str] | None = None
+    ) -> None:
+        """Ask for a pass over `paths` (or a full one) once events settle; `renamed` is a note
+        the watch saw renamed, (old path, new path)."""
         fresh = set(paths)
         if not fresh and not full:
             return
@@ -949,6 +961,11 @@ class NotesFolder:
             self._last_event = now
             self._pending |= fresh
             self._pending_full |= full
+            if renamed is not None:
+                old, new = renamed
+                origin = self._renamed.pop(old, old)
+                if origin != new:
+                    self._renamed[new] = origin
             self._cond.notify()
 
     def _due_in(self) -> float | None:
@@ -974,10 +991,10 @@ class NotesFolder:
                     self._cond.wait(wait)
                 if self._closed or self._halted:
                     return
-                paths, full = self._pending, self._pending_full
-                self._pending, self._pending_full = set(), False
+                paths, full, renamed = self._pending, self._pending_full, self._renamed
+                self._pending, self._pending_full, self._renamed = set(), False, {}
             try:
-                self._run_pass(None if full else paths)
+                self._run_pass(None if full else paths, renamed)
             except Exception as e:
                 log.exception("the notes folder pass failed")
                 self._failures.record(SITE, e, self._clock.now_ms())
@@ -1000,7 +1017,7 @@ class NotesFolder:
             self._stop_observer()
             with self._cond:
                 self._halted = False
-                self._pending, self._pending_full = set(), False
+                self._pending, self._pending_full, self._renamed = set(), False, {}
             self._configure(settings)
             self._watch_failed = False
             self._rewatch = False
@@ -1021,17 +1038,27 @@ class NotesFolder:
 
 
 def _pair_moves(
-    changed: list[_File], vanished: dict[str, _Row]
+    changed: list[_File], vanished: dict[str, _Row], renamed: dict[str, str]
 ) -> tuple[list[tuple[_Row, _File]], list[_File]]:
-    """A file with the very bytes of one that vanished in the same pass was moved (or
-    renamed): it keeps that file's memory. Paired rows leave `vanished`."""
+    """A file the watch saw renamed from one that vanished, or with the very bytes of one that
+    vanished in the same pass, was moved (or renamed): it keeps that file's memory (`renamed`:
+    new path -> old path; a rename counts though the file was edited since). Paired rows leave
+    `vanished`."""
+    moves: list[tuple[_Row, _File]] = []
+    unpaired: list[_File] = []
+    for f in changed:
+        origin = vanished.get(renamed.get(f.path, ""))
+        if origin is not None and origin.memory_id:
+            moves.append((origin, f))
+            del vanished[origin.path]
+        else:
+            unpaired.append(f)
     by_hash: dict[str, _Row] = {}
     for r in vanished.values():
         if r.memory_id and r.content_hash:
             by_hash.setdefault(r.content_hash, r)
-    moves: list[tuple[_Row, _File]] = []
     rest: list[_File] = []
-    for f in changed:
+    for f in unpaired:
         origin = None
         # Also onto the path of another file (`mv b.md a.md`): the bytes came with the move.
         if f.problem is None:

@@ -803,6 +803,45 @@ def test_an_edit_that_keeps_size_and_mtime_is_seen_when_watched(
     )
 
 
+@pytest.mark.parametrize("how", ["edit", "editor save", "renamed twice"])
+def test_a_rename_and_an_edit_within_the_settle_time_keep_one_memory(
+    app: Cairn, watched: NotesFolder, folder: Path, how: str
+) -> None:
+    """A note renamed and edited within 0.2 s (one pass) had its memory archived, and the
+    edited file became a second memory: the note's history was split in two."""
+    (folder / "kept").mkdir()
+    path = write(folder / "draft.md", "First words of the draft.")
+    wait_for(lambda: memory_at(app, "draft.md") is not None, "the file was not taken in")
+    born = memory_at(app, "draft.md")
+    assert born is not None
+    final = folder / "final.md"
+    if how == "renamed twice":  # and into a subfolder
+        os.rename(path, folder / "middle.md")
+        final = folder / "kept" / "final.md"
+        os.rename(folder / "middle.md", final)
+    else:
+        os.rename(path, final)
+    if how == "editor save":  # a temporary file moved over the renamed note
+        write(folder / ".final.md.swp", "First words of the draft, edited.")
+        os.replace(folder / ".final.md.swp", final)
+    else:
+        final.write_text("First words of the draft, edited.", encoding="utf-8")
+    at = final.relative_to(folder).as_posix()
+    wait_for(
+        lambda: getattr(memory_at(app, at), "content", "") == "First words of the draft, edited.",
+        "the renamed and edited note was not taken in",
+    )
+    now = memory_at(app, at)
+    assert now is not None and now.id == born.id and now.status is Status.ACTIVE
+    assert now.revision > born.revision and now.source == f"notes:{at}"
+    assert row(app, "draft.md") is None and row(app, "middle.md") is None
+    notes_memories = app.store.read_db.conn().execute(
+        "SELECT count(*) FROM memory WHERE substr(source, 1, 6) = 'notes:'"
+    )
+    assert notes_memories.fetchone()[0] == 1
+    assert watched.errors() == [] and not app.failures.snapshot()
+
+
 def test_a_folder_that_cannot_be_watched_is_read_on_a_timer(
     app: Cairn, notes: NotesFolder, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
