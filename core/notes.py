@@ -197,6 +197,10 @@ class NotesFolder:
         self._pass_lock = threading.Lock()
         self._cond = threading.Condition()
         self._pending: set[str] = set()
+        # Renames the watch reported since the last pass: new path -> the path it came from
+        # (the first, for a note renamed twice). A renamed note edited before its pass no
+        # longer has its old bytes; this is how it keeps its memory.
+        self._renamed: dict[str, str] = {}
         self._pending_full = False
         self._first_event = 0.0
         self._last_event = 0.0
@@ -266,7 +270,7 @@ class NotesFolder:
         """
         return self._run_pass(None)
 
-    def _run_pass(self, only: set[str] | None) -> SyncReport:
+    def _run_pass(self, only: set[str] | None, renamed: dict[str, str] | None = None) -> SyncReport:
         folder = self._folder
         if folder is None:
             return SyncReport()
@@ -287,7 +291,7 @@ class NotesFolder:
                 )
                 return SyncReport()
             started = time.perf_counter()
-            report = self._pass(folder, only)
+            report = self._pass(folder, only, renamed or {})
             self._refresh_warning()
             self.passes += 1
         log.info(
@@ -298,7 +302,7 @@ class NotesFolder:
         )
         return report
 
-    def _pass(self, folder: Path, only: set[str] | None) -> SyncReport:
+    def _pass(self, folder: Path, only: set[str] | None, renamed: dict[str, str]) -> SyncReport:
         if only is not None:  # the failing notes too: what these files did may be their cure
             only = only | self._failing() | set(self._refused)
         # A path that cannot be recorded has no row: it is never looked up (it cannot even be
@@ -323,7 +327,7 @@ class NotesFolder:
             folder, rows, found, tally, trust_stat=only is None and not renew, renew=renew
         )
         vanished = {p: r for p, r in rows.items() if not r.gone and p not in found}
-        moves, rest = _pair_moves(changed, vanished)
+        moves, rest = _pair_moves(changed, vanished, renamed)
         workspaces: dict[str, str] = {}
         updates: list[_Change] = []
         # A note moved over another (`mv b.md a.md`): the one it replaced is gone.
@@ -530,10 +534,10 @@ class NotesFolder:
         whose project note moved to another workspace: their old memory is archived, and they
         are written as new memories."""
         rebound: list[tuple[_File, Note, Caller]] = []
-        for chunk in _chunks(changes, _BATCH):
+        for chunk in self._batches(changes):
 
             def job(tx: WriteTx, chunk: list[_Change] = chunk) -> list[str]:
-                return [self._update_one(tx, c) for c in chunk]
+                return self._update_batch(tx, chunk)
 
             outcomes = self._store.writer.run(job)
             for change, outcome in zip(chunk, outcomes, strict=True):
@@ -549,8 +553,55 @@ class NotesFolder:
                     setattr(tally, change.counts_as, getattr(tally, change.counts_as) + 1)
         return rebound
 
-    def _update_one(self, tx: WriteTx, change: _Change) -> str:
+    def _batches(self, changes: list[_Change]) -> list[list[_Change]]:
+        """The changes in batches of at most _BATCH, one transaction each - except that notes
+        taking a text another changing note's memory holds now go in one batch with that note,
+        however many (a swap lands only when both its sides do)."""
+        if len(changes) <= _BATCH:
+            return [changes] if changes else []
+        held: dict[tuple[str, str, str], list[str]] = {}
+        conn = self._store.read_db.conn()
+        for chunk, marks in in_lists(sorted({c.memory_id for c in changes})):
+            query = "SELECT id, content_hash, scope, coalesce(workspace_id, '') FROM memory "
+            query += f"WHERE id IN ({marks})"
+            for mid, chash, scope, workspace in conn.execute(query, chunk):
+                held.setdefault((chash or "", scope, workspace), []).append(mid)
+        together: set[str] = set()
+        for c in changes:
+            holders = [m for m in held.get(_text_key(c.note, c.caller), []) if m != c.memory_id]
+            if holders:
+                together.update([c.memory_id, *holders])
+        contested = [c for c in changes if c.memory_id in together]
+        rest = [c for c in changes if c.memory_id not in together]
+        return ([contested] if contested else []) + list(_chunks(rest, _BATCH))
+
+    def _update_batch(self, tx: WriteTx, batch: list[_Change]) -> list[str]:
+        """Inside a write job: `_update_one` for each change. A note may take the text another
+        note of the batch holds now when that other note's change takes its memory to another
+        text (two notes swapping their texts) - but only if that change lands; when one does
+        not, the batch is taken back and run again with every such note refused."""
+        leaving = {c.memory_id: _text_key(c.note, c.caller) for c in batch}
+        passed: list[tuple[str, tuple[str, str, str]]] = []  # (holder, text) a change went past
+        mark = len(tx.changes)
+        with tx.db.savepoint() as batch_savepoint:
+            outcomes = [self._update_one(tx, c, leaving, passed) for c in batch]
+            now = self._clock.now_ms()
+            if not any(_holds(tx.conn, mid, key, now) for mid, key in passed):
+                return outcomes
+            batch_savepoint.rollback(begin=False)
+        del tx.changes[mark:]  # what the changes taken back announced did not happen
+        return [self._update_one(tx, c) for c in batch]
+
+    def _update_one(
+        self,
+        tx: WriteTx,
+        change: _Change,
+        leaving: dict[str, tuple[str, str, str]] | None = None,
+        passed: list[tuple[str, tuple[str, str, str]]] | None = None,
+    ) -> str:
         """Inside a write job: one file's memory updated (and unarchived), its row written.
+        `leaving` names the memories whose notes change in this batch (-> their new text), whose
+        present text this note may take; `passed` collects the ones it took it from.
         Returns "updated", "unchanged", "forgotten" (the text a person forgot: left out),
         "rebind" (write the file as a new memory) or "error"."""
         f, note = change.file, change.note
@@ -576,7 +627,15 @@ class NotesFolder:
         error = (
             None
             if rebind
-            else _held_elsewhere(tx.conn, current, note, change.caller, self._clock.now_ms())
+            else _held_elsewhere(
+                tx.conn,
+                current,
+                note,
+                change.caller,
+                self._clock.now_ms(),
+                leaving=leaving or {},
+                passed=passed if passed is not None else [],
+            )
         )
         outcome = "error"
         if error is None:
@@ -859,7 +918,11 @@ class NotesFolder:
                     return
                 raw = [event.src_path, getattr(event, "dest_path", "")]
                 paths = [relative_path(root, os.fsdecode(p)) for p in raw if p]
-                notes._schedule(p for p in paths if p is not None and eligible(p))
+                notes_named = [p for p in paths if p is not None and eligible(p)]
+                renamed = None
+                if isinstance(event, FileMovedEvent) and len(notes_named) == len(raw) == 2:
+                    renamed = (notes_named[0], notes_named[1])  # a note renamed as a note
+                notes._schedule(notes_named, renamed=renamed)
 
         observer = Observer()
         observer.schedule(
@@ -883,7 +946,11 @@ class NotesFolder:
         observer.start()
         self._observer = observer
 
-    def _schedule(self, paths: Iterable[str], *, full: bool = False) -> None:
+    def _schedule(
+        self, paths: Iterable[str], *, full: bool = False, renamed: tuple[str, str] | None = None
+    ) -> None:
+        """Ask for a pass over `paths` (or a full one) once events settle; `renamed` is a note
+        the watch saw renamed, (old path, new path)."""
         fresh = set(paths)
         if not fresh and not full:
             return
@@ -894,6 +961,11 @@ class NotesFolder:
             self._last_event = now
             self._pending |= fresh
             self._pending_full |= full
+            if renamed is not None:
+                old, new = renamed
+                origin = self._renamed.pop(old, old)
+                if origin != new:
+                    self._renamed[new] = origin
             self._cond.notify()
 
     def _due_in(self) -> float | None:
@@ -919,10 +991,10 @@ class NotesFolder:
                     self._cond.wait(wait)
                 if self._closed or self._halted:
                     return
-                paths, full = self._pending, self._pending_full
-                self._pending, self._pending_full = set(), False
+                paths, full, renamed = self._pending, self._pending_full, self._renamed
+                self._pending, self._pending_full, self._renamed = set(), False, {}
             try:
-                self._run_pass(None if full else paths)
+                self._run_pass(None if full else paths, renamed)
             except Exception as e:
                 log.exception("the notes folder pass failed")
                 self._failures.record(SITE, e, self._clock.now_ms())
@@ -945,7 +1017,7 @@ class NotesFolder:
             self._stop_observer()
             with self._cond:
                 self._halted = False
-                self._pending, self._pending_full = set(), False
+                self._pending, self._pending_full, self._renamed = set(), False, {}
             self._configure(settings)
             self._watch_failed = False
             self._rewatch = False
@@ -966,17 +1038,27 @@ class NotesFolder:
 
 
 def _pair_moves(
-    changed: list[_File], vanished: dict[str, _Row]
+    changed: list[_File], vanished: dict[str, _Row], renamed: dict[str, str]
 ) -> tuple[list[tuple[_Row, _File]], list[_File]]:
-    """A file with the very bytes of one that vanished in the same pass was moved (or
-    renamed): it keeps that file's memory. Paired rows leave `vanished`."""
+    """A file the watch saw renamed from one that vanished, or with the very bytes of one that
+    vanished in the same pass, was moved (or renamed): it keeps that file's memory (`renamed`:
+    new path -> old path; a rename counts though the file was edited since). Paired rows leave
+    `vanished`."""
+    moves: list[tuple[_Row, _File]] = []
+    unpaired: list[_File] = []
+    for f in changed:
+        origin = vanished.get(renamed.get(f.path, ""))
+        if origin is not None and origin.memory_id:
+            moves.append((origin, f))
+            del vanished[origin.path]
+        else:
+            unpaired.append(f)
     by_hash: dict[str, _Row] = {}
     for r in vanished.values():
         if r.memory_id and r.content_hash:
             by_hash.setdefault(r.content_hash, r)
-    moves: list[tuple[_Row, _File]] = []
     rest: list[_File] = []
-    for f in changed:
+    for f in unpaired:
         origin = None
         # Also onto the path of another file (`mv b.md a.md`): the bytes came with the move.
         if f.problem is None:
@@ -1007,12 +1089,22 @@ def _text_key(note: Note, caller: Caller) -> tuple[str, str, str]:
 
 
 def _held_elsewhere(
-    conn: sqlite3.Connection, current: Memory, note: Note, caller: Caller, now: int
+    conn: sqlite3.Connection,
+    current: Memory,
+    note: Note,
+    caller: Caller,
+    now: int,
+    *,
+    leaving: dict[str, tuple[str, str, str]],
+    passed: list[tuple[str, tuple[str, str, str]]],
 ) -> str | None:
     """Why `current` cannot take the note's new text: another memory holds it (one memory per
     text in a scope, as `write` keeps it; the archived memory of a deleted note does not count),
-    or a person forgot it as another note's text. None when it may."""
-    chash, scope, workspace = _text_key(note, caller)
+    or a person forgot it as another note's text. None when it may. A note's memory named in
+    `leaving` with another text than this one does not count: it is taking that text now, and
+    is added to `passed` (the caller checks that it did)."""
+    key = _text_key(note, caller)
+    chash, scope, workspace = key
     if chash == content_hash(current.content) and (scope, workspace) == (
         current.scope.value,
         current.workspace_id or "",
@@ -1026,6 +1118,9 @@ def _held_elsewhere(
         (chash, scope, workspace, current.id, now),
     ):
         path = source[len(NOTES_SOURCE) :] if (source or "").startswith(NOTES_SOURCE) else None
+        if path is not None and leaving.get(mid, key) != key:
+            passed.append((mid, key))
+            continue
         if path is None or status == Status.ACTIVE.value:
             return _same_text_as(path, mid)
     query = _SELECT_FORGOTTEN + " AND t.content_hash = ? AND t.scope = ? "
@@ -1056,6 +1151,15 @@ def _forgotten_text(memory_id: str, forgotten_by: str | None) -> str:
         f"this is the text of memory {memory_id}: {who_forgot(forgotten_by)}, and Cairn does not "
         "take it in again - change the note's text, or delete the file"
     )
+
+
+def _holds(conn: sqlite3.Connection, memory_id: str, key: tuple[str, str, str], now: int) -> bool:
+    """Whether the note's memory `memory_id` still holds, active, the text `key` names."""
+    memory = fetch_memory(conn, memory_id, now)
+    if memory is None or memory.status is not Status.ACTIVE:
+        return False
+    held = (content_hash(memory.content), memory.scope.value, memory.workspace_id or "")
+    return held == key
 
 
 def _owner(conn: sqlite3.Connection, memory_id: str) -> _Row | None:

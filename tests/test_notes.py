@@ -803,6 +803,45 @@ def test_an_edit_that_keeps_size_and_mtime_is_seen_when_watched(
     )
 
 
+@pytest.mark.parametrize("how", ["edit", "editor save", "renamed twice"])
+def test_a_rename_and_an_edit_within_the_settle_time_keep_one_memory(
+    app: Cairn, watched: NotesFolder, folder: Path, how: str
+) -> None:
+    """A note renamed and edited within 0.2 s (one pass) had its memory archived, and the
+    edited file became a second memory: the note's history was split in two."""
+    (folder / "kept").mkdir()
+    path = write(folder / "draft.md", "First words of the draft.")
+    wait_for(lambda: memory_at(app, "draft.md") is not None, "the file was not taken in")
+    born = memory_at(app, "draft.md")
+    assert born is not None
+    final = folder / "final.md"
+    if how == "renamed twice":  # and into a subfolder
+        os.rename(path, folder / "middle.md")
+        final = folder / "kept" / "final.md"
+        os.rename(folder / "middle.md", final)
+    else:
+        os.rename(path, final)
+    if how == "editor save":  # a temporary file moved over the renamed note
+        write(folder / ".final.md.swp", "First words of the draft, edited.")
+        os.replace(folder / ".final.md.swp", final)
+    else:
+        final.write_text("First words of the draft, edited.", encoding="utf-8")
+    at = final.relative_to(folder).as_posix()
+    wait_for(
+        lambda: getattr(memory_at(app, at), "content", "") == "First words of the draft, edited.",
+        "the renamed and edited note was not taken in",
+    )
+    now = memory_at(app, at)
+    assert now is not None and now.id == born.id and now.status is Status.ACTIVE
+    assert now.revision > born.revision and now.source == f"notes:{at}"
+    assert row(app, "draft.md") is None and row(app, "middle.md") is None
+    notes_memories = app.store.read_db.conn().execute(
+        "SELECT count(*) FROM memory WHERE substr(source, 1, 6) = 'notes:'"
+    )
+    assert notes_memories.fetchone()[0] == 1
+    assert watched.errors() == [] and not app.failures.snapshot()
+
+
 def test_a_folder_that_cannot_be_watched_is_read_on_a_timer(
     app: Cairn, notes: NotesFolder, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1149,6 +1188,62 @@ def test_an_edit_to_another_notes_text_is_refused_like_a_new_file(
     two.write_text("Note two text, edited.", encoding="utf-8")
     assert notes.sync().updated == 1
     assert notes.errors() == []
+
+
+@pytest.mark.parametrize("others", [0, 450])
+def test_two_notes_that_swap_their_texts_both_take_the_new_text(
+    app: Cairn, notes: NotesFolder, folder: Path, others: int
+) -> None:
+    """A's text written into b.md and B's into a.md in one go were both refused as "the same
+    text is already in Cairn from ...": each note's memory stayed behind its file until one of
+    them changed again."""
+    a = write(folder / "a.md", "The text of note A.")
+    b = write(folder / "b.md", "The text of note B.")
+    many = [write(folder / f"n{i:03}.md", f"Other note {i}.") for i in range(others)]
+    notes.sync()
+    one, two = memory_at(app, "a.md"), memory_at(app, "b.md")
+    assert one is not None and two is not None
+    a.write_text("The text of note B.", encoding="utf-8")
+    b.write_text("The text of note A.", encoding="utf-8")
+    for i, path in enumerate(many):  # so many that a pass writes them in several transactions
+        path.write_text(f"Other note {i}, edited.", encoding="utf-8")
+    report = notes.sync()
+    assert (report.updated, report.errors) == (2 + others, 0)
+    assert notes.errors() == []
+    now_a, now_b = memory_at(app, "a.md"), memory_at(app, "b.md")
+    assert now_a is not None and now_b is not None
+    assert (now_a.id, now_a.revision, now_a.content) == (one.id, 2, "The text of note B.")
+    assert (now_b.id, now_b.revision, now_b.content) == (two.id, 2, "The text of note A.")
+    assert active_with(app, "The text of note A.") == [two.id]
+    assert active_with(app, "The text of note B.") == [one.id]
+
+
+def test_a_note_taking_the_text_of_one_whose_change_is_refused_is_refused_too(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """A note may take another note's text in the pass that changes the other - only when the
+    other's change lands: otherwise two memories would hold one text."""
+    a = write(folder / "a.md", "The text of note A.")
+    b = write(folder / "b.md", "The text of note B.")
+    notes.sync()
+    one, two = memory_at(app, "a.md"), memory_at(app, "b.md")
+    assert one is not None and two is not None
+    a.write_text("The text of note B.", encoding="utf-8")
+    b.write_text(f"The text of note B, with a token {GITHUB_TOKEN}", encoding="utf-8")
+    report = notes.sync()
+    assert (report.updated, report.errors) == (0, 2)
+    errors = {e["path"]: e["error"] for e in notes.errors()}
+    assert f"the same text is already in Cairn from b.md (memory {two.id})" in errors["a.md"]
+    assert "looks like a secret" in errors["b.md"]
+    assert active_with(app, "The text of note B.") == [two.id]
+    kept = memory_at(app, "a.md")
+    assert kept is not None and (kept.revision, kept.content) == (1, "The text of note A.")
+    # Nothing half-written is left: no revision, no audit event of a change taken back.
+    conn = app.store.read_db.conn()
+    query = "SELECT count(*) FROM revision WHERE memory_id = ?"
+    assert conn.execute(query, (one.id,)).fetchone()[0] == 1
+    query = "SELECT action FROM audit WHERE memory_id = ? AND actor_kind = 'notes' ORDER BY seq"
+    assert [r[0] for r in conn.execute(query, (one.id,))] == ["write"]
 
 
 def test_an_edit_to_the_text_of_another_memory_or_a_forgotten_note_is_refused(
