@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from core import audit
+from core import audit, old_names
 from core.clock import Clock
 from core.errors import (
     AgentPaused,
@@ -81,6 +81,12 @@ def token_hash(token: str) -> str:
 
 
 def check_name(name: object) -> str:
+    if old_names.old_shape(name):  # `$` let it through until 2026-11-30 (core/old_names.py)
+        raise InvalidInput(
+            "the agent name ends in a line break, which no agent name may: leave it out (a "
+            "store that held such a name renamed it: `cairn agent list` shows the new name)",
+            data={"field": "agent"},
+        )
     if not isinstance(name, str) or not NAME.fullmatch(name):
         raise InvalidInput(
             "agent name must be 1-64 characters of lower-case letters, digits, '.', '_' or '-', "

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 
-from core import __version__
+from core import __version__, old_names
 from core.activity import Activity
 from core.agents import AgentService
 from core.allowlist import Allowlist
@@ -18,12 +18,12 @@ from core.backup import BackupService, backup_before_migration
 from core.changes import ChangeBus
 from core.clock import Clock, SystemClock
 from core.context_bundle import ContextBuilder
-from core.errors import NotRunning
+from core.errors import CairnError, NotRunning
 from core.failures import BackgroundFailures
 from core.governance import Gate, Redactor
 from core.health import HealthService, Warnings
 from core.identity import IdentityService
-from core.keychain import open_token_store
+from core.keychain import TokenStore, open_token_store
 from core.lifecycle import Lifecycle
 from core.memory_service import MemoryService
 from core.model import Caller
@@ -42,8 +42,24 @@ from core.store import Store
 from core.usage import UsageRecorder
 from core.validation import Limits
 from core.workspace import WorkspaceRegistry
+from core.writer import WriteTx
 
 log = logging.getLogger(__name__)
+
+
+def _carry_renames(store: Store, paths: Paths, tokens: TokenStore) -> None:
+    """Bring the policy file and the token store in line with names the store renamed (schema
+    2.1, `core.old_names`), before the policy is read. A keychain or file that refuses now is
+    tried again at the next start; the store keeps the renames to carry until then."""
+
+    def job(tx: WriteTx) -> None:
+        old_names.carry_renames(tx.conn, paths.config / POLICY_FILE, tokens)
+        old_names.carried(tx.conn)
+
+    try:
+        store.writer.run(job)
+    except (CairnError, OSError) as e:
+        log.warning("could not carry renamed names to the policy file or token store: %s", e)
 
 
 @dataclass
@@ -121,6 +137,8 @@ class Cairn:
             )
             undo.callback(usage.close)
             warnings = Warnings()
+            tokens, no_keychain = open_token_store(paths)
+            _carry_renames(store, paths, tokens)
             allowlist = Allowlist(store, clock)
             policy = PolicyService(
                 store, clock, warnings, paths.config / POLICY_FILE, Limits(settings).kinds
@@ -168,7 +186,6 @@ class Cairn:
                 agents_may_broaden=settings.flag("search.agents_may_broaden"),
             )
             context = ContextBuilder(search, settings)
-            tokens, no_keychain = open_token_store(paths)
             if no_keychain:
                 warnings.set("no_keychain", no_keychain)
                 log.warning(no_keychain)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core import audit, tombstones
+from core import audit, old_names, tombstones
 from core.archive_export import (
     Exporter,
     Filters,
@@ -28,6 +28,7 @@ from core.archive_import import (
     ImportReport,
     Placement,
     Tally,
+    rename_old_names,
 )
 from core.archive_reader import is_archive, read_archive, read_lines
 from core.archive_records import lone_surrogate
@@ -229,6 +230,8 @@ class ArchiveService:
     def _import_archive(self, path: Path, dry_run: bool) -> ImportReport:
         archive = read_archive(path, self._memories.limits)
         tally = Tally("archive", str(path), dry_run)
+        with self._store.read_db.atomic():
+            archive, renames = rename_old_names(archive, self._store.read_db.conn(), tally)
         placement = Placement(
             archive,
             tally,
@@ -276,6 +279,7 @@ class ArchiveService:
                 self._memories.release_in(tx, Caller(Surface.IMPORT), placement.stranded(tx.conn))
                 placement.identity(tx.conn, tx)
                 placement.tombstones(tx.conn, tx)
+                old_names.remember(tx.conn, renames)
                 self._audit(tx, tally)
 
             run(finish)

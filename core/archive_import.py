@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import astuple, dataclass, field, replace
 from typing import Any
 
-from core import audit, tombstones
+from core import audit, old_names, tombstones
 from core.archive_reader import (
     Archive,
 )
@@ -66,6 +66,9 @@ class ImportReport:
     conflicts: tuple[dict[str, str], ...] = ()  # {id, reason}: this store's copy was kept
     secrets: tuple[dict[str, str], ...] = ()  # {id, reason}: archive memories holding a secret
     renamed: tuple[dict[str, str], ...] = ()  # {archive_id, id}: dedupe-key ids of a moved path
+    # {what, was, now}: an agent's name or a kind that ended in a line break (an export from
+    # before 2026-11-30), given the name this store gave it or would give it
+    names_renamed: tuple[dict[str, str], ...] = ()
     # {id, reason}: imported superseded by a memory not live here, so given back its place
     released: tuple[dict[str, str], ...] = ()
     relations_added: int = 0
@@ -743,3 +746,63 @@ def remap(archive: Archive, mapping: Mapping[str, str], tally: Tally) -> Archive
     )
     tombstones = tuple(replace(t, workspace_id=ws(t.workspace_id)) for t in archive.tombstones)
     return replace(archive, memories=memories, tombstones=tombstones)
+
+
+def rename_old_names(
+    archive: Archive, conn: sqlite3.Connection, tally: Tally
+) -> tuple[Archive, old_names.Renames]:
+    """The archive with the names a Cairn before 2026-11-30 let end in a line break (agent
+    `helper\\n`, document `soul:helper\\n`, kind `decision\\n`) renamed as this store renamed
+    them (`core/old_names.py`) - or, for a name it never held, as its migration would have: the
+    name without the line break, or `NAME-2` when another agent here or in the archive holds it.
+    Each rename is noted in the report; the caller remembers them in the store."""
+    agents: set[str] = set()
+    docs: set[str] = set()
+    kinds: set[str] = set()
+    for am in archive.memories:
+        m = am.memory
+        agents |= {m.agent} if m.agent is not None else set()
+        agents |= {r.actor for r in am.revisions}
+        agents |= {x for link in am.relations for x in (link.created_by, link.resolved_by) if x}
+        kinds |= {m.kind} | {r.kind for r in am.revisions}
+    agents |= {t.forgotten_by for t in archive.tombstones}
+    for v in archive.identity:
+        agents.add(v.author)
+        if v.doc.startswith(old_names.SOUL):
+            docs.add(v.doc[len(old_names.SOUL) :])
+    renames = old_names.plan(
+        agents,
+        docs,
+        kinds,
+        taken=old_names.taken_names(conn) | agents | docs,
+        known=old_names.recorded(conn),
+    )
+    if not renames:
+        return archive, renames
+    for item in renames.items():
+        tally.note("names_renamed", item)
+    a, k = renames.agent, renames.kind
+
+    def memory(am: ArchivedMemory) -> ArchivedMemory:
+        m = am.memory
+        return ArchivedMemory(
+            replace(m, agent=a(m.agent) if m.agent is not None else None, kind=k(m.kind)),
+            tuple(replace(r, actor=a(r.actor), kind=k(r.kind)) for r in am.revisions),
+            tuple(
+                replace(
+                    link,
+                    created_by=a(link.created_by),
+                    resolved_by=a(link.resolved_by) if link.resolved_by else link.resolved_by,
+                )
+                for link in am.relations
+            ),
+        )
+
+    return replace(
+        archive,
+        memories=tuple(memory(am) for am in archive.memories),
+        tombstones=tuple(replace(t, forgotten_by=a(t.forgotten_by)) for t in archive.tombstones),
+        identity=tuple(
+            replace(v, doc=renames.doc(v.doc), author=a(v.author)) for v in archive.identity
+        ),
+    ), renames

@@ -11,6 +11,7 @@ from typing import Any
 
 from core.errors import CairnError, InvalidInput
 from core.model import Memory, Origin, Relation, RelationKind, Revision, Scope, Status, Tier
+from core.old_names import as_now
 from core.settings import KIND_WORD
 from core.validation import (
     Limits,
@@ -290,7 +291,9 @@ def _follows_rules(r: Mapping[str, Any], where: str) -> None:
             check_text("tags", tag, _ANY_SIZE)
     except CairnError as e:
         raise invalid(where, f"breaks a rule of every write: {e.message}") from e
-    if not KIND_WORD.fullmatch(r["kind"]):  # a name `memory.extra_kinds` may add: any kind is one
+    # a name `memory.extra_kinds` may add: any kind is one (an old export's `decision\n` is
+    # `decision`: the import renames it, core/old_names.py)
+    if not KIND_WORD.fullmatch(as_now(r["kind"])):
         raise invalid(where, "breaks a rule of every write: field 'kind' is not a kind's name")
 
 
@@ -321,7 +324,7 @@ def _fits(m: Mapping[str, Any], limits: Limits, where: str) -> None:
                 f"{limit} (set it higher and import again)",
             )
     try:
-        check_kind(m["kind"], limits)
+        check_kind(as_now(m["kind"]), limits)
     except CairnError as e:
         raise invalid(
             where,

@@ -220,6 +220,11 @@ _ACTION_TOPICS: dict[str, frozenset[Topic]] = {
     "agent_active": _AGENT_TOPICS,
     "agent_paused": _AGENT_TOPICS,
     "agent_revoked": _AGENT_TOPICS,
+    # an old name ending in a line break, renamed (core/old_names.py): an agent, its identity
+    # document and policy section, or a kind
+    "name_renamed": frozenset(
+        {Topic.AGENTS, Topic.IDENTITY, Topic.MEMORIES, Topic.POLICY, Topic.HEALTH}
+    ),
 }
 
 

@@ -284,6 +284,11 @@ def describe_import(r: dict[str, Any]) -> str:
         f"  workspace {i['path']} is {i['id']} here ({i['archive_id']} in the archive)"
         for i in r["workspaces_remapped"]
     )
+    lines.extend(
+        f"  {i['what']} {i['was']!r} is {i['now']!r} here: names may no longer end in a line "
+        "break (since 2026-11-30)"
+        for i in r.get("names_renamed", ())
+    )
     lines.extend(f"  not imported: {i}" for i in r["not_imported"])
     if r["dry_run"]:
         lines.append("dry run: nothing was changed")

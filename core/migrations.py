@@ -307,6 +307,14 @@ def _v2_0(conn: sqlite3.Connection) -> None:
     recount(conn)
 
 
+def _v2_1(conn: sqlite3.Connection) -> None:
+    # A minor step: only values change. Names that ended in a line break ($ matched before it
+    # until 2026-11-30) get the names a Cairn of today can name; see core/old_names.py.
+    from core.old_names import rename_in_store
+
+    rename_in_store(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(SchemaVersion(1, 0), "memories, revisions, audit, tombstones, relations", _V1_0),
     Migration(SchemaVersion(1, 1), "full-text index (FTS5) of every memory", _v1_1),
@@ -318,6 +326,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         SchemaVersion(1, 4), "identity document versions, sessions, the notes folder's files", _V1_4
     ),
     Migration(SchemaVersion(2, 0), "document counts per indexed term", _v2_0),
+    Migration(
+        SchemaVersion(2, 1), "names that ended in a line break renamed (agents, kinds)", _v2_1
+    ),
 )
 
 CURRENT = MIGRATIONS[-1].version

@@ -134,6 +134,11 @@ def populate(conn: sqlite3.Connection, version: SchemaVersion) -> None:
             "INSERT INTO memory_fts (rowid, content, summary, tags, keywords) "
             "VALUES (1, 'migrat memori', '', '', '')"
         )
+    if version >= SchemaVersion(1, 2):  # a name `$` let through before 2026-11-30
+        conn.execute(
+            "INSERT INTO agent (name, status, created_at, created_by) "
+            "VALUES ('helper\n', 'active', 1, 'self-declared')"
+        )
 
 
 @pytest.mark.parametrize("step", range(len(MIGRATIONS)), ids=[str(m.version) for m in MIGRATIONS])
@@ -152,9 +157,11 @@ def test_each_migration_from_the_previous_version(short_tmp: Path, step: int) ->
         assert conn.execute("SELECT content FROM memory WHERE id='m_1'").fetchone() == (
             "migrated memory",
         )
-    if MIGRATIONS[step].version >= SchemaVersion(2, 0):  # counted from the index as it was
+    if MIGRATIONS[step].version == SchemaVersion(2, 0):  # counted from the index as it was
         counts = dict(conn.execute("SELECT term, docs FROM term_docs"))
         assert counts == {"migrat": 1, "memori": 1}
+    if MIGRATIONS[step].version == SchemaVersion(2, 1):  # renamed to a name Cairn accepts
+        assert [r[0] for r in conn.execute("SELECT name FROM agent")] == ["helper"]
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.close()
     store = open_store(db)  # and the migrated file opens as a store

@@ -1,0 +1,350 @@
+"""Names stored before the whole-match rule of 2026-11-30, and their repair.
+
+Until then a name's pattern ended in `$`, which also matches before a final line break, so a
+store could take an agent `helper\\n` (a name of its own, beside `helper`), a document
+`soul:helper\\n` and an extra kind `decision\\n`. No door accepts such a name now, so none could
+name them again: the agent could not be paused or revoked, the document not read, an export
+holding one not imported. Schema 2.1 renames every such name in the store: an agent or a document
+to the name without the line break, or, when another holds that name, to the first free
+`NAME-2`, `NAME-3`...; a kind to its name without the line break (a kind is a label, so the two
+spellings become one kind). Each rename is audited (`name_renamed`) and logged, and remembered in
+the store, so that an old export imported later gets the same names; the policy file and the
+token store, which live outside the store, are brought in line when Cairn next opens the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+
+from core.atomic_file import write_atomically
+from core.keychain import TokenStore
+from core.model import RESERVED_AGENT_NAMES
+
+log = logging.getLogger(__name__)
+
+BREAK = "\n"  # the one character `$` let through, at the very end
+SOUL = "soul:"
+_AGENT = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+_DOC_AGENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # `soul:<name>` takes upper case
+_KIND = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_MAX_NAME = 64
+
+RENAMED_KEY = "renamed_names"  # meta: every rename so far, {"agents": {...}, "kinds": {...}}
+TO_CARRY_KEY = "renames_to_carry"  # meta: renames the policy file and token store still need
+
+# Where the store holds an agent's name (the audit ledger is history and keeps the name as it
+# was then: its `name_renamed` event says what became of it).
+AGENT_COLUMNS = (
+    ("agent", "name"),
+    ("memory", "agent"),
+    ("revision", "actor"),
+    ("feedback", "agent"),
+    ("suggestion", "agent"),
+    ("review_decision", "agent"),
+    ("review_decision", "decided_by"),
+    ("relation", "created_by"),
+    ("relation", "resolved_by"),
+    ("tombstone", "forgotten_by"),
+    ("identity_version", "author"),
+    ("idempotency", "actor"),
+    ("scan_allow", "allowed_by"),
+)
+KIND_COLUMNS = (("memory", "kind"), ("revision", "kind"), ("suggestion", "kind"))
+
+
+def old_shape(name: object, pattern: re.Pattern[str] = _AGENT) -> bool:
+    """Whether `name` is a valid name followed by one line break - what `$` let through."""
+    return (
+        isinstance(name, str) and name.endswith(BREAK) and pattern.fullmatch(name[:-1]) is not None
+    )
+
+
+def old_kind(kind: object) -> bool:
+    return old_shape(kind, _KIND)
+
+
+def old_doc(doc: object) -> bool:
+    return isinstance(doc, str) and doc.startswith(SOUL) and old_shape(doc[len(SOUL) :], _DOC_AGENT)
+
+
+def as_now(name: str) -> str:
+    """`name` without the line break an old name ends in - the name a check of today's rules
+    should see; any other name as it is."""
+    if old_shape(name, _AGENT) or old_kind(name) or old_doc(name):
+        return name[:-1]
+    return name
+
+
+@dataclass(frozen=True)
+class Renames:
+    """Old name -> new name, for agents (a document `soul:<agent>` follows its agent) and kinds."""
+
+    agents: dict[str, str] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.agents or self.kinds)
+
+    def agent(self, name: str) -> str:
+        return self.agents.get(name, name)
+
+    def kind(self, kind: str) -> str:
+        return self.kinds.get(kind, kind)
+
+    def doc(self, doc: str) -> str:
+        if doc.startswith(SOUL) and doc[len(SOUL) :] in self.agents:
+            return SOUL + self.agents[doc[len(SOUL) :]]
+        return doc
+
+    def merged(self, other: Renames) -> Renames:
+        return Renames({**self.agents, **other.agents}, {**self.kinds, **other.kinds})
+
+    def to_json(self) -> str:
+        return json.dumps({"agents": self.agents, "kinds": self.kinds}, sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str | None) -> Renames:
+        if not text:
+            return Renames()
+        data = json.loads(text)
+        return Renames(dict(data.get("agents", {})), dict(data.get("kinds", {})))
+
+    def items(self) -> list[dict[str, str]]:
+        """Each rename as `{what, was, now}` (what: agent or kind), for a report."""
+        return [{"what": "agent", "was": o, "now": n} for o, n in sorted(self.agents.items())] + [
+            {"what": "kind", "was": o, "now": n} for o, n in sorted(self.kinds.items())
+        ]
+
+
+def _free(base: str, taken: set[str], pattern: re.Pattern[str]) -> str:
+    """`base` when it is a name nobody holds, else the first free `base-2`, `base-3`..."""
+    if base not in taken and base not in RESERVED_AGENT_NAMES:
+        return base
+    n = 2
+    while True:
+        suffix = f"-{n}"
+        candidate = base[: _MAX_NAME - len(suffix)] + suffix
+        if pattern.fullmatch(candidate) and candidate not in taken:
+            return candidate
+        n += 1
+
+
+def plan(
+    agents: Iterable[str],
+    doc_agents: Iterable[str],
+    kinds: Iterable[str],
+    *,
+    taken: Iterable[str],
+    known: Renames,
+) -> Renames:
+    """The renames for the names given: `agents` as agents hold them, `doc_agents` the `<name>`
+    of `soul:<name>` documents, `kinds` memories' kinds. A name `known` renamed keeps that name;
+    another takes its name without the line break unless a name in `taken` (or one given here)
+    holds it already.
+    """
+    agent_names = {a for a in agents if a is not None}
+    names = agent_names | set(doc_agents)
+    held = set(taken) | names | set(known.agents.values())
+    out: dict[str, str] = {}
+    for old in sorted(names):
+        as_agent = old_shape(old, _AGENT)
+        if not (as_agent or (old not in agent_names and old_shape(old, _DOC_AGENT))):
+            continue
+        if old in known.agents:
+            out[old] = known.agents[old]
+            continue
+        new = _free(old[:-1], held, _AGENT if as_agent else _DOC_AGENT)
+        out[old] = new
+        held.add(new)
+    renamed_kinds = {k: known.kind(k) if k in known.kinds else k[:-1] for k in kinds if old_kind(k)}
+    return Renames(out, renamed_kinds)
+
+
+# -- the store (schema 2.1) ---------------------------------------------------------------------
+
+
+def _column(conn: sqlite3.Connection, table: str, column: str) -> set[str]:
+    return {
+        str(r[0])
+        for r in conn.execute(f"SELECT DISTINCT {column} FROM {table} WHERE {column} IS NOT NULL")  # noqa: S608 - fixed names
+    }
+
+
+def rename_in_store(conn: sqlite3.Connection) -> Renames:
+    """Inside the migration's transaction: rename every old name the store holds, audit and log
+    each rename, fix the policy copy kept in `meta`, and remember the renames. Returns them."""
+    names: set[str] = set()
+    for table, column in AGENT_COLUMNS:
+        names |= _column(conn, table, column)
+    docs = _column(conn, "identity_version", "doc")
+    doc_agents = {d[len(SOUL) :] for d in docs if d.startswith(SOUL)}
+    kinds: set[str] = set()
+    for table, column in KIND_COLUMNS:
+        kinds |= _column(conn, table, column)
+    saved = conn.execute("SELECT value FROM meta WHERE key = 'policy'").fetchone()
+    policy: dict[str, Any] | None = None
+    if saved is not None:
+        with contextlib.suppress(ValueError):
+            policy = json.loads(saved[0])
+    policy_agents = set(policy.get("agents", {})) if isinstance(policy, dict) else set()
+    kinds |= _policy_kinds(policy)
+    known = Renames.from_json(_meta(conn, RENAMED_KEY))
+    renames = plan(names | policy_agents, doc_agents, kinds, taken=names | doc_agents, known=known)
+    if not renames:
+        return renames
+    now = int(time.time() * 1000)
+    for old, new in sorted(renames.agents.items()):
+        for table, column in AGENT_COLUMNS:
+            conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (new, old))  # noqa: S608
+        conn.execute("UPDATE identity_version SET doc = ? WHERE doc = ?", (SOUL + new, SOUL + old))
+        _audit(conn, now, "agent", old, new)
+    for old, new in sorted(renames.kinds.items()):
+        for table, column in KIND_COLUMNS:
+            conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (new, old))  # noqa: S608
+        _audit(conn, now, "kind", old, new)
+    if policy is not None:
+        conn.execute(
+            "UPDATE meta SET value = ? WHERE key = 'policy'",
+            (json.dumps(renamed_policy(policy, renames), sort_keys=True),),
+        )
+    _set_meta(conn, RENAMED_KEY, known.merged(renames).to_json())
+    carry = Renames.from_json(_meta(conn, TO_CARRY_KEY)).merged(renames)
+    _set_meta(conn, TO_CARRY_KEY, carry.to_json())
+    return renames
+
+
+def _audit(conn: sqlite3.Connection, now: int, what: str, old: str, new: str) -> None:
+    detail = {"what": what, "was": old, "now": new}
+    if what == "agent":
+        detail["agent"] = new
+    conn.execute(
+        "INSERT INTO audit (at, actor_kind, actor, verified, action, detail) "
+        "VALUES (?, 'system', 'system', 0, 'name_renamed', ?)",
+        (now, json.dumps(detail, ensure_ascii=False, sort_keys=True)),
+    )
+    log.warning(
+        "the %s %r ends in a line break, which no name may since 2026-11-30: renamed %r",
+        what,
+        old,
+        new,
+    )
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return str(row[0]) if row else None
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def recorded(conn: sqlite3.Connection) -> Renames:
+    """Every rename this store has made (by the migration or an import)."""
+    return Renames.from_json(_meta(conn, RENAMED_KEY))
+
+
+def remember(conn: sqlite3.Connection, renames: Renames) -> None:
+    """Inside a write transaction: add `renames` to the store's record of renames."""
+    if renames:
+        _set_meta(conn, RENAMED_KEY, recorded(conn).merged(renames).to_json())
+
+
+def taken_names(conn: sqlite3.Connection) -> set[str]:
+    """Every agent name the store holds, and the `<name>` of every `soul:<name>` document."""
+    names: set[str] = set()
+    for table, column in AGENT_COLUMNS:
+        names |= _column(conn, table, column)
+    return names | {
+        d[len(SOUL) :] for d in _column(conn, "identity_version", "doc") if d.startswith(SOUL)
+    }
+
+
+# -- the policy -------------------------------------------------------------------------------
+
+
+def _policy_kinds(policy: Any) -> set[str]:
+    if not isinstance(policy, Mapping):
+        return set()
+    kinds = set(policy.get("kinds", {}) if isinstance(policy.get("kinds"), MutableMapping) else ())
+    for rule in (policy.get("agents") or {}).values():
+        if isinstance(rule, Mapping) and isinstance(rule.get("kinds"), Mapping):
+            kinds |= set(rule["kinds"])
+    return kinds
+
+
+def _renamed_keys(table: MutableMapping[str, Any], rename: Mapping[str, str]) -> None:
+    """Rename the keys of a TOML or JSON table in place, keeping their order and values."""
+    for old, new in rename.items():
+        if old in table and new not in table:
+            table[new] = table.pop(old)
+
+
+def renamed_policy(policy: MutableMapping[str, Any], renames: Renames) -> MutableMapping[str, Any]:
+    """A policy as `Policy.to_dict()` gives it (or as its file holds it), with the renames."""
+    if isinstance(policy.get("kinds"), MutableMapping):
+        _renamed_keys(policy["kinds"], renames.kinds)
+    agents = policy.get("agents")
+    if isinstance(agents, MutableMapping):
+        _renamed_keys(agents, renames.agents)
+        for rule in agents.values():
+            if isinstance(rule, Mapping) and isinstance(rule.get("kinds"), MutableMapping):
+                _renamed_keys(rule["kinds"], renames.kinds)
+    return policy
+
+
+# -- outside the store --------------------------------------------------------------------------
+
+
+def carry_renames(conn: sqlite3.Connection, policy_path: Path, tokens: TokenStore) -> Renames:
+    """The store's renames still to be carried to the policy file (its agents' sections and
+    kinds, comments kept) and the token store (a renamed agent's token under its new name).
+    Both are done again harmlessly if Cairn stops before the store forgets them: the caller
+    clears `TO_CARRY_KEY` (`carried`) once this returns."""
+    renames = Renames.from_json(_meta(conn, TO_CARRY_KEY))
+    if not renames:
+        return renames
+    with contextlib.suppress(FileNotFoundError):
+        text = policy_path.read_text(encoding="utf-8")
+        try:
+            doc = tomlkit.parse(text)
+        except tomlkit.exceptions.TOMLKitError:
+            doc = None  # the person's own mistake: the policy window says where it is
+        if doc is not None:
+            renamed_policy(doc, renames)
+            fixed = tomlkit.dumps(doc)
+            if fixed != text:
+                write_atomically(policy_path, fixed, mode=0o600)
+                log.warning("renamed the old names in %s: %s", policy_path, _listed(renames))
+    for old, new in sorted(renames.agents.items()):
+        token = tokens.get(old)
+        if token is not None:
+            if tokens.get(new) is None:
+                tokens.set(new, token)
+            tokens.delete(old)
+            log.warning("the token of agent %r is now kept as agent %r's", old, new)
+    return renames
+
+
+def carried(conn: sqlite3.Connection) -> None:
+    conn.execute("DELETE FROM meta WHERE key = ?", (TO_CARRY_KEY,))
+
+
+def _listed(renames: Renames) -> str:
+    return ", ".join(f"{i['was']!r} -> {i['now']!r}" for i in renames.items())

@@ -1,0 +1,210 @@
+"""Names stored before the whole-match rule of 2026-11-30 (`helper\\n`): renamed by schema 2.1 and
+by an import, so a person can manage them again."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from core.agents import AgentStatus, token_hash
+from core.app import Cairn
+from core.errors import AgentPaused, AgentRevoked
+from core.keychain import open_token_store
+from core.migrations import SchemaVersion, migrate, read_version
+from core.model import Caller
+from core.paths import Paths
+from core.policy import POLICY_FILE
+from core.settings import Settings
+from core.validation import content_hash
+from tests.conftest import FakeClock
+from tests.serving import paths_for
+
+OLD_TOKEN = "cairn_" + "x" * 43
+POLICY_TEXT = """\
+# my policy
+paused = false
+
+[kinds]
+"decision\\n" = "ask"
+
+[agents."helper\\n".kinds]
+fact = "auto"   # the helper's facts land
+
+[agents."bot\\n"]
+extracted = "off"
+"""
+
+
+def old_store(paths: Paths) -> None:
+    """A store of schema 2.0 holding what a Cairn before 2026-11-30 let in: the agents
+    `helper\\n` (beside a `helper` of its own) and `bot\\n`, the helper's memory and identity
+    document, a kind `decision\\n`, and a policy naming them; the helper's token kept."""
+    paths.data.mkdir(parents=True, exist_ok=True, mode=0o700)
+    conn = sqlite3.connect(paths.database, isolation_level=None)
+    migrate(conn, target=SchemaVersion(2, 0))
+    agents = [
+        ("helper", None, "active", "self-declared"),
+        ("helper\n", token_hash(OLD_TOKEN), "active", "human"),
+        ("bot\n", None, "active", "self-declared"),
+    ]
+    for name, token, status, by in agents:
+        conn.execute(
+            "INSERT INTO agent (name, token_hash, status, created_at, created_by) "
+            "VALUES (?, ?, ?, 1, ?)",
+            (name, token, status, by),
+        )
+    conn.execute(
+        "INSERT INTO memory (id, seq, revision, content, kind, scope, importance, status, tier, "
+        "agent, created_at, updated_at, content_hash) VALUES ('m_' || ?, 1, 1, 'we decided X', "
+        "'decision\n', 'global', 3, 'active', 'explicit', 'helper\n', 1, 1, ?)",
+        ("0" * 28, content_hash("we decided X")),
+    )
+    conn.execute(
+        "INSERT INTO revision (memory_id, revision, content, kind, scope, tags, importance, "
+        "pinned, status, tier, actor, action, created_at) VALUES ('m_' || ?, 1, 'we decided X', "
+        "'decision\n', 'global', '[]', 3, 0, 'active', 'explicit', 'helper\n', 'write', 1)",
+        ("0" * 28,),
+    )
+    conn.execute(
+        "INSERT INTO identity_version (doc, version, content, author_kind, author, created_at, "
+        "content_hash) VALUES ('soul:helper\n', 1, 'You help.', 'human', 'human', 1, ?)",
+        (content_hash("You help."),),
+    )
+    policy = {
+        "paused": False,
+        "kinds": {"decision\n": "ask"},
+        "other_kinds": "ask",
+        "scopes": {},
+        "extracted": "ask",
+        "agents": {"helper\n": {"kinds": {"fact": "auto"}}, "bot\n": {"extracted": "off"}},
+    }
+    conn.execute("INSERT INTO meta (key, value) VALUES ('policy', ?)", (json.dumps(policy),))
+    conn.close()
+    paths.config.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (paths.config / POLICY_FILE).write_text(POLICY_TEXT, encoding="utf-8")
+    tokens, _ = open_token_store(paths)
+    tokens.set("helper\n", OLD_TOKEN)
+
+
+def test_agents_named_with_a_line_break_can_be_managed_after_the_migration(
+    paths: Paths,
+) -> None:
+    """Until the migration, `cairn agent pause` could name neither 'helper\\n' (not a valid name)
+    nor 'helper' (another agent); its identity document could not be read, its token not used,
+    and the policy file naming it stopped applying."""
+    old_store(paths)
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        conn = app.store.read_db.conn()
+        # `helper` was taken by another agent, so `helper\n` became `helper-2`; `bot\n` is `bot`
+        assert [a.name for a in app.agents.list()] == ["bot", "helper", "helper-2"]
+        person = Caller.human()
+        paused = app.agents.set_status(person, "helper-2", AgentStatus.PAUSED)
+        assert paused.status is AgentStatus.PAUSED and paused.has_token
+        # the token the helper was given still proves who it is, under its new name
+        with pytest.raises(AgentPaused, match="helper-2"):
+            app.agents.authenticate("helper-2", OLD_TOKEN, require_token=True)
+        assert app.agents.set_status(person, "bot", AgentStatus.REVOKED).status is (
+            AgentStatus.REVOKED
+        )
+        with pytest.raises(AgentRevoked):
+            app.agents.authenticate("bot", None, require_token=False)
+        # its document, memory, kind and history follow it
+        assert app.identity.get(person, "soul:helper-2").content == "You help."
+        memory = app.memories.get(person, "m_" + "0" * 28).memory
+        assert (memory.agent, memory.kind) == ("helper-2", "decision")
+        actors = {r[0] for r in conn.execute("SELECT actor FROM revision")}
+        assert actors == {"helper-2"}
+        # each rename audited, naming the old name and the new
+        events = [
+            json.loads(r[0])
+            for r in conn.execute("SELECT detail FROM audit WHERE action = 'name_renamed'")
+        ]
+        assert sorted((e["what"], e["was"], e["now"]) for e in events) == [
+            ("agent", "bot\n", "bot"),
+            ("agent", "helper\n", "helper-2"),
+            ("kind", "decision\n", "decision"),
+        ]
+        # the policy file kept its comments and now names the new names: it applies again
+        text = (paths.config / POLICY_FILE).read_text(encoding="utf-8")
+        assert "# the helper's facts land" in text and "helper\\n" not in text
+        policy = app.policy.current()
+        assert set(policy.agents) == {"helper-2", "bot"} and "decision" in policy.kinds
+        assert "policy_invalid" not in app.warnings.items
+        # the token is kept under the new name
+        assert app.agents.tokens.get("helper-2") == OLD_TOKEN
+        assert app.agents.tokens.get("helper\n") is None
+        assert read_version(conn) == SchemaVersion(2, 1)
+    finally:
+        app.close()
+    # a second start has nothing left to rename or carry
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        conn = app.store.read_db.conn()
+        assert conn.execute("SELECT count(*) FROM audit WHERE action = 'name_renamed'").fetchone()
+        assert conn.execute("SELECT 1 FROM meta WHERE key = 'renames_to_carry'").fetchone() is None
+    finally:
+        app.close()
+
+
+def test_an_old_export_holding_such_names_imports_with_them_renamed(
+    short_tmp: Path, paths: Paths
+) -> None:
+    """An export made before 2026-11-30 holds the names as they were stored ('helper\\n',
+    'soul:helper\\n', kind 'decision\\n'): its import was refused whole ("names a document Cairn
+    does not accept", "field 'kind' is not a kind's name"), so the person's own old export could
+    not come back."""
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    Cairn.open(paths, settings=settings, clock=FakeClock()).close()
+    # rows as a store that was never migrated could hold them (its export copies them as they are)
+    conn = sqlite3.connect(paths.database, isolation_level=None)
+    conn.execute(
+        "INSERT INTO memory (id, seq, revision, content, kind, scope, importance, status, tier, "
+        "agent, created_at, updated_at, content_hash) VALUES ('m_' || ?, 1, 1, 'we decided X', "
+        "'decision\n', 'global', 3, 'active', 'explicit', 'helper\n', 1, 1, ?)",
+        ("0" * 28, content_hash("we decided X")),
+    )
+    conn.execute(
+        "INSERT INTO revision (memory_id, revision, content, kind, scope, tags, importance, "
+        "pinned, status, tier, actor, action, created_at) VALUES ('m_' || ?, 1, 'we decided X', "
+        "'decision\n', 'global', '[]', 3, 0, 'active', 'explicit', 'helper\n', 'write', 1)",
+        ("0" * 28,),
+    )
+    conn.execute(
+        "INSERT INTO identity_version (doc, version, content, author_kind, author, created_at, "
+        "content_hash) VALUES ('soul:helper\n', 1, 'You help.', 'agent', 'helper\n', 1, ?)",
+        (content_hash("You help."),),
+    )
+    conn.close()
+    old = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        old.archive.export(Caller.human(), short_tmp / "old.zip")
+    finally:
+        old.close()
+
+    # another store, where an agent `helper` of its own works already
+    other = paths_for(short_tmp / "other")
+    app = Cairn.open(other, settings=settings, clock=FakeClock())
+    try:
+        app.agents.add(Caller.human(), "helper")
+        report = app.archive.import_(Caller.human(), short_tmp / "old.zip").to_dict()
+        assert report["added"] == 1 and report["identity_added"] == 1
+        assert report["names_renamed"] == [
+            {"what": "agent", "was": "helper\n", "now": "helper-2"},
+            {"what": "kind", "was": "decision\n", "now": "decision"},
+        ]
+        person = Caller.human()
+        memory = app.memories.get(person, "m_" + "0" * 28, history=True)
+        assert (memory.memory.agent, memory.memory.kind) == ("helper-2", "decision")
+        assert [r.actor for r in memory.revisions] == ["helper-2"]
+        assert app.identity.get(person, "soul:helper-2").content == "You help."
+        # a second import of the same export gives the same names, though `helper-2` now
+        # holds memories here
+        again = app.archive.import_(Caller.human(), short_tmp / "old.zip", dry_run=True)
+        assert again.to_dict()["names_renamed"][0]["now"] == "helper-2"
+    finally:
+        app.close()
