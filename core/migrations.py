@@ -345,16 +345,17 @@ def read_version(conn: sqlite3.Connection) -> SchemaVersion:
 def foreign(conn: sqlite3.Connection) -> str | None:
     """Why the database on `conn` is not a Cairn store, as a clause naming what it holds; None
     when it is one, holds nothing yet (a new store), or belongs to a newer major version (which
-    `migrate` refuses as too new: its tables may differ). Reads only.
+    `refuse_newer_major` refuses as too new). Reads only.
 
     A Cairn store has a schema version some Cairn wrote - one in `MIGRATIONS`, or a later minor
     of this major - and the tables of schema 1.0. Version 1.0 sets the version in the same
-    transaction as it creates the tables, so tables under version 0 are another program's.
+    transaction as it creates the tables, so tables under version 0 are another program's. A
+    newer major may change tables, but every major keeps schema 1.0's: a file without them is
+    another program's, however high its version (until 2026-11-30 any version of a newer major
+    was taken for a newer Cairn's store).
     """
     value = int(conn.execute("PRAGMA user_version").fetchone()[0])
     version = SchemaVersion.decode(value)
-    if version.major > CURRENT.major:
-        return None
     tables = [
         str(r[0])
         for r in conn.execute(
@@ -363,14 +364,37 @@ def foreign(conn: sqlite3.Connection) -> str | None:
         )
     ]
     held = f"the table{'s' if len(tables) > 1 else ''} {_names(tables)}" if tables else "no tables"
+    missing = sorted(STORE_TABLES - set(tables))
+    if version.major > CURRENT.major:
+        if not missing:
+            return None
+        return (
+            f"its user_version {value} is no schema version Cairn writes; it holds {held}, not "
+            f"Cairn's {_names(missing)}"
+        )
     if value == 0:
         return f"it holds {held} and no Cairn schema version" if tables else None
     if version not in {m.version for m in MIGRATIONS} and not version > CURRENT:
         return f"its user_version {value} is no schema version Cairn writes; it holds {held}"
-    missing = sorted(STORE_TABLES - set(tables))
     if missing:
         return f"it holds {held} but not Cairn's {_names(missing)}"
     return None
+
+
+def refuse_newer_major(version: SchemaVersion) -> None:
+    """Raise SchemaTooNew when `version` belongs to a newer major than this Cairn's (a newer
+    minor of this major is fine: it only adds what this code can ignore).
+
+    Raises:
+        SchemaTooNew: naming the version found and the major this Cairn understands.
+    """
+    if version.major > CURRENT.major:
+        raise SchemaTooNew(
+            f"this memory database was written by a newer Cairn (schema {version}; this Cairn "
+            f"understands {CURRENT.major}.x). Upgrade Cairn, or restore a backup made by this "
+            "version",
+            data={"found": str(version), "supported_major": CURRENT.major},
+        )
 
 
 def _names(names: list[str]) -> str:
@@ -397,19 +421,13 @@ def migrate(
         StoreUnavailable: the database is not a Cairn store (`foreign`); it is not changed.
     """
     current = read_version(conn)
-    if current.major > CURRENT.major:
-        raise SchemaTooNew(
-            f"this memory database was written by a newer Cairn (schema {current}; this Cairn "
-            f"understands {CURRENT.major}.x). Upgrade Cairn, or restore a backup made by this "
-            "version",
-            data={"found": str(current), "supported_major": CURRENT.major},
-        )
     reason = foreign(conn)
     if reason is not None:
         raise StoreUnavailable(
             f"this database is not a Cairn memory database ({reason}); it was not changed",
             data={"user_version": current.encoded},
         )
+    refuse_newer_major(current)
     pending = [m for m in MIGRATIONS if current < m.version <= target]
     if not pending:
         return current
