@@ -40,7 +40,7 @@ from core.errors import (
     StoreBusy,
 )
 from core.failures import BackgroundFailures
-from core.migrations import CURRENT, SchemaVersion, foreign, read_version
+from core.migrations import CURRENT, SchemaVersion, foreign, lacking, missing_schema, read_version
 from core.paths import Paths, ensure_private_dir
 from core.runtime import check_private_dir, probe, socket_path
 from core.settings import Settings
@@ -511,19 +511,21 @@ def _verify(copy: Path, source: Path) -> tuple[SchemaVersion, int]:
                     "first",
                     data={"found": str(version), "supported_major": CURRENT.major},
                 )
-            try:
-                memories = int(
-                    conn.execute(
-                        "SELECT count(*) FROM memory WHERE status != 'forgotten'"
-                    ).fetchone()[0]
-                )
-            except sqlite3.OperationalError as e:  # Cairn's table names, not its columns
+            # Every table and column of the backup's schema, not only the memory table's: a
+            # backup without one was restored, and Cairn failed to start (until 2026-11-30).
+            missing = missing_schema(conn)
+            if missing:
                 raise InvalidInput(
-                    f"{source} is a SQLite database but not a Cairn store (its memory table is "
-                    f"not Cairn's: {e}); nothing was restored - choose a backup "
+                    f"{source} is a SQLite database but not a Cairn store (of schema {version} "
+                    f"it lacks {lacking(missing)}); nothing was restored - choose a backup "
                     "(`cairn backup --list`)",
-                    data={"path": str(source), "user_version": version.encoded},
-                ) from e
+                    data={"path": str(source), "schema": str(version), "missing": missing},
+                )
+            memories = int(
+                conn.execute("SELECT count(*) FROM memory WHERE status != 'forgotten'").fetchone()[
+                    0
+                ]
+            )
             conn.execute("PRAGMA journal_mode=DELETE").fetchone()  # no -wal to carry along
         finally:
             conn.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from core.errors import SchemaTooNew, StoreUnavailable
 
@@ -443,3 +444,62 @@ def migrate(
             raise
         conn.execute("COMMIT")
     return read_version(conn)
+
+
+def missing_schema(conn: sqlite3.Connection) -> list[str]:
+    """What the Cairn store on `conn` lacks of the schema its version has: each missing table by
+    name, then each missing column of a table it has as `table.column`, in schema order; empty
+    when it holds all of it. A later minor of this major is held to this Cairn's schema, which
+    it extends. Reads only.
+
+    The schema is not listed by hand: it is what the migrations up to that version create, run
+    on an empty database in memory.
+    """
+    version = min(read_version(conn), CURRENT)
+    present = {table: set(_columns(conn, table)) for table in _tables(conn)}
+    missing: list[str] = []
+    columns: list[str] = []
+    for table, needed in _schema_at(version):
+        if table not in present:
+            missing.append(table)
+            continue
+        columns.extend(f"{table}.{c}" for c in needed if c not in present[table])
+    return missing + columns
+
+
+@cache
+def _schema_at(version: SchemaVersion) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each table (with its columns) of a store created by the migrations up to `version`."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate(conn, target=version)
+        return tuple((t, tuple(_columns(conn, t))) for t in _tables(conn))
+    finally:
+        conn.close()
+
+
+def _tables(conn: sqlite3.Connection) -> list[str]:
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY rowid"
+        )
+    ]
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    quoted = table.replace('"', '""')
+    return [str(r[1]) for r in conn.execute(f'PRAGMA table_info("{quoted}")')]
+
+
+def lacking(missing: list[str]) -> str:
+    """`missing_schema`'s names as a clause: "the table a and the columns b.x, b.y"."""
+    tables = [m for m in missing if "." not in m]
+    columns = [m for m in missing if "." in m]
+    parts = [
+        f"the {noun}{'s' if len(names) > 1 else ''} {_names(names)}"
+        for noun, names in (("table", tables), ("column", columns))
+        if names
+    ]
+    return " and ".join(parts)

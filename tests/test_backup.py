@@ -607,6 +607,51 @@ def test_a_sqlite_file_that_is_not_cairns_is_named_so_not_called_damaged(
         assert paths.database.read_bytes() == before
 
 
+def test_a_backup_missing_a_table_or_column_cairn_needs_is_refused_naming_them(
+    backed_up: tuple[Paths, BackupInfo],
+) -> None:
+    """Restore looked only at the memory table: a backup without the table scan_allow and the
+    column feedback.note was restored (exit 0) and the store it replaced moved aside; Cairn
+    then failed to start, with a traceback ending "no such table: scan_allow"."""
+    paths, info = backed_up
+    home = paths.data.parent
+    lacking = home / "lacking.db"
+    lacking.write_bytes(info.path.read_bytes())
+    conn = sqlite3.connect(lacking)
+    conn.execute("DROP TABLE scan_allow")
+    conn.execute("ALTER TABLE feedback DROP COLUMN note")
+    conn.commit()
+    conn.close()
+    before = paths.database.read_bytes()
+    data_before = files_in(paths.data)
+    status, shown = at_terminal(home, "restore", str(lacking), typed="restore")
+    assert status == ErrorCode.INVALID_PARAMS.exit_status == 65, shown
+    assert (
+        f"{lacking} is a SQLite database but not a Cairn store (of schema {CURRENT} it lacks "
+        "the table scan_allow and the column feedback.note); nothing was restored"
+    ) in " ".join(shown.split()), shown
+    assert paths.database.read_bytes() == before and files_in(paths.data) == data_before
+    with pytest.raises(InvalidInput) as refused:
+        restore(paths, lacking)
+    assert refused.value.data["missing"] == ["scan_allow", "feedback.note"]
+
+
+def test_a_backup_of_an_older_schema_is_checked_against_that_schema(
+    backed_up: tuple[Paths, BackupInfo], short_tmp: Path
+) -> None:
+    """What a backup must hold is its own version's schema: one made by an older Cairn lacks
+    the tables added since, is restored, and is migrated when Cairn opens it."""
+    paths, _ = backed_up
+    old = paths.data.parent / "old.db"
+    conn = sqlite3.connect(old, isolation_level=None)
+    migrate(conn, target=SchemaVersion(1, 2))
+    conn.close()
+    report = restore(paths, old)
+    assert (report.schema, report.memories) == ("1.2", 0)
+    open_app(paths).close()  # migrated to this version on open
+    assert read_only(paths.database).execute("PRAGMA user_version").fetchone() == (CURRENT.encoded,)
+
+
 def test_restore_refuses_a_missing_file_and_the_live_database(
     backed_up: tuple[Paths, BackupInfo],
 ) -> None:
