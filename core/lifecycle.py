@@ -14,7 +14,7 @@ from typing import Any
 
 from core import audit
 from core.clock import Clock
-from core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from core.errors import Forbidden, InvalidInput, NotFound
 from core.health import Warnings
 from core.memory_service import MemoryService
 from core.model import Caller, Memory
@@ -23,7 +23,12 @@ from core.records import fetch_memories
 from core.settings import Settings
 from core.store import Store
 from core.wording import plural
-from core.workspace import WORKSPACE_ID_PREFIX, WorkspaceRegistry, canonical_path
+from core.workspace import (
+    WORKSPACE_ID_PREFIX,
+    WorkspaceRegistry,
+    canonical_path,
+    refuse_move_onto,
+)
 from core.writer import WriteTx
 
 _BATCH = 500
@@ -218,11 +223,8 @@ class Lifecycle:
         _person(caller)
         ws = self._find(old)
         path = canonical_path(new_path)
-        if any(w.path == path for w in self._workspaces.list()):
-            raise Conflict(
-                f"{path} is already a workspace; use `cairn workspace merge` to fold them",
-                data={"path": path},
-            )
+        holder = next(((w.id, w.path) for w in self._workspaces.list() if w.path == path), None)
+        refuse_move_onto(old, ws.id, path, holder)
         now = self._clock.now_ms()
 
         def job(tx: WriteTx) -> None:

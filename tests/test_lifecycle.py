@@ -170,6 +170,36 @@ def test_moving_a_workspace_from_inside_its_new_folder(short_tmp: Path) -> None:
         assert [w["path"] for w in runtime.cairn.lifecycle.workspaces(Caller.human())] == [str(new)]
 
 
+def test_moving_onto_another_workspaces_folder_is_refused_before_asking(short_tmp: Path) -> None:
+    """`cairn workspace move a b`, with b a workspace of its own, asked the person to type
+    `move` and only then was refused ("b is already a workspace", exit 67); given by its id, a
+    workspace moved onto its own folder was refused after asking as "already a workspace; use
+    merge" - merge it with itself?"""
+    home = short_tmp / "home"
+    a_dir, b_dir = short_tmp / "a", short_tmp / "b"
+    a_dir.mkdir()
+    b_dir.mkdir()
+    paths = paths_for(home)
+    app = Cairn.open(paths)
+    try:
+        a = app.workspaces.resolve(str(a_dir)).id
+        b = app.workspaces.resolve(str(b_dir)).id
+    finally:
+        app.close()
+    with served_in_thread(paths) as runtime:
+        status, shown = at_terminal(home, "workspace", "move", a, str(b_dir), typed="move")
+        assert status == 67 and "Type " not in shown, shown
+        assert f"{b_dir} is already a workspace ({b}); use `cairn workspace merge`" in shown
+        status, shown = at_terminal(home, "workspace", "move", a, str(a_dir), typed="move")
+        assert status == 65 and "Type " not in shown, shown
+        assert f"workspace {a} is already at {a_dir}: nothing to move" in shown
+        assert runtime.cairn is not None
+        listed = {w["id"]: w["path"] for w in runtime.cairn.lifecycle.workspaces(Caller.human())}
+        assert listed == {a: str(a_dir), b: str(b_dir)}
+        with pytest.raises(InvalidInput, match="is already at"):  # the service says the same
+            runtime.cairn.lifecycle.move_workspace(Caller.human(), a, str(a_dir))
+
+
 def test_the_file_is_checked_once_a_day_not_again_right_after_opening(
     paths: Paths, clock: FakeClock
 ) -> None:
