@@ -145,6 +145,58 @@ def test_merging_workspaces_rebinds_with_a_revision_and_reports_what_stayed(
     assert listed[other.id]["memories"] == 1  # the dedupe clash stayed behind
 
 
+@pytest.mark.parametrize("settled_by", ["forget", "supersede"])
+def test_a_kept_memory_settled_by_the_person_moves_at_the_next_merge(
+    cairn: Cairn, agent: Caller, short_tmp: Path, settled_by: str
+) -> None:
+    """A merge keeps a memory whose dedupe key a memory of the target holds (one key, one
+    memory, per workspace). The person settled the clash as the report invited - forgot the
+    kept one, or superseded it by the target's - and merged again: the merge failed with an
+    internal error ("UNIQUE constraint failed: index 'memory_dedupe'": the forgotten shell was
+    moved with its key), or reported "moved 0" and kept the superseded memory behind, with the
+    workspace, for good. Now a memory that is history gives up its key to the target's memory
+    and moves; the report says which memory holds the key and how to settle it."""
+    other_dir = short_tmp / "clone"
+    other_dir.mkdir()
+    other = cairn.workspaces.resolve(str(other_dir))
+    b = Caller(Surface.AGENT, agent="agent-a", verified=True, workspace_id=other.id)
+    holder = write(cairn, agent, "build with make", dedupe_key="build")
+    clash = write(cairn, b, "build with ninja", dedupe_key="build")
+    first = cairn.lifecycle.merge_workspaces(
+        Caller.human(), str(other_dir), str(short_tmp / "proj")
+    )
+    assert first["moved"] == 0 and [k["id"] for k in first["kept"]] == [clash]
+    assert first["kept"][0]["reason"] == (
+        f"memory {holder} there holds the same dedupe key; forget or supersede one of the two, "
+        "then merge again"
+    )
+    if settled_by == "forget":
+        cairn.memories.forget(Caller.human(), clash, reason="the make one is right")
+    else:
+        cairn.memories.supersede(Caller.human(), clash, by_id=holder)
+    again = cairn.lifecycle.merge_workspaces(
+        Caller.human(), str(other_dir), str(short_tmp / "proj")
+    )
+    assert (again["moved"], again["kept"]) == (1 if settled_by == "supersede" else 0, [])
+    assert [w["id"] for w in cairn.lifecycle.workspaces(Caller.human())] == [agent.workspace_id]
+    row = cairn.store.read_db.conn().execute(
+        "SELECT workspace_id, dedupe_key FROM memory WHERE id = ?", (clash,)
+    )
+    assert row.fetchone() == (agent.workspace_id, None)
+    keyed = cairn.memories.write(
+        agent,
+        WriteRequest.from_params(
+            {
+                "content": "build with bazel",
+                "kind": "fact",
+                "scope": "project",
+                "dedupe_key": "build",
+            }
+        ),
+    )
+    assert keyed.id == holder and keyed.status is WriteStatus.STORED  # the key is the holder's
+
+
 def test_moving_a_workspace_from_inside_its_new_folder(short_tmp: Path) -> None:
     """A person who moved their repository runs `cairn workspace move` from where it is now:
     that folder must not be registered as a workspace of its own on the way."""
