@@ -40,7 +40,7 @@ from core.errors import (
     StoreBusy,
 )
 from core.failures import BackgroundFailures
-from core.migrations import CURRENT, SchemaVersion, foreign, read_version
+from core.migrations import CURRENT, SchemaVersion, foreign, lacking, missing_schema, read_version
 from core.paths import Paths, ensure_private_dir
 from core.runtime import check_private_dir, probe, socket_path
 from core.settings import Settings
@@ -289,7 +289,7 @@ def restore(paths: Paths, source: Path) -> RestoreReport:
 
     Cairn must not be running: the socket is probed and the store's lock is held throughout, so
     no Cairn can start halfway. The backup is copied next to the database and checked there (a
-    SQLite file, `integrity_check` ok, a Cairn schema no newer than this one) before anything is
+    SQLite file, `integrity_check` ok, a Cairn schema of this major or older) before anything is
     moved; then the current database and its -wal/-shm become `cairn.db.replaced-<time>` and the
     copy is renamed into place. Rotated audit files that are not part of the restored database's
     history (rotated after the backup was taken: the same seq numbers will be used again) move
@@ -301,7 +301,7 @@ def restore(paths: Paths, source: Path) -> RestoreReport:
         NotFound: `source` is not a file.
         InvalidInput: `source` is not a SQLite database, not Cairn's, or is the live database.
         IntegrityFailure: the backup is damaged.
-        SchemaTooNew: the backup was written by a newer Cairn.
+        SchemaTooNew: the backup was written by a newer major version of Cairn.
         IOFault: the files could not be copied or moved.
     """
     source = Path(os.path.abspath(os.path.expanduser(source)))
@@ -495,12 +495,6 @@ def _verify(copy: Path, source: Path) -> tuple[SchemaVersion, int]:
                     "(`cairn backup --list`)",
                     data={"path": str(source), "problems": problems[:20]},
                 )
-            if version > CURRENT:
-                raise SchemaTooNew(
-                    f"the backup {source} was written by a newer Cairn (schema {version}; this "
-                    f"Cairn writes {CURRENT}); nothing was restored - upgrade Cairn first",
-                    data={"found": str(version), "current": str(CURRENT)},
-                )
             reason = foreign(conn) or ("it holds no tables" if version.encoded == 0 else None)
             if reason is not None:
                 raise InvalidInput(
@@ -508,19 +502,30 @@ def _verify(copy: Path, source: Path) -> tuple[SchemaVersion, int]:
                     "was restored - choose a backup (`cairn backup --list`)",
                     data={"path": str(source), "user_version": version.encoded},
                 )
-            try:
-                memories = int(
-                    conn.execute(
-                        "SELECT count(*) FROM memory WHERE status != 'forgotten'"
-                    ).fetchone()[0]
+            # The rule opening follows (`migrations.refuse_newer_major`): a later minor of this
+            # major opens, so it is restored (until 2026-11-30 it was refused as too new).
+            if version.major > CURRENT.major:
+                raise SchemaTooNew(
+                    f"the backup {source} was written by a newer Cairn (schema {version}; this "
+                    f"Cairn understands {CURRENT.major}.x); nothing was restored - upgrade Cairn "
+                    "first",
+                    data={"found": str(version), "supported_major": CURRENT.major},
                 )
-            except sqlite3.OperationalError as e:  # Cairn's table names, not its columns
+            # Every table and column of the backup's schema, not only the memory table's: a
+            # backup without one was restored, and Cairn failed to start (until 2026-11-30).
+            missing = missing_schema(conn)
+            if missing:
                 raise InvalidInput(
-                    f"{source} is a SQLite database but not a Cairn store (its memory table is "
-                    f"not Cairn's: {e}); nothing was restored - choose a backup "
+                    f"{source} is a SQLite database but not a Cairn store (of schema {version} "
+                    f"it lacks {lacking(missing)}); nothing was restored - choose a backup "
                     "(`cairn backup --list`)",
-                    data={"path": str(source), "user_version": version.encoded},
-                ) from e
+                    data={"path": str(source), "schema": str(version), "missing": missing},
+                )
+            memories = int(
+                conn.execute("SELECT count(*) FROM memory WHERE status != 'forgotten'").fetchone()[
+                    0
+                ]
+            )
             conn.execute("PRAGMA journal_mode=DELETE").fetchone()  # no -wal to carry along
         finally:
             conn.close()

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import InvalidInput
-from core.terminal import connect_as_person, emit, looking_as_person, when
+from core.terminal import at_terminal, connect_as_person, emit, looking_as_person, when
 from core.wording import plural
-from core.workspace import WORKSPACE_ID_PREFIX, canonical_path
+from core.workspace import WORKSPACE_ID_PREFIX, canonical_path, refuse_move_onto
 
 
 def add_parsers(sub: Any) -> None:
@@ -51,6 +51,16 @@ def cmd_workspace(args: argparse.Namespace) -> int:
         target = canonical_path(new)  # a folder that is not there is refused before asking
         if old in (new, target):  # so is a move onto itself (refused after it, until 2026-11-30)
             raise InvalidInput(f"workspace {old} is already at {target}: nothing to move")
+        if at_terminal():
+            # and a folder that is a workspace already - another one, or this one named by its
+            # id (until 2026-11-30 after the typed confirmation, exit 67); without a terminal
+            # the tray asks once and the running Cairn refuses the same after it
+            with looking_as_person("workspace move", bind_cwd=False) as client:
+                known = client.call("workspace.list")["workspaces"]
+            moving = next((w["id"] for w in known if old in (w["id"], w["path"])), None)
+            holder = next(((w["id"], w["path"]) for w in known if w["path"] == target), None)
+            if moving is not None:
+                refuse_move_onto(old, moving, target, holder)
         with connect_as_person(f"Move workspace {old} to {new}?", "move", bind_cwd=False) as client:
             result = client.call("workspace.move", {"workspace": old, "to": new})
         emit(args, result, lambda: print(f"{result['id']} now lives at {result['to']}"))

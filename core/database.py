@@ -19,7 +19,7 @@ from typing import Any, TextIO, TypeVar
 import peewee
 
 from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
-from core.migrations import foreign, migrate
+from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
 from core.paths import ensure_private_dir
 from core.settings import Settings
 
@@ -217,12 +217,14 @@ def _damaged_message(path: Path, detail: str) -> str:
 def _check_before_opening(path: Path, settings: Settings) -> None:
     """Look at the database file read-only, before anything opens or creates it for writing:
     refuse a store whose contents were lost (`_refuse_lost_store`), another program's database
-    (`migrations.foreign`) and, when `store.quick_check_on_open` is on, a damaged file. Nothing
-    here writes to the file (the write connection switches it to WAL journaling, which rewrites
-    its header), so each refusal's "Cairn has not changed it" is true.
+    (`migrations.foreign`), a store of a newer major version and, when
+    `store.quick_check_on_open` is on, a damaged file. Nothing here writes to the file (the
+    write connection switches it to WAL journaling, which rewrites its header), so each
+    refusal's "Cairn has not changed it" is true.
 
     Raises:
         IntegrityFailure: the file is damaged.
+        SchemaTooNew: the file was written by a newer major version of Cairn.
         StoreUnavailable: the store's contents were lost, the path is a folder, or the file is
             another program's database.
     """
@@ -277,6 +279,7 @@ def _check_before_opening(path: Path, settings: Settings) -> None:
                 "`cairn restore --latest`",
                 data={"path": str(path), "user_version": version},
             )
+        refuse_newer_major(SchemaVersion.decode(version))
         if settings.flag("store.quick_check_on_open"):
             quick_check(conn, path)
     finally:

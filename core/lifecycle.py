@@ -14,16 +14,21 @@ from typing import Any
 
 from core import audit
 from core.clock import Clock
-from core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from core.errors import Forbidden, InvalidInput, NotFound
 from core.health import Warnings
 from core.memory_service import MemoryService
-from core.model import Caller, Memory
+from core.model import Caller, Memory, Status
 from core.ownership import NOTES_SOURCE
 from core.records import fetch_memories
 from core.settings import Settings
 from core.store import Store
 from core.wording import plural
-from core.workspace import WORKSPACE_ID_PREFIX, WorkspaceRegistry, canonical_path
+from core.workspace import (
+    WORKSPACE_ID_PREFIX,
+    WorkspaceRegistry,
+    canonical_path,
+    refuse_move_onto,
+)
 from core.writer import WriteTx
 
 _BATCH = 500
@@ -218,11 +223,8 @@ class Lifecycle:
         _person(caller)
         ws = self._find(old)
         path = canonical_path(new_path)
-        if any(w.path == path for w in self._workspaces.list()):
-            raise Conflict(
-                f"{path} is already a workspace; use `cairn workspace merge` to fold them",
-                data={"path": path},
-            )
+        holder = next(((w.id, w.path) for w in self._workspaces.list() if w.path == path), None)
+        refuse_move_onto(old, ws.id, path, holder)
         now = self._clock.now_ms()
 
         def job(tx: WriteTx) -> None:
@@ -242,8 +244,14 @@ class Lifecycle:
         return {"id": ws.id, "from": ws.path, "to": path}
 
     def merge_workspaces(self, caller: Caller, source: str, into: str) -> dict[str, Any]:
-        """Fold `source` into `into`: each memory is re-bound with a revision (reversible);
-        a memory whose dedupe key already exists in `into` stays behind and is reported."""
+        """Fold `source` into `into`: each memory is re-bound with a revision (reversible).
+
+        A dedupe key names one memory per workspace. A memory whose key a memory of `into`
+        holds stays behind and is reported as kept, naming the holder, while it is active or
+        archived: a person settles which of the two is right (forgets or supersedes one). A
+        superseded or forgotten one - history, or the clash settled - moves and leaves the key
+        to the holder (its `rebind` revision says so; until 2026-11-30 a superseded one stayed
+        behind for good, and a forgotten one failed the merge on the key's unique index)."""
         _person(caller)
         src, dst = self._find(source), self._find(into)
         if src.id == dst.id:
@@ -263,20 +271,32 @@ class Lifecycle:
             found = fetch_memories(tx.conn, ids, now)
             for mid in ids:
                 memory = found[mid]
-                if (
-                    memory.dedupe_key is not None
-                    and tx.conn.execute(
-                        "SELECT 1 FROM memory WHERE workspace_id = ? AND scope = ? "
-                        "AND coalesce(session_id, '') = ? AND dedupe_key = ?",
-                        (dst.id, memory.scope.value, memory.session_id or "", memory.dedupe_key),
-                    ).fetchone()
-                ):
-                    kept.append({"id": mid, "reason": "the same dedupe key exists there"})
+                reason = f"merged into {dst.path}"
+                holder = _key_holder(tx, memory, dst.id)
+                if holder is not None and memory.status in (Status.ACTIVE, Status.ARCHIVED):
+                    kept.append(
+                        {
+                            "id": mid,
+                            "reason": f"memory {holder} there holds the same dedupe key; forget "
+                            "or supersede one of the two, then merge again",
+                        }
+                    )
                     continue
-                self._memories.rebind_in(tx, caller, memory, dst.id, f"merged into {dst.path}")
+                if holder is not None:
+                    reason += f"; its dedupe key {memory.dedupe_key!r} stays with {holder}"
+                    memory = replace(memory, dedupe_key=None)
+                self._memories.rebind_in(tx, caller, memory, dst.id, reason)
                 moved += 1
             # Forgotten memories' shells move along, and their tombstones with them: what was
-            # forgotten there stays forgotten here.
+            # forgotten there stays forgotten here. A shell's dedupe key that a memory there
+            # holds stays with that memory (the shell's words are gone; nothing else reads it).
+            tx.conn.execute(
+                "UPDATE memory SET dedupe_key = NULL WHERE workspace_id = ? AND status = "
+                "'forgotten' AND dedupe_key IS NOT NULL AND EXISTS (SELECT 1 FROM memory h "
+                "WHERE h.workspace_id = ? AND h.scope = memory.scope AND coalesce(h.session_id, "
+                "'') = coalesce(memory.session_id, '') AND h.dedupe_key = memory.dedupe_key)",
+                (src.id, dst.id),
+            )
             tx.conn.execute(
                 "UPDATE memory SET workspace_id = ? WHERE workspace_id = ? AND status = "
                 "'forgotten'",
@@ -356,6 +376,18 @@ class Lifecycle:
             }
             for w in self._workspaces.list()
         ]
+
+
+def _key_holder(tx: WriteTx, memory: Memory, workspace_id: str) -> str | None:
+    """The memory of `workspace_id` holding `memory`'s dedupe key (in its scope and session)."""
+    if memory.dedupe_key is None:
+        return None
+    row = tx.conn.execute(
+        "SELECT id FROM memory WHERE workspace_id = ? AND scope = ? "
+        "AND coalesce(session_id, '') = ? AND dedupe_key = ?",
+        (workspace_id, memory.scope.value, memory.session_id or "", memory.dedupe_key),
+    ).fetchone()
+    return str(row[0]) if row else None
 
 
 def _person(caller: Caller) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from core.errors import SchemaTooNew, StoreUnavailable
 
@@ -356,16 +357,17 @@ def read_version(conn: sqlite3.Connection) -> SchemaVersion:
 def foreign(conn: sqlite3.Connection) -> str | None:
     """Why the database on `conn` is not a Cairn store, as a clause naming what it holds; None
     when it is one, holds nothing yet (a new store), or belongs to a newer major version (which
-    `migrate` refuses as too new: its tables may differ). Reads only.
+    `refuse_newer_major` refuses as too new). Reads only.
 
     A Cairn store has a schema version some Cairn wrote - one in `MIGRATIONS`, or a later minor
     of this major - and the tables of schema 1.0. Version 1.0 sets the version in the same
-    transaction as it creates the tables, so tables under version 0 are another program's.
+    transaction as it creates the tables, so tables under version 0 are another program's. A
+    newer major may change tables, but every major keeps schema 1.0's: a file without them is
+    another program's, however high its version (until 2026-11-30 any version of a newer major
+    was taken for a newer Cairn's store).
     """
     value = int(conn.execute("PRAGMA user_version").fetchone()[0])
     version = SchemaVersion.decode(value)
-    if version.major > CURRENT.major:
-        return None
     tables = [
         str(r[0])
         for r in conn.execute(
@@ -374,14 +376,37 @@ def foreign(conn: sqlite3.Connection) -> str | None:
         )
     ]
     held = f"the table{'s' if len(tables) > 1 else ''} {_names(tables)}" if tables else "no tables"
+    missing = sorted(STORE_TABLES - set(tables))
+    if version.major > CURRENT.major:
+        if not missing:
+            return None
+        return (
+            f"its user_version {value} is no schema version Cairn writes; it holds {held}, not "
+            f"Cairn's {_names(missing)}"
+        )
     if value == 0:
         return f"it holds {held} and no Cairn schema version" if tables else None
     if version not in {m.version for m in MIGRATIONS} and not version > CURRENT:
         return f"its user_version {value} is no schema version Cairn writes; it holds {held}"
-    missing = sorted(STORE_TABLES - set(tables))
     if missing:
         return f"it holds {held} but not Cairn's {_names(missing)}"
     return None
+
+
+def refuse_newer_major(version: SchemaVersion) -> None:
+    """Raise SchemaTooNew when `version` belongs to a newer major than this Cairn's (a newer
+    minor of this major is fine: it only adds what this code can ignore).
+
+    Raises:
+        SchemaTooNew: naming the version found and the major this Cairn understands.
+    """
+    if version.major > CURRENT.major:
+        raise SchemaTooNew(
+            f"this memory database was written by a newer Cairn (schema {version}; this Cairn "
+            f"understands {CURRENT.major}.x). Upgrade Cairn, or restore a backup made by this "
+            "version",
+            data={"found": str(version), "supported_major": CURRENT.major},
+        )
 
 
 def _names(names: list[str]) -> str:
@@ -408,19 +433,13 @@ def migrate(
         StoreUnavailable: the database is not a Cairn store (`foreign`); it is not changed.
     """
     current = read_version(conn)
-    if current.major > CURRENT.major:
-        raise SchemaTooNew(
-            f"this memory database was written by a newer Cairn (schema {current}; this Cairn "
-            f"understands {CURRENT.major}.x). Upgrade Cairn, or restore a backup made by this "
-            "version",
-            data={"found": str(current), "supported_major": CURRENT.major},
-        )
     reason = foreign(conn)
     if reason is not None:
         raise StoreUnavailable(
             f"this database is not a Cairn memory database ({reason}); it was not changed",
             data={"user_version": current.encoded},
         )
+    refuse_newer_major(current)
     pending = [m for m in MIGRATIONS if current < m.version <= target]
     if not pending:
         return current
@@ -436,3 +455,62 @@ def migrate(
             raise
         conn.execute("COMMIT")
     return read_version(conn)
+
+
+def missing_schema(conn: sqlite3.Connection) -> list[str]:
+    """What the Cairn store on `conn` lacks of the schema its version has: each missing table by
+    name, then each missing column of a table it has as `table.column`, in schema order; empty
+    when it holds all of it. A later minor of this major is held to this Cairn's schema, which
+    it extends. Reads only.
+
+    The schema is not listed by hand: it is what the migrations up to that version create, run
+    on an empty database in memory.
+    """
+    version = min(read_version(conn), CURRENT)
+    present = {table: set(_columns(conn, table)) for table in _tables(conn)}
+    missing: list[str] = []
+    columns: list[str] = []
+    for table, needed in _schema_at(version):
+        if table not in present:
+            missing.append(table)
+            continue
+        columns.extend(f"{table}.{c}" for c in needed if c not in present[table])
+    return missing + columns
+
+
+@cache
+def _schema_at(version: SchemaVersion) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each table (with its columns) of a store created by the migrations up to `version`."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate(conn, target=version)
+        return tuple((t, tuple(_columns(conn, t))) for t in _tables(conn))
+    finally:
+        conn.close()
+
+
+def _tables(conn: sqlite3.Connection) -> list[str]:
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY rowid"
+        )
+    ]
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    quoted = table.replace('"', '""')
+    return [str(r[1]) for r in conn.execute(f'PRAGMA table_info("{quoted}")')]
+
+
+def lacking(missing: list[str]) -> str:
+    """`missing_schema`'s names as a clause: "the table a and the columns b.x, b.y"."""
+    tables = [m for m in missing if "." not in m]
+    columns = [m for m in missing if "." in m]
+    parts = [
+        f"the {noun}{'s' if len(names) > 1 else ''} {_names(names)}"
+        for noun, names in (("table", tables), ("column", columns))
+        if names
+    ]
+    return " and ".join(parts)

@@ -6,7 +6,7 @@ import os
 import secrets
 import threading
 
-from core.errors import InvalidInput, NotFound
+from core.errors import Conflict, InvalidInput, NotFound
 from core.model import Workspace
 from core.scanner import secret_rule
 from core.store import Store
@@ -46,6 +46,27 @@ def canonical_path(raw: str) -> str:
             f"workspace {raw!r} is not an existing directory", data={"field": "workspace"}
         )
     return os.path.normcase(real)
+
+
+def refuse_move_onto(ref: str, ws_id: str, path: str, holder: tuple[str, str] | None) -> None:
+    """Refuse moving the workspace `ws_id` (named `ref` by the person) to the folder `path` when
+    a workspace is there already: `holder`, its (id, path), or None when none is.
+
+    Raises:
+        InvalidInput: the workspace is already at `path` - nothing to move.
+        Conflict: another workspace has that folder; the two can be merged instead.
+    """
+    if holder is None:
+        return
+    if holder[0] == ws_id:
+        raise InvalidInput(
+            f"workspace {ref} is already at {path}: nothing to move",
+            data={"field": "to", "path": path, "id": ws_id},
+        )
+    raise Conflict(
+        f"{path} is already a workspace ({holder[0]}); use `cairn workspace merge` to fold them",
+        data={"path": path, "id": holder[0]},
+    )
 
 
 class WorkspaceRegistry:

@@ -145,6 +145,58 @@ def test_merging_workspaces_rebinds_with_a_revision_and_reports_what_stayed(
     assert listed[other.id]["memories"] == 1  # the dedupe clash stayed behind
 
 
+@pytest.mark.parametrize("settled_by", ["forget", "supersede"])
+def test_a_kept_memory_settled_by_the_person_moves_at_the_next_merge(
+    cairn: Cairn, agent: Caller, short_tmp: Path, settled_by: str
+) -> None:
+    """A merge keeps a memory whose dedupe key a memory of the target holds (one key, one
+    memory, per workspace). The person settled the clash as the report invited - forgot the
+    kept one, or superseded it by the target's - and merged again: the merge failed with an
+    internal error ("UNIQUE constraint failed: index 'memory_dedupe'": the forgotten shell was
+    moved with its key), or reported "moved 0" and kept the superseded memory behind, with the
+    workspace, for good. Now a memory that is history gives up its key to the target's memory
+    and moves; the report says which memory holds the key and how to settle it."""
+    other_dir = short_tmp / "clone"
+    other_dir.mkdir()
+    other = cairn.workspaces.resolve(str(other_dir))
+    b = Caller(Surface.AGENT, agent="agent-a", verified=True, workspace_id=other.id)
+    holder = write(cairn, agent, "build with make", dedupe_key="build")
+    clash = write(cairn, b, "build with ninja", dedupe_key="build")
+    first = cairn.lifecycle.merge_workspaces(
+        Caller.human(), str(other_dir), str(short_tmp / "proj")
+    )
+    assert first["moved"] == 0 and [k["id"] for k in first["kept"]] == [clash]
+    assert first["kept"][0]["reason"] == (
+        f"memory {holder} there holds the same dedupe key; forget or supersede one of the two, "
+        "then merge again"
+    )
+    if settled_by == "forget":
+        cairn.memories.forget(Caller.human(), clash, reason="the make one is right")
+    else:
+        cairn.memories.supersede(Caller.human(), clash, by_id=holder)
+    again = cairn.lifecycle.merge_workspaces(
+        Caller.human(), str(other_dir), str(short_tmp / "proj")
+    )
+    assert (again["moved"], again["kept"]) == (1 if settled_by == "supersede" else 0, [])
+    assert [w["id"] for w in cairn.lifecycle.workspaces(Caller.human())] == [agent.workspace_id]
+    row = cairn.store.read_db.conn().execute(
+        "SELECT workspace_id, dedupe_key FROM memory WHERE id = ?", (clash,)
+    )
+    assert row.fetchone() == (agent.workspace_id, None)
+    keyed = cairn.memories.write(
+        agent,
+        WriteRequest.from_params(
+            {
+                "content": "build with bazel",
+                "kind": "fact",
+                "scope": "project",
+                "dedupe_key": "build",
+            }
+        ),
+    )
+    assert keyed.id == holder and keyed.status is WriteStatus.STORED  # the key is the holder's
+
+
 def test_moving_a_workspace_from_inside_its_new_folder(short_tmp: Path) -> None:
     """A person who moved their repository runs `cairn workspace move` from where it is now:
     that folder must not be registered as a workspace of its own on the way."""
@@ -168,6 +220,36 @@ def test_moving_a_workspace_from_inside_its_new_folder(short_tmp: Path) -> None:
         moved = runtime.cairn.memories.get(Caller.human(), mid).memory
         assert moved.workspace_id == ws
         assert [w["path"] for w in runtime.cairn.lifecycle.workspaces(Caller.human())] == [str(new)]
+
+
+def test_moving_onto_another_workspaces_folder_is_refused_before_asking(short_tmp: Path) -> None:
+    """`cairn workspace move a b`, with b a workspace of its own, asked the person to type
+    `move` and only then was refused ("b is already a workspace", exit 67); given by its id, a
+    workspace moved onto its own folder was refused after asking as "already a workspace; use
+    merge" - merge it with itself?"""
+    home = short_tmp / "home"
+    a_dir, b_dir = short_tmp / "a", short_tmp / "b"
+    a_dir.mkdir()
+    b_dir.mkdir()
+    paths = paths_for(home)
+    app = Cairn.open(paths)
+    try:
+        a = app.workspaces.resolve(str(a_dir)).id
+        b = app.workspaces.resolve(str(b_dir)).id
+    finally:
+        app.close()
+    with served_in_thread(paths) as runtime:
+        status, shown = at_terminal(home, "workspace", "move", a, str(b_dir), typed="move")
+        assert status == 67 and "Type " not in shown, shown
+        assert f"{b_dir} is already a workspace ({b}); use `cairn workspace merge`" in shown
+        status, shown = at_terminal(home, "workspace", "move", a, str(a_dir), typed="move")
+        assert status == 65 and "Type " not in shown, shown
+        assert f"workspace {a} is already at {a_dir}: nothing to move" in shown
+        assert runtime.cairn is not None
+        listed = {w["id"]: w["path"] for w in runtime.cairn.lifecycle.workspaces(Caller.human())}
+        assert listed == {a: str(a_dir), b: str(b_dir)}
+        with pytest.raises(InvalidInput, match="is already at"):  # the service says the same
+            runtime.cairn.lifecycle.move_workspace(Caller.human(), a, str(a_dir))
 
 
 def test_the_file_is_checked_once_a_day_not_again_right_after_opening(

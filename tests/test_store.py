@@ -188,13 +188,52 @@ def test_a_failing_migration_rolls_back_completely(
     conn.close()
 
 
-def test_newer_major_is_refused_with_a_clear_error(short_tmp: Path) -> None:
+def test_newer_major_is_refused_with_a_clear_error_and_left_untouched(short_tmp: Path) -> None:
+    """A store of the next major (here one in rollback-journal mode, as a backup put back by
+    hand is) is refused as too new before anything writes to it: the refusal came after the
+    switch to WAL journaling had rewritten the file's header."""
     db = short_tmp / "new.db"
     conn = sqlite3.connect(db, isolation_level=None)
+    migrate(conn)
     conn.execute(f"PRAGMA user_version = {(CURRENT.major + 1) * 1000}")
     conn.close()
+    before = db.read_bytes()
     with pytest.raises(SchemaTooNew, match="newer Cairn"):
         open_store(db)
+    assert db.read_bytes() == before
+    assert not Path(f"{db}-wal").exists()
+
+
+def test_a_foreign_file_with_a_huge_user_version_is_not_a_cairn_store_and_left_untouched(
+    short_tmp: Path,
+) -> None:
+    """Another program's SQLite file whose user_version reads as a far newer major (here the
+    largest there is) was called "written by a newer Cairn (schema 2147483.647)" - upgrade Cairn,
+    as if it were a store - and only after the switch to WAL journaling had changed the file."""
+    from tests.test_cli_serving import cairn as run_cairn
+
+    home = short_tmp / "huge"
+    paths = paths_for(home)
+    paths.data.mkdir(parents=True, mode=0o700)
+    conn = sqlite3.connect(paths.database)
+    conn.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
+    conn.execute("INSERT INTO moz_places (url) VALUES ('https://example.org')")
+    conn.execute(f"PRAGMA user_version = {2**31 - 1}")
+    conn.commit()
+    conn.close()
+    before = paths.database.read_bytes()
+    with pytest.raises(
+        StoreUnavailable,
+        match=r"cairn\.db is not a Cairn memory database \(its user_version 2147483647 .*"
+        r"moz_places.*\); Cairn has not changed it",
+    ):
+        Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    assert paths.database.read_bytes() == before
+    done = run_cairn(home, "reindex")  # a command that opens the store itself
+    assert done.returncode == 74, done.stderr
+    assert "not a Cairn memory database" in done.stderr and "newer Cairn" not in done.stderr
+    assert paths.database.read_bytes() == before
+    assert not Path(f"{paths.database}-wal").exists()
 
 
 def test_newer_minor_of_the_same_major_opens(short_tmp: Path) -> None:
