@@ -685,7 +685,18 @@ class ReviewService:
                 result.reason or "the edit was refused",
                 data={"field": "edits", "reason_code": result.reason_code},
             )
-        return Decided(s.id, s.op, "adopted", result.id, result.revision, tuple(sorted(edits)))
+        # Edited: the fields the stored revision really changed, not every field sent (until
+        # 2026-11-30 a field sent with the value the memory held was reported as edited).
+        stored = result.memory
+        if result.duplicate or stored is None:
+            names = ", ".join(sorted(edits))
+            raise InvalidInput(
+                f"the edit changes nothing: memory {target.id} already holds the {names} given; "
+                "change a field, or adopt with action archive or forget",
+                data={"field": "edits"},
+            )
+        edited = tuple(k for k in sorted(edits) if getattr(stored, k) != getattr(target, k))
+        return Decided(s.id, s.op, "adopted", result.id, result.revision, edited)
 
 
 def _refuse_what_does_not_apply(
