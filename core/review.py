@@ -754,7 +754,20 @@ def _gone(conn: sqlite3.Connection, suggestion_id: str) -> NotFound:
 
 
 def _edit_value(name: str, raw: Any) -> Any:
-    """A person's edit in the shape the memory keeps (a Scope, a tuple of tags)."""
+    """A person's edit in the shape the memory keeps (a Scope, a tuple of tags).
+
+    Raises:
+        InvalidInput: an unknown scope; an importance that is not a whole number from 1 to 5
+            (until 2026-11-30 an emptied one was stored as the default 3 or dropped, and "4"
+            crashed).
+    """
+    if name == "importance" and (
+        isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= 5
+    ):
+        raise InvalidInput(
+            f"importance takes a whole number from 1 to 5 and cannot be emptied, not {raw!r}",
+            data={"field": "importance"},
+        )
     if name == "scope" and raw is not None and not isinstance(raw, Scope):
         try:
             return Scope(raw)

@@ -508,6 +508,33 @@ def test_a_proposal_adopted_onto_a_later_revision_changes_only_what_it_proposed(
     )
 
 
+@pytest.mark.parametrize("emptied", [None, "", "4", True, 0, 6])
+def test_an_edit_that_empties_or_garbles_the_importance_is_refused(
+    governed: Cairn, ws: str, emptied: object
+) -> None:
+    """Importance is required (1 to 5): an edit emptying it (`null`) was adopted as an edit of
+    the importance and stored the default 3 without a word; for feedback's edit it was
+    dropped. Now it is refused, naming the field and the value, and the proposal still waits."""
+    a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
+    sid = pending(write(governed, a, "idea: shard the ledger", kind="idea", importance=5))
+    mid = stored(write(governed, a, "the port is 8080", importance=4))
+    _, fid = governed.memories.feedback(b, mid, "stale", "it moved")
+    assert fid is not None
+    for proposal, action in ((sid, None), (fid, "edit")):
+        with pytest.raises(InvalidInput) as refused:
+            governed.review.adopt(
+                Caller.human(),
+                proposal,
+                action=action,
+                edits={"content": "idea: shard the ledger by week", "importance": emptied},
+            )
+        assert refused.value.data == {"field": "importance"}
+        assert "importance takes a whole number from 1 to 5" in refused.value.message
+        assert repr(emptied) in refused.value.message
+    assert {i["id"] for i in queue(governed)} == {sid, fid}
+    assert governed.memories.get(Caller.human(), mid).memory.importance == 4
+
+
 def test_an_edit_that_empties_a_summary_or_keywords_clears_them(governed: Cairn, ws: str) -> None:
     """An edit emptying the summary of an update proposal (None from the window, "" from
     `--set summary=`) was reported as made and the memory kept its summary; for feedback's
