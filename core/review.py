@@ -297,10 +297,7 @@ class ReviewService:
             InvalidInput: the reason is too long, or holds a secret (`reason_code: secret`).
         """
         self._person(caller)
-        if reason is not None and len(reason) > MAX_REASON_CHARS:
-            raise InvalidInput(
-                f"reason is longer than {MAX_REASON_CHARS} characters", data={"field": "reason"}
-            )
+        check_reason(reason)
         self._gate.refuse_secret({"reason": reason})
 
         def job(tx: WriteTx) -> Decided:
@@ -697,6 +694,20 @@ class ReviewService:
             )
         edited = tuple(k for k in sorted(edits) if getattr(stored, k) != getattr(target, k))
         return Decided(s.id, s.op, "adopted", result.id, result.revision, edited)
+
+
+def check_reason(reason: str | None, *, name: str = "reason") -> None:
+    """A rejection's reason fits what is kept; `name` is what the caller called it (the CLI's
+    `--reason`), so it is checked the same way before a confirmation as after it.
+
+    Raises:
+        InvalidInput: the reason is longer than `MAX_REASON_CHARS`, naming its length.
+    """
+    if reason is not None and len(reason) > MAX_REASON_CHARS:
+        raise InvalidInput(
+            f"{name} is {len(reason)} characters; at most {MAX_REASON_CHARS} are kept",
+            data={"field": "reason", "size": len(reason), "limit": MAX_REASON_CHARS},
+        )
 
 
 def _refuse_what_does_not_apply(
