@@ -13,10 +13,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from core.errors import CairnError, InvalidInput, NotFound
+from core.errors import CairnError, ErrorCode, InvalidInput
 from core.model import Scope
 from core.paths import resolve_paths
 from core.policy import Mode, PolicyInvalid, all_auto, with_mode
+from core.review import check_reason
 from core.settings import load_settings
 from core.terminal import (
     at_terminal,
@@ -29,7 +30,7 @@ from core.terminal import (
     short,
     when,
 )
-from core.validation import Limits
+from core.validation import Limits, check_content, check_keywords, check_summary, check_tags
 from core.wording import plural
 
 EDIT_FIELDS = ("content", "summary", "kind", "scope", "importance", "keywords")
@@ -148,13 +149,48 @@ def _edits(pairs: list[str]) -> dict[str, Any]:
     return edits
 
 
+def _limits() -> Limits | None:
+    """The field limits (and kinds) from the settings; None when the settings file cannot be
+    read (the running Cairn judges then)."""
+    try:
+        return Limits(load_settings(resolve_paths().settings_file))
+    except CairnError:
+        return None
+
+
 def _known_kinds() -> tuple[str, ...]:
     """The kinds Cairn takes: the built-in ones and `memory.extra_kinds` from the settings; none
-    when the settings file cannot be read (the running Cairn judges then)."""
-    try:
-        return Limits(load_settings(resolve_paths().settings_file)).kinds
-    except CairnError:
-        return ()
+    when the settings file cannot be read."""
+    limits = _limits()
+    return limits.kinds if limits is not None else ()
+
+
+def _refuse_edits_over_the_limits(edits: dict[str, Any], op: str | None = None) -> None:
+    """`--set` texts checked against the store's limits before the confirmation, as the running
+    Cairn checks them after it (an empty content, too many tags, a too long summary). The size
+    of the content is a memory's limit only for a proposal `op` about a memory: an identity
+    document has its own (`identity.max_bytes`), which the running Cairn checks.
+
+    Raises:
+        InvalidInput, TooLarge: naming the option (`--set content: ...`).
+    """
+    limits = _limits()
+    if limits is None:
+        return
+    for name, value in edits.items():
+        try:
+            if name == "content" and not value.strip():
+                raise InvalidInput("the content cannot be empty", data={"field": "content"})
+            if name == "content" and op is not None and op != "identity":
+                check_content(value, limits)
+            elif name == "summary":
+                check_summary(value, limits)
+            elif name == "keywords":
+                check_keywords(value, limits)
+            elif name == "tags":
+                check_tags(tuple(value), limits)
+        except CairnError as e:
+            raise type(e)(f"--set {name}: {e.message}", data=e.data) from e
 
 
 def cmd_review(args: argparse.Namespace) -> int:
@@ -206,9 +242,7 @@ def _decide(args: argparse.Namespace, action: str) -> int:
         f"{' with your edits' if getattr(args, 'set', None) else ''}?"
     )
     try:  # everything that cannot work is refused before the confirmation
-        edits = _checked_options(args) if action == "adopt" else None
-        if action == "reject" and args.reason:
-            refuse_a_secret("--reason", [args.reason])
+        edits = _checked_before_asking(args, action)
     except CairnError as e:
         print(f"cairn: {e.message}", file=sys.stderr)
         return exit_status(e)
@@ -262,25 +296,62 @@ def _decide(args: argparse.Namespace, action: str) -> int:
     return exit_status(failed) if failed is not None else 0
 
 
-def _checked_options(args: argparse.Namespace) -> dict[str, Any] | None:
-    """`review adopt`'s edits, with every option checked before the confirmation: the values,
-    the options that clash, and - at a terminal - that each proposal takes them."""
-    edits = _edits(args.set) if args.set else None
-    for name, value in (edits or {}).items():
-        texts = value if name == "tags" else [value] if isinstance(value, str) else []
-        refuse_a_secret(f"--set {name}", texts, plural=name in ("tags", "keywords"))
-    _refuse_options_that_clash(args, edits)
-    if at_terminal() and (edits or args.action or args.if_revision is not None):
-        # Whether an option applies depends on the proposal: look first (without a terminal the
-        # tray asks the person once, and the running Cairn refuses the same after it).
-        with looking_as_person("review adopt") as client:
-            for sid in args.ids:
-                try:
-                    item = client.call("review.get", {"id": sid})
-                except NotFound:
-                    continue  # reported with the others' results
-                _refuse_options_it_does_not_take(item, args, edits)
+def _checked_before_asking(args: argparse.Namespace, action: str) -> dict[str, Any] | None:
+    """`review adopt`'s edits (None for `review reject`), with everything checkable checked
+    before the confirmation (until 2026-11-30 a too long `--reason`, a `--set` text over the
+    limits and a proposal that does not wait were refused only after the person typed it): the
+    values, the options that clash, and - at a terminal - that a proposal waits and takes them.
+    """
+    edits = None
+    if action == "adopt":
+        edits = _edits(args.set) if args.set else None
+        for name, value in (edits or {}).items():
+            texts = value if name == "tags" else [value] if isinstance(value, str) else []
+            refuse_a_secret(f"--set {name}", texts, plural=name in ("tags", "keywords"))
+        _refuse_edits_over_the_limits(edits or {})
+        _refuse_options_that_clash(args, edits)
+    elif args.reason:
+        check_reason(args.reason, name="--reason")
+        refuse_a_secret("--reason", [args.reason])
+    if at_terminal():
+        # Whether a proposal waits, and whether an option applies to it, depends on the
+        # proposal: look first (without a terminal the tray asks the person once, and the
+        # running Cairn refuses the same after it).
+        _look_before_asking(args, action, edits)
     return edits
+
+
+def _look_before_asking(
+    args: argparse.Namespace, action: str, edits: dict[str, Any] | None
+) -> None:
+    """Refuse, before the confirmation, options a waiting proposal does not take, and a
+    decision none of whose proposals waits (one gone among others that wait is reported with
+    their results, as it may be decided meanwhile anyway).
+
+    Raises:
+        NotFound: no proposal given waits (the first one's error: decided already, by whom).
+        InvalidInput: an option a proposal does not take.
+    """
+    gone: CairnError | None = None
+    waiting = 0
+    with looking_as_person(f"review {action}") as client:
+        for sid in args.ids:
+            try:
+                item = client.call("review.get", {"id": sid})
+            except CairnError as e:
+                # The server's error comes back as a RemoteError with its code (until
+                # 2026-11-30 `except NotFound` here never matched, and a gone proposal among
+                # others given with --set ended the command before asking).
+                if e.code is not ErrorCode.NOT_FOUND:
+                    raise
+                gone = gone or e
+                continue
+            waiting += 1
+            if action == "adopt":
+                _refuse_options_it_does_not_take(item, args, edits)
+                _refuse_edits_over_the_limits(edits or {}, item["op"])
+    if gone is not None and not waiting:
+        raise gone
 
 
 def _refuse_options_that_clash(args: argparse.Namespace, edits: dict[str, Any] | None) -> None:

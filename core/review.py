@@ -297,10 +297,7 @@ class ReviewService:
             InvalidInput: the reason is too long, or holds a secret (`reason_code: secret`).
         """
         self._person(caller)
-        if reason is not None and len(reason) > MAX_REASON_CHARS:
-            raise InvalidInput(
-                f"reason is longer than {MAX_REASON_CHARS} characters", data={"field": "reason"}
-            )
+        check_reason(reason)
         self._gate.refuse_secret({"reason": reason})
 
         def job(tx: WriteTx) -> Decided:
@@ -685,7 +682,32 @@ class ReviewService:
                 result.reason or "the edit was refused",
                 data={"field": "edits", "reason_code": result.reason_code},
             )
-        return Decided(s.id, s.op, "adopted", result.id, result.revision, tuple(sorted(edits)))
+        # Edited: the fields the stored revision really changed, not every field sent (until
+        # 2026-11-30 a field sent with the value the memory held was reported as edited).
+        stored = result.memory
+        if result.duplicate or stored is None:
+            names = ", ".join(sorted(edits))
+            raise InvalidInput(
+                f"the edit changes nothing: memory {target.id} already holds the {names} given; "
+                "change a field, or adopt with action archive or forget",
+                data={"field": "edits"},
+            )
+        edited = tuple(k for k in sorted(edits) if getattr(stored, k) != getattr(target, k))
+        return Decided(s.id, s.op, "adopted", result.id, result.revision, edited)
+
+
+def check_reason(reason: str | None, *, name: str = "reason") -> None:
+    """A rejection's reason fits what is kept; `name` is what the caller called it (the CLI's
+    `--reason`), so it is checked the same way before a confirmation as after it.
+
+    Raises:
+        InvalidInput: the reason is longer than `MAX_REASON_CHARS`, naming its length.
+    """
+    if reason is not None and len(reason) > MAX_REASON_CHARS:
+        raise InvalidInput(
+            f"{name} is {len(reason)} characters; at most {MAX_REASON_CHARS} are kept",
+            data={"field": "reason", "size": len(reason), "limit": MAX_REASON_CHARS},
+        )
 
 
 def _refuse_what_does_not_apply(
@@ -743,7 +765,20 @@ def _gone(conn: sqlite3.Connection, suggestion_id: str) -> NotFound:
 
 
 def _edit_value(name: str, raw: Any) -> Any:
-    """A person's edit in the shape the memory keeps (a Scope, a tuple of tags)."""
+    """A person's edit in the shape the memory keeps (a Scope, a tuple of tags).
+
+    Raises:
+        InvalidInput: an unknown scope; an importance that is not a whole number from 1 to 5
+            (until 2026-11-30 an emptied one was stored as the default 3 or dropped, and "4"
+            crashed).
+    """
+    if name == "importance" and (
+        isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= 5
+    ):
+        raise InvalidInput(
+            f"importance takes a whole number from 1 to 5 and cannot be emptied, not {raw!r}",
+            data={"field": "importance"},
+        )
     if name == "scope" and raw is not None and not isinstance(raw, Scope):
         try:
             return Scope(raw)

@@ -508,6 +508,33 @@ def test_a_proposal_adopted_onto_a_later_revision_changes_only_what_it_proposed(
     )
 
 
+@pytest.mark.parametrize("emptied", [None, "", "4", True, 0, 6])
+def test_an_edit_that_empties_or_garbles_the_importance_is_refused(
+    governed: Cairn, ws: str, emptied: object
+) -> None:
+    """Importance is required (1 to 5): an edit emptying it (`null`) was adopted as an edit of
+    the importance and stored the default 3 without a word; for feedback's edit it was
+    dropped. Now it is refused, naming the field and the value, and the proposal still waits."""
+    a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
+    sid = pending(write(governed, a, "idea: shard the ledger", kind="idea", importance=5))
+    mid = stored(write(governed, a, "the port is 8080", importance=4))
+    _, fid = governed.memories.feedback(b, mid, "stale", "it moved")
+    assert fid is not None
+    for proposal, action in ((sid, None), (fid, "edit")):
+        with pytest.raises(InvalidInput) as refused:
+            governed.review.adopt(
+                Caller.human(),
+                proposal,
+                action=action,
+                edits={"content": "idea: shard the ledger by week", "importance": emptied},
+            )
+        assert refused.value.data == {"field": "importance"}
+        assert "importance takes a whole number from 1 to 5" in refused.value.message
+        assert repr(emptied) in refused.value.message
+    assert {i["id"] for i in queue(governed)} == {sid, fid}
+    assert governed.memories.get(Caller.human(), mid).memory.importance == 4
+
+
 def test_an_edit_that_empties_a_summary_or_keywords_clears_them(governed: Cairn, ws: str) -> None:
     """An edit emptying the summary of an update proposal (None from the window, "" from
     `--set summary=`) was reported as made and the memory kept its summary; for feedback's
@@ -544,6 +571,49 @@ def test_an_edit_that_empties_a_summary_or_keywords_clears_them(governed: Cairn,
     assert decided.edited == ("summary",)
     memory = governed.memories.get(Caller.human(), mid).memory
     assert (memory.summary, memory.keywords) == (None, "network")
+
+
+def test_feedback_edited_reports_only_the_fields_that_change(governed: Cairn, ws: str) -> None:
+    """Adopting feedback with action 'edit' reported (and recorded in the decision and the
+    audit) every field sent as edited, also those sent with the value the memory already
+    held: `--set kind=fact` on a fact said "edited: content, kind"."""
+    a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
+    mid = stored(write(governed, a, "releases go out on Fridays", tags=["release"], summary="s"))
+    _, sid = governed.memories.feedback(b, mid, "stale", "they moved to Tuesdays")
+    assert sid is not None
+    decided = governed.review.adopt(
+        Caller.human(),
+        sid,
+        action="edit",
+        edits={
+            "content": "releases go out on Tuesdays",
+            "kind": "fact",
+            "scope": "project",
+            "tags": ["release"],
+            "importance": 3,
+            "summary": "s",
+        },
+    )
+    assert decided.edited == ("content",)
+    row = (
+        governed.store.read_db.conn()
+        .execute("SELECT edited FROM review_decision WHERE suggestion_id = ?", (sid,))
+        .fetchone()
+    )
+    assert row[0] == '["content"]'
+    memory = governed.memories.get(Caller.human(), mid).memory
+    assert memory.content == "releases go out on Tuesdays" and memory.tags == ("release",)
+
+    # An edit that changes nothing at all is refused, naming it; the feedback still waits.
+    _, again = governed.memories.feedback(b, mid, "wrong")
+    assert again is not None
+    with pytest.raises(InvalidInput) as refused:
+        governed.review.adopt(
+            Caller.human(), again, action="edit", edits={"kind": "fact", "tags": ["release"]}
+        )
+    assert "kind, tags" in refused.value.message and "already" in refused.value.message
+    assert refused.value.data == {"field": "edits"}
+    assert [i["id"] for i in queue(governed)] == [again]
 
 
 def test_superseding_by_an_existing_memory_with_edits_edits_that_memory(

@@ -215,7 +215,9 @@ def test_a_conflict_names_the_flag_and_a_decided_proposal_says_so(
     assert status == 0 and f"{sid} adopted -> {mid}@3" in shown, shown
     status, shown = at_terminal(home, "review", "reject", sid, typed=f"reject {sid}")
     assert status == ErrorCode.NOT_FOUND.exit_status, shown
-    assert f"{sid} not rejected: suggestion {sid} was already adopted" in shown, shown
+    # said before asking for the typed confirmation (until 2026-11-30, after it)
+    assert f"suggestion {sid} was already adopted by the person" in shown, shown
+    assert "to confirm" not in shown, shown
 
 
 def test_policy_from_the_terminal_and_from_the_file_while_running(daemon: Daemon) -> None:
@@ -435,3 +437,41 @@ def test_the_service_marks_a_secret_in_an_edit_as_a_secret(
         assert LEAK not in refused.value.message
     finally:
         app.close()
+
+
+def test_a_long_reason_or_an_edit_over_the_limits_is_refused_before_the_confirmation(
+    daemon: Daemon,
+) -> None:
+    """`review reject ID --reason` of more than 500 characters asked the person to type
+    `reject ID`, then failed; so did `review adopt` of a proposal that does not wait, and
+    `--set` values over the store's limits (an empty or too long content, too many tags, a too
+    long summary). Everything checkable is now refused before asking, naming the option; a
+    proposal gone among others that wait is still reported with their results."""
+    home = daemon.home
+    sid = json.loads(cairn(home, "add", "cache the wheels", "--kind", "idea", "--json").stdout)[
+        "suggestion_id"
+    ]
+    gone = "s_" + "0" * 24
+    many_tags = ",".join(f"t{i}" for i in range(40))
+    for args, status, words in (
+        (("reject", sid, "--reason", "r" * 501), 65, "--reason is 501 characters; at most 500"),
+        (("reject", gone), 66, f"suggestion {gone} not found"),
+        (("adopt", gone), 66, f"suggestion {gone} not found"),
+        (("adopt", sid, "--set", "content="), 65, "--set content"),
+        (("adopt", sid, "--set", "content=" + "c" * 70_000), 65, "--set content"),
+        (("adopt", sid, "--set", f"tags={many_tags}"), 65, "--set tags"),
+        (("adopt", sid, "--set", "summary=" + "s" * 5000), 65, "--set summary"),
+    ):
+        got, shown = at_terminal(home, "review", *args, typed=f"{args[0]} {args[1]}")
+        assert words in shown and "to confirm" not in shown, (args[:3], shown[-400:])
+        assert got == status, (args[:3], shown[-400:])
+    status, shown = at_terminal(home, "review", "list", typed="")
+    assert sid in shown, shown  # nothing was decided
+
+    # One gone among others that wait is reported with their results, as documented (with
+    # --set, the look before asking ended the command on it).
+    status, shown = at_terminal(
+        home, "review", "adopt", sid, gone, "--set", "kind=procedure", typed="adopt 2"
+    )
+    assert status == ErrorCode.NOT_FOUND.exit_status, shown
+    assert f"{sid} adopted" in shown and f"{gone} not adopted" in shown, shown

@@ -649,6 +649,34 @@ def test_an_importance_that_is_not_one_to_five_is_explained(
     assert window.pending_count() == 1
 
 
+def test_an_emptied_importance_is_refused_not_ignored(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """Emptying the Importance field was sent as "no change" without a word: the person
+    believed they had cleared it, and the memory was stored with the proposal's importance."""
+    desk, _ = served
+    agent.request(
+        "memory.write",
+        {"content": "idea: shard the ledger", "kind": "idea", "scope": "project", "importance": 5},
+    )
+    window = window_for(qtbot, desk, 1)
+    assert window.detail.importance.text() == "5"
+    window.detail.importance.setText("")
+    window.detail.importance.textEdited.emit("")
+    window.detail.adopt_button.click()
+    assert window.detail.form_error.text() == (
+        "Importance cannot be empty: give a whole number from 1 to 5."
+    )
+    settle(qtbot, desk)
+    assert window.pending_count() == 1 and contents(qtbot, desk) == {}  # nothing was sent
+
+    window.detail.importance.setText("2")
+    window.detail.adopt_button.click()
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 0)
+    settle(qtbot, desk)
+    assert contents(qtbot, desk)["idea: shard the ledger"]["importance"] == 2
+
+
 def test_feedback_edited_over_a_memory_that_moved_on_is_a_conflict(
     qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
 ) -> None:

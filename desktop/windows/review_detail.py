@@ -336,6 +336,12 @@ class ProposalDetail(QWidget):
                 problem = translate(
                     "ReviewWindow", "There are {} tags; at most {} are allowed."
                 ).format(len(values["tags"]), limits.max_tags)
+            elif not raw and source.get("importance") is not None:
+                # Importance is required: emptied, it was sent as "no change" without a word
+                # (until 2026-11-30), though the person meant to clear it.
+                problem = translate(
+                    "ReviewWindow", "Importance cannot be empty: give a whole number from 1 to 5."
+                )
             elif raw and raw not in ("1", "2", "3", "4", "5"):
                 problem = translate(
                     "ReviewWindow", "Importance must be a whole number from 1 to 5."
@@ -349,11 +355,7 @@ class ProposalDetail(QWidget):
             "tags": list(source.get("tags") or ()),
             "importance": source.get("importance"),
         }
-        changed = {
-            k: v
-            for k, v in values.items()
-            if v != before[k] and not (k == "importance" and v is None)
-        }
+        changed = {k: v for k, v in values.items() if v != before[k]}
         if problem is None and self._action() == "edit" and not changed:
             problem = translate(
                 "ReviewWindow", "Change the memory to edit it, or choose another action."

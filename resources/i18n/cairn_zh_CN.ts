@@ -1565,6 +1565,10 @@ The strictest rule that applies wins.</source>
         <translation>重要性</translation>
     </message>
     <message>
+        <source>Importance cannot be empty: give a whole number from 1 to 5.</source>
+        <translation>重要性不能为空：请填写 1 到 5 之间的整数。</translation>
+    </message>
+    <message>
         <source>Change the memory to edit it, or choose another action.</source>
         <translation>请修改记忆内容以进行编辑，或选择其他操作。</translation>
     </message>
