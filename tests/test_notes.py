@@ -14,6 +14,8 @@ import pytest
 from core.app import Cairn
 from core.errors import Forbidden, InvalidInput
 from core.model import Caller, Memory, Scope, Status, Surface, Tier
+from core.note_sync import NoteSync
+from core.note_watch import NoteWatch
 from core.notes import NotesFolder, eligible, parse_note
 from core.paths import Paths
 from core.requests import UpdateRequest, WriteRequest
@@ -768,16 +770,16 @@ def test_a_burst_of_events_is_coalesced(app: Cairn, watched: NotesFolder, folder
 def test_an_unexpected_failure_is_recorded_and_the_folder_keeps_going(
     app: Cairn, notes: NotesFolder, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = NotesFolder._prepare
+    real = NoteSync._prepare
     calls = {"n": 0}
 
-    def flaky(self: NotesFolder, *args: object) -> object:
+    def flaky(self: NoteSync, *args: object) -> object:
         calls["n"] += 1
         if calls["n"] == 1:
             raise RuntimeError("a bug in a pass")
         return real(self, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(NotesFolder, "_prepare", flaky)
+    monkeypatch.setattr(NoteSync, "_prepare", flaky)
     notes.start()
     write(folder / "first.md", "this pass fails")
     wait_for(lambda: "notes" in app.failures.snapshot(), "the failure was not recorded")
@@ -845,11 +847,11 @@ def test_a_rename_and_an_edit_within_the_settle_time_keep_one_memory(
 def test_a_folder_that_cannot_be_watched_is_read_on_a_timer(
     app: Cairn, notes: NotesFolder, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def no_watch(self: NotesFolder, folder: Path) -> None:
+    def no_watch(self: NoteWatch, folder: Path) -> None:
         raise OSError(28, "inotify watch limit reached")
 
-    monkeypatch.setattr(NotesFolder, "_observe", no_watch)
-    monkeypatch.setattr("core.notes.POLL_S", 0.1)
+    monkeypatch.setattr(NoteWatch, "_observe", no_watch)
+    monkeypatch.setattr("core.note_watch.POLL_S", 0.1)
     notes.start()
     write(folder / "polled.md", "found by a timed pass")
     wait_for(lambda: memory_at(app, "polled.md") is not None, "the timed pass never came")
@@ -870,7 +872,7 @@ def test_a_secret_quoted_back_in_an_error_is_not_stored(
 def test_a_folder_that_goes_away_and_comes_back_is_watched_again(
     app: Cairn, notes: NotesFolder, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("core.notes.POLL_S", 0.2)
+    monkeypatch.setattr("core.note_watch.POLL_S", 0.2)
     write(folder / "kept.md", "on a drive that is unplugged")
     notes.start()
     wait_for(lambda: memory_at(app, "kept.md") is not None, "the first pass")
@@ -961,18 +963,17 @@ def test_a_pass_that_fails_after_writing_leaves_no_memory_without_its_row(
 ) -> None:
     """New memories and their rows were two transactions: a pass failing between them left a
     memory no row named, which a later edit of the note doubled."""
-    import core.notes
-
-    real = core.notes._put
+    import core.note_writes
+    from core.note_rows import put_row as real
 
     def failing(tx: object, r: object) -> None:
         raise RuntimeError("the pass fails here")
 
     path = write(folder / "a.md", "the first words")
-    monkeypatch.setattr(core.notes, "_put", failing)
+    monkeypatch.setattr(core.note_writes, "put_row", failing)
     with pytest.raises(RuntimeError):
         notes.sync()
-    monkeypatch.setattr(core.notes, "_put", real)
+    monkeypatch.setattr(core.note_writes, "put_row", real)
     path.write_text("the first words, edited", encoding="utf-8")
     notes.sync()
     [(_, status)] = memories_from(app, "a.md")
