@@ -12,22 +12,34 @@ import functools
 import logging
 import os
 import signal
+import socket
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from core import __version__, protocol
 from core.app import Cairn
-from core.errors import ConfigInvalid
+from core.errors import AlreadyRunning, ConfigInvalid
 from core.janitor import Janitor
 from core.paths import Paths
-from core.runtime import claim_socket_path, prepare_runtime_dir, refuse_if_serving, socket_path
+from core.runtime import (
+    claim_socket_path,
+    peer_credentials,
+    prepare_runtime_dir,
+    probe,
+    refuse_if_serving,
+    socket_path,
+)
 from core.server import Server
 from core.settings import Settings
 
 log = logging.getLogger("cairn")
 
 PID_FILE = "cairn.pid"
+# How long the tray waits for a headless Cairn it asked to stop: it finishes the requests in
+# flight, closes the store and removes its socket (about a second when idle).
+HANDOVER_WAIT_S = 30.0
 
 
 class Runtime:
@@ -216,3 +228,76 @@ def serve_forever(paths: Paths, *, janitor_interval: float = 3600.0) -> None:
             await runtime.stop()
 
     asyncio.run(main())
+
+
+def stop_headless(paths: Paths, *, wait_s: float = HANDOVER_WAIT_S) -> int:
+    """Ask the Cairn serving `paths`' socket to stop cleanly - SIGTERM, which `cairn serve`
+    handles as `cairn stop` does: requests in flight are answered, the store closes, the socket
+    goes - and wait until it has. Returns its pid. The tray calls this to take over from a
+    headless daemon an agent started (docs/architecture.md, "Who starts Cairn").
+
+    The process is the one on the other end of the socket (its peer credentials), never a pid
+    read from a file, and it must run as this user.
+
+    Raises:
+        AlreadyRunning: the server cannot be named on this system, runs as another user, or has
+            not stopped within `wait_s` seconds.
+    """
+    path = socket_path(paths)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(2.0)
+        try:
+            sock.connect(str(path))
+        except OSError:
+            return 0  # it stopped on its own meanwhile
+        peer = peer_credentials(sock)
+    if peer is None or peer.pid is None or peer.pid <= 0:
+        raise AlreadyRunning(
+            "a headless Cairn is serving your memories and this system does not say which "
+            "process it is; stop it with `cairn stop`, then start the tray again",
+            data={"socket": str(path)},
+        )
+    if peer.uid != os.getuid():
+        raise AlreadyRunning(  # the runtime directory is owner-only, so this is no Cairn of ours
+            f"the process serving {path} (pid {peer.pid}) runs as another user (uid {peer.uid}); "
+            "Cairn leaves it alone",
+            data={"socket": str(path), "pid": peer.pid},
+        )
+    log.info("asking the headless Cairn (pid %d) to stop, to take over", peer.pid)
+    try:
+        os.kill(peer.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return peer.pid
+    deadline = time.monotonic() + wait_s
+    pid_file = paths.runtime / PID_FILE
+    while time.monotonic() < deadline:
+        # Stopped: its socket no longer answers and its pid file is gone (removed after the
+        # store closed) - or the process is gone altogether.
+        if not _alive(peer.pid) or (
+            not probe(path, timeout=0.2) and not _names(pid_file, peer.pid)
+        ):
+            return peer.pid
+        time.sleep(0.05)
+    raise AlreadyRunning(
+        f"the headless Cairn (pid {peer.pid}) was asked to stop and still runs after "
+        f"{wait_s:.0f} s; stop it with `cairn stop` (or end that process), then start the tray "
+        "again",
+        data={"socket": str(path), "pid": peer.pid},
+    )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _names(pid_file: Path, pid: int) -> bool:
+    try:
+        return pid_file.read_text(encoding="utf-8").strip() == str(pid)
+    except OSError:
+        return False

@@ -1,8 +1,9 @@
 """The tray application: one process holding Qt, the agent socket server and the store.
 
 Start-up order: one Qt application; a tray already running is asked to come forward (and this
-launch ends); a headless Cairn serving the store is named (stop it first); otherwise the runtime
-starts inside Qt's loop (qasync), the tray's local socket listens, the desk and the tray appear.
+launch ends); a headless Cairn serving the store (an agent's client started it) is asked to stop
+cleanly and the tray takes over; then the runtime starts inside Qt's loop (qasync), the tray's
+local socket listens, the desk and the tray appear.
 It runs until Quit, SIGTERM/SIGINT, `cairn stop`, or - without a tray - the last window closing;
 then the windows close, the server stops, the store closes and both sockets are removed.
 """
@@ -20,9 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import qasync
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
-from core.daemon import Runtime
+from core.daemon import Runtime, stop_headless
 from core.errors import AlreadyRunning, CairnError, ConfigInvalid
 from core.paths import Paths, resolve_paths
 from core.runtime import prepare_runtime_dir, probe, socket_path
@@ -36,6 +37,9 @@ log = logging.getLogger("cairn")
 DEBUG_ENV = "CAIRN_TRAY_DEBUG"  # set: the tray logs its tooltip, menu and notifications
 # How long a launch that finds a serving Cairn keeps asking for a tray that may be starting.
 TRAY_GRACE_S = 1.5
+# Takeovers tried when an agent's client starts a new headless Cairn between the old one's stop
+# and this start (every client starts one when none answers).
+TAKEOVER_ATTEMPTS = 3
 
 EXIT_OK = 0
 
@@ -51,7 +55,8 @@ def configure_logging() -> None:
 
 
 def find_running(paths: Paths, name: str) -> int | None:
-    """None when this launch should start Cairn; else its exit status, after saying why not."""
+    """None when this launch should start Cairn (after taking over from a headless one); else
+    its exit status, after saying why not."""
     if single.ask(name, "show"):
         print("Cairn is already running; its window was brought forward")
         return EXIT_OK
@@ -63,13 +68,55 @@ def find_running(paths: Paths, name: str) -> int | None:
             if single.ask(name, "show", timeout_ms=300):
                 print("Cairn is already running; its window was brought forward")
                 return EXIT_OK
-        print(
-            "cairn: a headless Cairn (`cairn serve`) is already serving your memories; stop it "
-            "with `cairn stop`, then start the tray again",
-            file=sys.stderr,
-        )
-        return AlreadyRunning.code.exit_status
+        return take_over(paths)
     return None
+
+
+def take_over(paths: Paths) -> int | None:
+    """Stop the headless Cairn serving the store (it answers what is in flight and closes the
+    store) so that this tray serves it: None when done, else the exit status after saying why
+    not. Until 2026-11-30 the tray refused with a line on stderr, unseen from the application
+    menu, and the person had no tray."""
+    try:
+        pid = stop_headless(paths)
+    except AlreadyRunning as e:
+        tell_person(e.message)
+        return e.code.exit_status
+    if pid:
+        log.info("took over from the headless Cairn (pid %d)", pid)
+    return None
+
+
+def tell_person(message: str) -> None:
+    """A refusal to start: on stderr, and in a message box when no terminal shows stderr (Cairn
+    started from the application menu or at login)."""
+    print(f"cairn: {message}", file=sys.stderr)
+    shown = sys.stderr.isatty() or QApplication.platformName() in ("offscreen", "minimal")
+    if not shown:
+        QMessageBox.warning(None, "Cairn", message)
+
+
+async def start_runtime(runtime: Runtime, paths: Paths, name: str) -> int | None:
+    """Start the runtime: None when it serves, else the exit status after saying why not."""
+    for attempt in range(1, TAKEOVER_ATTEMPTS + 1):
+        try:
+            await runtime.start()
+        except AlreadyRunning as e:
+            # An agent's client may have started a headless Cairn since the look: take over
+            # again (or come forward behind a tray that started meanwhile).
+            if attempt < TAKEOVER_ATTEMPTS and probe(socket_path(paths)):
+                refused = find_running(paths, name)
+                if refused is not None:
+                    return refused
+                continue
+            tell_person(e.message)
+            return e.code.exit_status
+        except CairnError as e:
+            tell_person(e.message)
+            return e.code.exit_status
+        else:
+            return None
+    raise AssertionError("unreachable: the last attempt returns")
 
 
 @dataclass
@@ -95,11 +142,9 @@ async def serve(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):  # before starting: see core.daemon
         loop.add_signal_handler(sig, runtime.request_stop, f"received {signal.Signals(sig).name}")
-    try:
-        await runtime.start()
-    except CairnError as e:
-        print(f"cairn: {e.message}", file=sys.stderr)
-        return e.code.exit_status
+    refused = await start_runtime(runtime, paths, name)
+    if refused is not None:
+        return refused
     assert runtime.cairn is not None
     person_check.follow(runtime.cairn.config)
     listener = single.Listener(name)

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from pytestqt.qtbot import QtBot
 
 from core.app import Cairn
-from core.daemon import Runtime
+from core.daemon import Runtime, stop_headless
 from core.errors import AlreadyRunning, ConfigInvalid
 from core.paths import Paths
 from core.policy import Mode
@@ -40,7 +40,7 @@ from desktop.tray import IDLE, PENDING, WINDOWS, Tray, window_class
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.settings import SettingsWindow
 from tests.conftest import ROOT, cairn_env, settle
-from tests.serving import RawClient, paths_for, running_daemon
+from tests.serving import RawClient, paths_for, running_daemon, start_daemon
 from tests.test_story import tell, until
 
 pytestmark = pytest.mark.gui
@@ -511,13 +511,59 @@ def test_sigterm_stops_the_tray_cleanly(short_tmp: Path) -> None:
         assert "received SIGTERM" in err
 
 
-def test_a_headless_cairn_serving_the_store_is_named(short_tmp: Path) -> None:
+def test_the_tray_takes_over_from_a_headless_cairn(short_tmp: Path) -> None:
+    """An agent's first call starts the headless daemon; the person then starts the tray. The
+    tray asks the daemon to stop cleanly and serves the store itself: the agent's memory is
+    there, and agents connect to the tray. Until 2026-11-30 the tray refused (exit 69) with a
+    line on stderr, which nobody sees when Cairn starts from the application menu."""
     home = short_tmp / "t"
-    with running_daemon(home):
-        refused = launch(home)
-    assert refused.returncode == AlreadyRunning.code.exit_status
-    assert "headless Cairn" in refused.stderr and "cairn stop" in refused.stderr
-    assert refused.stdout == ""
+    project = short_tmp / "p"
+    project.mkdir()
+    bound = {"protocol_version": 1, "agent": "early", "workspace": str(project)}
+    daemon = start_daemon(home)
+    try:
+        agent = RawClient(daemon.socket)
+        assert "result" in agent.request("hello", bound)
+        wrote = agent.request(
+            "memory.write", {"content": "The build uses make", "kind": "fact", "scope": "project"}
+        )
+        assert wrote["result"]["status"] == "stored", wrote
+        with running_tray(home) as proc:
+            assert daemon.proc.wait(30) == 0
+            daemon_err = daemon.proc.stderr.read() if daemon.proc.stderr else ""
+            assert "stopping: received SIGTERM" in daemon_err
+            assert "Cairn stopped" in daemon_err
+            again = RawClient(socket_path(paths_for(home)))
+            assert "result" in again.request("hello", bound)
+            found = again.request("memory.get", {"id": wrote["result"]["id"]})
+            again.close()
+            assert found["result"]["content"] == "The build uses make"
+            assert agent.closed()  # the daemon closed its agents' connections as it stopped
+            agent.close()
+            proc.send_signal(signal.SIGTERM)
+            err = assert_stopped_cleanly(proc, home)
+        assert f"took over from the headless Cairn (pid {daemon.proc.pid})" in err
+    finally:
+        daemon.stop()
+
+
+def test_a_headless_cairn_that_does_not_stop_is_named_and_left_running(short_tmp: Path) -> None:
+    """A daemon that cannot answer the stop (here: suspended) is not killed: the takeover
+    gives up after its wait and names the process and what to do."""
+    home = short_tmp / "t"
+    with running_daemon(home) as daemon:
+        daemon.proc.send_signal(signal.SIGSTOP)
+        try:
+            with pytest.raises(AlreadyRunning) as refused:
+                stop_headless(daemon.paths, wait_s=1.0)
+            assert refused.value.message == (
+                f"the headless Cairn (pid {daemon.proc.pid}) was asked to stop and still runs "
+                "after 1 s; stop it with `cairn stop` (or end that process), then start the tray "
+                "again"
+            )
+        finally:
+            daemon.proc.send_signal(signal.SIGCONT)
+        assert daemon.proc.wait(30) == 0  # the stop asked is still honoured once it runs
 
 
 def test_without_a_display_the_tray_says_to_use_serve(short_tmp: Path) -> None:
