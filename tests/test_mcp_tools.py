@@ -305,3 +305,50 @@ def test_an_agents_keyed_write_to_what_a_person_archived_says_it_stays_archived(
     assert written[1] == written[0]
     stored = served.cairn.memories.get(Caller.human(), written[0]).memory
     assert stored.status is Status.ARCHIVED and stored.content.endswith("ledger-main-v2")
+
+
+def test_a_refused_argument_is_one_plain_line_naming_it(served: Runtime, short_tmp: Path) -> None:
+    """A refused argument came back as pydantic's report: "Error executing tool memory_search: 2
+    validation errors for memory_searchArguments", the argument on a line of its own, "Input
+    should be ... [type=greater_than_equal]" and "For further information visit
+    https://errors.pydantic.dev/..." under each. Each problem is one line now, naming the
+    argument and the reason, in the shape of Cairn's own errors (`invalid_params: ...`)."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    write = {"content": "the ledger queue is named ledger-main", "kind": "fact", "scope": "project"}
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            said = {
+                "two": await call(s, "memory_search", query="ledger", limit=0, scopes=["nowhere"]),
+                "range": await call(s, "memory_write", **write, importance=9),
+                "type": await call(s, "memory_write", **write, importance=True),
+                "unknown": await call(s, "memory_write", **write, ttl=60),
+                "missing": await call(s, "memory_write", kind="fact", scope="project"),
+                "literal": await call(s, "memory_feedback", id="m_x", verdict="great"),
+            }
+            for result in said.values():
+                assert result.is_error, text(result)
+                assert result.structured_content is not None
+                assert result.structured_content["error"] == "invalid_params"
+                for noise in ("pydantic", "http", "[type=", "validation error", "Arguments"):
+                    assert noise not in text(result), text(result)
+                assert all(line.startswith("invalid_params: ") for line in text(result).split("\n"))
+            assert text(said["two"]).split("\n") == [
+                "invalid_params: limit: should be greater than or equal to 1",
+                "invalid_params: scopes[0]: should be 'global', 'user', 'project' or 'session'",
+            ]
+            assert said["two"].structured_content is not None
+            assert said["two"].structured_content["data"] == {"fields": ["limit", "scopes"]}
+            assert text(said["range"]) == (
+                "invalid_params: importance: should be less than or equal to 5"
+            )
+            assert text(said["type"]) == "invalid_params: importance: should be a valid integer"
+            assert text(said["unknown"]).startswith("invalid_params: unknown argument 'ttl'; ")
+            assert text(said["missing"]) == "invalid_params: content: required, and not given"
+            assert text(said["literal"]) == (
+                "invalid_params: verdict: should be 'useful', 'wrong' or 'stale'"
+            )
+            assert data(await call(s, "memory_list"))["items"] == []
+
+    run(main)
