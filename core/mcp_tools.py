@@ -464,7 +464,8 @@ def tools(invoke: Invoke) -> list[Tool]:
 class _Strict(BaseModel):
     """What a tool's arguments are held to on top of its signature: no argument the schema does
     not name (the message lists those it does, as the socket's does) and no value of another
-    type - but a whole number sent as a float (3.0) is the integer, as JSON Schema counts it."""
+    type - but a whole number sent as a float (3.0) is the integer, as JSON Schema counts it,
+    and null for an argument with a default is that default."""
 
     model_config = ConfigDict(extra="forbid", strict=True, hide_input_in_errors=True)
 
@@ -479,6 +480,21 @@ class _Strict(BaseModel):
                     f"unknown argument {names}; the arguments are: {', '.join(cls.model_fields)}"
                 )
         return values
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls(cls, values: Any) -> Any:
+        """null for an argument with a default is the default: JSON clients send null for "not
+        given" (until 2026-11-30 `limit: null` was refused as "not a valid integer"). null for a
+        required argument is left to be refused, naming it (`_problem`)."""
+        if not isinstance(values, dict):
+            return values
+        fields = cls.model_fields
+        return {
+            name: value
+            for name, value in values.items()
+            if not (value is None and name in fields and not fields[name].is_required())
+        }
 
     @model_validator(mode="before")
     @classmethod
@@ -578,6 +594,8 @@ def _problem(error: ErrorDetails) -> str:
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "missing":
         message = "required, and not given"
+    elif len(loc) == 1 and error.get("input", ...) is None:
+        message = "required; null is not a value"  # `_nulls` gave every optional its default
     elif message.startswith("Input should"):
         message = message.removeprefix("Input ")
     if not loc:

@@ -352,3 +352,39 @@ def test_a_refused_argument_is_one_plain_line_naming_it(served: Runtime, short_t
             assert data(await call(s, "memory_list"))["items"] == []
 
     run(main)
+
+
+def test_null_for_an_optional_argument_means_its_default(served: Runtime, short_tmp: Path) -> None:
+    """JSON clients send null for "not given", and a null for an argument with a default was
+    refused: `limit: null` was "Input should be a valid integer", and so were `history`,
+    `horizon` and `doc`. Null for an optional argument is its default now; null for a required
+    one is refused, naming it, and nothing is stored."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    write = {"content": "the ledger queue is named ledger-main", "kind": "fact", "scope": "project"}
+    nulls = {"tags": None, "importance": None, "summary": None, "ttl_seconds": None}
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            for required in ("content", "kind", "scope"):
+                refused = await call(s, "memory_write", **(write | {required: None}))
+                assert refused.is_error, text(refused)
+                assert text(refused) == f"invalid_params: {required}: required; null is not a value"
+            assert data(await call(s, "memory_list", limit=None))["items"] == []
+            stored = data(await call(s, "memory_write", **write, **nulls))
+            got = data(await call(s, "memory_get", id=stored["id"], history=None))
+            assert (got["importance"], got["tags"], got["expires_at"]) == (3, [], None)
+            found = await call(
+                s, "memory_search", query="ledger queue", limit=None, horizon=None, scopes=None
+            )
+            assert [m["id"] for m in data(found)["results"]] == [stored["id"]]
+            bundle = await call(s, "context_build", query="ledger queue", limit=None, horizon=None)
+            assert "ledger-main" in text(bundle), text(bundle)
+            listed = data(await call(s, "memory_list", limit=None, scope=None, cursor=None))
+            assert [m["id"] for m in listed["items"]] == [stored["id"]]
+            assert not (await call(s, "identity_get", doc=None)).is_error
+            refused = await call(s, "memory_update", id=stored["id"], if_revision=None, tags=None)
+            assert text(refused) == "invalid_params: if_revision: required; null is not a value"
+            assert data(await call(s, "memory_get", id=stored["id"]))["revision"] == 1
+
+    run(main)
