@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core.client import Client
 from core.daemon import Runtime
 from core.model import Caller, Status
 from tests.serving import paths_for, served_in_thread
@@ -386,5 +387,52 @@ def test_null_for_an_optional_argument_means_its_default(served: Runtime, short_
             refused = await call(s, "memory_update", id=stored["id"], if_revision=None, tags=None)
             assert text(refused) == "invalid_params: if_revision: required; null is not a value"
             assert data(await call(s, "memory_get", id=stored["id"]))["revision"] == 1
+
+    run(main)
+
+
+def test_a_replayed_keyed_write_into_an_archived_memory_still_says_archived(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """An agent's dedupe-key write into a memory a person archived answers `archived: true` (the
+    revision is kept, the memory stays archived) - but the same write sent again with its
+    idempotency key was replayed without `archived`: over the socket the answer lost the field,
+    and over MCP it said a plain "Stored m_... (revision 3). (Replayed ...)", as if the write
+    had made the memory current. A replay answers what the first answer said, marked
+    `replayed`."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    assert served.cairn is not None
+    memories = served.cairn.memories
+
+    def keyed(key: str, content: str, **more: str) -> dict[str, str]:
+        return {"content": content, "kind": "fact", "scope": "project", "dedupe_key": key} | more
+
+    # over the socket
+    client = Client.connect(served.paths, agent="scripter", workspace=str(proj), autostart=False)
+    try:
+        mid = client.call("memory.write", keyed("queue", "the queue is ledger-main"))["id"]
+        memories.set_archived(Caller.human(), mid, True)
+        again = keyed("queue", "the queue is ledger-main-v2", idempotency_key="retry-1")
+        first = client.call("memory.write", again)
+        assert (first["id"], first["revision"], first.get("archived")) == (mid, 3, True), first
+        assert client.call("memory.write", again) == first | {"replayed": True}
+    finally:
+        client.close()
+    assert memories.get(Caller.human(), mid).memory.status is Status.ARCHIVED
+
+    # over MCP
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            written = data(await call(s, "memory_write", **keyed("db", "staging runs pg 14")))
+            memories.set_archived(Caller.human(), written["id"], True)
+            again = keyed("db", "staging runs pg 15", idempotency_key="retry-2")
+            first = await call(s, "memory_write", **again)
+            replayed = await call(s, "memory_write", **again)
+            assert data(first)["archived"] is True
+            assert data(replayed) == data(first) | {"replayed": True}
+            said = text(replayed)
+            assert said.startswith(text(first)), said
+            assert "but archived" in said and "Replayed" in said, said
 
     run(main)
