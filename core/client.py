@@ -316,6 +316,13 @@ class Client:
         with contextlib.suppress(OSError):
             self._sock.close()
 
+    def abort(self) -> None:
+        """Break the connection off, from any thread: a call waiting on Cairn's answer in
+        another thread wakes and fails as if Cairn had closed the connection (closing alone
+        would leave it waiting). Close it afterwards as usual."""
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+
     def __enter__(self) -> Self:
         return self
 

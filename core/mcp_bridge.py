@@ -92,6 +92,7 @@ class Link:
         self._idle_s = 900.0
         self._last_used = 0.0
         self._tokens: dict[str, str] = {}  # tokens this bridge enrolled, if the store is elsewhere
+        self._ending = threading.Event()  # set by `abort`: no new connection is opened
         self.client_label = f"cairn-mcp/{__version__}"
 
     def call(
@@ -158,6 +159,16 @@ class Link:
         with self._lock:
             self._drop()
 
+    def abort(self) -> None:
+        """The bridge is ending (its client went away): a call still waiting on Cairn wakes and
+        fails at once - its answer has nowhere to go - and no new connection is opened. Does
+        not wait for the call (as `close` would: until 2026-11-30 a bridge whose client left
+        during a call to a stuck Cairn stayed on for the whole answer timeout)."""
+        self._ending.set()
+        client = self._client
+        if client is not None:
+            client.abort()
+
     @property
     def hello(self) -> dict[str, Any]:
         return self._client.hello if self._client is not None else {}
@@ -169,6 +180,8 @@ class Link:
         self._bound = None
 
     def _connected(self, agent: str, workspace: str) -> Client:
+        if self._ending.is_set():
+            raise NotRunning("the MCP client went away; the bridge is ending")
         stale = time.monotonic() - self._last_used > self._idle_s - 30
         if self._client is not None and self._client.closed_by_server():
             # Cairn restarted (or cut an idle connection): open a new one before sending, so
@@ -323,7 +336,11 @@ class Bridge:
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         workspace = await self.workspace()
         agent = self.agent()
-        return await anyio.to_thread.run_sync(self.link.call, agent, workspace, method, params)
+        # A call whose MCP session ends (the client went away) is not waited for: the session
+        # ends at once, and `Link.abort` then wakes the thread.
+        return await anyio.to_thread.run_sync(
+            self.link.call, agent, workspace, method, params, abandon_on_cancel=True
+        )
 
     async def invoke(
         self, method: str, params: dict[str, Any], render: mcp_tools.Render
@@ -410,5 +427,5 @@ def run(args: argparse.Namespace) -> int:
     try:
         build_server(bridge).run("stdio")
     finally:
-        bridge.link.close()
+        bridge.link.abort()
     return 0

@@ -7,18 +7,23 @@ as untrusted data.
 """
 
 import json
+import logging
 import types
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
-from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
 from core.model import BUILTIN_KINDS
 from core.wording import plural
+
+log = logging.getLogger("cairn.mcp")
 
 Render = Callable[[dict[str, Any]], str]
 Invoke = Callable[[str, dict[str, Any], Render], Awaitable[CallToolResult]]
@@ -459,7 +464,8 @@ def tools(invoke: Invoke) -> list[Tool]:
 class _Strict(BaseModel):
     """What a tool's arguments are held to on top of its signature: no argument the schema does
     not name (the message lists those it does, as the socket's does) and no value of another
-    type - but a whole number sent as a float (3.0) is the integer, as JSON Schema counts it."""
+    type - but a whole number sent as a float (3.0) is the integer, as JSON Schema counts it,
+    and null for an argument with a default is that default."""
 
     model_config = ConfigDict(extra="forbid", strict=True, hide_input_in_errors=True)
 
@@ -474,6 +480,21 @@ class _Strict(BaseModel):
                     f"unknown argument {names}; the arguments are: {', '.join(cls.model_fields)}"
                 )
         return values
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls(cls, values: Any) -> Any:
+        """null for an argument with a default is the default: JSON clients send null for "not
+        given" (until 2026-11-30 `limit: null` was refused as "not a valid integer"). null for a
+        required argument is left to be refused, naming it (`_problem`)."""
+        if not isinstance(values, dict):
+            return values
+        fields = cls.model_fields
+        return {
+            name: value
+            for name, value in values.items()
+            if not (value is None and name in fields and not fields[name].is_required())
+        }
 
     @model_validator(mode="before")
     @classmethod
@@ -528,6 +549,63 @@ class _Arguments(FuncMetadata):
         return parsed
 
 
+class _StrictTool(Tool):
+    """A tool whose refused arguments are answered as Cairn answers a refused parameter: a tool
+    error `invalid_params: <argument>: <reason>`, one line per problem, with structured content
+    `{error, message, data: {fields}}` - not the SDK's text of pydantic's report ("Error
+    executing tool ...: 1 validation error for ...Arguments", "[type=int_type]", "For further
+    information visit https://errors.pydantic.dev/..."), as until 2026-11-30."""
+
+    async def run(
+        self, arguments: dict[str, Any], context: Any, convert_result: bool = False
+    ) -> Any:
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as e:
+            # The SDK raises a ToolError caused by a ValidationError for the arguments only;
+            # anything the tool itself raised is an UnexpectedToolError.
+            if isinstance(e, UnexpectedToolError) or not isinstance(e.__cause__, ValidationError):
+                raise
+            problems = e.__cause__.errors(include_url=False)
+            unknown = set(arguments) - set(self.fn_metadata.arg_model.model_fields)
+            fields = sorted({str(p["loc"][0]) for p in problems if p["loc"]} | unknown)
+            log.info("tool %s refused arguments %s", self.name, fields)  # names, never values
+            lines = [_problem(p) for p in problems]
+            return CallToolResult(
+                content=[
+                    TextContent(
+                        type="text", text="\n".join(f"invalid_params: {line}" for line in lines)
+                    )
+                ],
+                structured_content={
+                    "error": "invalid_params",
+                    "message": "\n".join(lines),
+                    "data": {"fields": fields},
+                },
+                is_error=True,
+            )
+
+
+def _problem(error: ErrorDetails) -> str:
+    """One refused argument as one line: `limit: should be greater than or equal to 1`,
+    `scopes[0]: should be ...`; a refusal of the arguments as a whole (an unknown one) names
+    the argument in its own words."""
+    loc = error["loc"]
+    message = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "missing":
+        message = "required, and not given"
+    elif len(loc) == 1 and error.get("input", ...) is None:
+        message = "required; null is not a value"  # `_nulls` gave every optional its default
+    elif message.startswith("Input should"):
+        message = message.removeprefix("Input ")
+    if not loc:
+        return message
+    where = str(loc[0]) + "".join(
+        f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc[1:]
+    )
+    return f"{where}: {message}"
+
+
 def _strict(tool: Tool) -> Tool:
     """`tool` with an argument model that refuses what its schema does not name and values of
     another type, as the socket does. The SDK's own model ignores an unknown argument and
@@ -540,4 +618,5 @@ def _strict(tool: Tool) -> Tool:
     kept = {name: getattr(tool.fn_metadata, name) for name in FuncMetadata.model_fields}
     metadata = _Arguments(**(kept | {"arg_model": model}))
     schema = model.model_json_schema(by_alias=True)
-    return tool.model_copy(update={"fn_metadata": metadata, "parameters": schema})
+    fields = {name: getattr(tool, name) for name in Tool.model_fields}
+    return _StrictTool(**(fields | {"fn_metadata": metadata, "parameters": schema}))

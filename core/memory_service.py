@@ -303,7 +303,9 @@ def request_hash(req: WriteRequest, caller: Caller) -> str:
 def replay(
     req: WriteRequest, caller: Caller, first_hash: str, first: dict[str, Any]
 ) -> WriteResult:
-    """`first` (the answer a write with `req`'s idempotency key got) again, marked `replayed`.
+    """`first` (the answer a write with `req`'s idempotency key got) again, marked `replayed` -
+    every part of it, `archived` included (until 2026-11-30 a replay left that out, and a
+    keyed write into a memory a person archived was said again as if it had made it current).
 
     Raises:
         IdempotencyMismatch: that write (hashed `first_hash`) was a different one, or the same
@@ -325,6 +327,7 @@ def replay(
         duplicate=bool(first.get("duplicate")),
         similar=tuple(first.get("similar", ())),
         replayed=True,
+        archived=bool(first.get("archived")),
     )
 
 

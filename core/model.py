@@ -315,6 +315,9 @@ class WriteResult:
     duplicate: bool = False
     similar: tuple[str, ...] = ()
     replayed: bool = False
+    # A replay has no memory to look at: whether the first answer said `archived` (the memory
+    # was archived then, whatever it is now).
+    archived: bool = False
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"status": self.status.value}
@@ -331,7 +334,7 @@ class WriteResult:
         if self.duplicate:
             out["duplicate"] = True
         memory = self.memory
-        if memory is not None and memory.status is Status.ARCHIVED:
+        if self.archived or (memory is not None and memory.status is Status.ARCHIVED):
             # Stored (a duplicate, or a revision that kept it archived), but not live.
             out["archived"] = True
         if self.similar:

@@ -240,12 +240,18 @@ def write_status(result: dict[str, Any]) -> int:
 
 
 def describe_write(result: dict[str, Any]) -> str:
+    """A write's (or a proposal's) answer as one line: `stored m_...@1`, `pending review (s_...):
+    why`, `refused (code): why`."""
     status = result["status"]
     if status == "stored":
         extra = ""
         if result.get("duplicate"):
             archived = ", archived" if result.get("archived") else ""
             extra = f" (already stored{archived}: nothing new)"
+        elif result.get("archived"):
+            # An agent's dedupe-key write into what a person archived: the revision is kept and
+            # the memory stays archived (until 2026-11-30 this said a plain "stored m_...@3").
+            extra = " (archived: kept, not current; only a person can restore it)"
         if result.get("similar"):
             extra += f" (closely resembles {', '.join(result['similar'])})"
         return f"stored {result['id']}@{result['revision']}{extra}"

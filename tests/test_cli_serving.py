@@ -18,10 +18,18 @@ import pytest
 
 from core.database import StoreLock
 from core.errors import ErrorCode
+from core.model import Caller, Status
 from core.paths import Paths
 from core.runtime import probe, socket_path
 from tests.conftest import ROOT, cairn_env
-from tests.serving import Daemon, paths_for, running_daemon, wait_for, write_settings
+from tests.serving import (
+    Daemon,
+    paths_for,
+    running_daemon,
+    served_in_thread,
+    wait_for,
+    write_settings,
+)
 
 
 def cairn(
@@ -526,3 +534,29 @@ def test_the_import_prompt_says_a_keyed_line_updates_the_memory_it_names(
     assert status == 0, shown
     assert "Nothing already here is changed" not in shown
     assert "A memory here gains the revisions the archive holds of it and it lacks" in shown
+
+
+def test_an_agents_keyed_add_into_what_a_person_archived_says_archived(short_tmp: Path) -> None:
+    """A person archived an agent's memory; the agent's `cairn add` with the memory's dedupe key
+    stores a new revision and the memory stays archived - but the line it printed was a plain
+    "stored m_...@3", as if the memory were current again (and so was the replay of that add
+    by its idempotency key). It says it is archived and that only a person restores it."""
+    home = short_tmp / "c"
+    with served_in_thread(paths_for(home), confirm_human=lambda _s: None) as runtime:
+        assert runtime.cairn is not None
+        add = ("add", "--agent", "helper", "--dedupe-key", "ledger-queue")
+        first = cairn(
+            home, *add, "the ledger queue is ledger-main", env={"CAIRN_NO_AUTOSTART": "1"}
+        )
+        assert first.returncode == 0, first.stderr
+        memory_id = first.stdout.removeprefix("stored ").split("@", 1)[0]
+        runtime.cairn.memories.set_archived(Caller.human(), memory_id, True)
+        revised = (*add, "--idempotency-key", "retry-1", "the ledger queue is ledger-main-v2")
+        expected = (
+            f"stored {memory_id}@3 (archived: kept, not current; only a person can restore it)\n"
+        )
+        for _ in range(2):  # the add, then its replay
+            said = cairn(home, *revised, env={"CAIRN_NO_AUTOSTART": "1"})
+            assert (said.returncode, said.stdout) == (0, expected), said.stderr
+        stored = runtime.cairn.memories.get(Caller.human(), memory_id).memory
+        assert stored.status is Status.ARCHIVED and stored.revision == 3

@@ -3,7 +3,11 @@ added again with a new token, a Cairn that stops answering, roots that change mi
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
+import sys
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +23,7 @@ from core import mcp_tools
 from core.client import Client
 from core.daemon import Runtime
 from core.mcp_bridge import Bridge
+from tests.conftest import ROOT, cairn_env
 from tests.serving import paths_for, running_daemon, served_in_thread
 from tests.test_mcp import Roots, bridge, call, data, dirs, person, run, text
 
@@ -165,3 +170,74 @@ def test_roots_that_change_while_the_bridge_asks_for_them_rebind_the_next_call(
         folders.append(probe.hello["workspace_id"])
         probe.close()
     assert bound == folders
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message) + "\n").encode()
+
+
+def test_the_bridge_exits_at_once_when_its_client_goes_away_mid_call(short_tmp: Path) -> None:
+    """The agent host went away (the bridge's stdin closed) while a tool call waited on a Cairn
+    that had stopped answering: the bridge stayed on for the whole 30 s answer timeout, a
+    process with nobody to answer, before it exited. It exits at once now, with status 0 and no
+    traceback."""
+    home = short_tmp / "d"
+    (proj,) = dirs(short_tmp, "proj")
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+    hello["clientInfo"] = {"name": "host", "version": "1"}
+    search = {"name": "memory_search", "arguments": {"query": "ledger"}}
+    with running_daemon(home) as daemon:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "core.cli",
+                "mcp",
+                "--agent",
+                "helper",
+                "--workspace",
+                str(proj),
+            ],
+            cwd=ROOT,
+            env=cairn_env(home),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(
+                _line({"jsonrpc": "2.0", "id": 1, "method": "initialize"} | {"params": hello})
+            )
+            proc.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            proc.stdin.write(
+                _line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": search})
+            )
+            proc.stdin.flush()
+            assert b'"id":1' in proc.stdout.readline()
+            assert b'"id":2' in proc.stdout.readline()  # connected: Cairn answered once
+            daemon.proc.send_signal(signal.SIGSTOP)
+            try:
+                proc.stdin.write(
+                    _line({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": search})
+                )
+                proc.stdin.close()
+                closed = time.monotonic()
+                try:
+                    status: int | None = proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    status = None  # still running 20 s after its client went away
+                took = time.monotonic() - closed
+            finally:
+                daemon.proc.send_signal(signal.SIGCONT)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.stderr is not None
+        log = proc.stderr.read().decode()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert status == 0, log
+    assert took < 5, f"the bridge took {took:.1f} s to exit\n{log}"
+    assert "Traceback" not in log, log

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core.client import Client
 from core.daemon import Runtime
 from core.model import Caller, Status
 from tests.serving import paths_for, served_in_thread
@@ -305,3 +306,133 @@ def test_an_agents_keyed_write_to_what_a_person_archived_says_it_stays_archived(
     assert written[1] == written[0]
     stored = served.cairn.memories.get(Caller.human(), written[0]).memory
     assert stored.status is Status.ARCHIVED and stored.content.endswith("ledger-main-v2")
+
+
+def test_a_refused_argument_is_one_plain_line_naming_it(served: Runtime, short_tmp: Path) -> None:
+    """A refused argument came back as pydantic's report: "Error executing tool memory_search: 2
+    validation errors for memory_searchArguments", the argument on a line of its own, "Input
+    should be ... [type=greater_than_equal]" and "For further information visit
+    https://errors.pydantic.dev/..." under each. Each problem is one line now, naming the
+    argument and the reason, in the shape of Cairn's own errors (`invalid_params: ...`)."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    write = {"content": "the ledger queue is named ledger-main", "kind": "fact", "scope": "project"}
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            said = {
+                "two": await call(s, "memory_search", query="ledger", limit=0, scopes=["nowhere"]),
+                "range": await call(s, "memory_write", **write, importance=9),
+                "type": await call(s, "memory_write", **write, importance=True),
+                "unknown": await call(s, "memory_write", **write, ttl=60),
+                "missing": await call(s, "memory_write", kind="fact", scope="project"),
+                "literal": await call(s, "memory_feedback", id="m_x", verdict="great"),
+            }
+            for result in said.values():
+                assert result.is_error, text(result)
+                assert result.structured_content is not None
+                assert result.structured_content["error"] == "invalid_params"
+                for noise in ("pydantic", "http", "[type=", "validation error", "Arguments"):
+                    assert noise not in text(result), text(result)
+                assert all(line.startswith("invalid_params: ") for line in text(result).split("\n"))
+            assert text(said["two"]).split("\n") == [
+                "invalid_params: limit: should be greater than or equal to 1",
+                "invalid_params: scopes[0]: should be 'global', 'user', 'project' or 'session'",
+            ]
+            assert said["two"].structured_content is not None
+            assert said["two"].structured_content["data"] == {"fields": ["limit", "scopes"]}
+            assert text(said["range"]) == (
+                "invalid_params: importance: should be less than or equal to 5"
+            )
+            assert text(said["type"]) == "invalid_params: importance: should be a valid integer"
+            assert text(said["unknown"]).startswith("invalid_params: unknown argument 'ttl'; ")
+            assert text(said["missing"]) == "invalid_params: content: required, and not given"
+            assert text(said["literal"]) == (
+                "invalid_params: verdict: should be 'useful', 'wrong' or 'stale'"
+            )
+            assert data(await call(s, "memory_list"))["items"] == []
+
+    run(main)
+
+
+def test_null_for_an_optional_argument_means_its_default(served: Runtime, short_tmp: Path) -> None:
+    """JSON clients send null for "not given", and a null for an argument with a default was
+    refused: `limit: null` was "Input should be a valid integer", and so were `history`,
+    `horizon` and `doc`. Null for an optional argument is its default now; null for a required
+    one is refused, naming it, and nothing is stored."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    write = {"content": "the ledger queue is named ledger-main", "kind": "fact", "scope": "project"}
+    nulls = {"tags": None, "importance": None, "summary": None, "ttl_seconds": None}
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            for required in ("content", "kind", "scope"):
+                refused = await call(s, "memory_write", **(write | {required: None}))
+                assert refused.is_error, text(refused)
+                assert text(refused) == f"invalid_params: {required}: required; null is not a value"
+            assert data(await call(s, "memory_list", limit=None))["items"] == []
+            stored = data(await call(s, "memory_write", **write, **nulls))
+            got = data(await call(s, "memory_get", id=stored["id"], history=None))
+            assert (got["importance"], got["tags"], got["expires_at"]) == (3, [], None)
+            found = await call(
+                s, "memory_search", query="ledger queue", limit=None, horizon=None, scopes=None
+            )
+            assert [m["id"] for m in data(found)["results"]] == [stored["id"]]
+            bundle = await call(s, "context_build", query="ledger queue", limit=None, horizon=None)
+            assert "ledger-main" in text(bundle), text(bundle)
+            listed = data(await call(s, "memory_list", limit=None, scope=None, cursor=None))
+            assert [m["id"] for m in listed["items"]] == [stored["id"]]
+            assert not (await call(s, "identity_get", doc=None)).is_error
+            refused = await call(s, "memory_update", id=stored["id"], if_revision=None, tags=None)
+            assert text(refused) == "invalid_params: if_revision: required; null is not a value"
+            assert data(await call(s, "memory_get", id=stored["id"]))["revision"] == 1
+
+    run(main)
+
+
+def test_a_replayed_keyed_write_into_an_archived_memory_still_says_archived(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """An agent's dedupe-key write into a memory a person archived answers `archived: true` (the
+    revision is kept, the memory stays archived) - but the same write sent again with its
+    idempotency key was replayed without `archived`: over the socket the answer lost the field,
+    and over MCP it said a plain "Stored m_... (revision 3). (Replayed ...)", as if the write
+    had made the memory current. A replay answers what the first answer said, marked
+    `replayed`."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+    assert served.cairn is not None
+    memories = served.cairn.memories
+
+    def keyed(key: str, content: str, **more: str) -> dict[str, str]:
+        return {"content": content, "kind": "fact", "scope": "project", "dedupe_key": key} | more
+
+    # over the socket
+    client = Client.connect(served.paths, agent="scripter", workspace=str(proj), autostart=False)
+    try:
+        mid = client.call("memory.write", keyed("queue", "the queue is ledger-main"))["id"]
+        memories.set_archived(Caller.human(), mid, True)
+        again = keyed("queue", "the queue is ledger-main-v2", idempotency_key="retry-1")
+        first = client.call("memory.write", again)
+        assert (first["id"], first["revision"], first.get("archived")) == (mid, 3, True), first
+        assert client.call("memory.write", again) == first | {"replayed": True}
+    finally:
+        client.close()
+    assert memories.get(Caller.human(), mid).memory.status is Status.ARCHIVED
+
+    # over MCP
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            written = data(await call(s, "memory_write", **keyed("db", "staging runs pg 14")))
+            memories.set_archived(Caller.human(), written["id"], True)
+            again = keyed("db", "staging runs pg 15", idempotency_key="retry-2")
+            first = await call(s, "memory_write", **again)
+            replayed = await call(s, "memory_write", **again)
+            assert data(first)["archived"] is True
+            assert data(replayed) == data(first) | {"replayed": True}
+            said = text(replayed)
+            assert said.startswith(text(first)), said
+            assert "but archived" in said and "Replayed" in said, said
+
+    run(main)
