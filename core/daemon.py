@@ -27,7 +27,6 @@ from core.runtime import (
     claim_socket_path,
     peer_credentials,
     prepare_runtime_dir,
-    probe,
     refuse_if_serving,
     socket_path,
 )
@@ -271,11 +270,11 @@ def stop_headless(paths: Paths, *, wait_s: float = HANDOVER_WAIT_S) -> int:
     deadline = time.monotonic() + wait_s
     pid_file = paths.runtime / PID_FILE
     while time.monotonic() < deadline:
-        # Stopped: its socket no longer answers and its pid file is gone (removed after the
-        # store closed) - or the process is gone altogether.
-        if not _alive(peer.pid) or (
-            not probe(path, timeout=0.2) and not _names(pid_file, peer.pid)
-        ):
+        # Stopped: its socket file and then its pid file are gone (removed once the store has
+        # closed), or the process is. Files are looked at, the socket never connected to: a
+        # connection left waiting on every look filled a stuck server's queue (until
+        # 2026-11-30).
+        if not _alive(peer.pid) or (not path.exists() and not _names(pid_file, peer.pid)):
             return peer.pid
         time.sleep(0.05)
     raise AlreadyRunning(

@@ -88,13 +88,16 @@ def prepare_runtime_dir(path: Path) -> None:
 
 
 def probe(path: Path, timeout: float = 1.0) -> bool:
-    """True when a live server answers on the socket at `path`."""
+    """True when a live server listens on the socket at `path` (one too busy to accept - its
+    queue of waiting connections full - included: it is alive, and its socket is not stale)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
         sock.connect(str(path))
     except (FileNotFoundError, ConnectionRefusedError):
         return False
+    except BlockingIOError:
+        return True  # EAGAIN: the listen queue is full (until 2026-11-30 this raised)
     except OSError as e:
         if e.errno in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK):
             return False

@@ -68,6 +68,14 @@ def find_running(paths: Paths, name: str) -> int | None:
             if single.ask(name, "show", timeout_ms=300):
                 print("Cairn is already running; its window was brought forward")
                 return EXIT_OK
+        tray = single.holder(name)
+        if tray is not None:  # a tray that does not answer is never taken for a headless Cairn
+            shown = f" (pid {tray})" if tray > 0 else ""
+            tell_person(
+                f"Cairn is already running{shown} but its tray does not answer; wait a moment "
+                "and start it again"
+            )
+            return AlreadyRunning.code.exit_status
         return take_over(paths)
     return None
 

@@ -549,21 +549,44 @@ def test_the_tray_takes_over_from_a_headless_cairn(short_tmp: Path) -> None:
 
 def test_a_headless_cairn_that_does_not_stop_is_named_and_left_running(short_tmp: Path) -> None:
     """A daemon that cannot answer the stop (here: suspended) is not killed: the takeover
-    gives up after its wait and names the process and what to do."""
+    gives up after its wait and names the process and what to do. Until 2026-11-30 the wait
+    probed the socket every 50 ms, filled its listen queue after about 5 s and crashed."""
     home = short_tmp / "t"
     with running_daemon(home) as daemon:
         daemon.proc.send_signal(signal.SIGSTOP)
         try:
             with pytest.raises(AlreadyRunning) as refused:
-                stop_headless(daemon.paths, wait_s=1.0)
+                stop_headless(daemon.paths, wait_s=7.0)
             assert refused.value.message == (
                 f"the headless Cairn (pid {daemon.proc.pid}) was asked to stop and still runs "
-                "after 1 s; stop it with `cairn stop` (or end that process), then start the tray "
+                "after 7 s; stop it with `cairn stop` (or end that process), then start the tray "
                 "again"
             )
         finally:
             daemon.proc.send_signal(signal.SIGCONT)
         assert daemon.proc.wait(30) == 0  # the stop asked is still honoured once it runs
+
+
+def test_a_tray_that_does_not_answer_is_never_taken_for_a_headless_cairn(short_tmp: Path) -> None:
+    """A second launch while the tray is busy (here: suspended) says so and leaves it running;
+    until 2026-11-30 it took the tray for a headless Cairn and stopped it."""
+    home = short_tmp / "t"
+    with running_tray(home) as proc:
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            second = launch(home)
+        finally:
+            proc.send_signal(signal.SIGCONT)
+        assert second.returncode == AlreadyRunning.code.exit_status, second.stderr
+        assert (
+            f"cairn: Cairn is already running (pid {proc.pid}) but its tray does not answer; "
+            "wait a moment and start it again"
+        ) in second.stderr
+        assert "take over" not in second.stderr
+        assert probe(socket_path(paths_for(home)))
+        proc.send_signal(signal.SIGTERM)
+        err = assert_stopped_cleanly(proc, home)
+    assert "asked to stop" not in err
 
 
 def test_without_a_display_the_tray_says_to_use_serve(short_tmp: Path) -> None:
