@@ -34,6 +34,9 @@ def canonical_path(raw: str) -> str:
             data={"field": "workspace"},
         )
     real = os.path.realpath(expanded)
+    # the folder recorded, reached through a link with a clean name, too (until 2026-11-30 only
+    # the path as given was checked)
+    refuse_control_in_path("workspace", real, label="workspace path")
     rule = secret_rule(real)
     if rule is not None:  # a workspace's path is recorded and shown: never a secret
         raise InvalidInput(

@@ -220,6 +220,22 @@ def test_a_folder_named_with_a_control_character_is_no_workspace(
     assert cairn.workspaces.list() == []
 
 
+def test_a_clean_link_to_a_folder_named_with_a_control_character_is_no_workspace(
+    cairn: Cairn, short_tmp: Path
+) -> None:
+    """The rule held for the path as given, not the folder it resolves to: a link with a clean
+    name registered the escape sequence of the folder behind it (until 2026-11-30)."""
+    folder = short_tmp / "evil\x1b[41mRED"
+    folder.mkdir()
+    link = short_tmp / "clean"
+    link.symlink_to(folder)
+    with pytest.raises(
+        InvalidInput, match=r"workspace path contains a control character \(U\+001B\)"
+    ):
+        cairn.workspaces.resolve(str(link))
+    assert cairn.workspaces.list() == []
+
+
 # -- revisions ------------------------------------------------------------------------------
 
 
