@@ -8,23 +8,30 @@ caller, never from parameters.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from core import audit, relations, tombstones
 from core.bulk import insert_new, new_memory_id, refused_forgotten
 from core.changes import Topic
 from core.clock import Clock
+from core.dedupe import (
+    dedupe_memory_id,
+    dedupe_target,
+    live_copy,
+    live_with_text,
+    same_fields,
+    text_key,
+    upserted,
+)
 from core.errors import (
     CairnError,
     Conflict,
     Forbidden,
     ForgottenMemory,
-    IdempotencyMismatch,
     InvalidInput,
     NotFound,
     ScopeDenied,
@@ -38,6 +45,7 @@ from core.governance import (
     memory_fields,
 )
 from core.horizon import visible
+from core.idempotency import binding_of, replayed, request_hash
 from core.memory_reads import ChangeFeed, MemoryReader
 from core.model import (
     Caller,
@@ -114,90 +122,10 @@ class SupersedeResult:
     new: Memory
 
 
-def dedupe_memory_id(
-    scope: Scope, workspace_id: str | None, session_id: str | None, key: str
-) -> str:
-    """The deterministic id of the memory a dedupe key names in one scope and workspace."""
-    basis = "\x00".join(("dedupe", scope.value, workspace_id or "", session_id or "", key))
-    return "m_" + hashlib.sha256(basis.encode("utf-8")).hexdigest()[:28]
-
-
-def _same_fields(a: Memory, b: Memory) -> bool:
-    keys = (
-        "content",
-        "summary",
-        "kind",
-        "scope",
-        "workspace_id",
-        "session_id",
-        "tags",
-        "keywords",
-        "importance",
-        "pinned",
-        "status",
-        "expires_at",
-        "superseded_by",
-        "source",
-    )
-    return all(getattr(a, k) == getattr(b, k) for k in keys)
-
-
 class Proposals(Protocol):
     """Where a write that waits for a person goes (the review queue)."""
 
     def propose(self, tx: WriteTx, caller: Caller, suggestion: Suggestion) -> Suggestion: ...
-
-
-def dedupe_target(conn: sqlite3.Connection, prepared: Memory, now: int) -> Memory | None:
-    """The memory holding `prepared`'s dedupe key in its scope, workspace and session - found by
-    the key (the unique index), not by the id the key first gave: a memory merged in from
-    another workspace keeps its id."""
-    holder = dedupe_holder(conn, prepared)
-    return fetch_memory(conn, holder, now) if holder else None
-
-
-def dedupe_holder(conn: sqlite3.Connection, memory: Memory) -> str | None:
-    """The id of the memory holding `memory`'s dedupe key in its scope, workspace and session
-    (one at most: the unique index), if any."""
-    assert memory.dedupe_key is not None
-    row = conn.execute(
-        "SELECT id FROM memory WHERE scope = ? AND coalesce(workspace_id, '') = ? "
-        "AND coalesce(session_id, '') = ? AND dedupe_key = ?",
-        (memory.scope.value, memory.workspace_id or "", memory.session_id or "", memory.dedupe_key),
-    ).fetchone()
-    return str(row[0]) if row else None
-
-
-def text_key(memory: Memory) -> tuple[str, str, str, str]:
-    """Where a store keeps one text once: its hash, scope, workspace and session."""
-    return (
-        content_hash(memory.content),
-        memory.scope.value,
-        memory.workspace_id or "",
-        memory.session_id or "",
-    )
-
-
-def live_with_text(conn: sqlite3.Connection, key: tuple[str, str, str, str], now: int) -> list[str]:
-    """The live (active or archived, unexpired) memories holding a text where `key` (see
-    `text_key`) says, oldest first."""
-    return [
-        str(r[0])
-        for r in conn.execute(
-            "SELECT id FROM memory WHERE content_hash = ? AND scope = ? "
-            "AND coalesce(workspace_id, '') = ? AND coalesce(session_id, '') = ? "
-            "AND status IN ('active', 'archived') AND (expires_at IS NULL OR expires_at > ?) "
-            "ORDER BY seq",
-            (*key, now),
-        )
-    ]
-
-
-def live_copy(conn: sqlite3.Connection, memory: Memory, going: set[str], now: int) -> str | None:
-    """Another live memory with `memory`'s very text in its scope, workspace and session, not
-    among `going`; the oldest if several."""
-    same = live_with_text(conn, text_key(memory), now)
-    return next((mid for mid in same if mid != memory.id and mid not in going), None)
 
 
 def live_heir(conn: sqlite3.Connection, start: str | None, going: set[str], now: int) -> str | None:
@@ -239,96 +167,6 @@ def status_before_superseded(conn: sqlite3.Connection, memory_id: str) -> Status
         (memory_id,),
     ).fetchone()
     return Status(row[0]) if row else Status.ACTIVE
-
-
-def upserted(existing: Memory, prepared: Memory, *, by_agent: bool = False) -> Memory | None:
-    """What a second write with `existing`'s dedupe key makes of it (before its revision and
-    stamps move on); None when it changes nothing. An archived memory comes back to active,
-    unless the write is an agent's (`by_agent`): a person archived it, and only a person
-    restores it - the agent's revision lands, archived."""
-    restore = existing.status is Status.ARCHIVED and not by_agent
-    candidate = replace(
-        existing,
-        content=prepared.content,
-        summary=prepared.summary,
-        kind=prepared.kind,
-        tags=prepared.tags,
-        keywords=prepared.keywords,
-        importance=prepared.importance,
-        pinned=existing.pinned or prepared.pinned,
-        status=Status.ACTIVE if restore else existing.status,
-        expires_at=prepared.expires_at,
-        source=prepared.source or existing.source,
-    )
-    return None if _same_fields(candidate, existing) else candidate
-
-
-def replayed(conn: sqlite3.Connection, caller: Caller, req: WriteRequest) -> WriteResult | None:
-    """The answer a write with this idempotency key already got (marked `replayed`), or None
-    when the key is new (or the request has none).
-
-    Raises:
-        IdempotencyMismatch: the key was used for a different write.
-    """
-    if req.idempotency_key is None:
-        return None
-    row = conn.execute(
-        "SELECT request_hash, response FROM idempotency WHERE actor = ? AND key = ?",
-        (caller.actor, req.idempotency_key),
-    ).fetchone()
-    return replay(req, caller, row[0], json.loads(row[1])) if row is not None else None
-
-
-def binding_of(caller: Caller, scope: Scope) -> tuple[str | None, str | None]:
-    """The workspace and session a write of `scope` by `caller` lands in (None where none)."""
-    if scope is Scope.PROJECT:
-        return caller.workspace_id, None
-    if scope is Scope.SESSION:
-        return caller.workspace_id, caller.session_id
-    return None, None
-
-
-def request_hash(req: WriteRequest, caller: Caller) -> str:
-    """What an idempotency key is checked against: the hash of the request's fields and, for a
-    project or session write, of the workspace and session it lands in - the same key and body
-    from a connection bound elsewhere is another write."""
-    fingerprint = req.fingerprint()
-    binding = binding_of(caller, req.scope)
-    if binding != (None, None):
-        fingerprint["binding"] = list(binding)
-    blob = json.dumps(fingerprint, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-def replay(
-    req: WriteRequest, caller: Caller, first_hash: str, first: dict[str, Any]
-) -> WriteResult:
-    """`first` (the answer a write with `req`'s idempotency key got) again, marked `replayed` -
-    every part of it, `archived` included (until 2026-11-30 a replay left that out, and a
-    keyed write into a memory a person archived was said again as if it had made it current).
-
-    Raises:
-        IdempotencyMismatch: that write (hashed `first_hash`) was a different one, or the same
-            one from another workspace or session.
-    """
-    if first_hash != request_hash(req, caller):
-        raise IdempotencyMismatch(
-            f"idempotency key {req.idempotency_key!r} was already used for a different write "
-            "(other content, or from another workspace or session); use a new key",
-            data={"idempotency_key": req.idempotency_key},
-        )
-    return WriteResult(
-        WriteStatus(first["status"]),
-        id=first.get("id"),
-        revision=first.get("revision"),
-        suggestion_id=first.get("suggestion_id"),
-        reason=first.get("reason"),
-        reason_code=first.get("reason_code"),
-        duplicate=bool(first.get("duplicate")),
-        similar=tuple(first.get("similar", ())),
-        replayed=True,
-        archived=bool(first.get("archived")),
-    )
 
 
 class MemoryService:
@@ -823,7 +661,7 @@ class MemoryService:
             expires_at=expires_at,
             source=source if source is not None else current.source,
         )
-        if _same_fields(candidate, current):
+        if same_fields(candidate, current):
             return WriteResult.stored(current, duplicate=True)
         gated = self._gate_update(tx, caller, current, candidate, reason=req.reason, now=now)
         if isinstance(gated, WriteResult):
@@ -963,7 +801,7 @@ class MemoryService:
                 )
             new_status = Status.ARCHIVED if archived else Status.ACTIVE
             candidate = replace(current, status=new_status)
-        if _same_fields(candidate, current):
+        if same_fields(candidate, current):
             return current
         updated = replace(candidate, revision=current.revision + 1, updated_at=now)
         self.save_revision_in(tx, caller, updated, action, None, now=now)
