@@ -46,10 +46,11 @@ from core.errors import (
 )
 from core.governance import Gate, Outcome, secret_refused
 from core.idempotency import replay, replayed, request_hash
-from core.memory_service import MemoryObserver, MemoryService
+from core.memory_service import MemoryService
 from core.model import Caller, Memory, Scope, Status, Surface, WriteResult, WriteStatus
 from core.paths import Paths
 from core.requests import WriteRequest
+from core.revisions import MemoryObserver
 from core.store import Store
 from core.validation import content_hash
 from core.workspace import WorkspaceRegistry, canonical_path

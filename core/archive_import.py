@@ -25,7 +25,6 @@ from core.clock import Clock
 from core.dedupe import dedupe_holder, dedupe_memory_id
 from core.errors import InvalidInput
 from core.identity import IdentityVersion, insert_version
-from core.memory_service import MemoryObserver
 from core.model import Caller, Memory, RelationKind, Revision, Status, Surface
 from core.records import (
     SELECT_REVISION,
@@ -37,6 +36,7 @@ from core.records import (
     revision_from_row,
     revision_row,
 )
+from core.revisions import MemoryObserver
 from core.validation import CONTROL, content_hash, refuse_control
 from core.writer import WriteTx
 
