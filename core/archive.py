@@ -34,6 +34,7 @@ from core.archive_reader import is_archive, read_archive, read_lines
 from core.archive_records import lone_surrogate
 from core.bulk import refused_forgotten
 from core.clock import Clock
+from core.dedupe import dedupe_memory_id, dedupe_target, live_with_text, text_key, upserted
 from core.errors import (
     CairnError,
     Forbidden,
@@ -44,21 +45,12 @@ from core.errors import (
     TooLarge,
 )
 from core.governance import Gate, Outcome, secret_refused
-from core.memory_service import (
-    MemoryObserver,
-    MemoryService,
-    dedupe_memory_id,
-    dedupe_target,
-    live_with_text,
-    replay,
-    replayed,
-    request_hash,
-    text_key,
-    upserted,
-)
+from core.idempotency import replay, replayed, request_hash
+from core.memory_service import MemoryService
 from core.model import Caller, Memory, Scope, Status, Surface, WriteResult, WriteStatus
 from core.paths import Paths
 from core.requests import WriteRequest
+from core.revisions import MemoryObserver
 from core.store import Store
 from core.validation import content_hash
 from core.workspace import WorkspaceRegistry, canonical_path

@@ -22,9 +22,9 @@ from core.archive_reader import (
 )
 from core.archive_records import ArchivedMemory
 from core.clock import Clock
+from core.dedupe import dedupe_holder, dedupe_memory_id
 from core.errors import InvalidInput
 from core.identity import IdentityVersion, insert_version
-from core.memory_service import MemoryObserver, dedupe_holder, dedupe_memory_id
 from core.model import Caller, Memory, RelationKind, Revision, Status, Surface
 from core.records import (
     SELECT_REVISION,
@@ -36,6 +36,7 @@ from core.records import (
     revision_from_row,
     revision_row,
 )
+from core.revisions import MemoryObserver
 from core.validation import CONTROL, content_hash, refuse_control
 from core.writer import WriteTx
 
@@ -141,7 +142,7 @@ _LIVE_IDS = (
     "SELECT m.id FROM memory m JOIN json_each(?) j ON j.value = m.id WHERE m.status != 'forgotten'"
 )
 _TOMBSTONED_IDS = "SELECT t.memory_id FROM tombstone t JOIN json_each(?) j ON j.value = t.memory_id"
-# The live memories holding a text (as `memory_service.live_with_text` finds them), oldest first.
+# The live memories holding a text (as `dedupe.live_with_text` finds them), oldest first.
 _SAME_CONTENT = (
     "SELECT m.id, m.content_hash, m.scope, coalesce(m.workspace_id, ''), "
     "coalesce(m.session_id, '') FROM memory m JOIN json_each(?) j ON j.value = m.content_hash "

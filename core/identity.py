@@ -24,9 +24,8 @@ from core import audit
 from core.clock import Clock
 from core.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
 from core.governance import Gate, Outcome, Redactor
-from core.memory_service import Proposals
 from core.model import Caller, Surface, WriteResult, WriteStatus
-from core.proposals import waiting_because
+from core.proposals import Proposals, waiting_because
 from core.scanner import secret_rule
 from core.settings import Settings
 from core.store import Store

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from core.model import Caller, Memory
+from typing import Protocol
+
+from core.model import Caller, Memory, WriteResult, WriteStatus
 from core.suggestions import Flag, Op, Reason, Suggestion, new_suggestion_id
+from core.writer import WriteTx
+
+
+class Proposals(Protocol):
+    """Where a write that waits for a person goes (the review queue)."""
+
+    def propose(self, tx: WriteTx, caller: Caller, suggestion: Suggestion) -> Suggestion: ...
 
 
 def suggestion_for(
@@ -71,3 +80,19 @@ def waiting_because(s: Suggestion) -> str:
     why = "; ".join(parts) or "a person decides"
     seen = f" (seen {s.hits} times)" if s.hits > 1 else ""
     return f"waiting for a person's review{seen}: {why}"
+
+
+def pending(
+    proposals: Proposals, tx: WriteTx, caller: Caller, suggestion: Suggestion
+) -> WriteResult:
+    """Inside a write job: `suggestion` goes to `proposals`, and the caller is told it waits - with
+    the suggestion's id and why."""
+    kept = proposals.propose(tx, caller, suggestion)
+    first = kept.reasons[0] if kept.reasons else Reason("policy", "ask")
+    return WriteResult(
+        WriteStatus.PENDING,
+        suggestion_id=kept.id,
+        reason=waiting_because(kept),
+        reason_code=first.code,
+        similar=kept.similar,
+    )
