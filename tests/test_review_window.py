@@ -755,6 +755,29 @@ def test_adopting_forget_proposals_asks_first(
     assert list(contents(qtbot, desk)) == ["idea: cache the parsed config"]
 
 
+def test_a_forget_proposal_shows_the_kind_and_scope_of_the_memory_it_forgets(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
+) -> None:
+    """The pane showed Scope "global" (and the first kind) for a proposal to forget a project
+    pitfall, while its row said project: a forget proposal has no scope or kind of its own."""
+    desk, runtime = served
+    stored = agent.request(
+        "memory.write",
+        {"content": "staging runs on port 5433", "kind": "pitfall", "scope": "project"},
+    )["result"]
+    other = connect(runtime, workspace_dir, "other")
+    assert other.request("memory.forget", {"id": stored["id"]})["result"]["status"] == "pending"
+    other.close()
+    window = window_for(qtbot, desk, 1)
+    window.queue.table.setCurrentCell(0, 0)
+    settle(qtbot, desk)
+    assert row_texts(window, 0)[2] == "project"
+    assert window.detail.scope.currentData() == "project"
+    assert window.detail.kind.currentText() == "pitfall"
+    assert window.detail.content.toPlainText() == "staging runs on port 5433"
+    assert not window.detail.scope.isEnabled() and not window.detail.content.isEnabled()
+
+
 def two_forget_proposals(runtime: Runtime, agent: RawClient, workspace_dir: Path) -> None:
     """Two memories of `agent`, each proposed forgotten by another agent."""
     memories = [
