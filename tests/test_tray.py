@@ -153,6 +153,33 @@ def test_the_icon_and_a_clicked_notification_open_the_review_queue(
     settle(qtbot, desk)
 
 
+def test_the_icon_a_notification_and_the_menu_bring_back_a_minimized_window(
+    qtbot: QtBot, tray: Tray, desk: Desk
+) -> None:
+    """A minimized window stayed minimized when the person clicked the tray icon, a
+    notification or its menu entry (or launched Cairn again): it was shown and raised, never
+    restored."""
+    tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Trigger)
+    window = desk.window(window_class("review"))
+    assert window is not None
+    by_name = {a.objectName(): a for a in tray.menu.actions()}
+
+    def click_the_icon() -> None:
+        tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Trigger)
+
+    def click_a_notification() -> None:
+        tray.icon.messageClicked.emit()
+
+    for bring_back in (click_the_icon, click_a_notification, by_name["trayReview"].trigger):
+        window.showMaximized()
+        window.showMinimized()
+        assert window.isMinimized()
+        bring_back()
+        assert not window.isMinimized() and window.isVisible()
+        assert window.isMaximized()  # restored as it was before, not resized
+    settle(qtbot, desk)
+
+
 def test_without_a_system_tray_the_review_queue_opens_with_a_note(
     qtbot: QtBot, tray: Tray, desk: Desk
 ) -> None:
@@ -266,6 +293,20 @@ def test_quit_asks_before_unsaved_edits_are_lost(
     quit_action.trigger()
     answer(qtbot, tray, "confirmQuit")
     assert quits == ["quit"]
+    settle(qtbot, desk)
+
+
+def test_cancelling_quit_brings_back_a_minimized_window_with_edits(
+    qtbot: QtBot, tray: Tray, desk: Desk, quits: list[str]
+) -> None:
+    """Cancel in the Quit question is to bring the windows holding edits forward; one the
+    person had minimized stayed minimized."""
+    window = edit_the_user_profile(qtbot, desk)
+    window.showMinimized()
+    assert window.isMinimized()
+    next(a for a in tray.menu.actions() if a.objectName() == "trayQuit").trigger()
+    answer(qtbot, tray, "cancel")
+    assert quits == [] and window.isVisible() and not window.isMinimized()
     settle(qtbot, desk)
 
 
