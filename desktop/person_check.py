@@ -14,6 +14,7 @@ queue up dialogs); a question left unanswered for ANSWER_WITHIN_S is a refusal.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
@@ -21,9 +22,13 @@ from concurrent.futures import Future, InvalidStateError
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QMessageBox
 
+from core.errors import NotRunning
 from core.protocol import Session
 from core.runtime import Process, describe_process, has_terminal
 from core.settings_file import SettingsService
+from core.terminal import STOPPED_BEFORE_ANSWER
+
+log = logging.getLogger(__name__)
 
 ANSWER_WITHIN_S = 60.0
 ASK_TERMINALS_TOO = "security.confirm_terminals_in_tray"
@@ -31,7 +36,8 @@ ASK_TERMINALS_TOO = "security.confirm_terminals_in_tray"
 
 class PersonCheck(QObject):
     """The server's `confirm_human`: None when a person's connection may go ahead, else why
-    not. Called on a server thread; the question is asked on the GUI thread."""
+    not; NotRunning when Cairn stops first (the command is told Cairn stopped, with a stopped
+    Cairn's exit status). Called on a server thread; the question is asked on the GUI thread."""
 
     _ask = Signal(object)  # (Process, Future[bool]): show the question
     _withdraw = Signal(object)  # Future[bool]: the time to answer ran out
@@ -58,7 +64,7 @@ class PersonCheck(QObject):
         answer: Future[bool] = Future()
         with self._lock:
             if self._closed:
-                return "Cairn is stopping"
+                raise NotRunning("Cairn is stopping; nothing was done")
             if self._pending is not None:
                 return (
                     "the tray is already asking the person about another program; "
@@ -87,7 +93,10 @@ class PersonCheck(QObject):
                 )
         if allowed:
             return None
-        return "Cairn is stopping" if self._closed else "the person refused it in the tray"
+        if self._closed:
+            # Until 2026-11-30 a refusal ("Cairn is stopping", exit 77), when it got through.
+            raise NotRunning(STOPPED_BEFORE_ANSWER)
+        return "the person refused it in the tray"
 
     def follow(self, config: SettingsService) -> None:
         """Take `security.confirm_terminals_in_tray` from the running Cairn's settings, read at
@@ -142,6 +151,7 @@ class PersonCheck(QObject):
 
         box.finished.connect(answered)
         self._dialog, self._dialog_answers = box, answer
+        log.info("asking the person about a command run without a terminal (pid %d)", process.pid)
         box.show()  # a new window, on top of the others (WindowStaysOnTopHint)
         box.activateWindow()
         self.asked.emit(box)

@@ -17,12 +17,16 @@ from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from core.changes import ChangeBus
+from core.errors import CairnError, NotRunning
 from core.model import Caller
+from core.policy import POLICY_FILE
 from core.protocol import Session
 from core.runtime import Peer
 from core.settings import Settings
 from core.settings_file import SettingsService
 from desktop.person_check import ASK_TERMINALS_TOO, PersonCheck
+from tests.conftest import ROOT, cairn_env
+from tests.serving import paths_for, served_in_thread
 
 MARKER = "person-check-probe"
 
@@ -45,9 +49,17 @@ def session_of(pid: int) -> Session:
 
 
 def ask_in_thread(check: PersonCheck, session: Session) -> tuple[threading.Thread, list[Any]]:
-    """Ask as the server does: on a thread of its own, never the GUI thread."""
+    """Ask as the server does: on a thread of its own, never the GUI thread. The answer is
+    what the check returned, or the CairnError it raised."""
     answer: list[Any] = []
-    thread = threading.Thread(target=lambda: answer.append(check(session)))
+
+    def ask() -> None:
+        try:
+            answer.append(check(session))
+        except CairnError as e:
+            answer.append(e)
+
+    thread = threading.Thread(target=ask)
     thread.start()
     return thread, answer
 
@@ -141,5 +153,41 @@ def test_stopping_cairn_answers_an_open_question_no(
         thread, answer = ask_in_thread(check, session_of(piped.pid))
     check.close()  # Quit chosen while the question is on screen
     finish(qtbot, thread)
-    assert answer == ["Cairn is stopping"]
-    assert check(session_of(piped.pid)) == "Cairn is stopping"  # and nothing new is asked
+    [stopped] = answer
+    assert isinstance(stopped, NotRunning)
+    assert stopped.message == "Cairn stopped before the person answered; nothing was done"
+    with pytest.raises(NotRunning, match="Cairn is stopping"):  # and nothing new is asked
+        check(session_of(piped.pid))
+
+
+def test_a_command_waiting_for_the_person_is_told_cairn_stopped(
+    qtbot: QtBot, short_tmp: Path
+) -> None:
+    """Cairn stopping while the tray asked about `cairn policy set` run without a terminal
+    told the command "this command is for a person: run it yourself in an interactive
+    terminal" (exit 77), as if no Cairn had been there to ask."""
+    home = short_tmp / "q"
+    paths = paths_for(home)
+    check = PersonCheck()
+    with served_in_thread(paths, confirm_human=check):
+        policy = (paths.config / POLICY_FILE).read_text(encoding="utf-8")
+        command = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "policy", "set", "kinds.idea", "auto"],
+            cwd=ROOT,
+            env=cairn_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            with qtbot.waitSignal(check.asked, timeout=30_000):
+                pass
+            check.close()  # the tray stops (SIGTERM, Quit): first the question, then the server
+        except BaseException:
+            command.kill()
+            raise
+    _out, err = command.communicate(timeout=60)
+    assert err.strip() == "cairn: Cairn stopped before the person answered; nothing was done"
+    assert command.returncode == NotRunning.code.exit_status
+    assert (paths.config / POLICY_FILE).read_text(encoding="utf-8") == policy

@@ -29,7 +29,7 @@ from pytestqt.qtbot import QtBot
 
 from core.app import Cairn
 from core.daemon import Runtime
-from core.errors import AlreadyRunning, ConfigInvalid
+from core.errors import AlreadyRunning, ConfigInvalid, NotRunning
 from core.paths import Paths
 from core.policy import Mode
 from core.runtime import probe, socket_path
@@ -40,7 +40,7 @@ from desktop.tray import IDLE, PENDING, WINDOWS, Tray, window_class
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.settings import SettingsWindow
 from tests.conftest import ROOT, cairn_env, settle
-from tests.serving import RawClient, paths_for, running_daemon
+from tests.serving import RawClient, paths_for, running_daemon, wait_for
 from tests.test_story import tell, until
 
 pytestmark = pytest.mark.gui
@@ -550,6 +550,47 @@ def test_sigterm_stops_the_tray_cleanly(short_tmp: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         err = assert_stopped_cleanly(proc, home)
         assert "received SIGTERM" in err
+
+
+def test_a_command_waiting_for_the_persons_answer_is_told_when_the_tray_stops(
+    short_tmp: Path,
+) -> None:
+    """SIGTERM to the tray while it asked about `cairn policy set` run without a terminal told
+    the command "this command is for a person: run it yourself in an interactive terminal"
+    (exit 77), as if no Cairn had been there to ask."""
+    home = short_tmp / "t"
+    paths = paths_for(home)
+    log_path = short_tmp / "tray.log"
+    with log_path.open("wb") as log_file:
+        tray = subprocess.Popen(
+            cairn_command(), cwd=ROOT, env=tray_env(home), stdout=log_file, stderr=log_file
+        )
+    command: subprocess.Popen[str] | None = None
+    try:
+        assert wait_for(lambda: probe(socket_path(paths), timeout=0.2), 30), "the tray serves"
+        policy = (paths.config / "policy.toml").read_text(encoding="utf-8")
+        command = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "policy", "set", "kinds.idea", "auto"],
+            cwd=ROOT,
+            env=cairn_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        asked = f"asking the person about a command run without a terminal (pid {command.pid})"
+        assert wait_for(lambda: asked in log_path.read_text(errors="replace"), 30), asked
+        tray.send_signal(signal.SIGTERM)
+        assert tray.wait(30) == 0, log_path.read_text(errors="replace")
+        _out, err = command.communicate(timeout=60)
+        assert err.strip() == "cairn: Cairn stopped before the person answered; nothing was done"
+        assert command.returncode == NotRunning.code.exit_status
+        assert (paths.config / "policy.toml").read_text(encoding="utf-8") == policy
+    finally:
+        for proc in (tray, command):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
 
 
 def test_a_headless_cairn_serving_the_store_is_named(short_tmp: Path) -> None:
