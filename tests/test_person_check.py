@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 import shiboken6
-from PySide6.QtWidgets import QMessageBox, QPushButton
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QLabel, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from core.changes import ChangeBus
@@ -68,7 +69,7 @@ def finish(qtbot: QtBot, thread: threading.Thread) -> None:
     qtbot.waitUntil(lambda: not thread.is_alive(), timeout=10_000)
 
 
-def button(box: QMessageBox, name: str) -> QPushButton:
+def button(box: QWidget, name: str) -> QPushButton:
     found = box.findChild(QPushButton, name)
     assert found is not None
     return found
@@ -80,13 +81,69 @@ def test_the_person_is_shown_the_command_and_allows_it_once(
     check = PersonCheck()
     with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
         thread, answer = ask_in_thread(check, session_of(piped.pid))
-    box: QMessageBox = shown.args[0]
-    assert MARKER in box.informativeText()  # the command line of the asking process
-    assert f"Process: {piped.pid}" in box.informativeText()
-    assert box.defaultButton() is button(box, "personRefuse")  # Enter does not allow
+    box: QDialog = shown.args[0]
+    command = field(box, "personCommand")
+    assert MARKER in (command.toolTip() or command.text())  # the asking process's command line
+    assert field(box, "personPid").text() == str(piped.pid)
+    assert button(box, "personRefuse").isDefault()  # Enter does not allow
+    assert not button(box, "personAllow").isDefault()
     button(box, "personAllow").click()
     finish(qtbot, thread)
     assert answer == [None]
+
+
+def asking(*arguments: str) -> subprocess.Popen[bytes]:
+    """A program without a terminal whose command line ends with `arguments`."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", *arguments],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def field(box: QWidget, name: str) -> QLabel:
+    found = box.findChild(QLabel, name)
+    assert found is not None, name
+    return found
+
+
+@pytest.mark.parametrize(
+    "argument",
+    [" " * 120 + "Started by: /usr/libexec/gnome-terminal-server " + "y" * 40, "x" * 300],
+    ids=["padded", "unbroken"],
+)
+def test_a_program_cannot_pass_its_command_line_off_as_another_field(
+    qtbot: QtBot, argument: str
+) -> None:
+    """The dialog word-wrapped a command line padded with 120 spaces, so that its own
+    "Started by: /usr/libexec/gnome-terminal-server" showed as a line of its own above the real
+    one; an unbroken 300-character argument was clipped at the dialog's edge with no "…"."""
+    proc = asking(argument)
+    try:
+        check = PersonCheck()
+        with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
+            thread, answer = ask_in_thread(check, session_of(proc.pid))
+        box: QWidget = shown.args[0]
+        qtbot.waitExposed(box)
+        command = field(box, "personCommand")
+        parent = field(box, "personParent")
+        for label in (command, parent, field(box, "personPid")):
+            # one line, as plain text, that fits: no wrap to fake a field, no markup
+            assert label.textFormat() is Qt.TextFormat.PlainText and not label.wordWrap()
+            assert "\n" not in label.text() and "  " not in label.text()
+            assert label.fontMetrics().horizontalAdvance(label.text()) <= label.width()
+            assert label.mapTo(box, label.rect().topRight()).x() <= box.width()
+        assert command.text().endswith("…")  # cut short, visibly
+        full = command.toolTip()
+        assert (argument.strip() if argument.startswith(" ") else argument) in full
+        assert "Started by:" not in parent.text()  # the real parent: this test's python
+        assert field(box, "personPid").text() == str(proc.pid)
+        button(box, "personRefuse").click()
+        finish(qtbot, thread)
+        assert answer == ["the person refused it in the tray"]
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_refused_unanswered_and_one_at_a_time(qtbot: QtBot, piped: subprocess.Popen[bytes]) -> None:
@@ -122,7 +179,7 @@ def test_a_command_at_a_terminal_is_asked_about_only_when_the_person_wants(
     os.close(slave)
     try:
         check = PersonCheck()
-        shown: list[QMessageBox] = []
+        shown: list[QDialog] = []
         check.asked.connect(shown.append)
         # It asked for a typed confirmation at its terminal already (core/terminal.py).
         assert check(session_of(proc.pid)) is None
