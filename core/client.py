@@ -20,7 +20,14 @@ import time
 from pathlib import Path
 from typing import Any, Self
 
-from core.errors import CairnError, ErrorCode, InvalidInput, NoAnswer, NotRunning
+from core.errors import (
+    CairnError,
+    ConnectionClosed,
+    ErrorCode,
+    InvalidInput,
+    NoAnswer,
+    NotRunning,
+)
 from core.keychain import open_token_store
 from core.paths import HOME_ENV, Paths, cairn_home, ensure_private_dir, resolve_paths
 from core.protocol import PROTOCOL_VERSION
@@ -281,7 +288,7 @@ class Client:
             except ConnectionResetError:
                 chunk = b""
             if not chunk:
-                raise NotRunning("Cairn closed the connection")
+                raise ConnectionClosed("Cairn closed the connection")
             self._buffer += chunk
         line = bytes(self._buffer[:end])
         del self._buffer[: end + 1]
@@ -295,7 +302,7 @@ class Client:
                 message = self._read()
                 if "error" in message and "method" not in message:
                     return error_from(message["error"])
-        return NotRunning("Cairn closed the connection")
+        return ConnectionClosed("Cairn closed the connection")
 
     def closed_by_server(self) -> bool:
         """Whether Cairn has closed this connection (a restart, the idle timeout): looked at
@@ -392,7 +399,7 @@ class AsyncClient:
             try:
                 return await asyncio.wait_for(future, 5.0)
             except TimeoutError:
-                raise NotRunning("Cairn closed the connection") from e
+                raise ConnectionClosed("Cairn closed the connection") from e
         return await future
 
     async def _read_loop(self) -> None:
@@ -424,7 +431,7 @@ class AsyncClient:
         finally:
             for future in self._pending.values():
                 if not future.done():
-                    future.set_exception(NotRunning("Cairn closed the connection"))
+                    future.set_exception(ConnectionClosed("Cairn closed the connection"))
             self._pending.clear()
 
     async def close(self) -> None:

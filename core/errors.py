@@ -188,6 +188,11 @@ class NotRunning(EnvironmentFault):
     code = ErrorCode.NOT_RUNNING
 
 
+class ConnectionClosed(NotRunning):
+    """Cairn closed the connection before it answered (it stopped, or ended the connection
+    without a word): it was running when the request went out."""
+
+
 class NoAnswer(NotRunning):
     """Cairn took the request but did not answer it in time: running, but stuck or stopped
     (SIGSTOP). What was asked may or may not have been carried out."""

@@ -225,8 +225,8 @@ class PolicyHolder:
             parse_policy(text, self._known)
         except PolicyInvalid as e:
             raise PolicyInvalid(
-                f"{self.path.name} is not valid ({e}); fix it first - a change made now would "
-                "overwrite your edits in it",
+                f"{self.path.name} is not valid ({e.reason}); fix it first - a change made now "
+                "would overwrite your edits in it",
                 e.line,
             ) from e
 

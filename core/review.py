@@ -6,7 +6,7 @@ person's own and is audited with what was changed.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -183,6 +183,16 @@ class ReviewService:
         if found is None:
             raise _gone(conn, suggestion_id)
         return self._shown(conn, found)
+
+    def waiting_among(self, caller: Caller, ids: Iterable[str]) -> frozenset[str]:
+        """Which of the proposals `ids` still wait: a window holding a person's unsaved edits
+        of proposals learns which were decided elsewhere meanwhile (their edits cannot be kept).
+
+        Raises:
+            Forbidden: the caller is not a person.
+        """
+        self._person(caller)
+        return suggestions.waiting_among(self._store.read_db.conn(), ids)
 
     def count(self) -> int:
         return int(

@@ -201,9 +201,9 @@ class Process:
     parent_command: str | None
 
 
-def describe_process(pid: int, *, width: int = 300) -> Process:
-    """The command line of `pid` and of its parent, each cut to `width` characters ("?" when
-    the system does not say)."""
+def describe_process(pid: int, *, width: int = 2000) -> Process:
+    """The command line of `pid` and of its parent, each as one line with runs of whitespace
+    made one space, cut to `width` characters ("?" when the system does not say)."""
 
     def command_of(p: int) -> str:
         if PLATFORM.startswith("linux"):
@@ -244,5 +244,8 @@ def _ps(pid: int, field: str) -> str:  # pragma: no cover - other POSIX systems
 
 
 def _cut(text: str, width: int) -> str:
-    text = "".join(c if c.isprintable() else " " for c in text)
+    """`text` as one line: whatever is not printable (line breaks, tabs, direction marks) a
+    space, each run of spaces one (padding cannot push words onto a line of their own where
+    the text is shown), cut to `width` characters with "…"."""
+    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
     return text if len(text) <= width else text[: width - 1] + "…"

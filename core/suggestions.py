@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -260,6 +260,15 @@ def fetch(conn: sqlite3.Connection, suggestion_id: str) -> Suggestion | None:
     """The waiting suggestion (without `rejected_before`: `with_history` adds it for showing)."""
     row = conn.execute(f"{SELECT} WHERE id = ?", (suggestion_id,)).fetchone()
     return from_row(row) if row else None
+
+
+def waiting_among(conn: sqlite3.Connection, ids: Iterable[str]) -> frozenset[str]:
+    """Which of `ids` are suggestions still waiting (the others were decided or dropped)."""
+    found: set[str] = set()
+    for chunk, marks in in_lists(list(ids)):
+        rows = conn.execute(f"SELECT id FROM suggestion WHERE id IN ({marks})", chunk)
+        found.update(str(r[0]) for r in rows)
+    return frozenset(found)
 
 
 def decision_of(conn: sqlite3.Connection, suggestion_id: str) -> tuple[str, str, int] | None:

@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from core.client import Client
-from core.errors import AlreadyRunning, CairnError, Forbidden, InvalidInput, NotFound, NotRunning
+from core.errors import (
+    AlreadyRunning,
+    CairnError,
+    ConnectionClosed,
+    Forbidden,
+    InvalidInput,
+    NoAnswer,
+    NotFound,
+    NotRunning,
+)
 from core.governance import secret_sentence
 from core.paths import Paths
 from core.runtime import probe, socket_path
@@ -73,6 +82,10 @@ def confirm(prompt: str, expected: str) -> None:
         raise NotConfirmed("not confirmed; nothing was changed")
 
 
+# What a command run without a terminal is told when Cairn stops while the tray asks about it
+# (the tray says the same when its question is cut short by the stop).
+STOPPED_BEFORE_ANSWER = "Cairn stopped before the person answered; nothing was done"
+
 # How long a command run without a terminal waits for the person to answer the tray's question
 # (the tray gives up after desktop.person_check.ANSWER_WITHIN_S).
 _TRAY_ANSWER_WAIT_S = 90.0
@@ -112,6 +125,12 @@ def asked_in_the_tray(workspace: str | None, what: str | None = None) -> Client:
         return Client.connect(
             role="human", workspace=workspace, autostart=False, timeout=_TRAY_ANSWER_WAIT_S
         )
+    except ConnectionClosed as e:
+        # Cairn was there to ask, and stopped first (until 2026-11-30 this read as "run it
+        # yourself in an interactive terminal", as if nothing had run).
+        raise NotRunning(STOPPED_BEFORE_ANSWER) from e
+    except NoAnswer:
+        raise  # it says what was waited for and how long
     except NotRunning:
         for_a_person(what)  # says why: run it yourself in a terminal
         raise

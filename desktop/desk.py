@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import shiboken6
-from PySide6.QtCore import QByteArray, QSettings, QTimer
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QWidget
 
@@ -90,6 +90,9 @@ class Desk:
             self._windows[kind] = window
             for listener in self._open_listeners:
                 listener(window)
+        # Minimized, it stays so through show() and raise_() (until 2026-11-30 the tray icon,
+        # a notification or a second launch left it there): restored as it was (maximized too).
+        window.setWindowState(window.windowState() & ~Qt.WindowState.WindowMinimized)
         window.show()
         window.raise_()
         window.activateWindow()

@@ -14,24 +14,41 @@ queue up dialogs); a question left unanswered for ANSWER_WITHIN_S is a refusal.
 from __future__ import annotations
 
 import contextlib
+import html
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStyle,
+    QVBoxLayout,
+)
 
+from core.errors import NotRunning
 from core.protocol import Session
 from core.runtime import Process, describe_process, has_terminal
 from core.settings_file import SettingsService
+from core.terminal import STOPPED_BEFORE_ANSWER
+
+log = logging.getLogger(__name__)
 
 ANSWER_WITHIN_S = 60.0
+FIELD_CHARS = 90  # how wide a field's value is shown (longer ones end in "…")
 ASK_TERMINALS_TOO = "security.confirm_terminals_in_tray"
 
 
 class PersonCheck(QObject):
     """The server's `confirm_human`: None when a person's connection may go ahead, else why
-    not. Called on a server thread; the question is asked on the GUI thread."""
+    not; NotRunning when Cairn stops first (the command is told Cairn stopped, with a stopped
+    Cairn's exit status). Called on a server thread; the question is asked on the GUI thread."""
 
     _ask = Signal(object)  # (Process, Future[bool]): show the question
     _withdraw = Signal(object)  # Future[bool]: the time to answer ran out
@@ -44,7 +61,7 @@ class PersonCheck(QObject):
         self._lock = threading.Lock()
         self._pending: Future[bool] | None = None
         self._closed = False
-        self._dialog: QMessageBox | None = None
+        self._dialog: QDialog | None = None
         self._dialog_answers: Future[bool] | None = None  # the question the dialog asks
         self._ask.connect(self._show)
         self._withdraw.connect(self._close_if_still_asking)
@@ -58,7 +75,7 @@ class PersonCheck(QObject):
         answer: Future[bool] = Future()
         with self._lock:
             if self._closed:
-                return "Cairn is stopping"
+                raise NotRunning("Cairn is stopping; nothing was done")
             if self._pending is not None:
                 return (
                     "the tray is already asking the person about another program; "
@@ -87,7 +104,10 @@ class PersonCheck(QObject):
                 )
         if allowed:
             return None
-        return "Cairn is stopping" if self._closed else "the person refused it in the tray"
+        if self._closed:
+            # Until 2026-11-30 a refusal ("Cairn is stopping", exit 77), when it got through.
+            raise NotRunning(STOPPED_BEFORE_ANSWER)
+        return "the person refused it in the tray"
 
     def follow(self, config: SettingsService) -> None:
         """Take `security.confirm_terminals_in_tray` from the running Cairn's settings, read at
@@ -111,42 +131,98 @@ class PersonCheck(QObject):
         process, answer = request
         if answer.done():
             return
-        box = QMessageBox(
-            QMessageBox.Icon.Question,
-            self.tr("Cairn: act for you?"),
-            self.tr("A program asks to act for you in Cairn."),
-        )
-        box.setObjectName("personCheck")
-        started_by = process.parent_command or self.tr("(unknown)")
-        box.setInformativeText(
-            self.tr(
-                "It could adopt or reject proposals, change the capture policy or your agents, "
-                "and see what only you may see. Allow it only if you started it yourself.\n\n"
-                "Command: {command}\nStarted by: {parent}\nProcess: {pid}"
-            ).format(command=process.command, parent=started_by, pid=process.pid)
-        )
-        allow = box.addButton(self.tr("Allow once"), QMessageBox.ButtonRole.AcceptRole)
-        refuse = box.addButton(self.tr("Refuse"), QMessageBox.ButtonRole.RejectRole)
-        allow.setObjectName("personAllow")
-        refuse.setObjectName("personRefuse")
-        box.setDefaultButton(refuse)
-        box.setEscapeButton(refuse)
-        box.setWindowFlag(Qt.WindowType.WindowStaysOnTopHint)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box = self._question(process)
+        allow = box.findChild(QPushButton, "personAllow")
 
-        def answered(_result: int) -> None:
+        def answered(result: int) -> None:
             with contextlib.suppress(InvalidStateError):
-                answer.set_result(box.clickedButton() is allow)
+                answer.set_result(result == QDialog.DialogCode.Accepted and allow is not None)
             if self._dialog is box:
                 self._dialog, self._dialog_answers = None, None
 
         box.finished.connect(answered)
         self._dialog, self._dialog_answers = box, answer
+        log.info("asking the person about a command run without a terminal (pid %d)", process.pid)
         box.show()  # a new window, on top of the others (WindowStaysOnTopHint)
         box.activateWindow()
         self.asked.emit(box)
+
+    def _question(self, process: Process) -> QDialog:
+        """The question, each field (command, parent, pid) in a label of its own beside its
+        name: one line of plain text, cut short with "…" where it is long (the whole text is its
+        tooltip). Until 2026-11-30 the fields were lines of one word-wrapped text, and a command
+        line padded with spaces showed a "Started by:" line of its own making."""
+        box = QDialog()
+        box.setObjectName("personCheck")
+        box.setWindowTitle(self.tr("Cairn: act for you?"))
+        icon = QLabel()
+        size = box.style().pixelMetric(QStyle.PixelMetric.PM_MessageBoxIconSize)
+        question = QStyle.StandardPixmap.SP_MessageBoxQuestion
+        icon.setPixmap(box.style().standardIcon(question).pixmap(size, size))
+        title = QLabel(self.tr("A program asks to act for you in Cairn."))
+        bold = title.font()
+        bold.setBold(True)
+        title.setFont(bold)
+        why = QLabel(
+            self.tr(
+                "It could adopt or reject proposals, change the capture policy or your agents, "
+                "and see what only you may see. Allow it only if you started it yourself."
+            )
+        )
+        why.setWordWrap(True)
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        parent = process.parent_command or self.tr("(unknown)")
+        fields = (
+            (self.tr("Command:"), "personCommand", process.command),
+            (self.tr("Started by:"), "personParent", parent),
+            (self.tr("Process:"), "personPid", str(process.pid)),
+        )
+        for name, object_name, value in fields:
+            label = QLabel(name)
+            label.setFont(bold)
+            form.addRow(label, _field(value, object_name))
+        buttons = QDialogButtonBox()
+        allow = buttons.addButton(self.tr("Allow once"), QDialogButtonBox.ButtonRole.AcceptRole)
+        refuse = buttons.addButton(self.tr("Refuse"), QDialogButtonBox.ButtonRole.RejectRole)
+        allow.setObjectName("personAllow")
+        refuse.setObjectName("personRefuse")
+        allow.setAutoDefault(False)
+        refuse.setDefault(True)  # Enter refuses, as Esc does (QDialog's reject)
+        buttons.accepted.connect(box.accept)
+        buttons.rejected.connect(box.reject)
+        text = QVBoxLayout()
+        text.addWidget(title)
+        text.addWidget(why)
+        text.addLayout(form)
+        top = QHBoxLayout()
+        top.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
+        top.addLayout(text, 1)
+        layout = QVBoxLayout(box)
+        layout.addLayout(top)
+        layout.addWidget(buttons)
+        refuse.setFocus()
+        return box
 
     @Slot(object)
     def _close_if_still_asking(self, answer: Future[bool]) -> None:
         if self._dialog is not None and self._dialog_answers is answer:
             self._dialog.close()
+
+
+def _field(value: str, name: str) -> QLabel:
+    """One field's value: plain text on one line, cut with "…" to FIELD_CHARS average
+    characters; the whole value is its tooltip."""
+    label = QLabel()
+    label.setObjectName(name)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # markup in a command line is shown as typed
+    label.setWordWrap(False)
+    metrics = label.fontMetrics()
+    width = metrics.averageCharWidth() * FIELD_CHARS
+    shown = metrics.elidedText(value, Qt.TextElideMode.ElideRight, width)
+    label.setText(shown)
+    label.setMinimumWidth(metrics.horizontalAdvance(shown))
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    if shown != value:
+        label.setToolTip(f"<p>{html.escape(value)}</p>")  # rich only to show markup as typed
+    return label

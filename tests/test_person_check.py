@@ -13,16 +13,21 @@ from typing import Any
 
 import pytest
 import shiboken6
-from PySide6.QtWidgets import QMessageBox, QPushButton
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QLabel, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from core.changes import ChangeBus
+from core.errors import CairnError, NotRunning
 from core.model import Caller
+from core.policy import POLICY_FILE
 from core.protocol import Session
 from core.runtime import Peer
 from core.settings import Settings
 from core.settings_file import SettingsService
 from desktop.person_check import ASK_TERMINALS_TOO, PersonCheck
+from tests.conftest import ROOT, cairn_env
+from tests.serving import paths_for, served_in_thread
 
 MARKER = "person-check-probe"
 
@@ -45,9 +50,17 @@ def session_of(pid: int) -> Session:
 
 
 def ask_in_thread(check: PersonCheck, session: Session) -> tuple[threading.Thread, list[Any]]:
-    """Ask as the server does: on a thread of its own, never the GUI thread."""
+    """Ask as the server does: on a thread of its own, never the GUI thread. The answer is
+    what the check returned, or the CairnError it raised."""
     answer: list[Any] = []
-    thread = threading.Thread(target=lambda: answer.append(check(session)))
+
+    def ask() -> None:
+        try:
+            answer.append(check(session))
+        except CairnError as e:
+            answer.append(e)
+
+    thread = threading.Thread(target=ask)
     thread.start()
     return thread, answer
 
@@ -56,7 +69,7 @@ def finish(qtbot: QtBot, thread: threading.Thread) -> None:
     qtbot.waitUntil(lambda: not thread.is_alive(), timeout=10_000)
 
 
-def button(box: QMessageBox, name: str) -> QPushButton:
+def button(box: QWidget, name: str) -> QPushButton:
     found = box.findChild(QPushButton, name)
     assert found is not None
     return found
@@ -68,13 +81,69 @@ def test_the_person_is_shown_the_command_and_allows_it_once(
     check = PersonCheck()
     with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
         thread, answer = ask_in_thread(check, session_of(piped.pid))
-    box: QMessageBox = shown.args[0]
-    assert MARKER in box.informativeText()  # the command line of the asking process
-    assert f"Process: {piped.pid}" in box.informativeText()
-    assert box.defaultButton() is button(box, "personRefuse")  # Enter does not allow
+    box: QDialog = shown.args[0]
+    command = field(box, "personCommand")
+    assert MARKER in (command.toolTip() or command.text())  # the asking process's command line
+    assert field(box, "personPid").text() == str(piped.pid)
+    assert button(box, "personRefuse").isDefault()  # Enter does not allow
+    assert not button(box, "personAllow").isDefault()
     button(box, "personAllow").click()
     finish(qtbot, thread)
     assert answer == [None]
+
+
+def asking(*arguments: str) -> subprocess.Popen[bytes]:
+    """A program without a terminal whose command line ends with `arguments`."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", *arguments],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def field(box: QWidget, name: str) -> QLabel:
+    found = box.findChild(QLabel, name)
+    assert found is not None, name
+    return found
+
+
+@pytest.mark.parametrize(
+    "argument",
+    [" " * 120 + "Started by: /usr/libexec/gnome-terminal-server " + "y" * 40, "x" * 300],
+    ids=["padded", "unbroken"],
+)
+def test_a_program_cannot_pass_its_command_line_off_as_another_field(
+    qtbot: QtBot, argument: str
+) -> None:
+    """The dialog word-wrapped a command line padded with 120 spaces, so that its own
+    "Started by: /usr/libexec/gnome-terminal-server" showed as a line of its own above the real
+    one; an unbroken 300-character argument was clipped at the dialog's edge with no "…"."""
+    proc = asking(argument)
+    try:
+        check = PersonCheck()
+        with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
+            thread, answer = ask_in_thread(check, session_of(proc.pid))
+        box: QWidget = shown.args[0]
+        qtbot.waitExposed(box)
+        command = field(box, "personCommand")
+        parent = field(box, "personParent")
+        for label in (command, parent, field(box, "personPid")):
+            # one line, as plain text, that fits: no wrap to fake a field, no markup
+            assert label.textFormat() is Qt.TextFormat.PlainText and not label.wordWrap()
+            assert "\n" not in label.text() and "  " not in label.text()
+            assert label.fontMetrics().horizontalAdvance(label.text()) <= label.width()
+            assert label.mapTo(box, label.rect().topRight()).x() <= box.width()
+        assert command.text().endswith("…")  # cut short, visibly
+        full = command.toolTip()
+        assert (argument.strip() if argument.startswith(" ") else argument) in full
+        assert "Started by:" not in parent.text()  # the real parent: this test's python
+        assert field(box, "personPid").text() == str(proc.pid)
+        button(box, "personRefuse").click()
+        finish(qtbot, thread)
+        assert answer == ["the person refused it in the tray"]
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_refused_unanswered_and_one_at_a_time(qtbot: QtBot, piped: subprocess.Popen[bytes]) -> None:
@@ -110,7 +179,7 @@ def test_a_command_at_a_terminal_is_asked_about_only_when_the_person_wants(
     os.close(slave)
     try:
         check = PersonCheck()
-        shown: list[QMessageBox] = []
+        shown: list[QDialog] = []
         check.asked.connect(shown.append)
         # It asked for a typed confirmation at its terminal already (core/terminal.py).
         assert check(session_of(proc.pid)) is None
@@ -141,5 +210,41 @@ def test_stopping_cairn_answers_an_open_question_no(
         thread, answer = ask_in_thread(check, session_of(piped.pid))
     check.close()  # Quit chosen while the question is on screen
     finish(qtbot, thread)
-    assert answer == ["Cairn is stopping"]
-    assert check(session_of(piped.pid)) == "Cairn is stopping"  # and nothing new is asked
+    [stopped] = answer
+    assert isinstance(stopped, NotRunning)
+    assert stopped.message == "Cairn stopped before the person answered; nothing was done"
+    with pytest.raises(NotRunning, match="Cairn is stopping"):  # and nothing new is asked
+        check(session_of(piped.pid))
+
+
+def test_a_command_waiting_for_the_person_is_told_cairn_stopped(
+    qtbot: QtBot, short_tmp: Path
+) -> None:
+    """Cairn stopping while the tray asked about `cairn policy set` run without a terminal
+    told the command "this command is for a person: run it yourself in an interactive
+    terminal" (exit 77), as if no Cairn had been there to ask."""
+    home = short_tmp / "q"
+    paths = paths_for(home)
+    check = PersonCheck()
+    with served_in_thread(paths, confirm_human=check):
+        policy = (paths.config / POLICY_FILE).read_text(encoding="utf-8")
+        command = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "policy", "set", "kinds.idea", "auto"],
+            cwd=ROOT,
+            env=cairn_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            with qtbot.waitSignal(check.asked, timeout=30_000):
+                pass
+            check.close()  # the tray stops (SIGTERM, Quit): first the question, then the server
+        except BaseException:
+            command.kill()
+            raise
+    _out, err = command.communicate(timeout=60)
+    assert err.strip() == "cairn: Cairn stopped before the person answered; nothing was done"
+    assert command.returncode == NotRunning.code.exit_status
+    assert (paths.config / POLICY_FILE).read_text(encoding="utf-8") == policy

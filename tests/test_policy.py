@@ -284,6 +284,22 @@ def test_a_change_through_cairn_never_overwrites_an_invalid_file(
     assert path.read_text(encoding="utf-8") == text
 
 
+def test_a_refusal_over_an_invalid_file_names_the_line_once(cairn: Cairn, paths: Paths) -> None:
+    """The refusal read "line 31: policy.toml is not valid (line 31: kinds.my_edit: unknown
+    kind ...)": the file's own error, line and all, wrapped in one that named the line again."""
+    path = paths.config / "policy.toml"
+    text = DEFAULT_TEXT.replace('idea = "ask"', 'idea = "ask"\nmy_edit = "off"')
+    path.write_text(text, encoding="utf-8")
+    line = text.splitlines().index('my_edit = "off"') + 1
+    cairn.policy.reload()
+    with pytest.raises(InvalidInput) as caught:
+        cairn.policy.set(Caller.human(), "paused", True)
+    message = str(caught.value)
+    assert message.startswith(f"line {line}: policy.toml is not valid (kinds.my_edit: "), message
+    assert message.count(f"line {line}") == 1, message
+    assert path.read_text(encoding="utf-8") == text
+
+
 def test_a_duplicated_table_is_named_at_its_own_line() -> None:
     text = DEFAULT_TEXT + '\n[scopes]\nglobal = "auto"\n\n# the end\n'
     with pytest.raises(PolicyInvalid) as caught:

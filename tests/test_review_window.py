@@ -24,6 +24,7 @@ from core.suggestions import Op
 from desktop.desk import Desk
 from desktop.diff import Change, diff_html, word_diff
 from desktop.i18n import Language
+from desktop.quit_guard import QuitGuard
 from desktop.windows import review as review_window
 from desktop.windows.review import ReviewWindow
 from desktop.windows.review_words import detail_text, op_text
@@ -478,6 +479,35 @@ def test_deciding_others_in_bulk_keeps_the_draft_left_behind(
     assert window.detail.dirty
 
 
+def test_drafts_and_reasons_of_proposals_decided_elsewhere_are_dropped(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """An edit left as a draft, or a reject reason typed, for a proposal then decided elsewhere
+    (`cairn review adopt` at a terminal) stayed in the window for good: Quit kept asking about
+    "unsaved edits in Review queue" that could no longer be kept."""
+    desk, _ = served
+    for text in ("idea: alpha the queue", "idea: beta the cache", "idea: gamma the logs"):
+        propose(agent, text)
+    window = window_for(qtbot, desk, 3)
+    show_row_of_content(window, "alpha")
+    alpha = window.current_id()
+    window.detail.content.setPlainText("idea: alpha the queue, as the person wrote it")
+    show_row_of_content(window, "beta")
+    beta = window.current_id()
+    window.detail.reject_reason.setText("we have no cache")
+    show_row_of_content(window, "gamma")
+    assert alpha is not None and beta is not None and window.unsaved()
+    read(qtbot, desk, desk.cairn.review.adopt, Caller.human(), alpha)
+    read(qtbot, desk, desk.cairn.review.reject, Caller.human(), beta)
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 1)
+    settle(qtbot, desk)
+    assert not window.unsaved()
+    assert desk.unsaved() == []
+    quits: list[bool] = []
+    QuitGuard(desk, lambda: quits.append(True)).request()
+    assert quits == [True]
+
+
 def show_row_of_content(window: ReviewWindow, word: str) -> None:
     for row in range(window.queue.table.rowCount()):
         window.queue.table.setCurrentCell(row, 0)
@@ -753,6 +783,29 @@ def test_adopting_forget_proposals_asks_first(
     qtbot.waitUntil(lambda: window.queue.table.rowCount() == 0)
     settle(qtbot, desk)
     assert list(contents(qtbot, desk)) == ["idea: cache the parsed config"]
+
+
+def test_a_forget_proposal_shows_the_kind_and_scope_of_the_memory_it_forgets(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
+) -> None:
+    """The pane showed Scope "global" (and the first kind) for a proposal to forget a project
+    pitfall, while its row said project: a forget proposal has no scope or kind of its own."""
+    desk, runtime = served
+    stored = agent.request(
+        "memory.write",
+        {"content": "staging runs on port 5433", "kind": "pitfall", "scope": "project"},
+    )["result"]
+    other = connect(runtime, workspace_dir, "other")
+    assert other.request("memory.forget", {"id": stored["id"]})["result"]["status"] == "pending"
+    other.close()
+    window = window_for(qtbot, desk, 1)
+    window.queue.table.setCurrentCell(0, 0)
+    settle(qtbot, desk)
+    assert row_texts(window, 0)[2] == "project"
+    assert window.detail.scope.currentData() == "project"
+    assert window.detail.kind.currentText() == "pitfall"
+    assert window.detail.content.toPlainText() == "staging runs on port 5433"
+    assert not window.detail.scope.isEnabled() and not window.detail.content.isEnabled()
 
 
 def two_forget_proposals(runtime: Runtime, agent: RawClient, workspace_dir: Path) -> None:

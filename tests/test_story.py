@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import qasync
-from PySide6.QtWidgets import QApplication, QPushButton
+from PySide6.QtWidgets import QApplication, QLabel, QPushButton
 from pytestqt.qtbot import QtBot
 
 from core.app import Cairn
@@ -261,7 +261,8 @@ def test_a_persons_command_run_without_a_terminal_is_asked_about_in_the_tray(
         running.person_check.asked.connect(shown.append)
         task = asyncio.ensure_future(off_thread(lambda: cairn_without_terminal(*args)))
         await until(lambda: bool(shown), timeout=30)
-        seen.setdefault("questions", []).append(shown[0].informativeText())
+        command = shown[0].findChild(QLabel, "personCommand")
+        seen.setdefault("questions", []).append(command.toolTip() or command.text())
         shown[0].findChild(QPushButton, choice).click()
         running.person_check.asked.disconnect(shown.append)
         result: subprocess.CompletedProcess[str] = await task

@@ -29,7 +29,7 @@ from pytestqt.qtbot import QtBot
 
 from core.app import Cairn
 from core.daemon import Runtime, stop_headless
-from core.errors import AlreadyRunning, ConfigInvalid
+from core.errors import AlreadyRunning, ConfigInvalid, NotRunning
 from core.paths import Paths
 from core.policy import Mode
 from core.runtime import probe, socket_path
@@ -40,7 +40,7 @@ from desktop.tray import IDLE, PENDING, WINDOWS, Tray, window_class
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.settings import SettingsWindow
 from tests.conftest import ROOT, cairn_env, settle
-from tests.serving import RawClient, paths_for, running_daemon, start_daemon
+from tests.serving import RawClient, paths_for, running_daemon, start_daemon, wait_for
 from tests.test_story import tell, until
 
 pytestmark = pytest.mark.gui
@@ -150,6 +150,33 @@ def test_the_icon_and_a_clicked_notification_open_the_review_queue(
     window.close()
     tray.icon.messageClicked.emit()
     assert window.isVisible()
+    settle(qtbot, desk)
+
+
+def test_the_icon_a_notification_and_the_menu_bring_back_a_minimized_window(
+    qtbot: QtBot, tray: Tray, desk: Desk
+) -> None:
+    """A minimized window stayed minimized when the person clicked the tray icon, a
+    notification or its menu entry (or launched Cairn again): it was shown and raised, never
+    restored."""
+    tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Trigger)
+    window = desk.window(window_class("review"))
+    assert window is not None
+    by_name = {a.objectName(): a for a in tray.menu.actions()}
+
+    def click_the_icon() -> None:
+        tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Trigger)
+
+    def click_a_notification() -> None:
+        tray.icon.messageClicked.emit()
+
+    for bring_back in (click_the_icon, click_a_notification, by_name["trayReview"].trigger):
+        window.showMaximized()
+        window.showMinimized()
+        assert window.isMinimized()
+        bring_back()
+        assert not window.isMinimized() and window.isVisible()
+        assert window.isMaximized()  # restored as it was before, not resized
     settle(qtbot, desk)
 
 
@@ -266,6 +293,20 @@ def test_quit_asks_before_unsaved_edits_are_lost(
     quit_action.trigger()
     answer(qtbot, tray, "confirmQuit")
     assert quits == ["quit"]
+    settle(qtbot, desk)
+
+
+def test_cancelling_quit_brings_back_a_minimized_window_with_edits(
+    qtbot: QtBot, tray: Tray, desk: Desk, quits: list[str]
+) -> None:
+    """Cancel in the Quit question is to bring the windows holding edits forward; one the
+    person had minimized stayed minimized."""
+    window = edit_the_user_profile(qtbot, desk)
+    window.showMinimized()
+    assert window.isMinimized()
+    next(a for a in tray.menu.actions() if a.objectName() == "trayQuit").trigger()
+    answer(qtbot, tray, "cancel")
+    assert quits == [] and window.isVisible() and not window.isMinimized()
     settle(qtbot, desk)
 
 
@@ -509,6 +550,47 @@ def test_sigterm_stops_the_tray_cleanly(short_tmp: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         err = assert_stopped_cleanly(proc, home)
         assert "received SIGTERM" in err
+
+
+def test_a_command_waiting_for_the_persons_answer_is_told_when_the_tray_stops(
+    short_tmp: Path,
+) -> None:
+    """SIGTERM to the tray while it asked about `cairn policy set` run without a terminal told
+    the command "this command is for a person: run it yourself in an interactive terminal"
+    (exit 77), as if no Cairn had been there to ask."""
+    home = short_tmp / "t"
+    paths = paths_for(home)
+    log_path = short_tmp / "tray.log"
+    with log_path.open("wb") as log_file:
+        tray = subprocess.Popen(
+            cairn_command(), cwd=ROOT, env=tray_env(home), stdout=log_file, stderr=log_file
+        )
+    command: subprocess.Popen[str] | None = None
+    try:
+        assert wait_for(lambda: probe(socket_path(paths), timeout=0.2), 30), "the tray serves"
+        policy = (paths.config / "policy.toml").read_text(encoding="utf-8")
+        command = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "policy", "set", "kinds.idea", "auto"],
+            cwd=ROOT,
+            env=cairn_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        asked = f"asking the person about a command run without a terminal (pid {command.pid})"
+        assert wait_for(lambda: asked in log_path.read_text(errors="replace"), 30), asked
+        tray.send_signal(signal.SIGTERM)
+        assert tray.wait(30) == 0, log_path.read_text(errors="replace")
+        _out, err = command.communicate(timeout=60)
+        assert err.strip() == "cairn: Cairn stopped before the person answered; nothing was done"
+        assert command.returncode == NotRunning.code.exit_status
+        assert (paths.config / "policy.toml").read_text(encoding="utf-8") == policy
+    finally:
+        for proc in (tray, command):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
 
 
 def test_the_tray_takes_over_from_a_headless_cairn(short_tmp: Path) -> None:

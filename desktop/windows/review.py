@@ -41,12 +41,16 @@ class Queue:
 
     items: list[Item]  # the LISTED most seen, most seen first
     waiting: int  # how many wait in all
+    gone: frozenset[str] = frozenset()  # proposals the window held edits for, decided since
 
 
-def load(desk: Desk) -> Queue:
-    """The most seen proposals and how many wait (a worker call)."""
+def load(desk: Desk, held: frozenset[str] = frozenset()) -> Queue:
+    """The most seen proposals, how many wait, and which of `held` (the proposals the window
+    holds edits or reasons for) no longer wait (a worker call)."""
     review = desk.cairn.review
-    return Queue(review.pending(desk.person, limit=LISTED), review.count())
+    items = review.pending(desk.person, limit=LISTED)
+    gone = held - review.waiting_among(desk.person, held) if held else frozenset()
+    return Queue(items, review.count(), gone)
 
 
 class ReviewWindow(ToolWindow):
@@ -153,7 +157,8 @@ class ReviewWindow(ToolWindow):
     # -- loading ----------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        self.fetch(load, self.desk, on_done=self._loaded)
+        held = frozenset(self._drafts) | frozenset(self._reasons)
+        self.fetch(load, self.desk, held, on_done=self._loaded)
 
     def _on_changes(self, changes: ChangeSet) -> None:
         """Reload for a change of the queue, or of what a listed proposal would change - not for
@@ -171,6 +176,11 @@ class ReviewWindow(ToolWindow):
 
     def _loaded(self, queue: Queue) -> None:
         self._items, self._waiting = queue.items, queue.waiting
+        # Edits of a proposal decided elsewhere (`cairn review adopt`, another window) cannot
+        # be kept: held on, Quit asked about them for good (until 2026-11-30).
+        for sid in queue.gone:
+            self._drafts.pop(sid, None)
+            self._reasons.pop(sid, None)
         self.queue.fill_filters(self._items)
         self._fill_table()
 

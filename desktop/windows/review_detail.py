@@ -232,8 +232,9 @@ class ProposalDetail(QWidget):
     @staticmethod
     def _source(item: Item) -> dict[str, Any]:
         """What the fields start from: the proposal, or for feedback the memory as it is (what
-        an edit changes)."""
-        return (item.get("target") or {}) if item["op"] == "feedback" else item
+        an edit changes), for forget the memory it forgets (the proposal carries no kind or
+        scope of its own: until 2026-11-30 the pane showed the first of each, "global")."""
+        return (item.get("target") or {}) if item["op"] in ("feedback", "forget") else item
 
     def _base(self, item: Item) -> dict[str, Any]:
         source = self._source(item)

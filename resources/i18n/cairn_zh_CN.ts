@@ -1192,20 +1192,24 @@
         <translation>有一个程序请求在 Cairn 中代表你操作。</translation>
     </message>
     <message>
+        <source>It could adopt or reject proposals, change the capture policy or your agents, and see what only you may see. Allow it only if you started it yourself.</source>
+        <translation>它可以采纳或拒绝提议、更改采集策略或你的代理，并查看只有你能看到的内容。只有当它是你自己启动的时候才允许。</translation>
+    </message>
+    <message>
         <source>(unknown)</source>
         <translation>（未知）</translation>
     </message>
     <message>
-        <source>It could adopt or reject proposals, change the capture policy or your agents, and see what only you may see. Allow it only if you started it yourself.
-
-Command: {command}
-Started by: {parent}
-Process: {pid}</source>
-        <translation>它可以采纳或拒绝提议、更改采集策略或你的代理，并查看只有你能看到的内容。只有当它是你自己启动的时候才允许。
-
-命令：{command}
-启动者：{parent}
-进程：{pid}</translation>
+        <source>Command:</source>
+        <translation>命令：</translation>
+    </message>
+    <message>
+        <source>Started by:</source>
+        <translation>启动者：</translation>
+    </message>
+    <message>
+        <source>Process:</source>
+        <translation>进程：</translation>
     </message>
     <message>
         <source>Allow once</source>
