@@ -42,7 +42,10 @@ def test_waiting_for_a_push_that_does_not_come_leaves_the_client_usable(
 
 def test_the_async_client_says_why_it_was_refused(short_tmp: Path, workspace_dir: Path) -> None:
     """Over `server.max_connections` the server answers `rate_limited` (id null) and closes:
-    the async client dropped that answer and said "Cairn is not running"."""
+    the async client dropped that answer and said "Cairn is not running". Asked again and
+    again, it must say so every time: until 2026-11-30 the server closed with the client's
+    hello unread, which resets the connection, and the answer was lost about two times in
+    three."""
     home = short_tmp / "a"
     write_settings(home, "[server]\nmax_connections = 1\n")
     paths = paths_for(home)
@@ -54,8 +57,9 @@ def test_the_async_client_says_why_it_was_refused(short_tmp: Path, workspace_dir
             )
             await client.close()
 
-        with pytest.raises(RemoteError, match="too many connections"):
-            asyncio.run(second())
+        for _ in range(30):
+            with pytest.raises(RemoteError, match="too many connections"):
+                asyncio.run(second())
 
 
 def test_a_cairn_that_stops_answering_is_an_error_naming_the_wait(
