@@ -5,11 +5,13 @@ store could take an agent `helper\\n` (a name of its own, beside `helper`), a do
 `soul:helper\\n` and an extra kind `decision\\n`. No door accepts such a name now, so none could
 name them again: the agent could not be paused or revoked, the document not read, an export
 holding one not imported. Schema 2.1 renames every such name in the store: an agent or a document
-to the name without the line break, or, when another holds that name, to the first free
-`NAME-2`, `NAME-3`...; a kind to its name without the line break (a kind is a label, so the two
-spellings become one kind). Each rename is audited (`name_renamed`) and logged, and remembered in
-the store, so that an old export imported later gets the same names; the policy file and the
-token store, which live outside the store, are brought in line when Cairn next opens the store.
+to the name without the line break (a name ending in `\\r\\n` or in several line breaks, which
+an edited export may hold, is renamed alike: without all of them), or, when another holds that
+name, to the first free `NAME-2`, `NAME-3`...; a kind to its name without the line break (a kind
+is a label, so the two spellings become one kind). Each rename is audited (`name_renamed`) and
+logged, and remembered in the store, so that an old export imported later gets the same names;
+the policy file and the token store, which live outside the store, are brought in line when
+Cairn next opens the store.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from core.model import RESERVED_AGENT_NAMES
 
 log = logging.getLogger(__name__)
 
-BREAK = "\n"  # the one character `$` let through, at the very end
+BREAKS = "\r\n"  # `$` let one "\n" through at the very end; "\r\n" and several are renamed alike
 SOUL = "soul:"
 _AGENT = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _DOC_AGENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # `soul:<name>` takes upper case
@@ -64,10 +66,16 @@ AGENT_COLUMNS = (
 KIND_COLUMNS = (("memory", "kind"), ("revision", "kind"), ("suggestion", "kind"))
 
 
+def _base(name: str) -> str:
+    """`name` without the line breaks it ends in."""
+    return name.rstrip(BREAKS)
+
+
 def old_shape(name: object, pattern: re.Pattern[str] = _AGENT) -> bool:
-    """Whether `name` is a valid name followed by one line break - what `$` let through."""
+    """Whether `name` is a valid name followed by line breaks - what `$` let through (one
+    `\\n`; an edited export may hold `\\r\\n` or several)."""
     return (
-        isinstance(name, str) and name.endswith(BREAK) and pattern.fullmatch(name[:-1]) is not None
+        isinstance(name, str) and _base(name) != name and pattern.fullmatch(_base(name)) is not None
     )
 
 
@@ -80,10 +88,10 @@ def old_doc(doc: object) -> bool:
 
 
 def as_now(name: str) -> str:
-    """`name` without the line break an old name ends in - the name a check of today's rules
+    """`name` without the line breaks an old name ends in - the name a check of today's rules
     should see; any other name as it is."""
     if old_shape(name, _AGENT) or old_kind(name) or old_doc(name):
-        return name[:-1]
+        return _base(name)
     return name
 
 
@@ -165,10 +173,12 @@ def plan(
         if old in known.agents:
             out[old] = known.agents[old]
             continue
-        new = _free(old[:-1], held, _AGENT if as_agent else _DOC_AGENT)
+        new = _free(_base(old), held, _AGENT if as_agent else _DOC_AGENT)
         out[old] = new
         held.add(new)
-    renamed_kinds = {k: known.kind(k) if k in known.kinds else k[:-1] for k in kinds if old_kind(k)}
+    renamed_kinds = {
+        k: known.kind(k) if k in known.kinds else _base(k) for k in kinds if old_kind(k)
+    }
     return Renames(out, renamed_kinds)
 
 

@@ -44,6 +44,7 @@ from tests.test_cli_serving import at_terminal, cairn
 from tests.test_docs import REVISION_ACTIONS
 
 SECRET = "ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q"
+SLACK_TOKEN = "xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx"  # a valid agent name
 
 
 # -- building stores ----------------------------------------------------------------------------
@@ -852,7 +853,8 @@ def test_an_archive_holding_a_secret_in_its_other_fields_brings_none_of_it_in(
         "parent": last["version"],
         "content": text,
         "content_hash": content_hash(text),
-        "author": f"a-{GITHUB_TOKEN}",
+        # an agent's name (the only kind an import takes) that is a secret: a Slack token
+        "author": SLACK_TOKEN,
     }
 
     changed = {
@@ -866,7 +868,7 @@ def test_an_archive_holding_a_secret_in_its_other_fields_brings_none_of_it_in(
     assert [i["id"] for i in report.secrets] == [records[single]["id"]]
     assert report.notes_dropped == 2 and report.tombstones_added == len(graves)
     assert any("secret" in c["reason"] for c in report.identity_conflicts)
-    assert GITHUB_TOKEN not in str(state(empty))
+    assert GITHUB_TOKEN not in str(state(empty)) and SLACK_TOKEN not in str(state(empty))
     assert "2 notes of relations or tombstones left out" in describe_import(report.to_dict())
 
     # a workspace whose path holds a secret: the archive is refused, nothing changes
@@ -1257,6 +1259,103 @@ def test_an_archive_naming_what_no_write_records_is_refused_naming_record_and_fi
             where = "workspaces.jsonl" if change is path else "memories.jsonl"
             assert caught.value.data == {"file": where}
         assert state(empty) == before and imports(empty) == 0
+
+
+def test_an_archive_naming_who_acted_as_no_write_does_is_refused_naming_line_and_field(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """A memory's agent, a revision's actor, a relation's creator, a tombstone's forgetter and an
+    identity version's author name who acted. Before 2026-11-30 an edited archive brought any
+    text there: 'bot\\x1b[31m' (an escape sequence `cairn get --history` printed as it was),
+    'Bot', 'a b', a 200-character name, 'human' as an agent's name. Now the archive is refused
+    whole, naming the line and the field, as every write refuses such a name; 'human' and
+    Cairn's other own names stay where a write records them (a person's revision)."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    rows = jsonl(members(good)["memories.jsonl"])
+    line = {r["id"]: i for i, r in enumerate(rows, 1)}
+    a = rich.ids["a"]  # written by the agent `helper`, the first of a contradiction
+    before = state(empty)
+
+    def memory(change: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, bytes]], None]:
+        def edit(files: dict[str, bytes]) -> None:
+            rows = jsonl(files["memories.jsonl"])
+            change(next(r for r in rows if r["id"] == a))
+            files["memories.jsonl"] = jsonl_lines(rows)
+
+        return edit
+
+    def agent(name: str) -> Callable[[dict[str, Any]], None]:
+        def change(r: dict[str, Any]) -> None:
+            r["agent"] = name
+            for rev in r["revisions"]:
+                rev["actor"] = name
+
+        return change
+
+    def tombstone(files: dict[str, bytes]) -> None:
+        [t] = jsonl(files["tombstones.jsonl"])
+        files["tombstones.jsonl"] = jsonl_lines([t | {"forgotten_by": "human\t"}])
+
+    def author(files: dict[str, bytes]) -> None:
+        name = next(n for n in files if n.startswith("identity/") and n.endswith(".jsonl"))
+        versions = jsonl(files[name])
+        versions[0]["author"] = "me\u2028you"
+        files[name] = jsonl_lines(versions)
+
+    rule = "agent names are 1-64 characters of lower-case letters, digits, '.', '_' or '-'"
+    at = f"memories.jsonl line {line[a]}"
+    cases: list[tuple[Callable[[dict[str, bytes]], None], str]] = [
+        (
+            memory(agent("bot\x1b[31m")),
+            f"{at} has a wrong value in field 'agent' ('bot\\x1b[31m' is not an agent's name: "
+            + rule,
+        ),
+        (memory(agent("Bot")), f"{at} has a wrong value in field 'agent' ('Bot' is not"),
+        (memory(agent("a b")), f"{at} has a wrong value in field 'agent' ('a b' is not"),
+        (memory(agent("x" * 200)), f"field 'agent' ('{'x' * 40}'... is not an agent's name"),
+        (
+            memory(agent("human")),
+            f"{at} has a wrong value in field 'agent' ('human' is Cairn's own name for who "
+            "acted, never an agent's)",
+        ),
+        (
+            memory(lambda r: r["revisions"][0].update(actor="helper\x1b[2J")),
+            f"{at} revision 1 has a wrong value in field 'actor' ('helper\\x1b[2J' is neither "
+            f"an agent's name ({rule}, starting with a letter or digit) nor one of human, notes, "
+            "import, system)",
+        ),
+        (
+            memory(lambda r: r["relations"][0].update(created_by="")),
+            f"{at} relation 1 has a wrong value in field 'created_by' ('' is neither",
+        ),
+        (
+            tombstone,
+            "tombstones.jsonl line 1 has a wrong value in field 'forgotten_by' "
+            "('human\\t' is neither",
+        ),
+        (author, "line 1 has a wrong value in field 'author' ('me\\u2028you' is neither"),
+    ]
+    for change, words in cases:
+        bad = edited(good, short_tmp / "bad.zip", change)
+        for dry_run in (True, False):
+            with pytest.raises(InvalidInput) as caught:
+                import_(empty, bad, dry_run=dry_run)
+            assert words in caught.value.message, caught.value.message
+        assert state(empty) == before and imports(empty) == 0
+    # a name that only ends in line breaks is an old name's shape: renamed, as the migration
+    # renames `helper\n` (core/old_names.py) - here `helper-2`, as the archive's other
+    # memories and identity document are the agent `helper`'s
+    for n, name in enumerate(("helper\r\n", "helper\n\n")):
+        other = open_store(short_tmp / f"other{n}")
+        try:
+            report = import_(other, edited(good, short_tmp / "old.zip", memory(agent(name))))
+            assert report.names_renamed == ({"what": "agent", "was": name, "now": "helper-2"},)
+            got = other.memories.get(person(other), a, history=True)
+            assert got.memory.agent == "helper-2"
+            assert {r.actor for r in got.revisions} == {"helper-2"}
+        finally:
+            other.close()
 
 
 def test_a_revision_reason_holding_a_control_character_keeps_its_memory_out(

@@ -208,3 +208,25 @@ def test_an_old_export_holding_such_names_imports_with_them_renamed(
         assert again.to_dict()["names_renamed"][0]["now"] == "helper-2"
     finally:
         app.close()
+
+
+def test_names_ending_in_several_line_breaks_are_renamed_like_one(paths: Paths) -> None:
+    """A name ending in "\\r\\n" or in two line breaks (no Cairn stored one, but a store edited by
+    hand or an edited export may hold it) was left as it was by the migration, which renamed only
+    the one "\\n" `$` let through: the agent could not be named again. Now it is renamed alike."""
+    paths.data.mkdir(parents=True, exist_ok=True, mode=0o700)
+    conn = sqlite3.connect(paths.database, isolation_level=None)
+    migrate(conn, target=SchemaVersion(2, 0))
+    for name in ("bot\r\n", "scout\n\n"):
+        conn.execute(
+            "INSERT INTO agent (name, token_hash, status, created_at, created_by) "
+            "VALUES (?, NULL, 'active', 1, 'self-declared')",
+            (name,),
+        )
+    conn.close()
+    app = Cairn.open(paths, clock=FakeClock())
+    try:
+        assert [a.name for a in app.agents.list()] == ["bot", "scout"]
+        app.agents.set_status(Caller.human(), "scout", AgentStatus.PAUSED)
+    finally:
+        app.close()
