@@ -252,7 +252,20 @@ class Placement:
                 )
         self.archive = remap(self.archive, mapping, tally)
         self._ids = frozenset(am.memory.id for am in self.archive.memories)
+        self._held_first(conn)
         self._archived_texts = self._texts_in_archive()
+
+    def _held_first(self, conn: sqlite3.Connection) -> None:
+        """The archive's memories this store holds before the new ones (each group in the
+        file's order): whether a held memory keeps its text here is decided before a new memory
+        holding that text is - so the outcome does not depend on the order of the lines (until
+        2026-11-30 a new memory before a held one with another history landed beside it)."""
+        held = {str(r[0]) for r in conn.execute(_STATUS_OF, (_ids(set(self._ids)),))}
+        memories = self.archive.memories
+        ordered = tuple(am for am in memories if am.memory.id in held) + tuple(
+            am for am in memories if am.memory.id not in held
+        )
+        self.archive = replace(self.archive, memories=ordered)
 
     def _texts_in_archive(self) -> dict[str, _TextKey | None]:
         now = self._clock.now_ms()
@@ -438,7 +451,8 @@ class Placement:
             return "add", ""
         for held in facts.same.get(key, ()):
             # one of the archive's memories keeps its text here when the import leaves its copy
-            # as it is (decided so), or when the archive's copy holds that text too
+            # as it is (decided so: held memories are decided first, `_held_first`), or when the
+            # archive's copy holds that text too
             if held not in self._ids or held in self._kept or self._archived_texts[held] == key:
                 return "conflict", f"the same text is already here as {held}; kept that one"
         if key in self._texts:

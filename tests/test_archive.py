@@ -592,6 +592,47 @@ def test_two_memories_of_an_archive_with_the_same_text_land_once(
         c.close()
 
 
+def test_a_new_memory_holding_the_text_of_a_kept_one_stays_out_wherever_it_is_in_the_file(
+    short_tmp: Path,
+) -> None:
+    """The store holds B with text T; an edited archive holds a new memory A with text T and a
+    copy of B with another history (a conflict: the store's B keeps T). Before 2026-11-30 the
+    outcome depended on the order of the lines: with A before B, A landed - two live memories
+    with one text, which no write makes; with A after B it was a conflict. Now the memories this
+    store holds are decided first, and A is a conflict either way, in a dry run as in the
+    import."""
+    c = open_store(short_tmp / "c")
+    try:
+        b = write(c, person(c), "The release train leaves on Thursdays", scope="global")
+        good = short_tmp / "good.zip"
+        export(c, good)
+        a = "m_" + "a0" * 14
+
+        def order(a_first: bool) -> Callable[[dict[str, bytes]], None]:
+            def change(files: dict[str, bytes]) -> None:
+                [row] = jsonl(files["memories.jsonl"])
+                new = json.loads(json.dumps(row)) | {"id": a}
+                for r in (row, row["revisions"][0]):  # B's history differs from revision 1
+                    r["content"] = "The release train leaves on Fridays"
+                files["memories.jsonl"] = jsonl_lines([new, row] if a_first else [row, new])
+
+            return change
+
+        for a_first in (True, False):
+            bad = edited(good, short_tmp / f"order-{a_first}.zip", order(a_first))
+            dry = import_(c, bad, dry_run=True)
+            real = import_(c, bad)
+            assert dry.to_dict() | {"dry_run": False} == real.to_dict()
+            assert real.added == 0, a_first
+            assert {x["id"]: x["reason"] for x in real.conflicts} == {
+                b: "history differs from revision 1 on; this store's copy kept",
+                a: f"the same text is already here as {b}; kept that one",
+            }
+            assert live_texts(c) == ["The release train leaves on Thursdays"]
+    finally:
+        c.close()
+
+
 def test_a_longer_history_is_appended_and_a_different_one_is_a_conflict(
     rich: Rich, empty: Cairn, short_tmp: Path
 ) -> None:
