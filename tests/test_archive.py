@@ -969,6 +969,49 @@ def test_a_forgotten_memory_is_not_brought_back_by_an_older_archive(
     )
 
 
+def test_a_memory_that_expired_and_was_purged_here_is_said_to_have_expired(
+    short_tmp: Path,
+) -> None:
+    """An archive taken before a memory expired, imported after Cairn purged it: the import
+    skipped it - as it should, its time was up - but said "forgotten here", though nobody forgot
+    it. Now the report says it expired and was purged here, for its id and for its text."""
+    c = open_store(short_tmp / "c")
+    try:
+        clock = c.clock
+        assert isinstance(clock, FakeClock)
+        me = person(c)
+        brief = write(c, me, "The osprey nests by the lake", scope="global", ttl_seconds=60)
+        good = short_tmp / "before.zip"
+        export(c, good)
+        clock.advance(61 + 8 * 86400)  # past its expiry and the retention after it
+        assert c.memories.purge_expired() == 1
+        copy = "m_" + "b0" * 14
+
+        def twice(files: dict[str, bytes]) -> None:
+            [row] = jsonl(files["memories.jsonl"])
+            again = json.loads(json.dumps(row)) | {"id": copy, "expires_at": None}
+            again["revisions"][0]["expires_at"] = None
+            files["memories.jsonl"] = jsonl_lines([row, again])
+
+        both = edited(good, short_tmp / "both.zip", twice)
+        report = import_(c, both)
+        assert report.skipped == (
+            {"id": brief, "reason": "expired and was purged here"},
+            {"id": copy, "reason": "holds text that expired and was purged here"},
+        )
+        assert (
+            f"  not brought back {brief}: expired and was purged here"
+            in describe_import(report.to_dict()).splitlines()
+        )
+        # a person's forget still says so
+        kept = write(c, me, "The heron nests by the river", scope="global")
+        export(c, good)
+        c.memories.forget(me, kept, reason="not ours")
+        assert import_(c, good).skipped == ({"id": kept, "reason": "forgotten here"},)
+    finally:
+        c.close()
+
+
 def test_an_archive_of_a_store_with_a_merged_workspace_imports_and_round_trips(
     short_tmp: Path, empty: Cairn
 ) -> None:
