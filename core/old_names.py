@@ -322,26 +322,26 @@ def renamed_policy(policy: MutableMapping[str, Any], renames: Renames) -> Mutabl
 # -- outside the store --------------------------------------------------------------------------
 
 
+class NotCarried(Exception):
+    """The policy file cannot take the renames now (not UTF-8, not valid TOML): they wait in the
+    store for the next start. The message says why and which renames wait."""
+
+
 def carry_renames(conn: sqlite3.Connection, policy_path: Path, tokens: TokenStore) -> Renames:
     """The store's renames still to be carried to the policy file (its agents' sections and
     kinds, comments kept) and the token store (a renamed agent's token under its new name).
     Both are done again harmlessly if Cairn stops before the store forgets them: the caller
-    clears `TO_CARRY_KEY` (`carried`) once this returns."""
+    clears `TO_CARRY_KEY` (`carried`) once this returns.
+
+    Raises:
+        NotCarried: the policy file is not UTF-8 or not valid TOML - the person's own mistake,
+            which the policy window names; the token store was carried, the file was left as it
+            is, and the caller keeps the renames for the next start (until 2026-11-30 a file
+            that was not UTF-8 stopped every start, and one with a syntax error lost them).
+    """
     renames = Renames.from_json(_meta(conn, TO_CARRY_KEY))
     if not renames:
         return renames
-    with contextlib.suppress(FileNotFoundError):
-        text = policy_path.read_text(encoding="utf-8")
-        try:
-            doc = tomlkit.parse(text)
-        except tomlkit.exceptions.TOMLKitError:
-            doc = None  # the person's own mistake: the policy window says where it is
-        if doc is not None:
-            renamed_policy(doc, renames)
-            fixed = tomlkit.dumps(doc)
-            if fixed != text:
-                write_atomically(policy_path, fixed, mode=0o600)
-                log.warning("renamed the old names in %s: %s", policy_path, _listed(renames))
     for old, new in sorted(renames.agents.items()):
         token = tokens.get(old)
         if token is not None:
@@ -349,7 +349,29 @@ def carry_renames(conn: sqlite3.Connection, policy_path: Path, tokens: TokenStor
                 tokens.set(new, token)
             tokens.delete(old)
             log.warning("the token of agent %r is now kept as agent %r's", old, new)
+    try:
+        text = policy_path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return renames
+    except UnicodeDecodeError as e:
+        raise NotCarried(_waiting(policy_path, "is not valid UTF-8", renames)) from e
+    try:
+        doc = tomlkit.parse(text)
+    except tomlkit.exceptions.TOMLKitError as e:
+        raise NotCarried(_waiting(policy_path, "is not valid TOML", renames)) from e
+    renamed_policy(doc, renames)
+    fixed = tomlkit.dumps(doc)
+    if fixed != text:
+        write_atomically(policy_path, fixed, mode=0o600)
+        log.warning("renamed the old names in %s: %s", policy_path, _listed(renames))
     return renames
+
+
+def _waiting(policy_path: Path, why: str, renames: Renames) -> str:
+    return (
+        f"{policy_path} {why}, so the names renamed in the store ({_listed(renames)}) are not "
+        "renamed in it yet; fix the file and Cairn renames them at its next start"
+    )
 
 
 def carried(conn: sqlite3.Connection) -> None:

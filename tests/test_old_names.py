@@ -230,3 +230,65 @@ def test_names_ending_in_several_line_breaks_are_renamed_like_one(paths: Paths) 
         app.agents.set_status(Caller.human(), "scout", AgentStatus.PAUSED)
     finally:
         app.close()
+
+
+def test_a_policy_file_that_is_not_utf8_does_not_stop_the_start_and_keeps_its_renames(
+    paths: Paths,
+) -> None:
+    """A policy file holding a Latin-1 byte (a comment 'café'): after the migration to 2.1 every
+    start stopped with a UnicodeDecodeError traceback, as carrying the renames read it as UTF-8.
+    Now Cairn starts (as a fresh store with the same file does), Health says the renames wait
+    for the file, and once the file is UTF-8 the next start carries them."""
+    old_store(paths)
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    policy = paths.config / POLICY_FILE
+    policy.write_bytes(b"# caf\xe9\n" + POLICY_TEXT.encode())
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        said = app.warnings.items["policy_renames"]
+        assert "is not valid UTF-8" in said and "'helper\\n' -> 'helper-2'" in said, said
+        assert app.agents.tokens.get("helper-2") == OLD_TOKEN  # the token store was carried
+    finally:
+        app.close()
+    assert policy.read_bytes().startswith(b"# caf\xe9\n")  # the person's file, untouched
+    policy.write_text("# café\n" + POLICY_TEXT, encoding="utf-8")
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        assert "policy_renames" not in app.warnings.items
+        assert set(app.policy.current().agents) == {"helper-2", "bot"}
+        assert "helper\\n" not in policy.read_text(encoding="utf-8")
+    finally:
+        app.close()
+
+
+def test_a_policy_syntax_error_at_the_first_start_keeps_the_renames_for_the_next(
+    paths: Paths,
+) -> None:
+    """A typo in the policy file at the first start after the migration: the renames were
+    skipped for the file yet marked carried, so after the person fixed the typo the file still
+    named `[agents."bot\\n"]` and stayed invalid for good. Now they wait for a valid file, and
+    the policy's message shows such a key escaped, not with a raw line break."""
+    old_store(paths)
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    policy = paths.config / POLICY_FILE
+    policy.write_text(POLICY_TEXT.replace("false\n", "fals\n"), encoding="utf-8")
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        assert "is not valid TOML" in app.warnings.items["policy_renames"]
+    finally:
+        app.close()
+    policy.write_text(policy.read_text(encoding="utf-8").replace("fals\n", "false\n"), "utf-8")
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        assert "policy_invalid" not in app.warnings.items, app.warnings.items
+        assert set(app.policy.current().agents) == {"helper-2", "bot"}
+    finally:
+        app.close()
+    # a key no rename covers is named as the file spells it, on one line
+    policy.write_text('[agents."scout\\n"]\nextracted = "off"\n', encoding="utf-8")
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        said = app.warnings.items["policy_invalid"]
+        assert 'agents."scout\\n": not a valid agent name' in said and "\n" not in said, said
+    finally:
+        app.close()
