@@ -29,6 +29,7 @@ from typing import Any
 
 import tomlkit
 import tomlkit.exceptions
+import tomlkit.items
 
 from core.atomic_file import write_atomically
 from core.keychain import TokenStore
@@ -306,16 +307,56 @@ def _renamed_keys(table: MutableMapping[str, Any], rename: Mapping[str, str]) ->
             table[new] = table.pop(old)
 
 
+_STRICTNESS = ("auto", "ask", "off")  # the capture policy's modes, loosest first
+
+
+def _mode(value: object) -> str | None:
+    text = str(value).strip().lower() if isinstance(value, str) else None
+    return text if text in _STRICTNESS else None
+
+
+def _merged_kinds(table: MutableMapping[str, Any], rename: Mapping[str, str]) -> None:
+    """Rename the kinds of a policy's kinds table like `_renamed_keys`; a kind the table names
+    under both spellings (`decision` and `"decision\\n"`, one kind since the rename) keeps the
+    stricter of its two rules - one spelling turned off meant agents should not store it
+    unasked - and, in the file, a comment saying so. A value that is no mode is left for the
+    policy's own message."""
+    for old, new in rename.items():
+        if old not in table:
+            continue
+        if new not in table:
+            table[new] = table.pop(old)
+            continue
+        kept, dropped = _mode(table[new]), _mode(table[old])
+        if kept is None or dropped is None:
+            continue
+        stricter = max(kept, dropped, key=_STRICTNESS.index)
+        note = (
+            f"{new} was {kept!r} and {old!r} was {dropped!r}: one kind since 2026-11-30, the "
+            "stricter kept"
+        )
+        del table[old]
+        if isinstance(
+            table, tomlkit.items.Table | tomlkit.items.InlineTable | tomlkit.TOMLDocument
+        ):
+            item = tomlkit.item(stricter)
+            item.comment(note)
+            table[new] = item
+        else:
+            table[new] = stricter
+        log.warning("policy: kind %s", note)
+
+
 def renamed_policy(policy: MutableMapping[str, Any], renames: Renames) -> MutableMapping[str, Any]:
     """A policy as `Policy.to_dict()` gives it (or as its file holds it), with the renames."""
     if isinstance(policy.get("kinds"), MutableMapping):
-        _renamed_keys(policy["kinds"], renames.kinds)
+        _merged_kinds(policy["kinds"], renames.kinds)
     agents = policy.get("agents")
     if isinstance(agents, MutableMapping):
         _renamed_keys(agents, renames.agents)
         for rule in agents.values():
             if isinstance(rule, Mapping) and isinstance(rule.get("kinds"), MutableMapping):
-                _renamed_keys(rule["kinds"], renames.kinds)
+                _merged_kinds(rule["kinds"], renames.kinds)
     return policy
 
 

@@ -16,7 +16,7 @@ from core.keychain import open_token_store
 from core.migrations import SchemaVersion, migrate, read_version
 from core.model import Caller
 from core.paths import Paths
-from core.policy import POLICY_FILE
+from core.policy import POLICY_FILE, Mode
 from core.settings import Settings
 from core.validation import content_hash
 from tests.conftest import FakeClock
@@ -290,5 +290,30 @@ def test_a_policy_syntax_error_at_the_first_start_keeps_the_renames_for_the_next
     try:
         said = app.warnings.items["policy_invalid"]
         assert 'agents."scout\\n": not a valid agent name' in said and "\n" not in said, said
+    finally:
+        app.close()
+
+
+def test_a_kind_named_twice_in_the_policy_file_is_merged_the_stricter_winning(
+    paths: Paths,
+) -> None:
+    """A policy file naming both `decision` and `"decision\\n"`: the rename was skipped, as the
+    new name was taken, and the file stayed invalid for good ("kinds.decision⏎: unknown kind").
+    Both spellings are one kind now, so the two rules are merged: the stricter one wins (a
+    person who turned one spelling off did not mean agents to store it unasked), and a comment
+    in the file says what was merged."""
+    old_store(paths)
+    policy = paths.config / POLICY_FILE
+    text = POLICY_TEXT.replace('"decision\\n" = "ask"', 'decision = "auto"\n"decision\\n" = "off"')
+    policy.write_text(text, encoding="utf-8")
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        assert "policy_invalid" not in app.warnings.items, app.warnings.items
+        assert app.policy.current().kinds["decision"] is Mode.OFF
+        written = policy.read_text(encoding="utf-8")
+        assert '"decision\\n" =' not in written
+        [line] = [x for x in written.splitlines() if x.startswith("decision")]
+        assert line.startswith('decision = "off"') and "the stricter kept" in line, line
     finally:
         app.close()
