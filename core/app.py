@@ -47,10 +47,14 @@ from core.writer import WriteTx
 log = logging.getLogger(__name__)
 
 
-def _carry_renames(store: Store, paths: Paths, tokens: TokenStore) -> None:
+RENAMES_WARNING = "policy_renames"
+
+
+def _carry_renames(store: Store, paths: Paths, tokens: TokenStore, warnings: Warnings) -> None:
     """Bring the policy file and the token store in line with names the store renamed (schema
-    2.1, `core.old_names`), before the policy is read. A keychain or file that refuses now is
-    tried again at the next start; the store keeps the renames to carry until then."""
+    2.1, `core.old_names`), before the policy is read. A keychain or file that refuses now - a
+    policy file that is not UTF-8 or not valid TOML too, which Health then names - is tried
+    again at the next start; the store keeps the renames to carry until then."""
 
     def job(tx: WriteTx) -> None:
         old_names.carry_renames(tx.conn, paths.config / POLICY_FILE, tokens)
@@ -58,6 +62,9 @@ def _carry_renames(store: Store, paths: Paths, tokens: TokenStore) -> None:
 
     try:
         store.writer.run(job)
+    except old_names.NotCarried as e:
+        warnings.set(RENAMES_WARNING, str(e))
+        log.warning("%s", e)
     except (CairnError, OSError) as e:
         log.warning("could not carry renamed names to the policy file or token store: %s", e)
 
@@ -138,7 +145,7 @@ class Cairn:
             undo.callback(usage.close)
             warnings = Warnings()
             tokens, no_keychain = open_token_store(paths)
-            _carry_renames(store, paths, tokens)
+            _carry_renames(store, paths, tokens, warnings)
             allowlist = Allowlist(store, clock)
             policy = PolicyService(
                 store, clock, warnings, paths.config / POLICY_FILE, Limits(settings).kinds

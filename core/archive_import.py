@@ -142,6 +142,7 @@ _LIVE_IDS = (
     "SELECT m.id FROM memory m JOIN json_each(?) j ON j.value = m.id WHERE m.status != 'forgotten'"
 )
 _TOMBSTONED_IDS = "SELECT t.memory_id FROM tombstone t JOIN json_each(?) j ON j.value = t.memory_id"
+_EXPIRED_IDS = f"{_TOMBSTONED_IDS} WHERE NOT ({tombstones.NOT_EXPIRED})"
 # The live memories holding a text (as `dedupe.live_with_text` finds them), oldest first.
 _SAME_CONTENT = (
     "SELECT m.id, m.content_hash, m.scope, coalesce(m.workspace_id, ''), "
@@ -253,7 +254,20 @@ class Placement:
                 )
         self.archive = remap(self.archive, mapping, tally)
         self._ids = frozenset(am.memory.id for am in self.archive.memories)
+        self._held_first(conn)
         self._archived_texts = self._texts_in_archive()
+
+    def _held_first(self, conn: sqlite3.Connection) -> None:
+        """The archive's memories this store holds before the new ones (each group in the
+        file's order): whether a held memory keeps its text here is decided before a new memory
+        holding that text is - so the outcome does not depend on the order of the lines (until
+        2026-11-30 a new memory before a held one with another history landed beside it)."""
+        held = {str(r[0]) for r in conn.execute(_STATUS_OF, (_ids(set(self._ids)),))}
+        memories = self.archive.memories
+        ordered = tuple(am for am in memories if am.memory.id in held) + tuple(
+            am for am in memories if am.memory.id not in held
+        )
+        self.archive = replace(self.archive, memories=ordered)
 
     def _texts_in_archive(self) -> dict[str, _TextKey | None]:
         now = self._clock.now_ms()
@@ -371,10 +385,13 @@ class Placement:
         same: dict[_TextKey, list[str]] = {}
         for mid, h, scope, ws, sid in conn.execute(_SAME_CONTENT, (_ids(new), now)):
             same.setdefault((h, scope, ws, sid), []).append(mid)
+        buried_texts = tombstones.buried_texts(conn, texts)
         return _Facts(
             status=status,
             buried={str(r[0]) for r in conn.execute(_TOMBSTONED_IDS, (_ids(ids),))},
-            buried_texts=tombstones.buried_texts(conn, texts),
+            buried_texts=buried_texts,
+            expired={str(r[0]) for r in conn.execute(_EXPIRED_IDS, (_ids(ids),))},
+            expired_texts=tombstones.only_expired(conn, buried_texts),
             history=history,
             keys=keys,
             same=same,
@@ -390,7 +407,8 @@ class Placement:
         if m.id in self._forgotten_there:
             return "skip", "forgotten in the store the archive came from"
         if m.id in facts.buried or facts.status.get(m.id) == "forgotten":
-            return "skip", "forgotten here"
+            gone = "expired and was purged" if m.id in facts.expired else "forgotten"
+            return "skip", f"{gone} here"
         if m.id in facts.status:
             return self._decide_held(conn, am, facts)
         return self._decide_new(conn, am, facts)
@@ -410,8 +428,9 @@ class Placement:
             return "conflict", f"history differs from revision {split} on; this store's copy kept"
         if len(am.revisions) <= len(mine):
             return "unchanged", ""
-        if any(h in facts.buried_texts for h in facts.hashes[m.id][common:]):
-            return "skip", "a later revision holds text that was forgotten here"
+        buried = [h for h in facts.hashes[m.id][common:] if h in facts.buried_texts]
+        if buried:
+            return "skip", f"a later revision holds text that {_gone(buried, facts)} here"
         if m.dedupe_key is not None:
             holder = dedupe_holder(conn, m)
             if holder not in (None, m.id):
@@ -427,9 +446,9 @@ class Placement:
         self, conn: sqlite3.Connection, am: ArchivedMemory, facts: _Facts
     ) -> tuple[str, str]:
         m = am.memory
-        hashes = facts.hashes[m.id]
-        if any(h in facts.buried_texts for h in hashes):
-            return "skip", "holds text that was forgotten here"
+        buried = [h for h in facts.hashes[m.id] if h in facts.buried_texts]
+        if buried:
+            return "skip", f"holds text that {_gone(buried, facts)} here"
         if m.dedupe_key is not None:
             holder = dedupe_holder(conn, m)
             if holder is not None:
@@ -439,7 +458,8 @@ class Placement:
             return "add", ""
         for held in facts.same.get(key, ()):
             # one of the archive's memories keeps its text here when the import leaves its copy
-            # as it is (decided so), or when the archive's copy holds that text too
+            # as it is (decided so: held memories are decided first, `_held_first`), or when the
+            # archive's copy holds that text too
             if held not in self._ids or held in self._kept or self._archived_texts[held] == key:
                 return "conflict", f"the same text is already here as {held}; kept that one"
         if key in self._texts:
@@ -696,10 +716,21 @@ class _Facts:
     status: dict[str, str]
     buried: set[str]  # ids with a tombstone here
     buried_texts: set[str]  # content hashes with a tombstone here
+    # of those, the ones only an expiry left: purged because their time was up, nobody forgot
+    # them (until 2026-11-30 the report said "forgotten here" of them too)
+    expired: set[str]
+    expired_texts: set[str]
     history: dict[str, list[Revision]]
     keys: dict[str, str | None]  # memory id -> its dedupe key here
     same: dict[_TextKey, list[str]]  # live memories here holding a text this chunk adds
     hashes: dict[str, list[str]]  # memory id -> the content hash of each archived revision
+
+
+def _gone(hashes: Sequence[str], facts: _Facts) -> str:
+    """What became of these buried texts here: forgotten, unless only expiries buried them."""
+    if all(h in facts.expired_texts for h in hashes):
+        return "expired and was purged"
+    return "was forgotten"
 
 
 def remap(archive: Archive, mapping: Mapping[str, str], tally: Tally) -> Archive:

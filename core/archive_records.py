@@ -9,9 +9,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.agents import NAME as AGENT_NAME
 from core.errors import CairnError, InvalidInput
-from core.model import Memory, Origin, Relation, RelationKind, Revision, Scope, Status, Tier
-from core.old_names import as_now
+from core.model import (
+    RESERVED_AGENT_NAMES,
+    Memory,
+    Origin,
+    Relation,
+    RelationKind,
+    Revision,
+    Scope,
+    Status,
+    Surface,
+    Tier,
+)
+from core.old_names import as_now, old_shape
 from core.settings import KIND_WORD
 from core.validation import (
     Limits,
@@ -78,6 +90,51 @@ def _between(low: int, high: int) -> _Check:
     return lambda v: is_int(v) and low <= v <= high
 
 
+# Who acted, as a write records it (`Caller.actor`): an agent's name, or the name Cairn records
+# for a person, the notes folder, an import or itself. Until 2026-11-30 an edited archive could
+# bring any text here - an escape sequence `cairn get --history` then printed as it was, a line
+# break, `human` as an agent's name.
+OWN_ACTORS = (Surface.HUMAN, Surface.NOTES, Surface.IMPORT, Surface.SYSTEM)
+
+
+def _is_agent(v: Any) -> bool:
+    """An agent's name as every door takes it - or one an old Cairn let end in line breaks,
+    which the import renames (`core/old_names.py`)."""
+    if not isinstance(v, str):
+        return False
+    if old_shape(v):
+        return True
+    return AGENT_NAME.fullmatch(v) is not None and v not in RESERVED_AGENT_NAMES
+
+
+def _is_actor(v: Any) -> bool:
+    return _is_agent(v) or v in OWN_ACTORS
+
+
+_AGENT_RULE = (
+    "agent names are 1-64 characters of lower-case letters, digits, '.', '_' or '-', starting "
+    "with a letter or digit"
+)
+
+
+def _wrong_name(name: str, value: Any) -> str | None:
+    """Why `value` cannot be field `name`'s when that field names who acted; None for another
+    field."""
+    if name not in _NAMES:
+        return None
+    shown = repr(value[:40]) + ("..." if len(value) > 40 else "") if isinstance(value, str) else ""
+    if not shown:
+        return None
+    if value in RESERVED_AGENT_NAMES and name == "agent":
+        why = f"{shown} is Cairn's own name for who acted, never an agent's"
+    elif name == "agent":
+        why = f"{shown} is not an agent's name: {_AGENT_RULE}"
+    else:
+        actors = ", ".join(OWN_ACTORS)
+        why = f"{shown} is neither an agent's name ({_AGENT_RULE}) nor one of {actors}"
+    return f"has a wrong value in field {name!r} ({why})"
+
+
 # What a revision of a kept memory may have done (docs/data-model.md): every action a write
 # records but `forget`, whose memory is never in an archive (only its tombstone is).
 KEPT_ACTIONS = (
@@ -128,7 +185,7 @@ _SHARED: dict[str, _Check] = {
 }
 MEMORY_SPEC: dict[str, _Check] = _SHARED | {
     "id": _is_id,
-    "agent": _optional(_is_str),
+    "agent": _optional(_is_agent),
     "source": _optional(_is_str),
     "origin": _optional(_one_of(*(o.value for o in Origin))),
     "updated_at": _TIME,
@@ -141,7 +198,7 @@ MEMORY_SPEC: dict[str, _Check] = _SHARED | {
     "relations": lambda v: isinstance(v, list),
 }
 REVISION_SPEC: dict[str, _Check] = _SHARED | {
-    "actor": _is_text,
+    "actor": _is_actor,
     "action": _is_text,
     "reason": _optional(_is_str),
 }
@@ -151,9 +208,9 @@ RELATION_SPEC: dict[str, _Check] = {
     "open": lambda v: isinstance(v, bool),
     "note": _optional(_is_str),
     "created_at": _TIME,
-    "created_by": _is_text,
+    "created_by": _is_actor,
     "resolved_at": _optional(_TIME),
-    "resolved_by": _optional(_is_str),
+    "resolved_by": _optional(_is_actor),
     "resolution": _optional(_is_str),
 }
 WORKSPACE_SPEC: dict[str, _Check] = {"id": _is_text, "path": _is_text, "created_at": _TIME}
@@ -163,7 +220,7 @@ TOMBSTONE_SPEC: dict[str, _Check] = {
     "scope": _SCOPES,
     "workspace_id": _optional(_is_text),
     "session_id": _optional(_is_text),
-    "forgotten_by": _is_text,
+    "forgotten_by": _is_actor,
     "forgotten_at": _TIME,
     "reason": _optional(_is_str),
 }
@@ -172,12 +229,14 @@ IDENTITY_SPEC: dict[str, _Check] = {
     "version": _POSITIVE,
     "content": _is_str,
     "author_kind": _one_of("human", "agent", "system", "import"),
-    "author": _is_text,
+    "author": _is_actor,
     "reason": _optional(_is_str),
     "parent": _optional(_POSITIVE),
     "created_at": _TIME,
     "content_hash": lambda v: isinstance(v, str) and SHA256.fullmatch(v) is not None,
 }
+# The fields naming who acted (`_wrong_name` says what is wrong with one).
+_NAMES = {"agent", "actor", "created_by", "resolved_by", "forgotten_by", "author"}
 # Also the column order of `_TOMBSTONES` and `_IDENTITY`.
 TOMBSTONE_FIELDS = tuple(TOMBSTONE_SPEC)
 IDENTITY_FIELDS = tuple(IDENTITY_SPEC)
@@ -214,6 +273,9 @@ def checked(obj: Any, spec: Mapping[str, _Check], where: str) -> dict[str, Any]:
                 f"has a time out of range in field {name!r} (milliseconds since 1970, up to the "
                 "year 9999)",
             )
+        wrong = _wrong_name(name, value)
+        if wrong is not None:
+            raise invalid(where, wrong)
         raise invalid(where, f"has a wrong value in field {name!r}")
     return obj
 

@@ -264,7 +264,7 @@ def describe_import(r: dict[str, Any]) -> str:
             f"{r['identity_unchanged']} unchanged, {len(r['identity_conflicts'])} conflicting; "
             f"tombstones: {r['tombstones_added']} added; workspaces: {r['workspaces_added']} added"
         )
-    lines.extend(f"  forgotten {i['id']}: {i['reason']}" for i in r["skipped"])
+    lines.extend(f"  not brought back {i['id']}: {i['reason']}" for i in r["skipped"])
     lines.extend(f"  conflict {i['id']}: {i['reason']}" for i in r["conflicts"])
     lines.extend(f"  refused {i['id']}: {i['reason']}" for i in r["secrets"])
     lines.extend(

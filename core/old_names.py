@@ -5,11 +5,13 @@ store could take an agent `helper\\n` (a name of its own, beside `helper`), a do
 `soul:helper\\n` and an extra kind `decision\\n`. No door accepts such a name now, so none could
 name them again: the agent could not be paused or revoked, the document not read, an export
 holding one not imported. Schema 2.1 renames every such name in the store: an agent or a document
-to the name without the line break, or, when another holds that name, to the first free
-`NAME-2`, `NAME-3`...; a kind to its name without the line break (a kind is a label, so the two
-spellings become one kind). Each rename is audited (`name_renamed`) and logged, and remembered in
-the store, so that an old export imported later gets the same names; the policy file and the
-token store, which live outside the store, are brought in line when Cairn next opens the store.
+to the name without the line break (a name ending in `\\r\\n` or in several line breaks, which
+an edited export may hold, is renamed alike: without all of them), or, when another holds that
+name, to the first free `NAME-2`, `NAME-3`...; a kind to its name without the line break (a kind
+is a label, so the two spellings become one kind). Each rename is audited (`name_renamed`) and
+logged, and remembered in the store, so that an old export imported later gets the same names;
+the policy file and the token store, which live outside the store, are brought in line when
+Cairn next opens the store.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 
 import tomlkit
 import tomlkit.exceptions
+import tomlkit.items
 
 from core.atomic_file import write_atomically
 from core.keychain import TokenStore
@@ -34,7 +37,7 @@ from core.model import RESERVED_AGENT_NAMES
 
 log = logging.getLogger(__name__)
 
-BREAK = "\n"  # the one character `$` let through, at the very end
+BREAKS = "\r\n"  # `$` let one "\n" through at the very end; "\r\n" and several are renamed alike
 SOUL = "soul:"
 _AGENT = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _DOC_AGENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # `soul:<name>` takes upper case
@@ -64,10 +67,16 @@ AGENT_COLUMNS = (
 KIND_COLUMNS = (("memory", "kind"), ("revision", "kind"), ("suggestion", "kind"))
 
 
+def _base(name: str) -> str:
+    """`name` without the line breaks it ends in."""
+    return name.rstrip(BREAKS)
+
+
 def old_shape(name: object, pattern: re.Pattern[str] = _AGENT) -> bool:
-    """Whether `name` is a valid name followed by one line break - what `$` let through."""
+    """Whether `name` is a valid name followed by line breaks - what `$` let through (one
+    `\\n`; an edited export may hold `\\r\\n` or several)."""
     return (
-        isinstance(name, str) and name.endswith(BREAK) and pattern.fullmatch(name[:-1]) is not None
+        isinstance(name, str) and _base(name) != name and pattern.fullmatch(_base(name)) is not None
     )
 
 
@@ -80,10 +89,10 @@ def old_doc(doc: object) -> bool:
 
 
 def as_now(name: str) -> str:
-    """`name` without the line break an old name ends in - the name a check of today's rules
+    """`name` without the line breaks an old name ends in - the name a check of today's rules
     should see; any other name as it is."""
     if old_shape(name, _AGENT) or old_kind(name) or old_doc(name):
-        return name[:-1]
+        return _base(name)
     return name
 
 
@@ -165,10 +174,12 @@ def plan(
         if old in known.agents:
             out[old] = known.agents[old]
             continue
-        new = _free(old[:-1], held, _AGENT if as_agent else _DOC_AGENT)
+        new = _free(_base(old), held, _AGENT if as_agent else _DOC_AGENT)
         out[old] = new
         held.add(new)
-    renamed_kinds = {k: known.kind(k) if k in known.kinds else k[:-1] for k in kinds if old_kind(k)}
+    renamed_kinds = {
+        k: known.kind(k) if k in known.kinds else _base(k) for k in kinds if old_kind(k)
+    }
     return Renames(out, renamed_kinds)
 
 
@@ -296,42 +307,82 @@ def _renamed_keys(table: MutableMapping[str, Any], rename: Mapping[str, str]) ->
             table[new] = table.pop(old)
 
 
+_STRICTNESS = ("auto", "ask", "off")  # the capture policy's modes, loosest first
+
+
+def _mode(value: object) -> str | None:
+    text = str(value).strip().lower() if isinstance(value, str) else None
+    return text if text in _STRICTNESS else None
+
+
+def _merged_kinds(table: MutableMapping[str, Any], rename: Mapping[str, str]) -> None:
+    """Rename the kinds of a policy's kinds table like `_renamed_keys`; a kind the table names
+    under both spellings (`decision` and `"decision\\n"`, one kind since the rename) keeps the
+    stricter of its two rules - one spelling turned off meant agents should not store it
+    unasked - and, in the file, a comment saying so. A value that is no mode is left for the
+    policy's own message."""
+    for old, new in rename.items():
+        if old not in table:
+            continue
+        if new not in table:
+            table[new] = table.pop(old)
+            continue
+        kept, dropped = _mode(table[new]), _mode(table[old])
+        if kept is None or dropped is None:
+            continue
+        stricter = max(kept, dropped, key=_STRICTNESS.index)
+        note = (
+            f"{new} was {kept!r} and {old!r} was {dropped!r}: one kind since 2026-11-30, the "
+            "stricter kept"
+        )
+        del table[old]
+        if isinstance(
+            table, tomlkit.items.Table | tomlkit.items.InlineTable | tomlkit.TOMLDocument
+        ):
+            item = tomlkit.item(stricter)
+            item.comment(note)
+            table[new] = item
+        else:
+            table[new] = stricter
+        log.warning("policy: kind %s", note)
+
+
 def renamed_policy(policy: MutableMapping[str, Any], renames: Renames) -> MutableMapping[str, Any]:
     """A policy as `Policy.to_dict()` gives it (or as its file holds it), with the renames."""
     if isinstance(policy.get("kinds"), MutableMapping):
-        _renamed_keys(policy["kinds"], renames.kinds)
+        _merged_kinds(policy["kinds"], renames.kinds)
     agents = policy.get("agents")
     if isinstance(agents, MutableMapping):
         _renamed_keys(agents, renames.agents)
         for rule in agents.values():
             if isinstance(rule, Mapping) and isinstance(rule.get("kinds"), MutableMapping):
-                _renamed_keys(rule["kinds"], renames.kinds)
+                _merged_kinds(rule["kinds"], renames.kinds)
     return policy
 
 
 # -- outside the store --------------------------------------------------------------------------
 
 
+class NotCarried(Exception):
+    """The policy file cannot take the renames now (not UTF-8, not valid TOML): they wait in the
+    store for the next start. The message says why and which renames wait."""
+
+
 def carry_renames(conn: sqlite3.Connection, policy_path: Path, tokens: TokenStore) -> Renames:
     """The store's renames still to be carried to the policy file (its agents' sections and
     kinds, comments kept) and the token store (a renamed agent's token under its new name).
     Both are done again harmlessly if Cairn stops before the store forgets them: the caller
-    clears `TO_CARRY_KEY` (`carried`) once this returns."""
+    clears `TO_CARRY_KEY` (`carried`) once this returns.
+
+    Raises:
+        NotCarried: the policy file is not UTF-8 or not valid TOML - the person's own mistake,
+            which the policy window names; the token store was carried, the file was left as it
+            is, and the caller keeps the renames for the next start (until 2026-11-30 a file
+            that was not UTF-8 stopped every start, and one with a syntax error lost them).
+    """
     renames = Renames.from_json(_meta(conn, TO_CARRY_KEY))
     if not renames:
         return renames
-    with contextlib.suppress(FileNotFoundError):
-        text = policy_path.read_text(encoding="utf-8")
-        try:
-            doc = tomlkit.parse(text)
-        except tomlkit.exceptions.TOMLKitError:
-            doc = None  # the person's own mistake: the policy window says where it is
-        if doc is not None:
-            renamed_policy(doc, renames)
-            fixed = tomlkit.dumps(doc)
-            if fixed != text:
-                write_atomically(policy_path, fixed, mode=0o600)
-                log.warning("renamed the old names in %s: %s", policy_path, _listed(renames))
     for old, new in sorted(renames.agents.items()):
         token = tokens.get(old)
         if token is not None:
@@ -339,7 +390,29 @@ def carry_renames(conn: sqlite3.Connection, policy_path: Path, tokens: TokenStor
                 tokens.set(new, token)
             tokens.delete(old)
             log.warning("the token of agent %r is now kept as agent %r's", old, new)
+    try:
+        text = policy_path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return renames
+    except UnicodeDecodeError as e:
+        raise NotCarried(_waiting(policy_path, "is not valid UTF-8", renames)) from e
+    try:
+        doc = tomlkit.parse(text)
+    except tomlkit.exceptions.TOMLKitError as e:
+        raise NotCarried(_waiting(policy_path, "is not valid TOML", renames)) from e
+    renamed_policy(doc, renames)
+    fixed = tomlkit.dumps(doc)
+    if fixed != text:
+        write_atomically(policy_path, fixed, mode=0o600)
+        log.warning("renamed the old names in %s: %s", policy_path, _listed(renames))
     return renames
+
+
+def _waiting(policy_path: Path, why: str, renames: Renames) -> str:
+    return (
+        f"{policy_path} {why}, so the names renamed in the store ({_listed(renames)}) are not "
+        "renamed in it yet; fix the file and Cairn renames them at its next start"
+    )
 
 
 def carried(conn: sqlite3.Connection) -> None:

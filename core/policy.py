@@ -184,6 +184,34 @@ def _scope(value: str, where: str, *, line: int | None) -> Scope:
     return scope
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_ESCAPES = {
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def _key(key: str) -> str:
+    """A key of the file as a message shows it: bare when TOML writes it bare, else quoted with
+    every character that is not printable escaped, as TOML spells it (until 2026-11-30 a key
+    `"bot\\n"` was shown with a raw line break, splitting the message)."""
+    if _BARE_KEY.fullmatch(key):
+        return key
+    shown = "".join(
+        _ESCAPES.get(c)
+        or (
+            c if c.isprintable() else f"\\u{ord(c):04X}" if ord(c) < 0x10000 else f"\\U{ord(c):08X}"
+        )
+        for c in key
+    )
+    return f'"{shown}"'
+
+
 def _line_of(text: str, key: str, section: str | None = None) -> int | None:
     """The line where `key =` is written (inside `[section]` when given); None if not found."""
     current: str | None = None
@@ -236,9 +264,9 @@ def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
         line = _line_of(text, kind, "kinds")
         if kind not in known_kinds:
             raise PolicyInvalid(
-                f"kinds.{kind}: unknown kind (known: {', '.join(known_kinds)})", line
+                f"kinds.{_key(kind)}: unknown kind (known: {', '.join(known_kinds)})", line
             )
-        kinds[kind] = _mode(value, f"kinds.{kind}", line=line)
+        kinds[kind] = _mode(value, f"kinds.{_key(kind)}", line=line)
     other = _mode(
         doc.get("other_kinds", Mode.ASK.value), "other_kinds", line=_line_of(text, "other_kinds")
     )
@@ -248,8 +276,8 @@ def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
         raise PolicyInvalid("[scopes] must be a table", _line_of(text, "scopes"))
     for name, value in raw_scopes.items():
         line = _line_of(text, name, "scopes")
-        scopes[_scope(name, f"scopes.{name}", line=line)] = _mode(
-            value, f"scopes.{name}", line=line
+        scopes[_scope(name, f"scopes.{_key(name)}", line=line)] = _mode(
+            value, f"scopes.{_key(name)}", line=line
         )
     extracted = _mode(
         doc.get("extracted", Mode.ASK.value), "extracted", line=_line_of(text, "extracted")
@@ -268,15 +296,18 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
     if secret is not None:  # policy.get shows agent names to every agent
         raise PolicyInvalid(f"agents: an agent name looks like a secret (rule {secret})", line)
     if not AGENT_NAME.fullmatch(name):
-        raise PolicyInvalid(f"agents.{name}: not a valid agent name ({_NAME_RULE})", line)
+        raise PolicyInvalid(f"agents.{_key(name)}: not a valid agent name ({_NAME_RULE})", line)
     if name in RESERVED_AGENT_NAMES:  # as `policy set` and every other door refuse it
-        raise PolicyInvalid(f"agents.{name}: the agent name is reserved for Cairn's own", line)
+        raise PolicyInvalid(
+            f"agents.{_key(name)}: the agent name is reserved for Cairn's own", line
+        )
     if not isinstance(raw, dict):
-        raise PolicyInvalid(f"agents.{name} must be a table", line)
+        raise PolicyInvalid(f"agents.{_key(name)} must be a table", line)
     for key in raw:
         if key not in ("kinds", "scopes", "extracted"):
             raise PolicyInvalid(
-                f"agents.{name}.{key}: unknown override (allowed: extracted, kinds, scopes)",
+                f"agents.{_key(name)}.{_key(key)}: unknown override (allowed: extracted, kinds, "
+                "scopes)",
                 _line_of(text, key, section) or line,
             )
     kinds: dict[str, Mode] = {}
@@ -284,20 +315,21 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
     for kind, value in dict(raw.get("kinds", {})).items():
         if kind not in known_kinds:
             raise PolicyInvalid(
-                f"agents.{name}.kinds.{kind}: unknown kind (known: {', '.join(known_kinds)})",
+                f"agents.{_key(name)}.kinds.{_key(kind)}: unknown kind (known: "
+                f"{', '.join(known_kinds)})",
                 kinds_line,
             )
-        kinds[kind] = _mode(value, f"agents.{name}.kinds.{kind}", line=kinds_line)
+        kinds[kind] = _mode(value, f"agents.{_key(name)}.kinds.{_key(kind)}", line=kinds_line)
     scopes: dict[Scope, Mode] = {}
     scopes_line = _line_of(text, "scopes", section) or line
     for scope_name, value in dict(raw.get("scopes", {})).items():
-        where = f"agents.{name}.scopes.{scope_name}"
+        where = f"agents.{_key(name)}.scopes.{_key(scope_name)}"
         scopes[_scope(scope_name, where, line=scopes_line)] = _mode(value, where, line=scopes_line)
     extracted = None
     if "extracted" in raw:
         extracted = _mode(
             raw["extracted"],
-            f"agents.{name}.extracted",
+            f"agents.{_key(name)}.extracted",
             line=_line_of(text, "extracted", section) or line,
         )
     return AgentRule(kinds, scopes, extracted)

@@ -64,6 +64,17 @@ def buried_texts(conn: sqlite3.Connection, hashes: Iterable[str]) -> set[str]:
     }
 
 
+def only_expired(conn: sqlite3.Connection, hashes: Iterable[str]) -> set[str]:
+    """Which of these content hashes only expiries' tombstones hold: text Cairn purged because
+    its time was up, which nobody forgot."""
+    rows = conn.execute(
+        "SELECT t.content_hash FROM tombstone t JOIN json_each(?) j ON j.value = t.content_hash "
+        f"GROUP BY t.content_hash HAVING sum({NOT_EXPIRED}) = 0",
+        (json.dumps(sorted(set(hashes))),),
+    )
+    return {str(row[0]) for row in rows}
+
+
 def bury(
     conn: sqlite3.Connection,
     memory: Memory,

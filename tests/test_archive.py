@@ -44,6 +44,7 @@ from tests.test_cli_serving import at_terminal, cairn
 from tests.test_docs import REVISION_ACTIONS
 
 SECRET = "ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q"
+SLACK_TOKEN = "xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx"  # a valid agent name
 
 
 # -- building stores ----------------------------------------------------------------------------
@@ -591,6 +592,47 @@ def test_two_memories_of_an_archive_with_the_same_text_land_once(
         c.close()
 
 
+def test_a_new_memory_holding_the_text_of_a_kept_one_stays_out_wherever_it_is_in_the_file(
+    short_tmp: Path,
+) -> None:
+    """The store holds B with text T; an edited archive holds a new memory A with text T and a
+    copy of B with another history (a conflict: the store's B keeps T). Before 2026-11-30 the
+    outcome depended on the order of the lines: with A before B, A landed - two live memories
+    with one text, which no write makes; with A after B it was a conflict. Now the memories this
+    store holds are decided first, and A is a conflict either way, in a dry run as in the
+    import."""
+    c = open_store(short_tmp / "c")
+    try:
+        b = write(c, person(c), "The release train leaves on Thursdays", scope="global")
+        good = short_tmp / "good.zip"
+        export(c, good)
+        a = "m_" + "a0" * 14
+
+        def order(a_first: bool) -> Callable[[dict[str, bytes]], None]:
+            def change(files: dict[str, bytes]) -> None:
+                [row] = jsonl(files["memories.jsonl"])
+                new = json.loads(json.dumps(row)) | {"id": a}
+                for r in (row, row["revisions"][0]):  # B's history differs from revision 1
+                    r["content"] = "The release train leaves on Fridays"
+                files["memories.jsonl"] = jsonl_lines([new, row] if a_first else [row, new])
+
+            return change
+
+        for a_first in (True, False):
+            bad = edited(good, short_tmp / f"order-{a_first}.zip", order(a_first))
+            dry = import_(c, bad, dry_run=True)
+            real = import_(c, bad)
+            assert dry.to_dict() | {"dry_run": False} == real.to_dict()
+            assert real.added == 0, a_first
+            assert {x["id"]: x["reason"] for x in real.conflicts} == {
+                b: "history differs from revision 1 on; this store's copy kept",
+                a: f"the same text is already here as {b}; kept that one",
+            }
+            assert live_texts(c) == ["The release train leaves on Thursdays"]
+    finally:
+        c.close()
+
+
 def test_a_longer_history_is_appended_and_a_different_one_is_a_conflict(
     rich: Rich, empty: Cairn, short_tmp: Path
 ) -> None:
@@ -852,7 +894,8 @@ def test_an_archive_holding_a_secret_in_its_other_fields_brings_none_of_it_in(
         "parent": last["version"],
         "content": text,
         "content_hash": content_hash(text),
-        "author": f"a-{GITHUB_TOKEN}",
+        # an agent's name (the only kind an import takes) that is a secret: a Slack token
+        "author": SLACK_TOKEN,
     }
 
     changed = {
@@ -866,7 +909,7 @@ def test_an_archive_holding_a_secret_in_its_other_fields_brings_none_of_it_in(
     assert [i["id"] for i in report.secrets] == [records[single]["id"]]
     assert report.notes_dropped == 2 and report.tombstones_added == len(graves)
     assert any("secret" in c["reason"] for c in report.identity_conflicts)
-    assert GITHUB_TOKEN not in str(state(empty))
+    assert GITHUB_TOKEN not in str(state(empty)) and SLACK_TOKEN not in str(state(empty))
     assert "2 notes of relations or tombstones left out" in describe_import(report.to_dict())
 
     # a workspace whose path holds a secret: the archive is refused, nothing changes
@@ -924,6 +967,49 @@ def test_a_forgotten_memory_is_not_brought_back_by_an_older_archive(
     assert report.skipped == (
         {"id": "m_" + "f" * 28, "reason": "holds text that was forgotten here"},
     )
+
+
+def test_a_memory_that_expired_and_was_purged_here_is_said_to_have_expired(
+    short_tmp: Path,
+) -> None:
+    """An archive taken before a memory expired, imported after Cairn purged it: the import
+    skipped it - as it should, its time was up - but said "forgotten here", though nobody forgot
+    it. Now the report says it expired and was purged here, for its id and for its text."""
+    c = open_store(short_tmp / "c")
+    try:
+        clock = c.clock
+        assert isinstance(clock, FakeClock)
+        me = person(c)
+        brief = write(c, me, "The osprey nests by the lake", scope="global", ttl_seconds=60)
+        good = short_tmp / "before.zip"
+        export(c, good)
+        clock.advance(61 + 8 * 86400)  # past its expiry and the retention after it
+        assert c.memories.purge_expired() == 1
+        copy = "m_" + "b0" * 14
+
+        def twice(files: dict[str, bytes]) -> None:
+            [row] = jsonl(files["memories.jsonl"])
+            again = json.loads(json.dumps(row)) | {"id": copy, "expires_at": None}
+            again["revisions"][0]["expires_at"] = None
+            files["memories.jsonl"] = jsonl_lines([row, again])
+
+        both = edited(good, short_tmp / "both.zip", twice)
+        report = import_(c, both)
+        assert report.skipped == (
+            {"id": brief, "reason": "expired and was purged here"},
+            {"id": copy, "reason": "holds text that expired and was purged here"},
+        )
+        assert (
+            f"  not brought back {brief}: expired and was purged here"
+            in describe_import(report.to_dict()).splitlines()
+        )
+        # a person's forget still says so
+        kept = write(c, me, "The heron nests by the river", scope="global")
+        export(c, good)
+        c.memories.forget(me, kept, reason="not ours")
+        assert import_(c, good).skipped == ({"id": kept, "reason": "forgotten here"},)
+    finally:
+        c.close()
 
 
 def test_an_archive_of_a_store_with_a_merged_workspace_imports_and_round_trips(
@@ -1257,6 +1343,103 @@ def test_an_archive_naming_what_no_write_records_is_refused_naming_record_and_fi
             where = "workspaces.jsonl" if change is path else "memories.jsonl"
             assert caught.value.data == {"file": where}
         assert state(empty) == before and imports(empty) == 0
+
+
+def test_an_archive_naming_who_acted_as_no_write_does_is_refused_naming_line_and_field(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """A memory's agent, a revision's actor, a relation's creator, a tombstone's forgetter and an
+    identity version's author name who acted. Before 2026-11-30 an edited archive brought any
+    text there: 'bot\\x1b[31m' (an escape sequence `cairn get --history` printed as it was),
+    'Bot', 'a b', a 200-character name, 'human' as an agent's name. Now the archive is refused
+    whole, naming the line and the field, as every write refuses such a name; 'human' and
+    Cairn's other own names stay where a write records them (a person's revision)."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    rows = jsonl(members(good)["memories.jsonl"])
+    line = {r["id"]: i for i, r in enumerate(rows, 1)}
+    a = rich.ids["a"]  # written by the agent `helper`, the first of a contradiction
+    before = state(empty)
+
+    def memory(change: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, bytes]], None]:
+        def edit(files: dict[str, bytes]) -> None:
+            rows = jsonl(files["memories.jsonl"])
+            change(next(r for r in rows if r["id"] == a))
+            files["memories.jsonl"] = jsonl_lines(rows)
+
+        return edit
+
+    def agent(name: str) -> Callable[[dict[str, Any]], None]:
+        def change(r: dict[str, Any]) -> None:
+            r["agent"] = name
+            for rev in r["revisions"]:
+                rev["actor"] = name
+
+        return change
+
+    def tombstone(files: dict[str, bytes]) -> None:
+        [t] = jsonl(files["tombstones.jsonl"])
+        files["tombstones.jsonl"] = jsonl_lines([t | {"forgotten_by": "human\t"}])
+
+    def author(files: dict[str, bytes]) -> None:
+        name = next(n for n in files if n.startswith("identity/") and n.endswith(".jsonl"))
+        versions = jsonl(files[name])
+        versions[0]["author"] = "me\u2028you"
+        files[name] = jsonl_lines(versions)
+
+    rule = "agent names are 1-64 characters of lower-case letters, digits, '.', '_' or '-'"
+    at = f"memories.jsonl line {line[a]}"
+    cases: list[tuple[Callable[[dict[str, bytes]], None], str]] = [
+        (
+            memory(agent("bot\x1b[31m")),
+            f"{at} has a wrong value in field 'agent' ('bot\\x1b[31m' is not an agent's name: "
+            + rule,
+        ),
+        (memory(agent("Bot")), f"{at} has a wrong value in field 'agent' ('Bot' is not"),
+        (memory(agent("a b")), f"{at} has a wrong value in field 'agent' ('a b' is not"),
+        (memory(agent("x" * 200)), f"field 'agent' ('{'x' * 40}'... is not an agent's name"),
+        (
+            memory(agent("human")),
+            f"{at} has a wrong value in field 'agent' ('human' is Cairn's own name for who "
+            "acted, never an agent's)",
+        ),
+        (
+            memory(lambda r: r["revisions"][0].update(actor="helper\x1b[2J")),
+            f"{at} revision 1 has a wrong value in field 'actor' ('helper\\x1b[2J' is neither "
+            f"an agent's name ({rule}, starting with a letter or digit) nor one of human, notes, "
+            "import, system)",
+        ),
+        (
+            memory(lambda r: r["relations"][0].update(created_by="")),
+            f"{at} relation 1 has a wrong value in field 'created_by' ('' is neither",
+        ),
+        (
+            tombstone,
+            "tombstones.jsonl line 1 has a wrong value in field 'forgotten_by' "
+            "('human\\t' is neither",
+        ),
+        (author, "line 1 has a wrong value in field 'author' ('me\\u2028you' is neither"),
+    ]
+    for change, words in cases:
+        bad = edited(good, short_tmp / "bad.zip", change)
+        for dry_run in (True, False):
+            with pytest.raises(InvalidInput) as caught:
+                import_(empty, bad, dry_run=dry_run)
+            assert words in caught.value.message, caught.value.message
+        assert state(empty) == before and imports(empty) == 0
+    # a name that only ends in line breaks is an old name's shape: renamed, as the migration
+    # renames `helper\n` (core/old_names.py) - here `helper-2`, as the archive's other
+    # memories and identity document are the agent `helper`'s
+    for n, name in enumerate(("helper\r\n", "helper\n\n")):
+        other = open_store(short_tmp / f"other{n}")
+        try:
+            report = import_(other, edited(good, short_tmp / "old.zip", memory(agent(name))))
+            assert report.names_renamed == ({"what": "agent", "was": name, "now": "helper-2"},)
+            got = other.memories.get(person(other), a, history=True)
+            assert got.memory.agent == "helper-2"
+            assert {r.actor for r in got.revisions} == {"helper-2"}
+        finally:
+            other.close()
 
 
 def test_a_revision_reason_holding_a_control_character_keeps_its_memory_out(

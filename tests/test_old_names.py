@@ -16,7 +16,7 @@ from core.keychain import open_token_store
 from core.migrations import SchemaVersion, migrate, read_version
 from core.model import Caller
 from core.paths import Paths
-from core.policy import POLICY_FILE
+from core.policy import POLICY_FILE, Mode
 from core.settings import Settings
 from core.validation import content_hash
 from tests.conftest import FakeClock
@@ -206,5 +206,114 @@ def test_an_old_export_holding_such_names_imports_with_them_renamed(
         # holds memories here
         again = app.archive.import_(Caller.human(), short_tmp / "old.zip", dry_run=True)
         assert again.to_dict()["names_renamed"][0]["now"] == "helper-2"
+    finally:
+        app.close()
+
+
+def test_names_ending_in_several_line_breaks_are_renamed_like_one(paths: Paths) -> None:
+    """A name ending in "\\r\\n" or in two line breaks (no Cairn stored one, but a store edited by
+    hand or an edited export may hold it) was left as it was by the migration, which renamed only
+    the one "\\n" `$` let through: the agent could not be named again. Now it is renamed alike."""
+    paths.data.mkdir(parents=True, exist_ok=True, mode=0o700)
+    conn = sqlite3.connect(paths.database, isolation_level=None)
+    migrate(conn, target=SchemaVersion(2, 0))
+    for name in ("bot\r\n", "scout\n\n"):
+        conn.execute(
+            "INSERT INTO agent (name, token_hash, status, created_at, created_by) "
+            "VALUES (?, NULL, 'active', 1, 'self-declared')",
+            (name,),
+        )
+    conn.close()
+    app = Cairn.open(paths, clock=FakeClock())
+    try:
+        assert [a.name for a in app.agents.list()] == ["bot", "scout"]
+        app.agents.set_status(Caller.human(), "scout", AgentStatus.PAUSED)
+    finally:
+        app.close()
+
+
+def test_a_policy_file_that_is_not_utf8_does_not_stop_the_start_and_keeps_its_renames(
+    paths: Paths,
+) -> None:
+    """A policy file holding a Latin-1 byte (a comment 'café'): after the migration to 2.1 every
+    start stopped with a UnicodeDecodeError traceback, as carrying the renames read it as UTF-8.
+    Now Cairn starts (as a fresh store with the same file does), Health says the renames wait
+    for the file, and once the file is UTF-8 the next start carries them."""
+    old_store(paths)
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    policy = paths.config / POLICY_FILE
+    policy.write_bytes(b"# caf\xe9\n" + POLICY_TEXT.encode())
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        said = app.warnings.items["policy_renames"]
+        assert "is not valid UTF-8" in said and "'helper\\n' -> 'helper-2'" in said, said
+        assert app.agents.tokens.get("helper-2") == OLD_TOKEN  # the token store was carried
+    finally:
+        app.close()
+    assert policy.read_bytes().startswith(b"# caf\xe9\n")  # the person's file, untouched
+    policy.write_text("# café\n" + POLICY_TEXT, encoding="utf-8")
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        assert "policy_renames" not in app.warnings.items
+        assert set(app.policy.current().agents) == {"helper-2", "bot"}
+        assert "helper\\n" not in policy.read_text(encoding="utf-8")
+    finally:
+        app.close()
+
+
+def test_a_policy_syntax_error_at_the_first_start_keeps_the_renames_for_the_next(
+    paths: Paths,
+) -> None:
+    """A typo in the policy file at the first start after the migration: the renames were
+    skipped for the file yet marked carried, so after the person fixed the typo the file still
+    named `[agents."bot\\n"]` and stayed invalid for good. Now they wait for a valid file, and
+    the policy's message shows such a key escaped, not with a raw line break."""
+    old_store(paths)
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    policy = paths.config / POLICY_FILE
+    policy.write_text(POLICY_TEXT.replace("false\n", "fals\n"), encoding="utf-8")
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        assert "is not valid TOML" in app.warnings.items["policy_renames"]
+    finally:
+        app.close()
+    policy.write_text(policy.read_text(encoding="utf-8").replace("fals\n", "false\n"), "utf-8")
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        assert "policy_invalid" not in app.warnings.items, app.warnings.items
+        assert set(app.policy.current().agents) == {"helper-2", "bot"}
+    finally:
+        app.close()
+    # a key no rename covers is named as the file spells it, on one line
+    policy.write_text('[agents."scout\\n"]\nextracted = "off"\n', encoding="utf-8")
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        said = app.warnings.items["policy_invalid"]
+        assert 'agents."scout\\n": not a valid agent name' in said and "\n" not in said, said
+    finally:
+        app.close()
+
+
+def test_a_kind_named_twice_in_the_policy_file_is_merged_the_stricter_winning(
+    paths: Paths,
+) -> None:
+    """A policy file naming both `decision` and `"decision\\n"`: the rename was skipped, as the
+    new name was taken, and the file stayed invalid for good ("kinds.decision⏎: unknown kind").
+    Both spellings are one kind now, so the two rules are merged: the stricter one wins (a
+    person who turned one spelling off did not mean agents to store it unasked), and a comment
+    in the file says what was merged."""
+    old_store(paths)
+    policy = paths.config / POLICY_FILE
+    text = POLICY_TEXT.replace('"decision\\n" = "ask"', 'decision = "auto"\n"decision\\n" = "off"')
+    policy.write_text(text, encoding="utf-8")
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        assert "policy_invalid" not in app.warnings.items, app.warnings.items
+        assert app.policy.current().kinds["decision"] is Mode.OFF
+        written = policy.read_text(encoding="utf-8")
+        assert '"decision\\n" =' not in written
+        [line] = [x for x in written.splitlines() if x.startswith("decision")]
+        assert line.startswith('decision = "off"') and "the stricter kept" in line, line
     finally:
         app.close()
