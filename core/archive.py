@@ -58,6 +58,7 @@ from core.writer import WriteTx
 
 # A workspace a dry run would register (it does not exist yet, so it has no id yet).
 _NEW_WORKSPACE = "ws_(new)"
+_BOUND_SCOPES = (Scope.PROJECT, Scope.SESSION)  # the scopes whose memories belong to a workspace
 
 
 def _person(caller: Caller, what: str) -> None:
@@ -182,7 +183,9 @@ class ArchiveService:
 
     # -- import ------------------------------------------------------------------------------
 
-    def import_(self, caller: Caller, path: Path, *, dry_run: bool = False) -> ImportReport:
+    def import_(
+        self, caller: Caller, path: Path, *, dry_run: bool = False, workspace: str | None = None
+    ) -> ImportReport:
         """Bring an archive from `export` - or a JSON-lines file of memories - into this store,
         as the person's decision (no review). `dry_run` reports the same and writes nothing.
 
@@ -195,7 +198,10 @@ class ArchiveService:
 
         Each line of a JSON-lines file is a `memory.write` (plus an optional `workspace`
         directory for project memories); the gate still refuses secrets and flags injections,
-        and each line's outcome is reported.
+        and each line's outcome is reported. A project or session line without a `workspace`
+        lands in `workspace` (the directory the person ran the command in; None: the caller's
+        bound workspace), registered only by a real import of such a line. An archive brings
+        its own workspaces and ignores `workspace`.
 
         Raises:
             Forbidden: the caller is not a person.
@@ -217,7 +223,7 @@ class ArchiveService:
                 "nothing was imported",
                 data={"file": str(path)},
             )
-        return self._import_jsonl(caller, path, dry_run)
+        return self._import_jsonl(caller, path, dry_run, workspace)
 
     def _import_archive(self, path: Path, dry_run: bool) -> ImportReport:
         archive = read_archive(path, self._memories.limits)
@@ -294,7 +300,9 @@ class ArchiveService:
 
     # -- JSON lines --------------------------------------------------------------------------
 
-    def _import_jsonl(self, caller: Caller, path: Path, dry_run: bool) -> ImportReport:
+    def _import_jsonl(
+        self, caller: Caller, path: Path, dry_run: bool, default: str | None
+    ) -> ImportReport:
         tally = Tally("jsonl", str(path), dry_run)
         outcomes: dict[int, dict[str, Any]] = {}
         groups: dict[str | None, list[tuple[int, WriteRequest]]] = {}
@@ -312,8 +320,11 @@ class ArchiveService:
             raise IOFault(f"{path} could not be read: {e.strerror or e}") from e
         ahead = _Ahead()
         for where, items in groups.items():
+            # Lines with no workspace of their own land in the command's folder - which is
+            # registered only when one of them is a project or session memory.
+            needs = where is not None or any(r.scope in _BOUND_SCOPES for _n, r in items)
             try:
-                workspace_id = self._workspace(caller, where, dry_run)
+                workspace_id = self._workspace(caller, where or default, dry_run) if needs else None
             except CairnError as e:
                 outcomes.update((n, _failed(n, e)) for n, _ in items)
                 continue

@@ -77,12 +77,16 @@ def add_parsers(sub: Any) -> None:
         p.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _run(method: str, params: dict[str, Any], here: _Local) -> dict[str, Any]:
+def _run(
+    method: str, params: dict[str, Any], here: _Local, *, if_no_store: str | None = None
+) -> dict[str, Any]:
     def local(cairn: Cairn) -> dict[str, Any]:
-        person = Caller(Surface.HUMAN, workspace_id=cairn.workspaces.resolve(os.getcwd()).id)
-        return here(cairn.archive, person)
+        # No workspace: the folder the command runs in is not registered by running it there.
+        return here(cairn.archive, Caller(Surface.HUMAN))
 
-    return served_or_here(resolve_paths(), method, params, local, timeout=TIMEOUT_S)
+    return served_or_here(
+        resolve_paths(), method, params, local, timeout=TIMEOUT_S, if_no_store=if_no_store
+    )
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -117,14 +121,22 @@ def cmd_import(args: argparse.Namespace) -> int:
         confirm(
             f"Import {path} into your memories, as your own decision?\n{_changes(path)}", "import"
         )
-    params: dict[str, Any] = {"path": str(path)}
+    # Where a JSON-lines file's project lines without a `workspace` land (an archive brings
+    # its own workspaces); the import registers it only when such a line lands.
+    folder = os.getcwd()
+    params: dict[str, Any] = {"path": str(path), "workspace": folder}
     if args.dry_run:
         params["dry_run"] = True
 
     def here(service: ArchiveService, person: Caller) -> dict[str, Any]:
-        return service.import_(person, path, dry_run=args.dry_run).to_dict()
+        return service.import_(person, path, dry_run=args.dry_run, workspace=folder).to_dict()
 
-    report = _run("archive.import", params, here)
+    # A dry run changes nothing, so with no Cairn running it does not create the store.
+    empty = (
+        "a dry run creates nothing. Start Cairn (`cairn serve`, or the tray) to create an "
+        "empty store and preview against it, or import without --dry-run"
+    )
+    report = _run("archive.import", params, here, if_no_store=empty if args.dry_run else None)
     emit(args, report, lambda: print(describe_import(report)))
     return EXIT_FAILED if report["errors"] or report["refused"] else EXIT_OK
 

@@ -12,7 +12,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from core.errors import InvalidInput
+from core.errors import CairnError, InvalidInput
+from core.governance import check_notes
+from core.identity import check_document
+from core.paths import resolve_paths
+from core.settings import load_settings
 from core.terminal import (
     connect_as_agent,
     connect_as_person,
@@ -20,6 +24,7 @@ from core.terminal import (
     emit,
     looking_as_person,
     open_input,
+    refuse_a_secret,
     when,
     write_status,
 )
@@ -139,6 +144,7 @@ def cmd_identity(args: argparse.Namespace) -> int:
         return 0
     if action == "edit":
         content = _read(args.file)
+        _check_edit(content, args.reason)
         base = args.if_version
         if base is None:
             # The version being replaced is read before the confirmation: one adopted while the
@@ -166,6 +172,27 @@ def cmd_identity(args: argparse.Namespace) -> int:
         emit(args, new, said)
         return 0
     return _revert(args)
+
+
+def _check_edit(content: str, reason: str | None) -> None:
+    """What the running Cairn would refuse in an edit, refused before the person is asked to
+    confirm it (until 2026-11-30 after they typed `edit DOC`), by the service's own rules: the
+    text's size (`identity.max_bytes` from the settings; when they cannot be read the running
+    Cairn judges) and control characters, a secret in it, and the reason's length and secret.
+
+    Raises:
+        InvalidInput, TooLarge: naming what is wrong (a secret with `reason_code: secret`).
+    """
+    try:
+        max_bytes = load_settings(resolve_paths().settings_file).integer("identity.max_bytes")
+    except CairnError:
+        max_bytes = None
+    if max_bytes is not None:
+        check_document(content, max_bytes)
+    refuse_a_secret("the content", [content])
+    if reason:
+        check_notes({"--reason": reason})
+        refuse_a_secret("--reason", [reason])
 
 
 def _revert(args: argparse.Namespace) -> int:

@@ -47,6 +47,29 @@ _AUTHOR_KINDS = {
 }
 
 
+def check_document(content: object, max_bytes: int) -> str:
+    """A document version's text: non-empty, within `max_bytes` (`identity.max_bytes`), without
+    control characters (until 2026-11-30 an agent's proposal could carry escape sequences that
+    hid words from the person reviewing it at a terminal). The service checks every version
+    with it, and `cairn identity edit` before it asks the person to confirm.
+
+    Raises:
+        InvalidInput: empty, not text, or holding a control character.
+        TooLarge: over `max_bytes`, naming the size and the limit.
+    """
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidInput("content must be non-empty text", data={"field": "content"})
+    size = utf8_size("content", content)
+    if size > max_bytes:
+        raise TooLarge(
+            f"the document is {size} bytes; the limit is {max_bytes} "
+            "(identity.max_bytes): it is injected into prompts, so keep it short",
+            data={"field": "content", "limit": max_bytes},
+        )
+    refuse_control("content", content)
+    return content
+
+
 @dataclass(frozen=True)
 class IdentityVersion:
     doc: str
@@ -230,20 +253,7 @@ class IdentityService:
     # -- changing ---------------------------------------------------------------------------
 
     def _sized(self, content: object) -> str:
-        """Non-empty text within `identity.max_bytes`, without control characters (until
-        2026-11-30 an agent's proposal could carry escape sequences that hid words from the
-        person reviewing it at a terminal)."""
-        if not isinstance(content, str) or not content.strip():
-            raise InvalidInput("content must be non-empty text", data={"field": "content"})
-        size = utf8_size("content", content)
-        if size > self._max_bytes:
-            raise TooLarge(
-                f"the document is {size} bytes; the limit is {self._max_bytes} "
-                "(identity.max_bytes): it is injected into prompts, so keep it short",
-                data={"field": "content", "limit": self._max_bytes},
-            )
-        refuse_control("content", content)
-        return content
+        return check_document(content, self._max_bytes)
 
     def _checked(self, caller: Caller, content: object) -> tuple[str, tuple[Flag, ...]]:
         content = self._sized(content)

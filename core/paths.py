@@ -24,7 +24,8 @@ class Paths:
     data     the memory database and its backups (the user's data: never deleted by uninstall)
     config   settings.toml and the capture-policy file (human-editable)
     state    logs, rotated audit files, token files when no keychain exists
-    runtime  the agent socket and the lock of the running instance (short path, owner-only)
+    runtime  the agent socket and the pid file of the running instance (short path, owner-only);
+             the store's lock is in data, next to the database
     """
 
     data: Path

@@ -239,6 +239,8 @@ def archive_export(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, 
 
 
 def archive_import(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields(p, frozenset({"path", "dry_run"}), required=("path",))
+    check_fields(p, frozenset({"path", "dry_run", "workspace"}), required=("path",))
     dry_run = flag(p, "dry_run", default=False)
-    return cairn.archive.import_(s.bound(), Path(text(p, "path")), dry_run=dry_run).to_dict()
+    return cairn.archive.import_(
+        s.bound(), Path(text(p, "path")), dry_run=dry_run, workspace=opt_text(p, "workspace")
+    ).to_dict()

@@ -143,13 +143,20 @@ def served_or_here(
     here: Callable[[Cairn], dict[str, Any]],
     *,
     timeout: float = 30.0,
+    if_no_store: str | None = None,
 ) -> dict[str, Any]:
     """A person's request: the running Cairn holds the store, so ask it; when none runs, open
-    the store here and call the same service (`here`)."""
+    the store here and call the same service (`here`). The connection binds no workspace: the
+    folder the command runs in is none of its business (a request about a folder names it).
+
+    Raises:
+        NotFound: `if_no_store` is given (the reason for the person), no Cairn runs and there
+            is no store yet - a command that must change nothing does not create one.
+    """
 
     def ask() -> dict[str, Any]:
         with Client.connect(
-            paths, role="human", workspace=os.getcwd(), autostart=False, timeout=timeout
+            paths, role="human", workspace=None, autostart=False, timeout=timeout
         ) as client:
             try:
                 return client.call(method, params)
@@ -165,6 +172,11 @@ def served_or_here(
 
     if probe(socket_path(paths)):
         return ask()
+    if if_no_store is not None and not paths.database.exists():
+        raise NotFound(
+            f"there is no store at {paths.database} yet; {if_no_store}",
+            data={"database": str(paths.database)},
+        )
     from core.app import Cairn
 
     try:

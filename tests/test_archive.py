@@ -1652,6 +1652,7 @@ def test_a_time_or_text_no_store_can_hold_refuses_the_archive_before_anything_la
         assert state(empty) == before and imports(empty) == 0
     # At the command line: one line saying what is wrong, no traceback.
     bad = with_memory(good, short_tmp / "bad.zip", 600, content="bad \ud800 text")
+    open_store(short_tmp / "cli").close()  # a dry run does not create a store
     status, shown = run_at_terminal(short_tmp / "cli", "import", str(bad), "--dry-run")
     assert status == ErrorCode.INVALID_PARAMS.exit_status, shown
     assert "Traceback" not in shown and "not valid UTF-8" in shown, shown
@@ -2052,6 +2053,11 @@ def test_the_command_line_exports_and_imports_with_cairn_stopped(
     plain = run_plain(target, "import", str(out), "--dry-run")
     assert plain.returncode == ErrorCode.FORBIDDEN.exit_status
 
+    # A dry run changes nothing: with no store yet it creates none (it used to create one).
+    status, shown = run_at_terminal(target, "import", str(out), "--dry-run")
+    assert status == ErrorCode.NOT_FOUND.exit_status and "a dry run creates nothing" in shown
+    assert not paths_for(target).database.exists()
+    open_store(target).close()
     status, shown = run_at_terminal(target, "import", str(out), "--dry-run", "--json")
     assert status == 0, shown
     dry = json.loads(shown[shown.index("{") :])

@@ -560,3 +560,17 @@ def test_an_agents_keyed_add_into_what_a_person_archived_says_archived(short_tmp
             assert (said.returncode, said.stdout) == (0, expected), said.stderr
         stored = runtime.cairn.memories.get(Caller.human(), memory_id).memory
         assert stored.status is Status.ARCHIVED and stored.revision == 3
+
+
+def test_a_forget_reason_too_long_is_refused_before_the_confirmation(daemon: Daemon) -> None:
+    """`cairn forget ID --reason <1001 characters>` asked the person to type `forget ID` and
+    only then said "reason is 1001 characters; the limit is 1000". It is refused first, by the
+    rule the running Cairn applies (`governance.check_notes`), and nothing is asked."""
+    home = daemon.home
+    status, shown = at_terminal(home, "add", "the coffee machine is on floor 3", typed="")
+    assert status == 0, shown
+    memory_id = shown.split("stored ", 1)[1].split("@", 1)[0]
+    status, shown = at_terminal(home, "forget", memory_id, "--reason", "b" * 1001, typed="")
+    assert status == ErrorCode.TOO_LARGE.exit_status, shown
+    assert "Type " not in shown and "--reason is 1001 characters; the limit is 1000" in shown
+    assert cairn(home, "get", memory_id).returncode == 0

@@ -310,3 +310,29 @@ def test_a_secret_in_an_edit_exits_77_like_any_refused_secret(
     )
     assert status == 77, shown
     assert "ghp_Z8b2" not in shown and "secret" in shown
+
+
+def test_an_edit_the_store_would_refuse_is_refused_before_the_confirmation(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """`cairn identity edit user --file F` with a secret in F, a text over
+    `identity.max_bytes` or a too long `--reason` asked the person to type `edit user`, then
+    refused. The same checks the service runs come first now, and nothing is asked."""
+    home = daemon.home
+    secret = short_tmp / "secret.md"
+    secret.write_text("Deploy key: ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q\n", encoding="utf-8")
+    big = short_tmp / "big.md"
+    big.write_text("x" * 9_000 + "\n", encoding="utf-8")
+    fine = short_tmp / "fine.md"
+    fine.write_text("Prefers short answers.\n", encoding="utf-8")
+    cases = [
+        (("--file", str(secret)), 77, "the content looks like a secret (rule github-token)"),
+        (("--file", str(big)), 65, "the document is 9001 bytes; the limit is 8192"),
+        (("--file", str(fine), "--reason", "r" * 1001), 65, "--reason is 1001 characters"),
+    ]
+    for args, code, said in cases:
+        status, shown = at_terminal(home, "identity", "edit", "user", *args, typed="edit user")
+        assert status == code and said in shown, shown
+        assert "Type " not in shown, shown
+    status, shown = at_terminal(home, "identity", "history", "user", typed="")
+    assert "user v2" not in shown, shown

@@ -1,0 +1,117 @@
+"""`cairn export` and `cairn import` as a person runs them: the folder the command runs in is not
+the command's business (only a JSON-lines file's lines without a workspace land there), and a
+dry run changes nothing - not even by creating the store. Real stores, the real command line
+under a pseudo-terminal, with and without a running Cairn."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from core.app import Cairn
+from core.model import Caller, Surface
+from core.requests import WriteRequest
+from core.settings import Settings
+from tests.conftest import FakeClock
+from tests.serving import paths_for, served_in_thread
+from tests.test_cli_serving import at_terminal
+
+
+def workspace_paths(home: Path) -> set[str]:
+    with closing(sqlite3.connect(paths_for(home).database)) as db:
+        return {row[0] for row in db.execute("SELECT path FROM workspace")}
+
+
+def archive_of_two_workspaces(tmp: Path) -> Path:
+    """An export of a store holding one project memory in each of two folders."""
+    source = Cairn.open(paths_for(tmp / "source"), settings=Settings.defaults(), clock=FakeClock())
+    try:
+        for name in ("billing", "ledger"):
+            folder = tmp / name
+            folder.mkdir()
+            ws = source.workspaces.resolve(str(folder)).id
+            req = {"content": f"the {name} service is in Go", "kind": "fact", "scope": "project"}
+            source.memories.write(
+                Caller(Surface.HUMAN, workspace_id=ws), WriteRequest.from_params(req)
+            )
+        out = tmp / "two.zip"
+        source.archive.export(Caller(Surface.HUMAN), out)
+    finally:
+        source.close()
+    return out
+
+
+def test_a_dry_run_with_no_store_creates_none(short_tmp: Path) -> None:
+    """`cairn import --dry-run` with no Cairn running and no store created the store (and
+    registered the folder it ran in), then previewed against the store it had just made. It
+    refuses now and says how to get a store; nothing is created."""
+    archive = archive_of_two_workspaces(short_tmp)
+    here = short_tmp / "new-folder"
+    here.mkdir()
+    home = short_tmp / "fresh"
+    status, shown = at_terminal(home, "import", str(archive), "--dry-run", typed="", cwd=here)
+    assert status == 66, shown
+    assert "a dry run creates nothing" in shown
+    assert not paths_for(home).database.exists()
+    assert not paths_for(home).data.exists()
+
+
+def test_import_does_not_register_the_folder_it_runs_in(short_tmp: Path) -> None:
+    """Opening the store itself, `cairn import` (dry run or not) recorded the current folder as
+    a workspace: the preview then said "workspaces: 1 added" of a two-workspace archive, and
+    the folder stayed a workspace of the store. An archive brings its own workspaces only."""
+    archive = archive_of_two_workspaces(short_tmp)
+    here = short_tmp / "elsewhere"
+    here.mkdir()
+    home = short_tmp / "target"
+    Cairn.open(paths_for(home), settings=Settings.defaults(), clock=FakeClock()).close()
+    before = workspace_paths(home)
+
+    status, shown = at_terminal(home, "import", str(archive), "--dry-run", typed="", cwd=here)
+    assert status == 0, shown
+    assert "workspaces: 2 added" in shown
+    assert workspace_paths(home) == before
+
+    status, shown = at_terminal(home, "import", str(archive), typed="import", cwd=here)
+    assert status == 0, shown
+    assert "workspaces: 2 added" in shown
+    assert workspace_paths(home) == before | {str(short_tmp / "billing"), str(short_tmp / "ledger")}
+
+
+def test_a_served_import_registers_the_folder_only_for_lines_that_land_there(
+    short_tmp: Path,
+) -> None:
+    """With Cairn running the person's connection bound the current folder, so any import,
+    export or dry run registered it. Now only a JSON-lines import's project line without a
+    `workspace` lands in the folder (and registers it) - and its dry run registers nothing."""
+    archive = archive_of_two_workspaces(short_tmp)
+    here = short_tmp / "project"
+    here.mkdir()
+    home = short_tmp / "served"
+    lines = short_tmp / "more.jsonl"
+    lines.write_text(
+        json.dumps({"content": "refunds take five days", "kind": "fact", "scope": "project"})
+        + "\n"
+        + json.dumps({"content": "I like short answers", "kind": "preference", "scope": "user"})
+        + "\n",
+        encoding="utf-8",
+    )
+    with served_in_thread(paths_for(home), confirm_human=lambda _s: None) as runtime:
+        assert runtime.cairn is not None
+        names = {w.path for w in runtime.cairn.workspaces.list()}
+        for args in (
+            ("import", str(archive), "--dry-run"),
+            ("export", "--out", str(short_tmp / "back.zip")),
+            ("import", str(lines), "--dry-run"),
+        ):
+            status, shown = at_terminal(home, *args, typed="", cwd=here)
+            assert status == 0, shown
+            assert {w.path for w in runtime.cairn.workspaces.list()} == names, args
+        status, shown = at_terminal(home, "import", str(lines), "--json", typed="import", cwd=here)
+        assert status == 0, shown
+        report = json.loads(shown[shown.index("{") :])
+        assert [line["result"] for line in report["lines"]] == ["added", "added"]
+        landed = runtime.cairn.memories.get(Caller.human(), report["lines"][0]["id"]).memory
+        assert landed.workspace_id == runtime.cairn.workspaces.resolve(str(here)).id
