@@ -47,15 +47,15 @@ class ReviewQueue:
         # The waiting texts' term sets: room for the whole queue and as much again.
         self._terms = TermSets(limit=2 * self._cap)
 
-    # As a memory observer: a forgotten memory takes its waiting proposals with it.
+    # As a memory observer: a forgotten memory, or an expired one purged, takes its waiting
+    # proposals with it - nothing is left to adopt them onto (until 2026-11-30 a purge left them
+    # waiting for good, refused on adoption and counted by health).
     def memories_written(
         self, tx: WriteTx, memories: Sequence[Memory], *, fresh: bool = False
     ) -> None:
         return
 
     def memories_removed(self, tx: WriteTx, memory_ids: Sequence[str], *, forgotten: bool) -> None:
-        if not forgotten:
-            return
         tx.conn.executemany(
             "DELETE FROM suggestion WHERE target_id = ? OR replacement_id = ?",
             [(mid, mid) for mid in memory_ids],

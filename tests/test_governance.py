@@ -774,6 +774,22 @@ def test_forgetting_a_memory_takes_its_proposals_along(governed: Cairn, ws: str)
     assert queue(governed) == []
 
 
+def test_purging_an_expired_memory_takes_its_proposals_along(
+    governed: Cairn, ws: str, clock: FakeClock
+) -> None:
+    """A memory that expired and was purged left its proposals in the queue for good: shown
+    with no target, refused on adoption ("no longer exists"), and counted by health."""
+    a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
+    mid = stored(write(governed, a, "the pelican eats at noon", ttl_seconds=3600))
+    governed.memories.feedback(b, mid, "stale", "it changed")
+    pending(governed.memories.update(b, UpdateRequest(id=mid, if_revision=1, importance=5)))
+    assert len(queue(governed)) == 2
+    clock.advance(3601 + 8 * 86400)  # past the expiry and the retention window
+    assert governed.memories.purge_expired() == 1
+    assert queue(governed) == []
+    assert governed.review.count() == 0  # what health counts
+
+
 # -- the scanner on the write path and on every read -----------------------------------------
 
 GITHUB_TOKEN = "ghp_Z8b2kQ9xLm4Pw7Rt1Vy3Nc6Hd0Fg5Js2Ak9Q"
