@@ -115,7 +115,9 @@ class MemoryReader:
         can see. `gap` says events after `seq` were already rotated out of the database."""
         conn = self._store.read_db.conn()
         oldest = conn.execute("SELECT min(seq) FROM audit").fetchone()[0]
-        gap = oldest is not None and 0 < seq < int(oldest) - 1
+        # From the start (seq 0) too: events 1 .. oldest - 1 are gone (until 2026-11-30 a reader
+        # from the start was never told).
+        gap = oldest is not None and max(seq, 0) < int(oldest) - 1
         # A purged memory's row is gone; its tombstone keeps where it lived, so its events
         # (the purge included) still reach an agent catching up.
         events = (
