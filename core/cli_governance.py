@@ -121,6 +121,10 @@ def describe(item: dict[str, Any]) -> str:
         lines.append(f"    rejected before: {item['rejected_before']}")
     if item.get("expires_at"):  # the agent's time to live counts from the proposal
         lines.append(f"    expires: {when(item['expires_at'])}")
+    if item.get("clear_expiry"):
+        lines.append("    expiry: cleared (the memory would never expire)")
+    if item.get("pinned") is not None:
+        lines.append(f"    pin: {'pinned' if item['pinned'] else 'unpinned'}")
     return "\n".join(lines)
 
 

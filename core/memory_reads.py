@@ -114,8 +114,6 @@ class MemoryReader:
         """Audited changes after `seq`, oldest first - for an agent, only those on memories it
         can see. `gap` says events after `seq` were already rotated out of the database."""
         conn = self._store.read_db.conn()
-        oldest = conn.execute("SELECT min(seq) FROM audit").fetchone()[0]
-        gap = oldest is not None and 0 < seq < int(oldest) - 1
         # A purged memory's row is gone; its tombstone keeps where it lived, so its events
         # (the purge included) still reach an agent catching up.
         events = (
@@ -137,9 +135,16 @@ class MemoryReader:
                 "ORDER BY v.seq LIMIT ?"
             )
             args = [seq, *params, limit]
-        with self._store.read_db.atomic():  # the changes and the last one seen: one snapshot
+        # The changes, the oldest left and the newest: one snapshot. (Until 2026-11-30 the oldest
+        # was read before it, and a rotation committing in between skipped events unreported.)
+        with self._store.read_db.atomic():
             rows = conn.execute(sql, args).fetchall()
-            newest = int(conn.execute("SELECT coalesce(max(seq), 0) FROM audit").fetchone()[0])
+            oldest, newest = conn.execute(
+                "SELECT min(seq), coalesce(max(seq), 0) FROM audit"
+            ).fetchone()
+        # From the start (seq 0) too: events 1 .. oldest - 1 are gone (until 2026-11-30 a reader
+        # from the start was never told).
+        gap = oldest is not None and max(seq, 0) < int(oldest) - 1
         changes = tuple(
             Change(
                 seq=int(r[0]),
@@ -159,5 +164,5 @@ class MemoryReader:
         # skips nothing (an agent that sees none of them moves on, instead of scanning them all
         # again at every call), and never runs ahead of what is committed.
         # (Asked from beyond the store, the answer is its newest change.)
-        last = changes[-1].seq if len(changes) == limit else newest
+        last = changes[-1].seq if len(changes) == limit else int(newest)
         return ChangeFeed(changes, last, gap)

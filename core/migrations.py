@@ -316,6 +316,29 @@ def _v2_1(conn: sqlite3.Connection) -> None:
     rename_in_store(conn)
 
 
+def _v2_2(conn: sqlite3.Connection) -> None:
+    # A minor step: two columns older code ignores (it then adopts a proposal without them, as it
+    # always did). A proposal keeps the pin it sets and whether it clears the expiry; a change's
+    # `ttl_seconds` is only one the agent gave. Until now a change held its target's expiry as
+    # its own: those copies (within the second it was rounded up by) are dropped, so a proposal
+    # waiting across the upgrade follows its memory's expiry as a new one does.
+    conn.execute(
+        "ALTER TABLE suggestion ADD COLUMN pinned INTEGER "
+        "CHECK (pinned IS NULL OR pinned IN (0, 1))"
+    )
+    conn.execute(
+        "ALTER TABLE suggestion ADD COLUMN clear_expiry INTEGER NOT NULL DEFAULT 0 "
+        "CHECK (clear_expiry IN (0, 1))"
+    )
+    conn.execute(
+        "UPDATE suggestion SET ttl_seconds = NULL WHERE op = 'update' AND ttl_seconds IS NOT NULL "
+        "AND EXISTS (SELECT 1 FROM revision r WHERE r.memory_id = suggestion.target_id "
+        "AND r.revision = suggestion.base_revision AND r.expires_at IS NOT NULL "
+        "AND suggestion.first_seen + suggestion.ttl_seconds * 1000 - r.expires_at "
+        "BETWEEN 0 AND 999)"
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(SchemaVersion(1, 0), "memories, revisions, audit, tombstones, relations", _V1_0),
     Migration(SchemaVersion(1, 1), "full-text index (FTS5) of every memory", _v1_1),
@@ -330,6 +353,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         SchemaVersion(2, 1), "names that ended in a line break renamed (agents, kinds)", _v2_1
     ),
+    Migration(SchemaVersion(2, 2), "proposals keep the pin and the cleared expiry they set", _v2_2),
 )
 
 CURRENT = MIGRATIONS[-1].version

@@ -28,7 +28,24 @@ def suggestion_for(
     replacement_id: str | None = None,
     note: str | None = None,
 ) -> Suggestion:
-    """A proposal carrying `memory`'s fields (for a change, the target's new state)."""
+    """A proposal carrying `memory`'s fields (for a change, the target's new state).
+
+    Of the expiry and the pin it keeps what the agent set: for a change of `target` (`memory` is
+    its new state, the same id), a new expiry, a cleared one or a new pin - what the change left
+    alone follows the memory as it will be when a person adopts. For a new memory (also one
+    proposed as an update of the memory it resembles, or names by its dedupe key) its own time
+    to live and a pin it asks for.
+    """
+    changing = target is not None and memory.id == target.id
+    before = target if changing else None
+    if before is not None and memory.expires_at == before.expires_at:
+        expires_at = None  # left alone
+    else:
+        expires_at = memory.expires_at
+    clear_expiry = (
+        before is not None and before.expires_at is not None and memory.expires_at is None
+    )
+    pinned = memory.pinned if memory.pinned != (before.pinned if before else False) else None
     return Suggestion(
         id=new_suggestion_id(now),
         op=op,
@@ -47,8 +64,10 @@ def suggestion_for(
         keywords=memory.keywords,
         importance=memory.importance,
         ttl_seconds=(  # rounded up: the few ms since the memory was prepared are not a second
-            max(1, -((now - memory.expires_at) // 1000)) if memory.expires_at is not None else None
+            max(1, -((now - expires_at) // 1000)) if expires_at is not None else None
         ),
+        clear_expiry=clear_expiry,
+        pinned=pinned,
         source=memory.source,
         origin=memory.origin.value if memory.origin else None,
         dedupe_key=memory.dedupe_key,

@@ -47,15 +47,15 @@ class ReviewQueue:
         # The waiting texts' term sets: room for the whole queue and as much again.
         self._terms = TermSets(limit=2 * self._cap)
 
-    # As a memory observer: a forgotten memory takes its waiting proposals with it.
+    # As a memory observer: a forgotten memory, or an expired one purged, takes its waiting
+    # proposals with it - nothing is left to adopt them onto (until 2026-11-30 a purge left them
+    # waiting for good, refused on adoption and counted by health).
     def memories_written(
         self, tx: WriteTx, memories: Sequence[Memory], *, fresh: bool = False
     ) -> None:
         return
 
     def memories_removed(self, tx: WriteTx, memory_ids: Sequence[str], *, forgotten: bool) -> None:
-        if not forgotten:
-            return
         tx.conn.executemany(
             "DELETE FROM suggestion WHERE target_id = ? OR replacement_id = ?",
             [(mid, mid) for mid in memory_ids],
@@ -454,6 +454,7 @@ class ReviewService:
             dedupe_key=s.dedupe_key,
             origin=Origin(s.origin) if s.origin else Origin.EXPLICIT,
             source=s.source,
+            pinned=bool(s.pinned),
         )
         return req, tuple(edited)
 
@@ -470,7 +471,8 @@ class ReviewService:
 
     def _time_left(self, s: Suggestion) -> int | None:
         """The seconds the proposed memory has left to live (rounded up), counted from the
-        proposal; None when it never expires.
+        proposal; None when the agent gave it no time to live (a new memory never expires; a
+        change keeps its memory's expiry, or clears it).
 
         Raises:
             Conflict: it expired while waiting.
@@ -540,6 +542,16 @@ class ReviewService:
         self, tx: WriteTx, person: Caller, s: Suggestion, target: Memory, edits: dict[str, Any]
     ) -> Decided:
         req, edited = self._proposed(s, edits)
+        if target.expired and s.expires_at is None and not s.clear_expiry:
+            # The memory's own expiry passed; the agent set none (until 2026-11-30 this was
+            # blamed on the agent, "the agent gave it 60 s", whose proposal copied the expiry).
+            raise Conflict(
+                f"memory {target.id} expired at {utc_minute(target.expires_at or 0)} (its own "
+                "expiry; the proposal sets none), so the change would not be seen; reject the "
+                "proposal - or clear the memory's expiry first, then adopt it onto the new "
+                "revision",
+                data={"id": target.id, "expires_at": target.expires_at},
+            )
         # A proposal holds every field as of the revision it was made on. Adopted onto a later
         # one, it changes only what it (or the person) changed: the fields it left alone keep
         # what the memory holds now (a tags-only proposal put back the old text).
@@ -559,6 +571,8 @@ class ReviewService:
                 return None
             return _cleared(name, value)
 
+        # The expiry and the pin as the agent set them; what it left alone stays as the memory
+        # holds it now (until 2026-11-30 both were dropped, though the proposal said "adopted").
         change = UpdateRequest(
             id=target.id,
             if_revision=target.revision,
@@ -569,6 +583,9 @@ class ReviewService:
             tags=changed("tags"),
             keywords=changed("keywords"),
             importance=changed("importance"),
+            pinned=s.pinned if s.pinned is not None and s.pinned != target.pinned else None,
+            ttl_seconds=req.ttl_seconds if s.expires_at != target.expires_at else None,
+            clear_expiry=s.clear_expiry and target.expires_at is not None,
             reason=s.note,
         )
         if not change.changes_anything():

@@ -253,6 +253,8 @@ def bind_tables(db: peewee.Database | None) -> Tables:
         hits = IntegerField()
         first_seen = IntegerField()
         last_seen = IntegerField()
+        pinned = IntegerField(null=True)
+        clear_expiry = IntegerField()
 
         class Meta:
             table_name = "suggestion"

@@ -87,6 +87,8 @@ class Suggestion:
     tags: tuple[str, ...] = ()
     keywords: str | None = None
     importance: int | None = None
+    # The expiry it sets, counted from the proposal; for a change of a memory None keeps the
+    # memory's own, unless `clear_expiry` - then it never expires.
     ttl_seconds: int | None = None
     source: str | None = None
     origin: str | None = None
@@ -100,6 +102,8 @@ class Suggestion:
     first_seen: int = 0
     last_seen: int = 0
     rejected_before: str | None = None  # the reason a person gave when they rejected it before
+    pinned: bool | None = None  # the pin it sets; None leaves a memory's as it is
+    clear_expiry: bool = False  # a change that makes its memory never expire
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,6 +125,8 @@ class Suggestion:
             "importance": self.importance,
             "ttl_seconds": self.ttl_seconds,
             "expires_at": self.expires_at,
+            "clear_expiry": self.clear_expiry,
+            "pinned": self.pinned,
             "source": self.source,
             "origin": self.origin,
             "dedupe_key": self.dedupe_key,
@@ -184,6 +190,8 @@ _COLUMNS = (
     "hits",
     "first_seen",
     "last_seen",
+    "pinned",
+    "clear_expiry",
 )
 SELECT = f"SELECT {', '.join(_COLUMNS)} FROM suggestion"
 
@@ -219,6 +227,8 @@ def _values(s: Suggestion) -> tuple[Any, ...]:
         s.hits,
         s.first_seen,
         s.last_seen,
+        None if s.pinned is None else int(s.pinned),
+        int(s.clear_expiry),
     )
 
 
@@ -253,6 +263,8 @@ def from_row(row: Sequence[Any]) -> Suggestion:
         hits=int(r["hits"]),
         first_seen=int(r["first_seen"]),
         last_seen=int(r["last_seen"]),
+        pinned=None if r["pinned"] is None else bool(r["pinned"]),
+        clear_expiry=bool(r["clear_expiry"]),
     )
 
 
@@ -375,6 +387,7 @@ def _same_change(waiting: Suggestion, seen: Suggestion) -> bool:
         and waiting.tags == seen.tags
         and waiting.keywords == seen.keywords
         and waiting.source == seen.source
+        and waiting.pinned == seen.pinned
     )
     if not same_fields:
         return False
@@ -395,7 +408,8 @@ def bump(conn: sqlite3.Connection, waiting: Suggestion, seen: Suggestion, now: i
     """Count a re-observation; a strictly more complete text replaces the waiting one, and the
     newest sighting's time to live decides when it expires."""
     # The newest sighting decides when it expires (counted from its own time): a fact seen
-    # again with a new time to live - or with none - is not kept to the first one's.
+    # again with a new time to live - or with none - is not kept to the first one's; for a
+    # change, whether it clears the memory's expiry too.
     ttl = (
         None
         if seen.expires_at is None
@@ -406,6 +420,7 @@ def bump(conn: sqlite3.Connection, waiting: Suggestion, seen: Suggestion, now: i
         hits=waiting.hits + 1,
         last_seen=now,
         ttl_seconds=ttl,
+        clear_expiry=seen.clear_expiry,
         reasons=tuple(dict.fromkeys((*waiting.reasons, *seen.reasons))),
         flags=tuple(dict.fromkeys((*waiting.flags, *seen.flags))),
         similar=tuple(dict.fromkeys((*waiting.similar, *seen.similar))),

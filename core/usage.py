@@ -8,7 +8,7 @@ ranking and housekeeping, never the truth about a memory).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from core.clock import Clock
 from core.failures import BackgroundFailures
@@ -41,24 +41,28 @@ class UsageRecorder:
             return len(self._pending)
 
     def flush(self) -> int:
-        """Write what has accumulated, in one transaction; return how many memories it touched."""
+        """Write what has accumulated, in one transaction; return how many memories it touched.
+
+        Raises:
+            CairnError: the write failed (a busy store, a full disk); the batch is kept, merged
+                with what was recorded meanwhile, for the next flush (until 2026-11-30 it was
+                dropped).
+        """
         with self._lock:
             batch, self._pending = self._pending, {}
         if not batch:
             return 0
+        try:
+            return self._store.writer.run(_writing(batch))
+        except BaseException:
+            self._put_back(batch)
+            raise
 
-        def job(tx: WriteTx) -> int:
-            # Only memories that still exist; a memory forgotten meanwhile just loses its counts.
-            tx.conn.executemany(
-                "INSERT INTO usage (memory_id, use_count, last_recalled_at) "
-                "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM memory WHERE id = ?) "
-                "ON CONFLICT(memory_id) DO UPDATE SET use_count = use_count + excluded.use_count, "
-                "last_recalled_at = max(coalesce(last_recalled_at, 0), excluded.last_recalled_at)",
-                [(mid, count, at, mid) for mid, (count, at) in batch.items()],
-            )
-            return len(batch)
-
-        return self._store.writer.run(job)
+    def _put_back(self, batch: dict[str, tuple[int, int]]) -> None:
+        with self._lock:
+            for mid, (count, at) in batch.items():
+                more, later = self._pending.get(mid, (0, at))
+                self._pending[mid] = (count + more, max(at, later))
 
     def _loop(self) -> None:
         while not self._stop.wait(self._interval):
@@ -74,3 +78,20 @@ class UsageRecorder:
             self.flush()
         except Exception as e:  # noqa: BLE001 - shutdown must finish; the loss is reported
             self._failures.record("usage", e, self._clock.now_ms())
+
+
+def _writing(batch: dict[str, tuple[int, int]]) -> Callable[[WriteTx], int]:
+    """The write job adding `batch` (memory id: count, last recalled) to the usage rows."""
+
+    def job(tx: WriteTx) -> int:
+        # Only memories that still exist; a memory forgotten meanwhile just loses its counts.
+        tx.conn.executemany(
+            "INSERT INTO usage (memory_id, use_count, last_recalled_at) "
+            "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM memory WHERE id = ?) "
+            "ON CONFLICT(memory_id) DO UPDATE SET use_count = use_count + excluded.use_count, "
+            "last_recalled_at = max(coalesce(last_recalled_at, 0), excluded.last_recalled_at)",
+            [(mid, count, at, mid) for mid, (count, at) in batch.items()],
+        )
+        return len(batch)
+
+    return job

@@ -291,6 +291,87 @@ def test_a_proposal_keeps_the_expiry_the_agent_gave_it(
     governed.review.reject(Caller.human(), soon)
 
 
+def test_adopting_a_proposed_change_of_expiry_or_pin_makes_it(
+    governed: Cairn, ws: str, clock: FakeClock
+) -> None:
+    """An agent's proposal to keep another's temporary memory for good (`clear_expiry`), or to
+    give it 30 days and pin it, was shown as such and answered "adopted" - but the memory kept
+    its revision, its one-hour expiry and no pin, and was purged later. A new memory proposed
+    pinned was adopted unpinned."""
+    a, b, person = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b"), Caller.human()
+    start = clock.now_ms()
+    kept = stored(write(governed, a, "the build cache lives in /srv/cache", ttl_seconds=3600))
+    forever = pending(
+        governed.memories.update(
+            b, UpdateRequest(id=kept, if_revision=1, clear_expiry=True, reason="permanent")
+        )
+    )
+    shown = governed.review.get(person, forever)
+    assert shown["clear_expiry"] is True and shown["expires_at"] is None
+    assert "    expiry: cleared" in describe(shown)
+    assert governed.review.adopt(person, forever).revision == 2
+    memory = governed.memories.get(person, kept).memory
+    assert (memory.revision, memory.expires_at) == (2, None)
+
+    freeze = stored(write(governed, a, "deploy freeze until friday", ttl_seconds=3600))
+    longer = pending(
+        governed.memories.update(
+            b, UpdateRequest(id=freeze, if_revision=1, ttl_seconds=30 * 86400, pinned=True)
+        )
+    )
+    assert governed.review.get(person, longer)["pinned"] is True
+    clock.advance(60)
+    assert governed.review.adopt(person, longer).revision == 2
+    memory = governed.memories.get(person, freeze).memory
+    assert memory.pinned and memory.expires_at == start + 30 * 86400 * 1000  # from the proposal
+
+    idea = pending(write(governed, a, "pin the flaky test list", kind="idea", pinned=True))
+    decided = governed.review.adopt(person, idea)
+    assert governed.memories.get(person, decided.memory_id or "").memory.pinned
+
+
+def test_a_proposed_change_that_sets_no_expiry_follows_the_memorys_own(
+    governed: Cairn, ws: str, clock: FakeClock
+) -> None:
+    """A proposal copied its target's expiry as if the agent had given it: after the owner
+    cleared the memory's expiry, adopting the proposal a few minutes later was refused as
+    "expired while it waited (... the agent gave it 60 s)" - a limit no agent set."""
+    a, b, person = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b"), Caller.human()
+    mid = stored(write(governed, a, "the staging host is alder", ttl_seconds=60))
+    change = pending(
+        governed.memories.update(
+            b, UpdateRequest(id=mid, if_revision=1, content="the staging host is birch")
+        )
+    )
+    shown = governed.review.get(person, change)
+    assert (shown["ttl_seconds"], shown["expires_at"], shown["clear_expiry"]) == (None, None, False)
+    governed.memories.update(a, UpdateRequest(id=mid, if_revision=1, clear_expiry=True))
+    clock.advance(120)
+    assert governed.review.adopt(person, change, if_revision=2).revision == 3
+    memory = governed.memories.get(person, mid).memory
+    assert (memory.content, memory.expires_at) == ("the staging host is birch", None)
+    # and one whose memory keeps its expiry keeps it when adopted
+    short = stored(write(governed, a, "the canary runs on pine", ttl_seconds=3600))
+    expires = governed.memories.get(person, short).memory.expires_at
+    other = pending(
+        governed.memories.update(b, UpdateRequest(id=short, if_revision=1, importance=5))
+    )
+    clock.advance(60)
+    governed.review.adopt(person, other)
+    assert governed.memories.get(person, short).memory.expires_at == expires
+    # a memory whose own expiry passed is named as such, not blamed on the agent
+    brief = stored(write(governed, a, "the release branch is frozen", ttl_seconds=60))
+    late = pending(
+        governed.memories.update(b, UpdateRequest(id=brief, if_revision=1, importance=5))
+    )
+    clock.advance(120)
+    with pytest.raises(Conflict, match=r"memory m_\S+ expired at .*\(its own expiry") as caught:
+        governed.review.adopt(person, late)
+    assert "agent gave" not in str(caught.value)
+    governed.memories.update(person, UpdateRequest(id=brief, if_revision=1, clear_expiry=True))
+    assert governed.review.adopt(person, late, if_revision=2).revision == 3
+
+
 def test_the_newest_sighting_of_a_proposal_decides_when_it_expires(
     governed: Cairn, ws: str, clock: FakeClock
 ) -> None:
@@ -772,6 +853,22 @@ def test_forgetting_a_memory_takes_its_proposals_along(governed: Cairn, ws: str)
     )
     governed.memories.forget(Caller.human(), mid)
     assert queue(governed) == []
+
+
+def test_purging_an_expired_memory_takes_its_proposals_along(
+    governed: Cairn, ws: str, clock: FakeClock
+) -> None:
+    """A memory that expired and was purged left its proposals in the queue for good: shown
+    with no target, refused on adoption ("no longer exists"), and counted by health."""
+    a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
+    mid = stored(write(governed, a, "the pelican eats at noon", ttl_seconds=3600))
+    governed.memories.feedback(b, mid, "stale", "it changed")
+    pending(governed.memories.update(b, UpdateRequest(id=mid, if_revision=1, importance=5)))
+    assert len(queue(governed)) == 2
+    clock.advance(3601 + 8 * 86400)  # past the expiry and the retention window
+    assert governed.memories.purge_expired() == 1
+    assert queue(governed) == []
+    assert governed.review.count() == 0  # what health counts
 
 
 # -- the scanner on the write path and on every read -----------------------------------------

@@ -56,6 +56,69 @@ def test_audit_rotation_moves_old_events_to_files_and_says_so(
         cairn.close()
 
 
+def test_reading_changes_from_the_start_after_a_rotation_reports_the_gap(
+    paths: Paths, clock: FakeClock, workspace_dir: Path
+) -> None:
+    """`changes.since {seq: 0}` - a reader starting from the beginning - never reported a gap,
+    though the first events had been rotated out of the database: it took the oldest change
+    left for the first one there was."""
+    open_policy(paths.config)
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    cairn = Cairn.open(paths, settings=settings, clock=clock)
+    try:
+        ws = cairn.workspaces.resolve(str(workspace_dir)).id
+        agent = Caller(Surface.AGENT, agent="a", verified=True, workspace_id=ws, session_id="s")
+        assert not cairn.memories.changes_since(Caller.human(), 0).gap  # nothing rotated yet
+        reqs = [
+            WriteRequest(content=f"puffin {i}", kind="fact", scope=Scope.PROJECT)
+            for i in range(1500)
+        ]
+        cairn.memories.write_many(agent, reqs)
+        assert Janitor(cairn.store, cairn.memories, settings, paths).rotate_audit() > 0
+        for caller in (Caller.human(), agent):
+            feed = cairn.memories.changes_since(caller, 0, limit=3)
+            assert feed.changes[0].seq > 1
+            assert feed.gap, caller
+    finally:
+        cairn.close()
+
+
+def test_a_rotation_landing_while_changes_are_read_is_reported_as_a_gap(
+    paths: Paths, clock: FakeClock
+) -> None:
+    """A rotation that committed between `changes.since` reading the oldest event left and
+    reading the events skipped what it moved without `gap: true`: a reader asking after seq
+    100 got seq 600 and on as if nothing was missing. The rotation here lands at exactly that
+    moment: the reader's own connection runs it as the events query starts."""
+    open_policy(paths.config)
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    cairn = Cairn.open(paths, settings=settings, clock=clock)
+    try:
+        reqs = [
+            WriteRequest(content=f"kittiwake {i}", kind="fact", scope=Scope.GLOBAL)
+            for i in range(1500)
+        ]
+        cairn.memories.write_many(Caller.human(), reqs)
+        janitor = Janitor(cairn.store, cairn.memories, settings, paths)
+        rotated: list[int] = []
+
+        def rotate_as_events_are_read(sql: str) -> None:
+            if "FROM audit a" in sql and not rotated:
+                rotated.append(janitor.rotate_audit())
+
+        conn = cairn.store.read_db.conn()  # this thread's: the one changes_since reads with
+        conn.set_trace_callback(rotate_as_events_are_read)
+        try:
+            feed = cairn.memories.changes_since(Caller.human(), 100, limit=50)
+        finally:
+            conn.set_trace_callback(None)
+        assert rotated and rotated[0] > 100  # it landed, moving seq 101 and more
+        skipped = feed.changes[0].seq != 101
+        assert feed.gap == skipped, feed.changes[0].seq
+    finally:
+        cairn.close()
+
+
 def count_audit(cairn: Cairn) -> int:
     return int(cairn.store.read_db.conn().execute("SELECT count(*) FROM audit").fetchone()[0])
 

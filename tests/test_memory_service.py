@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +18,7 @@ from core.errors import (
     InvalidInput,
     NotFound,
     ScopeDenied,
+    StoreBusy,
     TooLarge,
 )
 from core.memory_service import SupersedeResult
@@ -495,6 +497,35 @@ def test_recall_counts_are_not_changes(cairn: Cairn, agent: Caller) -> None:
     assert memory.memory.use_count == 3 and memory.memory.last_recalled_at is not None
     assert len(memory.revisions) == 1
     assert cairn.memories.changes_since(Caller.human(), 0).last_seq == before
+
+
+def test_recall_counts_survive_a_flush_that_fails(paths: Paths, clock: FakeClock) -> None:
+    """A flush that failed (the store locked by another program) threw its batch away: the
+    recalls counted before it were never written, though failures were said to be retried at
+    the next period."""
+    settings = Settings.defaults().with_values(
+        store__busy_timeout_ms=100, usage__flush_interval_ms=600_000
+    )
+    app = Cairn.open(paths, settings=settings, clock=clock)
+    try:
+        mid = write(app, Caller.human(), "the kestrel hovers")
+        app.memories.record_recall([mid, mid, mid])
+        clock.advance(5)
+        blocker = sqlite3.connect(paths.database, isolation_level=None)
+        try:
+            blocker.execute("BEGIN IMMEDIATE")
+            with pytest.raises(StoreBusy):
+                app.usage.flush()
+            app.memories.record_recall([mid])  # one more while the batch waits to be retried
+            blocker.execute("ROLLBACK")
+        finally:
+            blocker.close()
+        assert app.usage.flush() == 1
+        memory = app.memories.get(Caller.human(), mid).memory
+        assert memory.use_count == 4
+        assert memory.last_recalled_at == clock.now_ms()
+    finally:
+        app.close()
 
 
 # -- idempotency, dedupe keys, duplicates ---------------------------------------------------

@@ -13,7 +13,7 @@ from core.agents import AgentStatus, token_hash
 from core.app import Cairn
 from core.errors import AgentPaused, AgentRevoked
 from core.keychain import open_token_store
-from core.migrations import SchemaVersion, migrate, read_version
+from core.migrations import CURRENT, SchemaVersion, migrate, read_version
 from core.model import Caller
 from core.paths import Paths
 from core.policy import POLICY_FILE, Mode
@@ -138,7 +138,7 @@ def test_agents_named_with_a_line_break_can_be_managed_after_the_migration(
         # the token is kept under the new name
         assert app.agents.tokens.get("helper-2") == OLD_TOKEN
         assert app.agents.tokens.get("helper\n") is None
-        assert read_version(conn) == SchemaVersion(2, 1)
+        assert read_version(conn) == CURRENT
     finally:
         app.close()
     # a second start has nothing left to rename or carry

@@ -139,6 +139,14 @@ def populate(conn: sqlite3.Connection, version: SchemaVersion) -> None:
             "INSERT INTO agent (name, status, created_at, created_by) "
             "VALUES ('helper\n', 'active', 1, 'self-declared')"
         )
+    if version >= SchemaVersion(1, 3):  # changes of m_1 (expiring at 10 s) waiting for review
+        conn.execute("UPDATE revision SET expires_at = 10000 WHERE memory_id = 'm_1'")
+        for sid, ttl in (("s_copy", 9), ("s_own", 3600)):  # 9 s: m_1's expiry, rounded up
+            conn.execute(
+                "INSERT INTO suggestion (id, op, target_id, base_revision, content, ttl_seconds, "
+                "agent, verified, first_seen, last_seen) "
+                f"VALUES ('{sid}', 'update', 'm_1', 1, 'changed', {ttl}, 'b', 1, 1500, 1500)"
+            )
 
 
 @pytest.mark.parametrize("step", range(len(MIGRATIONS)), ids=[str(m.version) for m in MIGRATIONS])
@@ -162,6 +170,11 @@ def test_each_migration_from_the_previous_version(short_tmp: Path, step: int) ->
         assert counts == {"migrat": 1, "memori": 1}
     if MIGRATIONS[step].version == SchemaVersion(2, 1):  # renamed to a name Cairn accepts
         assert [r[0] for r in conn.execute("SELECT name FROM agent")] == ["helper"]
+    if MIGRATIONS[step].version == SchemaVersion(2, 2):  # a copy of the target's expiry dropped
+        rows = conn.execute(
+            "SELECT id, ttl_seconds, pinned, clear_expiry FROM suggestion ORDER BY id"
+        ).fetchall()
+        assert rows == [("s_copy", None, None, 0), ("s_own", 3600, None, 0)]
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.close()
     store = open_store(db)  # and the migrated file opens as a store
