@@ -18,6 +18,7 @@ from core.validation import (
     check_kind,
     check_tags,
     check_text,
+    normalize_breaks,
     refuse_control_in_path,
     utf8_size,
 )
@@ -27,6 +28,7 @@ _MEMORY_ID = re.compile(r"m_[0-9a-f]{28}")
 # No text is longer than this (a line of an archive is at most 64 MiB): the rules of the text
 # itself, without this store's limits, which hold for the current state only.
 _ANY_SIZE = 1 << 30
+_TEXTS = ("content", "summary", "keywords", "source")  # a memory's and a revision's
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -181,6 +183,15 @@ IDENTITY_SPEC: dict[str, _Check] = {
 # Also the column order of `_TOMBSTONES` and `_IDENTITY`.
 TOMBSTONE_FIELDS = tuple(TOMBSTONE_SPEC)
 IDENTITY_FIELDS = tuple(IDENTITY_SPEC)
+
+
+def breaks_as_now(record: dict[str, Any], *names: str) -> dict[str, Any]:
+    """`record` with the text fields `names` holding line feeds for each CRLF, lone carriage
+    return and NEL, as every write stores them since 2026-11-30 (a store from before may hold
+    them: its archive comes in, the breaks as line feeds)."""
+    return record | {
+        name: normalize_breaks(record[name]) for name in names if isinstance(record.get(name), str)
+    }
 
 
 def invalid(where: str, what: str) -> InvalidInput:
@@ -346,9 +357,10 @@ def _fits(m: Mapping[str, Any], limits: Limits, where: str) -> None:
 def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
     """One line of memories.jsonl, checked field by field, against itself, and against the
     rules of the write path (`limits`: this store's)."""
-    m = checked(obj, MEMORY_SPEC, where)
+    m = breaks_as_now(checked(obj, MEMORY_SPEC, where), *_TEXTS)
     raw = [
-        checked(r, REVISION_SPEC, f"{where} revision {i}") for i, r in enumerate(m["revisions"], 1)
+        breaks_as_now(checked(r, REVISION_SPEC, f"{where} revision {i}"), *_TEXTS, "reason")
+        for i, r in enumerate(m["revisions"], 1)
     ]
     for i, r in enumerate(raw, 1):
         _follows_rules(r, f"{where} revision {i}")
@@ -399,7 +411,7 @@ def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
     links = []
     named: set[tuple[str, str]] = set()
     for i, link in enumerate(m["relations"], 1):
-        r = checked(link, RELATION_SPEC, f"{where} relation {i}")
+        r = breaks_as_now(checked(link, RELATION_SPEC, f"{where} relation {i}"), "note")
         if (r["kind"], r["to_id"]) in named:  # a store holds a relation once
             raise invalid(
                 f"{where} relation {i}", f"repeats the {r['kind']} relation to {r['to_id']}"
