@@ -14,6 +14,7 @@ from core.model import Memory, Origin, Relation, RelationKind, Revision, Scope, 
 from core.old_names import as_now
 from core.settings import KIND_WORD
 from core.validation import (
+    EVER_REFUSED,
     Limits,
     check_kind,
     check_tags,
@@ -292,14 +293,16 @@ def _common(r: Mapping[str, Any]) -> dict[str, Any]:
 
 def _follows_rules(r: Mapping[str, Any], where: str) -> None:
     """The rules no write ever broke, for a memory or any of its revisions: content not empty,
-    no control character in a text field, each tag not empty, a kind's name well formed."""
+    no control character writes always refused in a text field (a C1 control passed until
+    2026-11-30: the import keeps only that memory out), each tag not empty, a kind's name well
+    formed."""
     try:
-        check_text("content", r["content"], _ANY_SIZE)
+        check_text("content", r["content"], _ANY_SIZE, refused=EVER_REFUSED)
         for name in ("summary", "keywords", "source"):
             if r.get(name) is not None:
-                check_text(name, r[name], _ANY_SIZE, allow_empty=True)
+                check_text(name, r[name], _ANY_SIZE, allow_empty=True, refused=EVER_REFUSED)
         for tag in r["tags"]:
-            check_text("tags", tag, _ANY_SIZE)
+            check_text("tags", tag, _ANY_SIZE, refused=EVER_REFUSED)
     except CairnError as e:
         raise invalid(where, f"breaks a rule of every write: {e.message}") from e
     # a name `memory.extra_kinds` may add: any kind is one (an old export's `decision\n` is

@@ -10,13 +10,16 @@ from core.errors import InvalidInput, TooLarge
 from core.model import BUILTIN_KINDS
 from core.settings import Settings
 
-# Refused in every text field: every C0 control but tab and line feed, and DEL. A carriage
-# return is among them (a lone one sent a person's terminal back to the line's start, so the
-# text after it hid the words before it): the fields that take line breaks store it as a line
-# feed first (`normalize_breaks`), so only a caller that skipped that step meets the refusal.
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-# What every write refused before 2026-11-30: an archive from then may hold anything else (a
-# carriage return), which the import normalises instead of refusing the archive.
+# Refused in every text field: every C0 control but tab and line feed, DEL, and the C1 controls
+# U+0080-U+009F (CSI U+009B and OSC U+009D are escape sequences of their own; until 2026-11-30
+# they passed). A carriage return and NEL (U+0085) are among them (a lone carriage return sent
+# a person's terminal back to the line's start, so the text after it hid the words before it):
+# the fields that take line breaks store both as a line feed first (`normalize_breaks`), so
+# only a caller that skipped that step meets the refusal.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What every write refused before 2026-11-30: an archive from then may hold anything else - a
+# carriage return, which the import stores as a line feed, or a C1 control, which keeps that
+# memory out - and is not refused whole for it.
 EVER_REFUSED = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # CRLF, a lone CR and NEL (U+0085) are line breaks: each is stored as one line feed.
 _LINE_BREAK = re.compile(r"\r\n?|\x85")

@@ -1303,6 +1303,31 @@ def test_carriage_returns_in_an_old_stores_archive_come_in_as_line_feeds(
     assert "\r" not in str(state(empty)) and "\x85" not in str(state(empty))
 
 
+def test_a_c1_control_in_an_old_stores_memory_keeps_that_memory_out_not_the_archive(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """A C1 control (CSI U+009B) passed every write until 2026-11-30, so an old store's export
+    may hold one; refused in every write since, it must not refuse that person's whole export.
+    The memory holding it is a counted conflict naming revision, field and character, and the
+    rest lands."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    ci = rich.ids["ci"]
+
+    def csi(files: dict[str, bytes]) -> None:
+        rows = jsonl(files["memories.jsonl"])
+        row = next(r for r in rows if r["id"] == ci)
+        for record in (row, row["revisions"][-1]):
+            record["content"] = "The CI runs on buildkite\x9b8m agents"
+        files["memories.jsonl"] = jsonl_lines(rows)
+
+    report = import_(empty, edited(good, short_tmp / "csi.zip", csi))
+    why = "revision 3: field 'content' contains a control character (U+009B) at character 24"
+    assert report.conflicts == ({"id": ci, "reason": f"{why}; not imported"},)
+    assert report.added == 9
+    assert "\x9b" not in str(state(empty))
+
+
 def test_a_revision_reason_holding_a_control_character_keeps_its_memory_out(
     rich: Rich, empty: Cairn, short_tmp: Path
 ) -> None:
