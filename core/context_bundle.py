@@ -28,7 +28,6 @@ from core.search import Horizon, Presence, SearchHit, SearchRequest, SearchServi
 from core.settings import Settings
 
 MAX_BUNDLE_ITEMS = 50
-_ROOM = 64  # bytes a budget must leave beside the label: the smallest entry fits in that
 _FENCE_LIKE = re.compile(r"<\s*(/?)\s*(cairn-memory[\w-]*)", re.IGNORECASE)
 
 NOTE = (
@@ -39,6 +38,13 @@ NOTE = (
     "scope · author · date, then its text, indented."
 )
 INDENT = "    "
+# The entry the smallest budget must hold beside the label: a header as long as a project fact
+# by a verified agent has, and a few words of text (until 2026-11-30 a flat 64 bytes, which held
+# no entry at all).
+_SHORT_ENTRY = (
+    f"[1] m_{'0' * 28}@1 · fact · project · explicit · 2026-11-30\n{INDENT}{'x' * 24}\n\n"
+)
+ROOM = len(_SHORT_ENTRY.encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -154,11 +160,12 @@ class ContextBuilder:
         head = f"<cairn-memory-{nonce}>\n{NOTE}\n\n"
         tail = f"</cairn-memory-{nonce}>\n"
         frame = len(head.encode()) + len(tail.encode())
-        if max_bytes < frame + _ROOM:
+        if max_bytes < frame + ROOM:
             raise InvalidInput(
-                f"max_bytes {max_bytes} is too small: give at least {frame + _ROOM} (the bundle's "
-                f"label takes {frame} bytes, and {_ROOM} more leave room for a short entry)",
-                data={"field": "max_bytes", "minimum": frame + _ROOM},
+                f"max_bytes {max_bytes} is too small: give at least {frame + ROOM} (the bundle's "
+                f"label takes {frame} bytes, and one short entry - its header line and a few "
+                f"words - {ROOM} more)",
+                data={"field": "max_bytes", "minimum": frame + ROOM},
             )
         result = self._search.search(
             caller,
