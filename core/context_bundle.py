@@ -9,8 +9,9 @@ prompt, labelled as retrieved, untrusted data.
   item (a line shaped like a header, naming a person as its author).
 - An item that does not fit is dropped, never cut; the bundle says how many matched, how many
   were left out for the budget, how many were too weak a match to enter, and how many the
-  result limit cut - separately, adding up to `matched`. The other side of a dispute enters
-  beside its result even past the limit, and counts as matched (`partners` says how many).
+  result limit cut - separately, adding up to `matched`. A result enters when it holds at least
+  the weak share of the query; the other side of a dispute enters beside such a result even
+  past the limit, and counts as matched (`partners` says how many entered that way).
 - By default only `human` and `explicit` memories enter (`context.tiers`).
 """
 
@@ -90,8 +91,8 @@ class ContextBundle:
     omitted_limit: int
     presence: Presence
     omitted_weak: int = 0  # within the limit, but holding less than `weak` of the query
-    # of the matched, how many came as the other side of a dispute, beside a result within the
-    # limit (they may take the bundle past `limit`)
+    # of the items, how many entered only as the other side of a dispute, beside a result that
+    # qualifies on its own (they may take the bundle past `limit`)
     partners: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -178,10 +179,15 @@ class ContextBuilder:
             ),
             count_recall=False,
         )
+        weak = self._search.config.weak_coverage
+        # A result enters on its own share of the query; the other side of a dispute only beside
+        # one that does (until 2026-11-30 any disputed result entered, a weak one with its
+        # partner that matched nothing).
+        own = {h.memory.id for h in result.hits if h.pinned_by or h.coverage >= weak}
         relevant = [
             h
             for h in result.hits
-            if h.pinned_by or h.disputed_with or h.coverage >= self._search.config.weak_coverage
+            if h.memory.id in own or any(other in own for other in h.disputed_with)
         ]
         body: list[str] = []
         items: list[ContextItem] = []
@@ -221,5 +227,5 @@ class ContextBuilder:
             # what search found; when only the budget kept it out, it was still found
             presence=result.presence if relevant else Presence.NONE,
             omitted_weak=len(result.hits) - len(relevant),
-            partners=result.partners,
+            partners=sum(1 for i in items if i.id not in own),
         )

@@ -769,6 +769,28 @@ def test_a_bundle_counts_the_other_side_of_a_dispute(
     assert [h.memory.id for h in result.hits] == [answer, other] and result.matched == 5
 
 
+def test_a_weak_match_does_not_bring_itself_or_its_dispute_into_a_bundle(
+    cairn: Cairn, agent: Caller
+) -> None:
+    """A contradiction let a weak match - and the other side of its dispute, matching nothing -
+    into the bundle: any result with a dispute entered, however little of the query it held.
+    Now only results holding at least the weak share enter, and the other side of a dispute
+    comes only beside a result that qualifies in its own right."""
+    good = put(cairn, agent, "The billing service listens on port 8443 in staging")
+    for i in range(30):
+        put(cairn, agent, f"unrelated note number {i} about gardening tulips and compost heaps")
+    weak = put(cairn, agent, "The cafeteria in staging serves soup on Tuesdays")
+    other = put(cairn, agent, "The cafeteria never serves soup; salad only, says the vendor")
+    cairn.memories.mark_contradiction(Caller.human(), weak, other)
+    bundle = cairn.context.build(agent, ContextRequest(query="billing port staging"))
+    assert [i.id for i in bundle.items] == [good]
+    assert "cafeteria" not in bundle.text and bundle.partners == 0
+    assert (
+        len(bundle.items) + bundle.omitted_budget + bundle.omitted_weak + bundle.omitted_limit
+        == bundle.matched
+    )
+
+
 def test_statuses_outside_search_by_default(cairn: Cairn, agent: Caller) -> None:
     mid = put(cairn, agent, "sanderling")
     cairn.memories.set_archived(agent, mid, True)
