@@ -285,7 +285,7 @@ class Placement:
             outcome, detail = self._decide(conn, am, facts)
             if outcome in ("add", "append"):
                 writing = am.revisions[0 if outcome == "add" else int(detail) :]
-                control = _control_in_reasons(writing)
+                control = _control_in(writing, am.memory.source)
                 secret = self._secret_of(am, writing) if control is None else None
                 if control is not None:
                     outcome, detail = "conflict", control
@@ -697,13 +697,21 @@ class Placement:
                     conn.execute(_INSERT_TOMBSTONE, astuple(kept))
 
 
-def _control_in_reasons(revisions: Sequence[Revision]) -> str | None:
-    """Why a memory cannot be imported when one of the `revisions` to write has a reason holding
-    a control character: refused in every reason since 2026-11-30 (`governance.check_notes`), a
-    store from before may hold one - its memory stays out, the rest of its export comes in."""
+def _control_in(revisions: Sequence[Revision], source: str | None) -> str | None:
+    """Why a memory cannot be imported when one of the `revisions` to write holds a control
+    character in its reason (refused in every reason since 2026-11-30, `governance.check_notes`)
+    or a C1 control in its text (refused in every write since then): a store from before may
+    hold one - its memory stays out, the rest of its export comes in. `source` is the memory's."""
+    try:
+        refuse_control("source", source or "")
+    except InvalidInput as e:
+        return f"{e.message}; not imported"
     for r in revisions:
+        texts = [("content", r.content), ("summary", r.summary), ("keywords", r.keywords)]
+        texts += [("tags", tag) for tag in r.tags] + [("reason", r.reason)]
         try:
-            refuse_control("reason", r.reason or "")
+            for name, text in texts:
+                refuse_control(name, text or "")
         except InvalidInput as e:
             return f"revision {r.revision}: {e.message}; not imported"
     return None

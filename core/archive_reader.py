@@ -35,6 +35,7 @@ from core.archive_records import (
     TOMBSTONE_SPEC,
     ArchivedMemory,
     Tombstone,
+    breaks_as_now,
     checked,
     invalid,
     is_int,
@@ -310,7 +311,7 @@ def _tombstones(z: _Zip, workspaces: set[str]) -> tuple[Tombstone, ...]:
     for where, obj in z.records(TOMBSTONES):
         # A tombstone may name a workspace the store no longer has (merged away before
         # 2026-11-30, when a merge did not carry tombstones along): it lands as it is.
-        out.append(Tombstone(**checked(obj, TOMBSTONE_SPEC, where)))
+        out.append(Tombstone(**breaks_as_now(checked(obj, TOMBSTONE_SPEC, where), "reason")))
     return tuple(out)
 
 
@@ -320,7 +321,9 @@ def _identity(z: _Zip, histories: list[str]) -> tuple[IdentityVersion, ...]:
         stem = name[len(IDENTITY_DIR) : -len(HISTORY_SUFFIX)]
         last = 0
         for where, obj in z.records(name):
-            v = IdentityVersion(**checked(obj, IDENTITY_SPEC, where))
+            v = IdentityVersion(
+                **breaks_as_now(checked(obj, IDENTITY_SPEC, where), "content", "reason")
+            )
             try:  # an old export's `soul:helper\n` is renamed by the import (core/old_names.py)
                 check_doc(as_now(v.doc))
             except InvalidInput as e:  # the name is not shown: it may hold what it should not

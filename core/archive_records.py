@@ -26,10 +26,12 @@ from core.model import (
 from core.old_names import as_now, old_shape
 from core.settings import KIND_WORD
 from core.validation import (
+    EVER_REFUSED,
     Limits,
     check_kind,
     check_tags,
     check_text,
+    normalize_breaks,
     refuse_control_in_path,
     utf8_size,
 )
@@ -39,6 +41,7 @@ _MEMORY_ID = re.compile(r"m_[0-9a-f]{28}")
 # No text is longer than this (a line of an archive is at most 64 MiB): the rules of the text
 # itself, without this store's limits, which hold for the current state only.
 _ANY_SIZE = 1 << 30
+_TEXTS = ("content", "summary", "keywords", "source")  # a memory's and a revision's
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -242,6 +245,15 @@ TOMBSTONE_FIELDS = tuple(TOMBSTONE_SPEC)
 IDENTITY_FIELDS = tuple(IDENTITY_SPEC)
 
 
+def breaks_as_now(record: dict[str, Any], *names: str) -> dict[str, Any]:
+    """`record` with the text fields `names` holding line feeds for each CRLF, lone carriage
+    return and NEL, as every write stores them since 2026-11-30 (a store from before may hold
+    them: its archive comes in, the breaks as line feeds)."""
+    return record | {
+        name: normalize_breaks(record[name]) for name in names if isinstance(record.get(name), str)
+    }
+
+
 def invalid(where: str, what: str) -> InvalidInput:
     """The refusal of an archive, naming the file (and line) at fault."""
     return InvalidInput(
@@ -343,14 +355,16 @@ def _common(r: Mapping[str, Any]) -> dict[str, Any]:
 
 def _follows_rules(r: Mapping[str, Any], where: str) -> None:
     """The rules no write ever broke, for a memory or any of its revisions: content not empty,
-    no control character in a text field, each tag not empty, a kind's name well formed."""
+    no control character writes always refused in a text field (a C1 control passed until
+    2026-11-30: the import keeps only that memory out), each tag not empty, a kind's name well
+    formed."""
     try:
-        check_text("content", r["content"], _ANY_SIZE)
+        check_text("content", r["content"], _ANY_SIZE, refused=EVER_REFUSED)
         for name in ("summary", "keywords", "source"):
             if r.get(name) is not None:
-                check_text(name, r[name], _ANY_SIZE, allow_empty=True)
+                check_text(name, r[name], _ANY_SIZE, allow_empty=True, refused=EVER_REFUSED)
         for tag in r["tags"]:
-            check_text("tags", tag, _ANY_SIZE)
+            check_text("tags", tag, _ANY_SIZE, refused=EVER_REFUSED)
     except CairnError as e:
         raise invalid(where, f"breaks a rule of every write: {e.message}") from e
     # a name `memory.extra_kinds` may add: any kind is one (an old export's `decision\n` is
@@ -408,9 +422,10 @@ def _fits(m: Mapping[str, Any], limits: Limits, where: str) -> None:
 def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
     """One line of memories.jsonl, checked field by field, against itself, and against the
     rules of the write path (`limits`: this store's)."""
-    m = checked(obj, MEMORY_SPEC, where)
+    m = breaks_as_now(checked(obj, MEMORY_SPEC, where), *_TEXTS)
     raw = [
-        checked(r, REVISION_SPEC, f"{where} revision {i}") for i, r in enumerate(m["revisions"], 1)
+        breaks_as_now(checked(r, REVISION_SPEC, f"{where} revision {i}"), *_TEXTS, "reason")
+        for i, r in enumerate(m["revisions"], 1)
     ]
     for i, r in enumerate(raw, 1):
         _follows_rules(r, f"{where} revision {i}")
@@ -461,7 +476,7 @@ def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
     links = []
     named: set[tuple[str, str]] = set()
     for i, link in enumerate(m["relations"], 1):
-        r = checked(link, RELATION_SPEC, f"{where} relation {i}")
+        r = breaks_as_now(checked(link, RELATION_SPEC, f"{where} relation {i}"), "note")
         if (r["kind"], r["to_id"]) in named:  # a store holds a relation once
             raise invalid(
                 f"{where} relation {i}", f"repeats the {r['kind']} relation to {r['to_id']}"

@@ -50,6 +50,7 @@ from core.terminal import (
     refuse_a_secret,
     short,
     speaks_for_a_person,
+    visible,
     when,
     write_status,
 )
@@ -584,7 +585,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
     def human() -> None:
         if bundle["text"]:
-            print(bundle["text"], end="")
+            print(visible(bundle["text"]), end="")
         elif bundle["omitted_budget"]:
             print("(nothing fitted in --max-bytes; a larger budget lets the matches in)")
         else:

@@ -28,6 +28,7 @@ from core.terminal import (
     looking_as_person,
     refuse_a_secret,
     short,
+    visible,
     when,
 )
 from core.validation import Limits, check_content, check_keywords, check_summary, check_tags
@@ -223,14 +224,14 @@ def cmd_review(args: argparse.Namespace) -> int:
     def one() -> None:
         print(describe(item))
         if item.get("content") is not None:
-            print(f"\nproposed text:\n{item['content']}")
+            print(f"\nproposed text:\n{visible(item['content'])}")
         target = item.get("target")
         if target and "doc" in target:  # an identity document's current version
             print(f"\ncurrent {target['doc']} v{target['version']}:")
-            print(target["content"])
+            print(visible(target["content"]))
         elif target:
             print(f"\ncurrent memory {target['id']}@{target['revision']}:")
-            print(target["content"])
+            print(visible(target["content"]))
 
     emit(args, item, one)
     return 0

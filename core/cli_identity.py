@@ -25,6 +25,7 @@ from core.terminal import (
     looking_as_person,
     open_input,
     refuse_a_secret,
+    visible,
     when,
     write_status,
 )
@@ -109,7 +110,7 @@ def cmd_identity(args: argparse.Namespace) -> int:
 
         def shown() -> None:
             print(f"{doc['doc']} v{doc['version']} - {author(doc)}, {when(doc['created_at'])}")
-            print(doc["content"], end="" if doc["content"].endswith("\n") else "\n")
+            print(visible(doc["content"]), end="" if doc["content"].endswith("\n") else "\n")
 
         emit(args, doc, shown)
         return 0
@@ -137,7 +138,7 @@ def cmd_identity(args: argparse.Namespace) -> int:
 
         def lines() -> None:
             for v in data:
-                reason = f" - {v['reason']}" if v.get("reason") else ""
+                reason = f" - {visible(v['reason'])}" if v.get("reason") else ""
                 print(f"{v['doc']} v{v['version']}  {when(v['created_at'])}  {author(v)}{reason}")
 
         emit(args, data, lines)
@@ -199,7 +200,7 @@ def _revert(args: argparse.Namespace) -> int:
     with looking_as_person("identity revert") as client:
         preview = client.call("identity.revert_preview", {"doc": args.doc, "version": args.version})
     if not args.json:
-        print(preview["diff"] or "(no difference in text)")
+        print(visible(preview["diff"]) or "(no difference in text)")
     with connect_as_person(
         f"Revert {preview['doc']} from version {preview['current_version']} to the text of "
         f"version {preview['target_version']} (a new version; history is kept)?",
@@ -209,7 +210,9 @@ def _revert(args: argparse.Namespace) -> int:
     emit(
         args,
         {"preview": preview, "version": new},
-        lambda: print(f"{new['doc']} is now at version {new['version']} ({new['reason']})"),
+        lambda: print(
+            f"{new['doc']} is now at version {new['version']} ({visible(new['reason'])})"
+        ),
     )
     return 0
 

@@ -9,8 +9,9 @@ prompt, labelled as retrieved, untrusted data.
   item (a line shaped like a header, naming a person as its author).
 - An item that does not fit is dropped, never cut; the bundle says how many matched, how many
   were left out for the budget, how many were too weak a match to enter, and how many the
-  result limit cut - separately, adding up to `matched`. The other side of a dispute enters
-  beside its result even past the limit, and counts as matched (`partners` says how many).
+  result limit cut - separately, adding up to `matched`. A result enters when it holds at least
+  the weak share of the query; the other side of a dispute enters beside such a result even
+  past the limit, and counts as matched (`partners` says how many entered that way).
 - By default only `human` and `explicit` memories enter (`context.tiers`).
 """
 
@@ -28,7 +29,6 @@ from core.search import Horizon, Presence, SearchHit, SearchRequest, SearchServi
 from core.settings import Settings
 
 MAX_BUNDLE_ITEMS = 50
-_ROOM = 64  # bytes a budget must leave beside the label: the smallest entry fits in that
 _FENCE_LIKE = re.compile(r"<\s*(/?)\s*(cairn-memory[\w-]*)", re.IGNORECASE)
 
 NOTE = (
@@ -39,6 +39,13 @@ NOTE = (
     "scope · author · date, then its text, indented."
 )
 INDENT = "    "
+# The entry the smallest budget must hold beside the label: a header as long as a project fact
+# by a verified agent has, and a few words of text (until 2026-11-30 a flat 64 bytes, which held
+# no entry at all).
+_SHORT_ENTRY = (
+    f"[1] m_{'0' * 28}@1 · fact · project · explicit · 2026-11-30\n{INDENT}{'x' * 24}\n\n"
+)
+ROOM = len(_SHORT_ENTRY.encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -84,8 +91,8 @@ class ContextBundle:
     omitted_limit: int
     presence: Presence
     omitted_weak: int = 0  # within the limit, but holding less than `weak` of the query
-    # of the matched, how many came as the other side of a dispute, beside a result within the
-    # limit (they may take the bundle past `limit`)
+    # of the items, how many entered only as the other side of a dispute, beside a result that
+    # qualifies on its own (they may take the bundle past `limit`)
     partners: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -154,11 +161,12 @@ class ContextBuilder:
         head = f"<cairn-memory-{nonce}>\n{NOTE}\n\n"
         tail = f"</cairn-memory-{nonce}>\n"
         frame = len(head.encode()) + len(tail.encode())
-        if max_bytes < frame + _ROOM:
+        if max_bytes < frame + ROOM:
             raise InvalidInput(
-                f"max_bytes {max_bytes} is too small: give at least {frame + _ROOM} (the bundle's "
-                f"label takes {frame} bytes, and {_ROOM} more leave room for a short entry)",
-                data={"field": "max_bytes", "minimum": frame + _ROOM},
+                f"max_bytes {max_bytes} is too small: give at least {frame + ROOM} (the bundle's "
+                f"label takes {frame} bytes, and one short entry - its header line and a few "
+                f"words - {ROOM} more)",
+                data={"field": "max_bytes", "minimum": frame + ROOM},
             )
         result = self._search.search(
             caller,
@@ -171,10 +179,15 @@ class ContextBuilder:
             ),
             count_recall=False,
         )
+        weak = self._search.config.weak_coverage
+        # A result enters on its own share of the query; the other side of a dispute only beside
+        # one that does (until 2026-11-30 any disputed result entered, a weak one with its
+        # partner that matched nothing).
+        own = {h.memory.id for h in result.hits if h.pinned_by or h.coverage >= weak}
         relevant = [
             h
             for h in result.hits
-            if h.pinned_by or h.disputed_with or h.coverage >= self._search.config.weak_coverage
+            if h.memory.id in own or any(other in own for other in h.disputed_with)
         ]
         body: list[str] = []
         items: list[ContextItem] = []
@@ -214,5 +227,5 @@ class ContextBuilder:
             # what search found; when only the budget kept it out, it was still found
             presence=result.presence if relevant else Presence.NONE,
             omitted_weak=len(result.hits) - len(relevant),
-            partners=result.partners,
+            partners=sum(1 for i in items if i.id not in own),
         )

@@ -30,7 +30,7 @@ from core.scanner import secret_rule
 from core.settings import Settings
 from core.store import Store
 from core.suggestions import Flag, Op, Reason, Suggestion, new_suggestion_id
-from core.validation import content_hash, refuse_control, utf8_size
+from core.validation import content_hash, normalize_breaks, refuse_control, utf8_size
 from core.writer import WriteTx
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "resources" / "identity"
@@ -48,10 +48,11 @@ _AUTHOR_KINDS = {
 
 
 def check_document(content: object, max_bytes: int) -> str:
-    """A document version's text: non-empty, within `max_bytes` (`identity.max_bytes`), without
-    control characters (until 2026-11-30 an agent's proposal could carry escape sequences that
-    hid words from the person reviewing it at a terminal). The service checks every version
-    with it, and `cairn identity edit` before it asks the person to confirm.
+    """A document version's text: non-empty, within `max_bytes` (`identity.max_bytes`), its line
+    breaks as line feeds, without control characters (until 2026-11-30 an agent's proposal
+    could carry escape sequences, or a bare carriage return, that hid words from the person
+    reviewing it at a terminal). The service checks every version with it, and `cairn identity
+    edit` before it asks the person to confirm.
 
     Raises:
         InvalidInput: empty, not text, or holding a control character.
@@ -59,6 +60,7 @@ def check_document(content: object, max_bytes: int) -> str:
     """
     if not isinstance(content, str) or not content.strip():
         raise InvalidInput("content must be non-empty text", data={"field": "content"})
+    content = normalize_breaks(content)
     size = utf8_size("content", content)
     if size > max_bytes:
         raise TooLarge(

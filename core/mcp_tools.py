@@ -261,9 +261,23 @@ def render_feedback(r: dict[str, Any]) -> str:
 
 
 def render_context(r: dict[str, Any]) -> str:
+    """The bundle's text; when matches were left out for the budget, a sentence saying how many
+    and what to do (until 2026-11-30 an empty bundle always read "Nothing relevant ... (presence:
+    none)", even when a strong match only did not fit max_bytes)."""
     text = str(r.get("text") or "")
+    presence = r.get("presence") or "none"
+    left_out = int(r.get("omitted_budget") or 0)
+    if left_out:
+        matches = plural(left_out, "match", "matches")
+        said = (
+            f"{matches} did not fit max_bytes (presence: {presence}); call context_build again "
+            "with a larger max_bytes, or memory_search, to read them."
+        )
+        if not text:
+            return f"Memory holds relevant entries, but none fitted: {said}"
+        return f"{text}\n{plural(left_out, 'more match', 'more matches')} did not fit max_bytes."
     if not text:
-        return "Nothing relevant in memory for this query (presence: none)."
+        return f"Nothing relevant in memory for this query (presence: {presence})."
     return text
 
 

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from core.errors import InvalidInput
 from core.model import Origin, Scope
+from core.validation import normalize_breaks
 
 # Fields the service stamps from who is calling. A caller that sends one gets a clear error.
 STAMP_FIELDS = frozenset(
@@ -234,12 +235,14 @@ def check_fields(
 
 
 def text(params: Mapping[str, Any], name: str) -> str:
+    """The string field `name`, its line breaks as line feeds (`normalize_breaks`: a reason or a
+    note is stored as it arrives, and the service refuses a carriage return in one)."""
     value = params.get(name)
     if not isinstance(value, str):
         raise InvalidInput(
             f"field '{name}' must be a string, got {type_name(value)}", data={"field": name}
         )
-    return value
+    return normalize_breaks(value)
 
 
 def opt_text(params: Mapping[str, Any], name: str, *, allow_empty: bool = False) -> str | None:
@@ -252,7 +255,7 @@ def opt_text(params: Mapping[str, Any], name: str, *, allow_empty: bool = False)
         )
     if not allow_empty and not value.strip():
         raise InvalidInput(f"field '{name}' must not be empty", data={"field": name})
-    return value
+    return normalize_breaks(value)
 
 
 def key(params: Mapping[str, Any], name: str) -> str | None:

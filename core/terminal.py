@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -202,8 +203,23 @@ def when(ms: int | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))
 
 
+# Control characters a terminal would obey rather than show: every C0 one but tab and line
+# feed, DEL, and the C1 range (U+0080-U+009F: CSI, OSC, NEL, ...).
+_OBEYED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_NAMED = {"\r": "\\r", "\x1b": "\\e"}
+
+
+def visible(text: str) -> str:
+    """Stored text as a terminal shows it: each control character but tab and line feed as a
+    visible marker (`\\r`, `\\e`, `\\x9b`) instead of raw. Writes store none since
+    2026-11-30; text stored before may hold a bare carriage return or a C1 control, and printed
+    raw it moved the cursor and hid words from the person reading."""
+    return _OBEYED.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+
+
 def short(text: str, width: int = 100) -> str:
-    flat = " ".join(text.split())
+    """`text` on one line (whitespace runs as one space), cut to `width`, controls visible."""
+    flat = visible(" ".join(text.split()))
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 

@@ -10,7 +10,19 @@ from core.errors import InvalidInput, TooLarge
 from core.model import BUILTIN_KINDS
 from core.settings import Settings
 
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # refused in every text field
+# Refused in every text field: every C0 control but tab and line feed, DEL, and the C1 controls
+# U+0080-U+009F (CSI U+009B and OSC U+009D are escape sequences of their own; until 2026-11-30
+# they passed). A carriage return and NEL (U+0085) are among them (a lone carriage return sent
+# a person's terminal back to the line's start, so the text after it hid the words before it):
+# the fields that take line breaks store both as a line feed first (`normalize_breaks`), so
+# only a caller that skipped that step meets the refusal.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What every write refused before 2026-11-30: an archive from then may hold anything else - a
+# carriage return, which the import stores as a line feed, or a C1 control, which keeps that
+# memory out - and is not refused whole for it.
+EVER_REFUSED = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# CRLF, a lone CR and NEL (U+0085) are line breaks: each is stored as one line feed.
+_LINE_BREAK = re.compile(r"\r\n?|\x85")
 _SPACE_RUN = re.compile(r"\s+")
 
 
@@ -42,10 +54,17 @@ def utf8_size(field: str, text: str) -> int:
         ) from None
 
 
-def refuse_control(field: str, text: str) -> None:
+def normalize_breaks(text: str) -> str:
+    """`text` with each CRLF, lone carriage return and NEL (U+0085) as a line feed (until
+    2026-11-30 they were stored as they came, and a lone carriage return let the text after it
+    print over the words before it at a person's terminal)."""
+    return _LINE_BREAK.sub("\n", text)
+
+
+def refuse_control(field: str, text: str, refused: re.Pattern[str] = CONTROL) -> None:
     """Raise InvalidInput when `text` holds a control character (an escape sequence would
-    reach a person's terminal and hide words from them)."""
-    match = CONTROL.search(text)
+    reach a person's terminal and hide words from them); `refused` says which ones."""
+    match = refused.search(text)
     if match:
         raise InvalidInput(
             f"field '{field}' contains a control character (U+{ord(match.group()):04X}) at "
@@ -66,11 +85,28 @@ def refuse_control_in_path(field: str, path: str, *, label: str) -> None:
         )
 
 
-def check_text(field: str, text: str, max_bytes: int, *, allow_empty: bool = False) -> str:
+def check_text(
+    field: str,
+    text: str,
+    max_bytes: int,
+    *,
+    allow_empty: bool = False,
+    refused: re.Pattern[str] = CONTROL,
+) -> str:
+    """`text` with its line breaks as line feeds (`normalize_breaks`), once it is valid UTF-8,
+    not blank (unless `allow_empty`), free of the control characters `refused` names and
+    within `max_bytes`.
+
+    Raises:
+        InvalidInput: naming `field`, for an unpaired surrogate, blank text or a control
+            character (with its code point and position).
+        TooLarge: naming `field`, its size and the limit.
+    """
+    text = normalize_breaks(text)
     size = utf8_size(field, text)
     if not allow_empty and not text.strip():
         raise InvalidInput(f"field '{field}' is empty or only whitespace", data={"field": field})
-    refuse_control(field, text)
+    refuse_control(field, text, refused)
     if size > max_bytes:
         # Splitting is advice for a memory's words only (until 2026-11-30 a feedback note or
         # a summary was told to split into several memories).
@@ -105,8 +141,7 @@ def check_keywords(text: str | None, limits: Limits) -> str | None:
 def check_source(text: str | None, limits: Limits) -> str | None:
     if text is None:
         return None
-    text = text.strip()
-    check_text("source", text, 4 * limits.max_source_chars)
+    text = check_text("source", text.strip(), 4 * limits.max_source_chars)
     if len(text) > limits.max_source_chars:
         raise TooLarge(
             f"field 'source' is {len(text)} characters; the limit is {limits.max_source_chars}",

@@ -295,7 +295,8 @@ def test_a_file_with_a_byte_order_mark_is_read_without_it(daemon: Daemon, short_
     got = json.loads(
         cairn(daemon.home, "identity", "show", "user", "--agent", "helper", "--json").stdout
     )
-    assert got["content"] == "I like tea.\r\nShort answers.\r\n"
+    # and its CRLF line ends are line feeds, as in every text field since 2026-11-30
+    assert got["content"] == "I like tea.\nShort answers.\n"
 
 
 def test_a_secret_in_an_edit_exits_77_like_any_refused_secret(

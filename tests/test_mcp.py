@@ -329,6 +329,37 @@ def test_a_search_never_returns_another_workspace(served: Runtime, short_tmp: Pa
     run(main)
 
 
+def test_a_match_left_out_for_the_budget_is_not_called_nothing_relevant(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """context_build told the model "Nothing relevant in memory for this query (presence:
+    none)" when a strong match was only left out because it did not fit max_bytes, so the model
+    gave up instead of asking again with a larger budget. Now the text says how many matches
+    did not fit, the real presence, and what to do."""
+    home = short_tmp / "c"
+    (proj,) = dirs(short_tmp, "proj")
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(proj)) as s:
+            await call(
+                s,
+                "memory_write",
+                content="The billing service listens on port 8443 in staging; the health check "
+                "is at /healthz and needs the ops VPN.",
+                kind="fact",
+                scope="project",
+            )
+            bundle = await call(s, "context_build", query="billing port staging", max_bytes=600)
+            said = text(bundle)
+            assert data(bundle)["omitted_budget"] == 1 and data(bundle)["presence"] == "strong"
+            assert "Nothing relevant" not in said and "presence: none" not in said, said
+            assert "1 match" in said and "max_bytes" in said and "presence: strong" in said, said
+            empty = await call(s, "context_build", query="zebra crossing rules")
+            assert "Nothing relevant in memory for this query (presence: none)" in text(empty)
+
+    run(main)
+
+
 def test_roots_bind_the_workspace_and_a_change_rebinds_it(served: Runtime, short_tmp: Path) -> None:
     home = short_tmp / "c"
     first, second, cwd = dirs(short_tmp, "first", "second", "cwd")
