@@ -3,7 +3,10 @@ languages, the others in English), offscreen: what a new user sees first. Then t
 question about a person's command run without a terminal: a real `cairn review adopt` with pipes
 for stdin and stdout, asking a real serving Cairn.
 
-    .venv/bin/python scripts/screenshots.py [--out docs/screenshots]
+    .venv/bin/python scripts/screenshots.py [--out docs/screenshots] [--only NAME ...]
+
+--only re-takes just the named ones (review, review-zh_CN, no-tray, person-check, ...: the file
+names without .png), leaving the others as they are.
 """
 
 from __future__ import annotations
@@ -34,13 +37,15 @@ from core.requests import UpdateRequest, WriteRequest
 from desktop.desk import Desk
 from desktop.person_check import PersonCheck
 from desktop.tray import WINDOWS, Tray, window_class
+from desktop.windows.review import ReviewWindow
 
 HERE = Path(__file__).resolve().parent.parent
 
 
 def seed(cairn: Cairn, project: Path) -> None:
     """A store a person has used for a week: their own memories, two agents' writes, proposals
-    waiting (a new idea, a change to the person's memory, a flagged one, an identity change)."""
+    waiting (a new idea, a change to the person's memory that also pins it, a flagged one, an
+    identity change)."""
     person = Caller.human()
     ws = cairn.workspaces.resolve(str(project)).id
     me = Caller(Surface.HUMAN, workspace_id=ws)
@@ -102,7 +107,9 @@ def seed(cairn: Cairn, project: Path) -> None:
         later = "Deploys to production happen on Tuesdays and Thursdays after the stand-up."
         cairn.memories.update(
             coder,
-            UpdateRequest.from_params({"id": mine, "content": later, "if_revision": revision}),
+            UpdateRequest.from_params(
+                {"id": mine, "content": later, "if_revision": revision, "pinned": True}
+            ),
         )
     cairn.identity.propose(
         coder,
@@ -119,6 +126,18 @@ def pump(ms: int = 400) -> None:
     loop.exec()
 
 
+def show_the_change(window: QWidget) -> None:
+    """Show the review queue's change to the person's memory (its word diff, the pin it sets),
+    wherever the list has it: proposals made in the same millisecond come in any order."""
+    assert isinstance(window, ReviewWindow)
+    table = window.queue.table
+    for row in range(table.rowCount()):
+        table.setCurrentCell(row, 0)
+        if (window.current() or {}).get("op") == "update":
+            break
+    pump()
+
+
 def grab(window: QWidget, path: Path) -> None:
     window.grab().save(str(path))
     print(f"  {path.relative_to(HERE) if path.is_relative_to(HERE) else path}")
@@ -127,7 +146,12 @@ def grab(window: QWidget, path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE / "docs" / "screenshots")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="re-take just these")
     args = parser.parse_args(argv)
+
+    def wanted(name: str) -> bool:
+        return args.only is None or name in args.only
+
     args.out.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="cs", dir="/tmp"))
     os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
@@ -149,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
         for language in ("en", "zh_CN"):
             desk.set_language(language)
             for kind in kinds:
-                if language != "en" and kind.name != "review":
+                suffix = "" if language == "en" else f"-{language}"
+                only_english = language != "en" and kind.name != "review"
+                if only_english or not wanted(kind.name + suffix):
                     continue
                 window = desk.open(kind)
                 window.resize(*kind.default_size)
@@ -158,23 +184,27 @@ def main(argv: list[str] | None = None) -> int:
                 if kind.name == "memories" and table is not None:
                     table.selectRow(0)
                     pump()
-                suffix = "" if language == "en" else f"-{language}"
+                if kind.name == "review":
+                    show_the_change(window)
                 grab(window, args.out / f"{kind.name}{suffix}.png")
         desk.set_language("en")
         waiting = cairn.review.pending(Caller.human())[0]["id"]
-        # A desktop without a tray (as offscreen is): the review queue with the menu's strip.
-        tray = Tray(desk, quit=lambda: None)
-        tray.start()
-        window = desk.open(window_class("review"))
-        window.resize(*window.default_size)
-        pump()
-        grab(window, args.out / "no-tray.png")
-        tray.close()
+        if wanted("no-tray"):
+            # A desktop without a tray (as offscreen is): the review queue with the menu's strip.
+            tray = Tray(desk, quit=lambda: None)
+            tray.start()
+            window = desk.open(window_class("review"))
+            window.resize(*window.default_size)
+            pump()
+            show_the_change(window)
+            grab(window, args.out / "no-tray.png")
+            tray.close()
     finally:
         desk.close()
         cairn.close()
     try:
-        person_check(paths, project, waiting, args.out / "person-check.png")
+        if wanted("person-check"):
+            person_check(paths, project, waiting, args.out / "person-check.png")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QDateTime, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
@@ -1093,6 +1093,74 @@ def test_in_chinese_what_a_proposal_does_and_why_it_waits_are_chinese(
         window.close()
     finally:
         desk.language.apply("en")
+
+
+def local_minute(ms: int) -> str:
+    return QDateTime.fromMSecsSinceEpoch(ms).toString("yyyy-MM-dd HH:mm")
+
+
+def test_a_proposed_change_of_expiry_or_pin_is_shown_before_adopting(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
+) -> None:
+    """A proposal to keep another agent's temporary memory for good and pin it - its text
+    untouched - showed no difference at all, and adopting it made both unseen; a new memory
+    proposed pinned, to expire, showed neither."""
+    desk, runtime = served
+    kept = agent.request(
+        "memory.write",
+        {"content": "the build cache lives in /srv/cache", "kind": "fact", "scope": "project",
+         "ttl_seconds": 3600},
+    )["result"]  # fmt: skip
+    other = connect(runtime, workspace_dir, "other")
+    try:
+        answer = other.request(
+            "memory.update",
+            {"id": kept["id"], "if_revision": 1, "clear_expiry": True, "pinned": True},
+        )["result"]
+        assert answer["status"] == "pending", answer
+    finally:
+        other.close()
+    idea = agent.request(
+        "memory.write",
+        {"content": "idea: pin the flaky test list", "kind": "idea", "scope": "project",
+         "ttl_seconds": 86400, "pinned": True},
+    )["result"]  # fmt: skip
+    assert idea["status"] == "pending", idea
+    target = read(qtbot, desk, desk.cairn.memories.get, Caller.human(), kept["id"]).memory
+    assert target.expires_at is not None and not target.pinned
+    window = window_for(qtbot, desk, 2)
+    detail = window.detail
+    show_row_of(window, "the build cache")
+    diff = detail.diff.toPlainText()
+    assert f"Expiry: expires {local_minute(target.expires_at)} → never expires" in diff
+    assert "Pinned: no → yes" in diff
+    html = detail.diff.toHtml()
+    assert "line-through" in html  # the old values struck out, as a removed word
+    assert detail.expiry.isVisible() and detail.pin.isVisible()
+    assert detail.expiry.text().endswith("never expires")
+    assert detail.pin.text().endswith("yes")
+    show_row_of_content(window, "flaky test list")
+    waiting = window.current() or {}
+    assert detail.expiry.text() == f"expires {local_minute(waiting['expires_at'])}"
+    assert detail.pin.text() == "yes"
+    assert "Expiry:" not in detail.diff.toPlainText()  # nothing to compare a new memory with
+    desk.language.apply("zh_CN")
+    try:
+        window = window_for(qtbot, desk, 2)
+        show_row_of(window, "the build cache")
+        diff = window.detail.diff.toPlainText()
+        assert f"过期时间：{local_minute(target.expires_at)} 过期 → 永不过期" in diff
+        assert "置顶：否 → 是" in diff
+        window.close()
+    finally:
+        desk.language.apply("en")
+    window = window_for(qtbot, desk, 2)
+    show_row_of(window, "the build cache")
+    window.detail.adopt_button.click()
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 1)
+    settle(qtbot, desk)
+    memory = read(qtbot, desk, desk.cairn.memories.get, Caller.human(), kept["id"]).memory
+    assert (memory.revision, memory.expires_at, memory.pinned) == (2, None, True)
 
 
 def test_each_of_cores_words_for_a_proposal_has_its_chinese(qapp: QApplication) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -29,6 +29,7 @@ from core.review import FEEDBACK_ACTIONS, MAX_REASON_CHARS
 from core.validation import Limits
 from desktop.diff import diff_html, plain_html
 from desktop.widgets import edited_text, named
+from desktop.windows.review_expiry_pin import changes_html, settings_of, value_text
 from desktop.windows.review_queue import Item, title_of, why_of
 
 # The strings here belong to the review window's translation context (they were written there).
@@ -123,6 +124,14 @@ class ProposalDetail(QWidget):
         self.importance = named(
             QLineEdit(placeholderText=translate("ReviewWindow", "1 to 5")), "importance"
         )
+        # Shown, not edited: core's adopt takes no edit of either (reject what you do not want)
+        settings_tip = translate(
+            "ReviewWindow",
+            "Set by the proposal; adopting makes it. It cannot be edited here: reject the "
+            "proposal if you do not want it",
+        )
+        self.expiry = named(QLabel(textFormat=Qt.TextFormat.PlainText), "expiry", settings_tip)
+        self.pin = named(QLabel(textFormat=Qt.TextFormat.PlainText), "pin", settings_tip)
         self.allow_flags = named(
             QCheckBox(translate("ReviewWindow", "Also allow this finding from now on")),
             "allow_flags",
@@ -140,6 +149,8 @@ class ProposalDetail(QWidget):
         self.form.addRow(translate("ReviewWindow", "Scope"), self.scope)
         self.form.addRow(translate("ReviewWindow", "Tags"), self.tags)
         self.form.addRow(translate("ReviewWindow", "Importance"), self.importance)
+        self.form.addRow(translate("ReviewWindow", "Expiry"), self.expiry)
+        self.form.addRow(translate("ReviewWindow", "Pinned"), self.pin)
         for editor in (self.summary, self.tags, self.importance):
             editor.textEdited.connect(self._edited)
         self.content.textChanged.connect(self._edited)
@@ -288,7 +299,12 @@ class ProposalDetail(QWidget):
         self._edited()
 
     def render_diff(self) -> None:
+        """The text's diff, then the expiry and the pin the proposal changes (also in the form)."""
         item = self.item
+        settings = settings_of(item) if item is not None else None
+        for row, setting in zip((self.expiry, self.pin), settings or (None, None), strict=True):
+            self.form.setRowVisible(row, setting is not None)
+            row.setText(value_text(setting) if setting is not None else "")
         if item is None:
             self.diff.clear()
             return
@@ -299,11 +315,12 @@ class ProposalDetail(QWidget):
             after = item.get("content") or ""
         changes = item["op"] in ("update", "supersede", "identity") or self._action() == "edit"
         if changes and before is not None:
-            self.diff.setHtml(diff_html(str(before), after))
+            text = diff_html(str(before), after)
         elif item["op"] in ("forget", "feedback") and before is not None:
-            self.diff.setHtml(plain_html(str(before)))
+            text = plain_html(str(before))
         else:
-            self.diff.setHtml(plain_html(after))
+            text = plain_html(after)
+        self.diff.setHtml(text + changes_html(settings))
 
     # -- what adopting sends ----------------------------------------------------------------
 

@@ -1537,6 +1537,10 @@ The strictest rule that applies wins.</source>
         <translation>1 到 5</translation>
     </message>
     <message>
+        <source>Set by the proposal; adopting makes it. It cannot be edited here: reject the proposal if you do not want it</source>
+        <translation>由提议设定；采纳即生效。此处不能修改：如不想要，请拒绝该提议</translation>
+    </message>
+    <message>
         <source>Also allow this finding from now on</source>
         <translation>今后也放行此扫描结果</translation>
     </message>
@@ -1567,6 +1571,14 @@ The strictest rule that applies wins.</source>
     <message>
         <source>Importance</source>
         <translation>重要性</translation>
+    </message>
+    <message>
+        <source>Expiry</source>
+        <translation>过期时间</translation>
+    </message>
+    <message>
+        <source>Pinned</source>
+        <translation>置顶</translation>
     </message>
     <message>
         <source>Importance cannot be empty: give a whole number from 1 to 5.</source>
@@ -1911,6 +1923,26 @@ The strictest rule that applies wins.</source>
     <message>
         <source>, </source>
         <translation>；</translation>
+    </message>
+    <message>
+        <source>never expires</source>
+        <translation>永不过期</translation>
+    </message>
+    <message>
+        <source>expires {}</source>
+        <translation>{} 过期</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>{}: {}</source>
+        <translation>{}：{}</translation>
     </message>
 </context>
 <context>
