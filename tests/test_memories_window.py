@@ -229,8 +229,9 @@ def test_an_edit_made_stale_by_another_change_is_refused_not_lost(qtbot: QtBot, 
 
 def test_editing_the_tags_leaves_the_text_as_it_was(qtbot: QtBot, desk: Desk) -> None:
     """The editor stripped the content's indentation and rewrote what Qt shows differently (a
-    no-break space, CRLF) whenever any field was saved - a text the person never touched."""
-    text = "    indented code:\r\n    make build\u00a0--fast\nthen deploy  "
+    no-break space; a CRLF too, which every write stores as LF since 2026-11-30) whenever any
+    field was saved - a text the person never touched."""
+    text = "    indented code:\n    make build\u00a0--fast\nthen deploy  "
     (mid,) = seed(desk, [note(text)])
     assert stored(desk, mid).content == text
     window = opened(qtbot, desk)
