@@ -4,6 +4,7 @@ presence."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from core.model import Memory, Status
@@ -12,6 +13,17 @@ from core.search_config import EngineConfig
 from core.search_query import Query
 from core.search_result import Presence, SearchHit
 from core.search_stats import Stats, lookup_df
+
+# Scores are sums over sets of words, whose order - and so the last bits of a sum - changes with
+# each process's string hashing. Compared rounded, with the older memory first on a tie, one
+# store gives one order in every process (until 2026-11-30 two tied memories swapped places from
+# one start of Cairn to the next).
+_SCORE_DIGITS = 9
+
+
+def best_first(scored: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
+    """(seq, score) pairs, best score first; on a tie, the older memory (lower seq) first."""
+    return sorted(scored, key=lambda x: (-round(x[1], _SCORE_DIGITS), x[0]))
 
 
 def rank(
@@ -35,9 +47,8 @@ def rank(
     query = q.weights(c.alternate_weight)
     term_idf = {t: stats.idf(t) for t in query}
     norms = {seq: scorer.fields(docs[seq]) for seq in pool if seq in docs}
-    first = sorted(
-        ((seq, scorer.score(docs[seq], n, query, term_idf)) for seq, n in norms.items()),
-        key=lambda x: -x[1],
+    first = best_first(
+        (seq, scorer.score(docs[seq], n, query, term_idf)) for seq, n in norms.items()
     )
     if c.feedback_docs <= 0 or c.feedback_terms <= 0 or len(first) < 2:
         return first
@@ -54,16 +65,13 @@ def rank(
     extra = {t: c.feedback_weight for t in expansion}
     term_idf.update({t: words_idf[t] for t in expansion})
     boost = c.coverage_boost
-    return sorted(
+    return best_first(
         (
-            (
-                seq,
-                (score + scorer.score(docs[seq], norms[seq], extra, term_idf))
-                * (1.0 + boost * coverage_of(q, docs[seq], stats) if boost else 1.0),
-            )
-            for seq, score in first
-        ),
-        key=lambda x: -x[1],
+            seq,
+            (score + scorer.score(docs[seq], norms[seq], extra, term_idf))
+            * (1.0 + boost * coverage_of(q, docs[seq], stats) if boost else 1.0),
+        )
+        for seq, score in first
     )
 
 
@@ -87,7 +95,7 @@ def fuse(
             doc = docs.get(seq)
             coverage = coverage_of(q, doc, stats) if doc else 0.0
             fused[seq] = fused.get(seq, 0.0) + weight * coverage / (config.rrf_k + rank + 1)
-    return dict(sorted(fused.items(), key=lambda kv: -kv[1]))
+    return dict(best_first(fused.items()))
 
 
 def make_hit(

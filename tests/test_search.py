@@ -4,7 +4,10 @@ recall counting, and context bundles."""
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,7 +34,8 @@ from core.search import (
 from core.settings import Settings
 from core.tokenizer import analyze, index_text
 from core.writer import WriteTx
-from tests.conftest import FakeClock
+from tests.conftest import ROOT, FakeClock, cairn_env
+from tests.serving import paths_for
 
 
 def put(cairn: Cairn, caller: Caller, content: str, **kw: object) -> str:
@@ -982,3 +986,59 @@ def test_possessives_and_contractions_are_words_not_symbols() -> None:
     terms = analyze("John's laptop didn't boot")
     assert all(not t.is_symbol for t in terms)
     assert "john" in {t.text for t in terms}
+
+
+_ORDER_SCRIPT = """
+import json, sys
+from core.app import Cairn
+from core.model import Caller
+from core.paths import resolve_paths
+from core.search import SearchRequest
+cairn = Cairn.open(resolve_paths())
+try:
+    out = [
+        [h.memory.id for h in cairn.search.search(Caller.human(), SearchRequest(query=q)).hits]
+        for q in sys.argv[1:]
+    ]
+finally:
+    cairn.close()
+print(json.dumps(out))
+"""
+
+
+def test_the_same_search_gives_the_same_order_in_every_process(short_tmp: Path) -> None:
+    """Two memories that differ by one equally rare word score the same, but the score was a
+    sum over a set of words, whose order - and so the last bit of the sum - changes with each
+    process's string hashing: the same query on the same store ranked them one way or the
+    other from one start of Cairn to the next (until 2026-11-30). Ties now break by age."""
+    home = short_tmp / "h"
+    env = cairn_env(home)
+    texts = [
+        "CONFLICT-REGION-02 places the primary production deployment in east-zone-1.",
+        "CONFLICT-REGION-02 places the primary production deployment in west-zone-2.",
+        "CONFLICT-REGION-02: the primary production deployment is in east-zone-1.",
+        "CONFLICT-REGION-02: the primary production deployment is in west-zone-2.",
+        "The cache of production requests is Redis, deployed in every zone.",
+        "Staging deployments run in zone 3 and never serve production.",
+    ]
+    app = Cairn.open(paths_for(home))
+    try:
+        stored = [put(app, Caller.human(), t, scope="global") for t in texts]
+    finally:
+        app.close()
+    queries = ["primary production deployment zone", "CONFLICT-REGION-02 production deployment"]
+    orders = set()
+    for seed in ("1", "2", "3", "16", "19", "22"):
+        done = subprocess.run(
+            [sys.executable, "-c", _ORDER_SCRIPT, *queries],
+            cwd=ROOT,
+            env=env | {"PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        orders.add(done.stdout)
+    assert len(orders) == 1, orders
+    first = json.loads(orders.pop())[0]
+    assert first[:2] == stored[:2]  # the older of two tied memories first
