@@ -28,6 +28,7 @@ from core.governance import secret_sentence
 from core.paths import Paths
 from core.runtime import probe, socket_path
 from core.scanner import secret_rule
+from core.wording import UNTRUSTED
 
 if TYPE_CHECKING:
     from core.app import Cairn
@@ -48,6 +49,22 @@ def speaks_for_a_person(args: argparse.Namespace) -> bool:
     """`cairn add`, `forget` and `get` (and `search --all-workspaces`) typed at a terminal, with
     no agent named, are a person's."""
     return args.agent is None and not os.environ.get("CAIRN_AGENT") and at_terminal()
+
+
+def recalled(args: argparse.Namespace, data: dict[str, Any], human: Callable[[], None]) -> None:
+    """Print a read's answer that holds stored memory text: `human`, or with --json the answer
+    with `"untrusted": true` beside its own fields (always: a program may pass it on to a model).
+    """
+    emit(args, {**data, "untrusted": True}, human)
+
+
+def label_untrusted(args: argparse.Namespace) -> None:
+    """The MCP tools' label for recalled text, printed above it where the output may reach a
+    model: the command runs as an agent (`--agent`, $CAIRN_AGENT) or not at a terminal. A
+    person at a terminal reading their own memories is not shown it: it is meant for a model,
+    and it would crowd every read the person makes."""
+    if not speaks_for_a_person(args):
+        print(UNTRUSTED)
 
 
 def connect(args: argparse.Namespace, *, as_person: bool = False) -> Client:
