@@ -43,10 +43,12 @@ from core.terminal import (
     describe_write,
     emit,
     exit_status,
+    label_untrusted,
     looking_as_person,
     memory_line,
     open_input,
     print_or_drop,
+    recalled,
     refuse_a_secret,
     short,
     speaks_for_a_person,
@@ -497,10 +499,12 @@ def cmd_search(args: argparse.Namespace) -> int:
             f"presence: {result['presence']} ({result['matched']} matched"
             f"{', broadened to every workspace' if result['broadened'] else ''})"
         )
+        if result["results"]:
+            label_untrusted(args)
         for hit in result["results"]:
             print(memory_line(hit))
 
-    emit(args, result, human)
+    recalled(args, result, human)
     return EXIT_OK
 
 
@@ -510,6 +514,7 @@ def cmd_get(args: argparse.Namespace) -> int:
         m = client.call("memory.get", {"id": args.id, "history": args.history})
 
     def human() -> None:
+        label_untrusted(args)
         print(memory_line(m))
         tags = ", ".join(m["tags"]) or "-"
         print(
@@ -521,7 +526,7 @@ def cmd_get(args: argparse.Namespace) -> int:
         for r in m.get("revisions", []):
             print(f"  r{r['revision']} {r['action']} by {r['actor']}: {short(r['content'], 80)}")
 
-    emit(args, m, human)
+    recalled(args, m, human)
     return EXIT_OK
 
 
@@ -540,12 +545,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     def human() -> None:
         if not page["items"]:
             print("no memories match" if len(params) > 1 else "no memories in view")
+        else:
+            label_untrusted(args)
         for m in page["items"]:
             print(memory_line(m))
         if page["next_cursor"]:
             print(f"more: --cursor {page['next_cursor']}")
 
-    emit(args, page, human)
+    recalled(args, page, human)
     return EXIT_OK
 
 
@@ -603,7 +610,7 @@ def cmd_context(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
 
-    emit(args, bundle, human)
+    recalled(args, bundle, human)  # its text carries its own label, inside the fence
     return EXIT_OK
 
 

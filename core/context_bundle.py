@@ -25,6 +25,7 @@ from typing import Any
 
 from core.errors import InvalidInput
 from core.model import Caller, Surface, Tier
+from core.scanner import find_folded
 from core.search import Horizon, Presence, SearchHit, SearchRequest, SearchService
 from core.settings import Settings
 
@@ -110,8 +111,20 @@ class ContextBundle:
 
 
 def neutralize(text: str) -> str:
-    """Make fence-like tags in stored text inert (`<cairn-memory` becomes `‹cairn-memory`)."""
-    return _FENCE_LIKE.sub(lambda m: "‹" + m.group(1) + m.group(2), text)
+    """Make fence-like tags in stored text inert (`<cairn-memory` becomes `‹cairn-memory`).
+
+    Tags are found as the scanner reads text, so one spelt with a hidden character inside
+    (`</cairn\u00ad-memory`) or look-alike brackets (`＜/cairn-memory`) counts too; the span
+    it takes in `text` is replaced by the inert tag, and the rest is left as it is.
+    """
+    out: list[str] = []
+    pos = 0
+    for m, start, end in find_folded(_FENCE_LIKE, text):
+        if start < pos:  # cannot happen with this pattern; never write a span twice
+            continue
+        out += [text[pos:start], "‹", m.group(1), m.group(2)]
+        pos = end
+    return "".join(out) + text[pos:] if out else text
 
 
 def _date(ms: int) -> str:

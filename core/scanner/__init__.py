@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -116,7 +117,7 @@ _RULE_TABLE: dict[str, tuple[Family, str]] = {
     "markdown-image-beacon": (_X, "has an image URL that can carry data out when fetched"),
     "shell-exfiltration": (_X, "has a shell command that ships secrets or credential files out"),
     "bidi-control": (_H, "contains bidirectional control characters"),
-    "invisible-char": (_H, "contains invisible (zero-width) characters"),
+    "invisible-char": (_H, "contains invisible characters (zero-width, format or filler)"),
     "tag-char": (_H, "contains Unicode tag characters (invisible text)"),
 }
 RULES: Mapping[str, Family] = MappingProxyType({k: v[0] for k, v in _RULE_TABLE.items()})
@@ -351,6 +352,23 @@ def describe(finding: Finding) -> str:
     return f"{family}: {what} (rule {finding.rule})."
 
 
+def find_folded(pattern: re.Pattern[str], text: str) -> Iterator[tuple[re.Match[str], int, int]]:
+    """Each match of `pattern` in `text` as the scanner reads it: folded as for every rule
+    (NFKC, look-alikes, invisible characters dropped, tag characters decoded).
+
+    Args:
+        pattern: matched against the folded text; it must not match an empty string.
+        text: any string.
+
+    Returns:
+        Each match (on the folded text) with the span of `text` it came from.
+    """
+    t = _fold(text)
+    for m in pattern.finditer(t.norm):
+        if m.end() > m.start():
+            yield (m, *t.span(m.start(), m.end()))
+
+
 def secret_rule(text: str) -> str | None:
     """The rule of the first secret in `text` (an identifier Cairn would record: an agent's
     name, a folder's path), or None."""
@@ -374,6 +392,7 @@ __all__ = [
     "_fold_char",
     "_hits",
     "describe",
+    "find_folded",
     "redact",
     "scan",
     "secret_rule",

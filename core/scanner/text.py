@@ -12,22 +12,64 @@ from functools import lru_cache
 
 # -- folding: the text the patterns see, the map back to the original, hidden characters -------
 
-_BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
-_INVISIBLE = frozenset(range(0x200B, 0x2010)) | frozenset(range(0x2060, 0x2065)) | {0xFEFF}
-# Dropped for matching but not reported: format and filler characters that hide inside words.
-_SILENT = frozenset(
-    [
-        *(0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0),
-        *range(0x180B, 0x1810),
-        *range(0x206A, 0x2070),
-        *range(0xFE00, 0xFE10),
-        *range(0xE0100, 0xE01F0),
-    ]
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode 15.1): characters a
+# renderer shows as nothing. The fold drops every one (tag characters it decodes) and the
+# hygiene rules report them; until 2026-11-30 the fold dropped only some and the rules reported
+# fewer (a soft hyphen or a variation selector inside `</cairn-memory-...>` passed unflagged).
+DEFAULT_IGNORABLE: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
 )
+_BIDI_RANGES = ((0x202A, 0x202E), (0x2066, 0x2069))
+_TAG_RANGES = ((0xE0000, 0xE007F),)
+
+
+def _codepoints(ranges: Sequence[tuple[int, int]]) -> frozenset[int]:
+    return frozenset(cp for lo, hi in ranges for cp in range(lo, hi + 1))
+
+
+def _ranges(codepoints: frozenset[int]) -> tuple[tuple[int, int], ...]:
+    out: list[tuple[int, int]] = []
+    for cp in sorted(codepoints):
+        if out and out[-1][1] == cp - 1:
+            out[-1] = (out[-1][0], cp)
+        else:
+            out.append((cp, cp))
+    return tuple(out)
+
+
+def _char_class(ranges: Sequence[tuple[int, int]]) -> str:
+    """The inside of a regex character class holding `ranges`."""
+    return "".join(chr(lo) if lo == hi else f"{chr(lo)}-{chr(hi)}" for lo, hi in ranges)
+
+
+_IGNORABLE = _codepoints(DEFAULT_IGNORABLE)
+# Hidden characters the `invisible-char` rule reports: the ignorable ones but direction controls
+# and tag characters, which have rules of their own.
+_INVISIBLE = _IGNORABLE - _codepoints(_BIDI_RANGES) - _codepoints(_TAG_RANGES)
+_INVISIBLE_RANGES = _ranges(_INVISIBLE)
+
+# Look-alike letters, and angle brackets NFKC leaves alone (full-width and small ones it folds).
+_LOOKALIKE_BRACKETS = "\u02c2\u02c3\u1438\u1433"
 _CONFUSABLE = dict(
     zip(
-        "аеорсухіјѕԁԛԝһӏАВЕКМНОРСТХУІЈЅαοικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-        "aeopcyxijsdqwhlABEKMHOPCTXYIJSaoikvptuxABEZHIKMNOPTYX",
+        "аеорсухіјѕԁԛԝһӏАВЕКМНОРСТХУІЈЅαοικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ" + _LOOKALIKE_BRACKETS,
+        "aeopcyxijsdqwhlABEKMHOPCTXYIJSaoikvptuxABEZHIKMNOPTYX<><>",
         strict=True,
     )
 )
@@ -69,30 +111,27 @@ _FOLD_RUN_BMP = re.compile("(" + _complement_class(SAFE_RANGES, 0xFFFF) + ")")
 _FOLD_RUN_ANY = re.compile(
     "(" + _complement_class(SAFE_RANGES, 0xFFFF)[:-2] + "\U00010000-\U0010ffff]+)"
 )
-_FOLD_ANY = re.compile(
-    "[\u0370-\u052f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
-    "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
-    "\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
-)
+# What folds although NFKC keeps it: look-alikes and the ignorable characters.
+_FOLD_ANY = re.compile(f"[\u0370-\u052f{_LOOKALIKE_BRACKETS}{_char_class(DEFAULT_IGNORABLE)}]")
 
 
 @lru_cache(maxsize=8192)
 def _fold_char(ch: str) -> str:
     cp = ord(ch)
-    if cp in _BIDI or cp in _INVISIBLE or cp in _SILENT:
-        return ""
-    if 0xE0000 <= cp <= 0xE007F:
+    if 0xE0020 <= cp <= 0xE007E:
         # Tag characters spell ASCII a model can read and a person cannot see.
-        return chr(cp - 0xE0000) if 0xE0020 <= cp <= 0xE007E else ""
+        return chr(cp - 0xE0000)
+    if cp in _IGNORABLE:
+        return ""
     if ch in _CONFUSABLE:
         return _CONFUSABLE[ch]
     folded = unicodedata.normalize("NFKC", ch)
-    return "".join(c for c in folded if ord(c) not in _SILENT)
+    return "".join(c for c in folded if ord(c) not in _IGNORABLE)
 
 
 def _is_hidden(cp: int) -> bool:
-    """A character people cannot see that the scanner reports (not merely drops)."""
-    return cp in _BIDI or cp in _INVISIBLE or 0xE0000 <= cp <= 0xE007F
+    """A character people cannot see, which the hygiene rules look at."""
+    return cp in _IGNORABLE
 
 
 _Folded = tuple[str, tuple[tuple[int, int, int], ...], bool]
@@ -229,25 +268,75 @@ def _joined(text: str, i: int) -> bool:
 
 
 _HIDDEN_GAP = 16  # hidden characters of one kind this close together are one finding
-_H_BIDI = "\u202a-\u202e\u2066-\u2069"
-_H_INVISIBLE = "\u200b-\u200f\u2060-\u2064\ufeff"
-_H_TAG = "\U000e0000-\U000e007f"
+_H_BIDI = _char_class(_BIDI_RANGES)
+_H_INVISIBLE = _char_class(_INVISIBLE_RANGES)
+_H_TAG = _char_class(_TAG_RANGES)
 _HIDDEN_SPAN = {
     rule: re.compile(f"[{chars}](?:[^{chars}]{{0,{_HIDDEN_GAP}}}[{chars}])*+")
-    for rule, chars in (
-        ("bidi-control", _H_BIDI),
-        ("invisible-char", _H_INVISIBLE),
-        ("tag-char", _H_TAG),
-    )
+    for rule, chars in (("bidi-control", _H_BIDI), ("tag-char", _H_TAG))
 }
-_NOT_JOINER = re.compile("[\u200b\u200e\u200f\u2060-\u2064\ufeff]")
+_INVISIBLE_CHAR = re.compile(f"[{_H_INVISIBLE}]")
 _TAG_FLAG = re.compile("\U0001f3f4([\U000e0020-\U000e007e]{1,16})\U000e007f")
 
 
+def _visible_base(ch: str) -> bool:
+    """A character a variation selector may follow: a visible one past ASCII (an emoji, a CJK
+    ideograph, a math symbol), never a bracket or a letter of an ASCII word."""
+    return bool(ch) and ord(ch) > 0x7F and ord(ch) not in _IGNORABLE and not ch.isspace()
+
+
+@lru_cache(maxsize=4096)
+def _invisible_in_use(text: str, i: int) -> bool:
+    """An invisible character doing its job where it is: ZWJ / ZWNJ joining letters or emoji,
+    a variation selector after its base (an emoji, an ideograph, a keycap's digit), or a filler
+    in its place (`_filler_in_use`)."""
+    cp = ord(text[i])
+    before = text[i - 1] if i else ""
+    after = text[i + 1] if i + 1 < len(text) else ""
+    if cp in (0x200C, 0x200D):
+        return _joined(text, i)
+    if 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF:
+        keycap = before != "" and before in "0123456789#*" and after == "\u20e3"
+        return keycap or _visible_base(before)
+    return _filler_in_use(cp, before, after)
+
+
+def _filler_in_use(cp: int, before: str, after: str) -> bool:
+    """A soft hyphen between two letters, a Mongolian selector after a Mongolian letter, a
+    combining grapheme joiner after a combining mark, a Hangul filler beside a jamo."""
+    b = ord(before) if before else -1
+    a = ord(after) if after else -1
+    if cp == 0x00AD:
+        return before.isalpha() and after.isalpha()
+    if 0x180B <= cp <= 0x180F:
+        return 0x1820 <= b <= 0x18AF
+    if cp == 0x034F:
+        return b >= 0 and unicodedata.combining(before) > 0
+    return cp in (0x115F, 0x1160) and (0x1100 <= b <= 0x11FF or 0x1100 <= a <= 0x11FF)
+
+
+def _misplaced_invisible(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
+    """Invisible characters in text[start:end] not in use where they are, one finding for those
+    at most _HIDDEN_GAP apart. Those in use neither count nor join two findings into one."""
+    span: list[int] | None = None
+    for m in _INVISIBLE_CHAR.finditer(text, start, end):
+        i = m.start()
+        lo = max(0, i - 1)
+        # The character and its neighbours decide: a short key, so the answer is cached.
+        if _invisible_in_use(text[lo : i + 2], i - lo):
+            continue
+        if span is not None and i - span[1] <= _HIDDEN_GAP:
+            span[1] = i + 1
+            continue
+        if span is not None:
+            yield "invisible-char", span[0], span[1]
+        span = [i, i + 1]
+    if span is not None:
+        yield "invisible-char", span[0], span[1]
+
+
 def _legitimate(rule: str, text: str, s: int, e: int) -> bool:
-    """Hidden characters with a use: ZWJ in emoji and joining scripts, tags in region flags."""
-    if rule == "invisible-char" and _NOT_JOINER.search(text, s, e) is None:
-        return all(_joined(text, i) for i in range(s, e) if text[i] in "\u200c\u200d")
+    """Hidden characters with a use: tags in region flags."""
     if rule == "tag-char" and "\U0001f3f4" in text[max(0, s - 1) : e]:
         # Every tag must belong to a flag like 🏴 + "gbsct" + cancel tag (Scotland).
         flags = sum(m.end() - m.start() - 1 for m in _TAG_FLAG.finditer(text, max(0, s - 1), e))
@@ -258,16 +347,14 @@ def _legitimate(rule: str, text: str, s: int, e: int) -> bool:
 
 def _hygiene(text: str, regions: list[tuple[int, int]]) -> Iterator[tuple[str, int, int]]:
     """Hidden characters worth reporting: (rule, start, end) in the original text, one finding
-    for characters of one kind at most _HIDDEN_GAP apart ("ig\u200bn\u200bore" is one)."""
-    merged: list[list[int]] = []
-    for s, e in regions:
-        if merged and s - merged[-1][1] <= _HIDDEN_GAP:
-            merged[-1][1] = e
-        else:
-            merged.append([s, e])
-    for start, end in merged:
-        first = 1 if start == 0 and text[0] == "\ufeff" else start  # skip a byte-order mark
-        for rule, pattern in _HIDDEN_SPAN.items():
-            for m in pattern.finditer(text, first, end):
-                if not _legitimate(rule, text, *m.span()):
-                    yield rule, m.start(), m.end()
+    for characters of one kind at most _HIDDEN_GAP apart ("ig\u200bn\u200bore" is one).
+    `regions` (where the fold found hidden characters) only says whether to look: the regex
+    engine goes through the whole text faster than Python goes through the regions."""
+    if not regions:
+        return
+    first = 1 if text[0] == "\ufeff" else 0  # skip a byte-order mark
+    yield from _misplaced_invisible(text, first, len(text))
+    for rule, pattern in _HIDDEN_SPAN.items():
+        for m in pattern.finditer(text, first):
+            if not _legitimate(rule, text, *m.span()):
+                yield rule, m.start(), m.end()
