@@ -28,7 +28,8 @@ def test_saving_an_unchanged_document_with_crlf_and_no_break_spaces_writes_nothi
 ) -> None:
     """Version 2 was 'Line one\\r\\nLine\\xa0two\\r\\n' (written through the CLI, say); Save
     without touching the editor wrote version 3, 'Line one\\nLine two\\n': the editor's
-    newlines and spaces replaced the stored ones."""
+    newlines and spaces replaced the stored ones. (Since 2026-11-30 every write stores the CRLF
+    as LF; the no-break space stays, and an unchanged Save still writes nothing.)"""
     window = open_on(qtbot, desk)
     stored = "Line one\r\nLine\u00a0two\r\n"
     read(
@@ -48,7 +49,8 @@ def test_saving_an_unchanged_document_with_crlf_and_no_break_spaces_writes_nothi
     qtbot.waitUntil(lambda: window.status.text() != "")
     settle(qtbot, desk)
     assert window.status.text() == "Nothing to save: the text is version 2's."
-    assert [(v.version, v.content) for v in history(qtbot, desk)][:1] == [(2, stored)]
+    kept = "Line one\nLine\u00a0two\n"
+    assert [(v.version, v.content) for v in history(qtbot, desk)][:1] == [(2, kept)]
 
 
 def test_text_typed_while_a_save_is_on_its_way_stays_an_edit_of_the_saved_version(

@@ -651,7 +651,8 @@ def test_an_untouched_proposal_is_adopted_as_proposed(
     qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
 ) -> None:
     """The editor gives a no-break space back as a space and CRLF as LF: adopting without a
-    change stored that text and recorded the person's edit (tier human)."""
+    change stored that text and recorded the person's edit (tier human). (Since 2026-11-30 the
+    proposal itself holds the CRLF as LF, as every write stores it.)"""
     desk, _ = served
     text = "idea: le prix\u00a0: 10\u00a0€\r\npar mois"
     propose(agent, text)
@@ -660,7 +661,7 @@ def test_an_untouched_proposal_is_adopted_as_proposed(
     qtbot.waitUntil(lambda: window.queue.table.rowCount() == 0)
     settle(qtbot, desk)
     assert window.status.text().startswith("Adopted: ")
-    memory = contents(qtbot, desk)[text]
+    memory = contents(qtbot, desk)[text.replace("\r\n", "\n")]
     assert memory["author_tier"] == "explicit"
 
 
