@@ -19,7 +19,7 @@ from core.archive import ArchiveService, import_source
 from core.archive_reader import is_archive
 from core.model import Caller, Scope, Surface
 from core.paths import resolve_paths
-from core.terminal import confirm, emit, for_a_person, served_or_here, when
+from core.terminal import confirm, emit, for_a_person, served_or_here, visible, when
 from core.wording import plural
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         ).to_dict()
 
     manifest = _run("archive.export", params, here)
-    emit(args, manifest, lambda: print(describe_export(out, manifest)))
+    emit(args, manifest, lambda: print(visible(describe_export(out, manifest))))
     return EXIT_OK
 
 
@@ -119,7 +119,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     else:
         for_a_person("import")
         confirm(
-            f"Import {path} into your memories, as your own decision?\n{_changes(path)}", "import"
+            f"Import {visible(str(path))} into your memories, as your own decision?\n"
+            f"{_changes(path)}",
+            "import",
         )
     # Where a JSON-lines file's project lines without a `workspace` land (an archive brings
     # its own workspaces); the import registers it only when such a line lands.
@@ -137,7 +139,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         "empty store and preview against it, or import without --dry-run"
     )
     report = _run("archive.import", params, here, if_no_store=empty if args.dry_run else None)
-    emit(args, report, lambda: print(describe_import(report)))
+    emit(args, report, lambda: print(visible(describe_import(report))))
     return EXIT_FAILED if report["errors"] or report["refused"] else EXIT_OK
 
 

@@ -72,13 +72,14 @@ def add_parsers(sub: Any) -> None:
 
 
 def author(version: dict[str, Any]) -> str:
-    """Who wrote a version: `the person`, `agent code-helper`, `Cairn`."""
+    """Who wrote a version: `the person`, `agent code-helper`, `Cairn` (a name stored before
+    2026-11-30 may hold a control character: shown visibly)."""
     kind, name = version["author_kind"], version["author"]
     if kind == "human":
         return "the person"
     if kind == "system":
         return "Cairn"
-    return f"{kind} {name}"
+    return visible(f"{kind} {name}")
 
 
 def _read(file: str | None) -> str:
@@ -109,7 +110,10 @@ def cmd_identity(args: argparse.Namespace) -> int:
                 doc = client.call("identity.get", {"doc": args.doc})
 
         def shown() -> None:
-            print(f"{doc['doc']} v{doc['version']} - {author(doc)}, {when(doc['created_at'])}")
+            print(
+                f"{visible(doc['doc'])} v{doc['version']} - {author(doc)}, "
+                f"{when(doc['created_at'])}"
+            )
             print(visible(doc["content"]), end="" if doc["content"].endswith("\n") else "\n")
 
         emit(args, doc, shown)
@@ -125,7 +129,7 @@ def cmd_identity(args: argparse.Namespace) -> int:
             if result["status"] == "pending":
                 print(f"pending review ({result['suggestion_id']})")
             else:
-                print(describe_write(result))
+                print(visible(describe_write(result)))
 
         emit(args, result, said)
         return write_status(result)
@@ -139,7 +143,10 @@ def cmd_identity(args: argparse.Namespace) -> int:
         def lines() -> None:
             for v in data:
                 reason = f" - {visible(v['reason'])}" if v.get("reason") else ""
-                print(f"{v['doc']} v{v['version']}  {when(v['created_at'])}  {author(v)}{reason}")
+                print(
+                    f"{visible(v['doc'])} v{v['version']}  {when(v['created_at'])}  "
+                    f"{author(v)}{reason}"
+                )
 
         emit(args, data, lines)
         return 0
