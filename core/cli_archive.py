@@ -187,6 +187,14 @@ def describe_export(out: Path, m: dict[str, Any]) -> str:
     if gone:
         lines.append(f"  left out: {', '.join(gone)}")
     lines.extend(_audit_problems(m.get("audit") or {}))
+    lines.extend(
+        f"  warning: workspace {w['id']} ({w['path']}) holds a control character in its "
+        f"folder's name: another Cairn does not take it, so its "
+        f"{plural(w['memories'], 'memory', 'memories')} "
+        f"{'is' if w['memories'] == 1 else 'are'} not imported there; move it to a clean folder "
+        f"(`cairn workspace move {w['id']} NEW-FOLDER`) and export again"
+        for w in m.get("workspaces_not_importable", ())
+    )
     return "\n".join(lines)
 
 

@@ -35,12 +35,14 @@ def cmd_workspace(args: argparse.Namespace) -> int:
             rows = client.call("workspace.list")["workspaces"]
 
         def table() -> None:
+            # a folder registered before 2026-11-30 may hold a control character: shown, not
+            # obeyed (until then its escape reached the terminal)
             for w in rows:
                 gone = "" if w["exists"] else "  (folder missing)"
                 noun = "memory  " if w["memories"] == 1 else "memories"  # the columns align
                 print(
                     f"{w['id']}  {w['memories']:5} {noun}  since {when(w['created_at'])}  "
-                    f"{w['path']}{gone}"
+                    f"{visible(w['path'])}{gone}"
                 )
 
         emit(args, rows, table)
