@@ -33,7 +33,7 @@ from core import (
 from core.agents import check_name
 from core.client import Client
 from core.errors import CairnError, InvalidInput, NotRunning, TooLarge
-from core.governance import check_notes
+from core.governance import check_sent_notes
 from core.paths import resolve_paths
 from core.terminal import (
     NotConfirmed,
@@ -555,7 +555,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
         params["reason"] = args.reason
     if speaks_for_a_person(args):
         if args.reason:  # refused before the confirmation, not after it
-            check_notes({"--reason": args.reason})  # the running Cairn's own rule
+            check_sent_notes({"--reason": args.reason})  # the running Cairn's rule
             refuse_a_secret("--reason", [args.reason])
         client = connect_as_person(
             f"Forget memory {args.id} for good? Its text is erased from every revision.",

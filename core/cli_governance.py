@@ -31,7 +31,14 @@ from core.terminal import (
     visible,
     when,
 )
-from core.validation import Limits, check_content, check_keywords, check_summary, check_tags
+from core.validation import (
+    Limits,
+    check_content,
+    check_keywords,
+    check_summary,
+    check_tags,
+    normalize_breaks,
+)
 from core.wording import plural
 
 EDIT_FIELDS = ("content", "summary", "kind", "scope", "importance", "keywords")
@@ -321,7 +328,8 @@ def _checked_before_asking(args: argparse.Namespace, action: str) -> dict[str, A
         _refuse_edits_over_the_limits(edits or {})
         _refuse_options_that_clash(args, edits)
     elif args.reason:
-        check_reason(args.reason, name="--reason")
+        # as the running Cairn reads it: its line breaks as line feeds
+        check_reason(normalize_breaks(args.reason), name="--reason")
         refuse_a_secret("--reason", [args.reason])
     if at_terminal():
         # Whether a proposal waits, and whether an option applies to it, depends on the

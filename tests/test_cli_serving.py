@@ -574,3 +574,32 @@ def test_a_forget_reason_too_long_is_refused_before_the_confirmation(daemon: Dae
     assert status == ErrorCode.TOO_LARGE.exit_status, shown
     assert "Type " not in shown and "--reason is 1001 characters; the limit is 1000" in shown
     assert cairn(home, "get", memory_id).returncode == 0
+
+
+def test_a_reason_with_windows_line_breaks_is_taken_as_the_running_cairn_takes_it(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """`cairn forget --reason $'first line\\r\\nsecond line'` and `identity edit --reason` were
+    refused before the confirmation ("contains a control character (U+000D)") though the
+    running Cairn stores such a reason with a line feed. The check now reads the reason as it
+    is stored: its breaks as line feeds, its length counted so (a 1,001-character reason that
+    is 751 stored is taken), and the edit's prompt gives the size that is stored."""
+    home = daemon.home
+    reason = "ab\r\n" * 250 + "c"  # 1,001 characters typed, 751 stored
+    status, shown = at_terminal(home, "add", "the coffee machine is on floor 3", typed="")
+    memory_id = shown.split("stored ", 1)[1].split("@", 1)[0]
+    status, shown = at_terminal(
+        home, "forget", memory_id, "--reason", reason, typed=f"forget {memory_id}"
+    )
+    assert status == 0 and f"forgot {memory_id}" in shown, shown
+
+    profile = short_tmp / "profile.md"
+    profile.write_bytes(b"# User\r\n\r\nPrefers short answers.\r\n")  # 34 bytes, 31 stored
+    status, shown = at_terminal(
+        home,
+        *("identity", "edit", "user", "--file", str(profile), "--reason", reason),
+        typed="edit user",
+    )
+    assert status == 0 and "(31 bytes)?" in shown and "user is now at version 2" in shown, shown
+    status, shown = at_terminal(home, "identity", "history", "user", "--json", typed="")
+    assert json.loads(shown)[0]["reason"] == reason.replace("\r\n", "\n"), shown
