@@ -14,7 +14,6 @@ import argparse
 import json
 import logging
 import math
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -52,6 +51,7 @@ from core.terminal import (
     speaks_for_a_person,
     visible,
     when,
+    working_folder,
     write_status,
 )
 from core.wording import plural
@@ -282,7 +282,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_health(args: argparse.Namespace) -> int:
-    with connect(args, as_person=args.agent is None and at_terminal()) as client:
+    as_person = args.agent is None and at_terminal()
+    # a person's snapshot is the whole store's; an agent's depends on its workspace
+    with connect(args, as_person=as_person, needs_folder=not as_person) as client:
         snapshot = client.call("health.get")
 
     def lines(value: Any, indent: str = "") -> None:
@@ -314,7 +316,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         # At a terminal it is a person asking (whole-store counts); otherwise an agent's share.
         role = "human" if at_terminal() else "agent"
         with Client.connect(
-            paths, autostart=False, agent="cli", role=role, workspace=os.getcwd()
+            paths, autostart=False, agent="cli", role=role, workspace=working_folder(needed=False)
         ) as client:
             status = client.call("status") | {"running": True}
     except NotRunning:

@@ -19,7 +19,15 @@ from core.archive import ArchiveService, import_source
 from core.archive_reader import is_archive
 from core.model import Caller, Scope, Surface
 from core.paths import resolve_paths
-from core.terminal import confirm, emit, for_a_person, served_or_here, visible, when
+from core.terminal import (
+    confirm,
+    emit,
+    for_a_person,
+    served_or_here,
+    visible,
+    when,
+    working_folder,
+)
 from core.wording import plural
 
 if TYPE_CHECKING:
@@ -124,9 +132,12 @@ def cmd_import(args: argparse.Namespace) -> int:
             "import",
         )
     # Where a JSON-lines file's project lines without a `workspace` land (an archive brings
-    # its own workspaces); the import registers it only when such a line lands.
-    folder = os.getcwd()
-    params: dict[str, Any] = {"path": str(path), "workspace": folder}
+    # its own workspaces); the import registers it only when such a line lands. A deleted
+    # folder is none: an archive needs none, and such a line says what to give instead.
+    folder = working_folder(needed=False)
+    params: dict[str, Any] = {"path": str(path)}
+    if folder is not None:
+        params["workspace"] = folder
     if args.dry_run:
         params["dry_run"] = True
 

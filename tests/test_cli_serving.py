@@ -46,12 +46,15 @@ def cairn(
     )
 
 
-def at_terminal(home: Path, *args: str, typed: str, cwd: Path = ROOT) -> tuple[int, str]:
+def at_terminal(
+    home: Path, *args: str, typed: str, cwd: Path = ROOT, launcher: tuple[str, ...] = ()
+) -> tuple[int, str]:
     """Run `cairn args` with a pseudo-terminal for stdin, stdout and stderr, as a person would,
-    typing `typed` at the prompt; returns (exit status, everything the terminal showed)."""
+    typing `typed` at the prompt; returns (exit status, everything the terminal showed).
+    `launcher` runs before it and execs it (`sh -c '...; exec "$@"' sh`)."""
     master, slave = os.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "core.cli", *args],
+        [*launcher, sys.executable, "-m", "core.cli", *args],
         cwd=cwd,
         env=cairn_env(home),
         stdin=slave,
@@ -603,3 +606,43 @@ def test_a_reason_with_windows_line_breaks_is_taken_as_the_running_cairn_takes_i
     assert status == 0 and "(31 bytes)?" in shown and "user is now at version 2" in shown, shown
     status, shown = at_terminal(home, "identity", "history", "user", "--json", typed="")
     assert json.loads(shown)[0]["reason"] == reason.replace("\r\n", "\n"), shown
+
+
+def test_a_command_run_in_a_deleted_folder_says_so_or_needs_no_folder(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """Every command run from a folder that was deleted ended in a Python traceback (`os.getcwd()`:
+    FileNotFoundError). A command that binds the folder (a memory's workspace) now says so in
+    one line, exit 66; one that does not need it - status, health, the review queue, identity,
+    an archive's import - just works, binding none."""
+    home = daemon.home
+    out = short_tmp / "all.zip"
+    status, shown = at_terminal(home, "export", "--out", str(out), typed="")
+    assert status == 0, shown
+
+    def in_a_deleted_folder(*args: str, typed: str = "") -> tuple[int, str]:
+        gone = short_tmp / "gone"
+        gone.mkdir()
+        launcher = ("sh", "-c", 'rmdir "$PWD" && exec "$@"', "sh")
+        return at_terminal(home, *args, typed=typed, cwd=gone, launcher=launcher)
+
+    needing: list[tuple[str, ...]] = [("list",), ("add", "the lift is"), ("search", "lift")]
+    for command in needing:
+        status, shown = in_a_deleted_folder(*command)
+        assert status == ErrorCode.NOT_FOUND.exit_status, (command, shown)
+        assert shown == (
+            "cairn: the folder this command runs in no longer exists; cd to an existing "
+            "folder (or give --workspace)\n"
+        ), (command, shown)
+    for command, said in (
+        (("status",), "is running"),
+        (("health",), "memories:"),
+        (("review", "list"), "nothing waits for review"),
+        (("identity", "show", "user"), "user v1"),
+        (("policy", "show"), "capture on"),
+        (("import", str(out), "--dry-run"), "dry run: nothing was changed"),
+    ):
+        status, shown = in_a_deleted_folder(*command)
+        assert status == 0 and said in shown and "Traceback" not in shown, (command, shown)
+    status, shown = in_a_deleted_folder("import", str(out), typed="import")
+    assert status == 0 and "Traceback" not in shown, shown
