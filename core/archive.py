@@ -42,6 +42,7 @@ from core.errors import (
     IOFault,
     NotFound,
     ParseError,
+    ScopeDenied,
     TooLarge,
 )
 from core.governance import Gate, Outcome, secret_refused
@@ -319,6 +320,14 @@ class ArchiveService:
         except OSError as e:
             raise IOFault(f"{path} could not be read: {e.strerror or e}") from e
         ahead = _Ahead()
+        if default is None and caller.workspace_id is None and None in groups:
+            # No folder for a project line without its own: a person's connection binds none,
+            # so the write path's "give a workspace directory when connecting" does not apply
+            # (until 2026-11-30 it was what the line said).
+            unplaced = [(n, r) for n, r in groups[None] if r.scope is Scope.PROJECT]
+            refused = ScopeDenied(_NO_WORKSPACE, data={"field": "scope"})
+            outcomes.update((n, _failed(n, refused)) for n, _ in unplaced)
+            groups[None] = [(n, r) for n, r in groups[None] if r.scope is not Scope.PROJECT]
         for where, items in groups.items():
             # Lines with no workspace of their own land in the command's folder - which is
             # registered only when one of them is a project or session memory.
@@ -498,6 +507,13 @@ def _parse_line(raw: bytes | None, *, first: bool) -> tuple[str | None, WriteReq
     if workspace is not None and not isinstance(workspace, str):
         raise InvalidInput("workspace must be a directory path", data={"field": "workspace"})
     return workspace, WriteRequest.from_params(obj)
+
+
+_NO_WORKSPACE = (
+    "scope 'project' needs a workspace, and this import has none: pass `workspace` (a "
+    "directory) to archive.import - `cairn import` passes the folder it runs in - or give the "
+    "line its own `workspace`"
+)
 
 
 def _failed(number: int, e: CairnError) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from core.policy import POLICY_FILE
 from core.records import SELECT_MEMORY, SELECT_REVISION, memory_from_row, revision_from_row
 from core.relations import RELATION_COLUMNS, relation_from_row
 from core.store import Store
+from core.validation import control_in_path
 
 FORMAT = "cairn-archive"
 FORMAT_VERSION = 1
@@ -172,9 +173,18 @@ class Manifest:
     counts: dict[str, Any]
     files: dict[str, dict[str, Any]]
     audit: dict[str, Any] = field(default_factory=dict)  # what the audit log could not hold
+    # {id, path, memories}: workspaces of an old store whose folder's name holds a control
+    # character - no Cairn registers one since 2026-11-30, so an import keeps their memories out
+    # (in the file only when there are some)
+    workspaces_not_importable: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        unclean = (
+            {"workspaces_not_importable": [dict(w) for w in self.workspaces_not_importable]}
+            if self.workspaces_not_importable
+            else {}
+        )
+        return unclean | {
             "format": FORMAT,
             "format_version": self.format_version,
             "created_at": self.created_at,
@@ -248,6 +258,8 @@ class _Tally:
     memory_ids: set[str] = field(default_factory=set)
     tombstone_ids: set[str] = field(default_factory=set)
     workspaces: set[str] = field(default_factory=set)
+    bound: dict[str, int] = field(default_factory=dict)  # workspace id -> memories bound to it
+    not_importable: list[dict[str, Any]] = field(default_factory=list)
     audit: dict[str, Any] = field(default_factory=dict)
 
 
@@ -359,6 +371,7 @@ class Exporter:
             },
             files=dict(sorted(tally.files.items())),
             audit=tally.audit,
+            workspaces_not_importable=tuple(tally.not_importable),
         )
         info = zipfile.ZipInfo(MANIFEST, date_time=when)
         info.compress_type = zipfile.ZIP_DEFLATED
@@ -399,6 +412,8 @@ class Exporter:
             tally.workspaces.update(
                 w for w in (memory.workspace_id, *(r.workspace_id for r in history)) if w
             )
+            if memory.workspace_id:
+                tally.bound[memory.workspace_id] = tally.bound.get(memory.workspace_id, 0) + 1
         total, forgotten = conn.execute(
             "SELECT count(*), coalesce(sum(status = 'forgotten'), 0) FROM memory"
         ).fetchone()
@@ -566,6 +581,10 @@ class Exporter:
                 tally.left_out["workspaces"] += 1
                 continue
             out.record({"id": wid, "path": path, "created_at": int(created_at)})
+            if control_in_path(path) is not None:
+                tally.not_importable.append(
+                    {"id": wid, "path": path, "memories": tally.bound.get(wid, 0)}
+                )
         tally.records[WORKSPACES] = out.records
         tally.files[WORKSPACES] = out.close()
 

@@ -37,7 +37,7 @@ from core.records import (
     revision_row,
 )
 from core.revisions import MemoryObserver
-from core.validation import CONTROL, content_hash, refuse_control
+from core.validation import CONTROL, content_hash, control_in_path, refuse_control
 from core.writer import WriteTx
 
 # -- the report ---------------------------------------------------------------------------------
@@ -217,6 +217,8 @@ class Placement:
         self._texts: dict[_TextKey, str] = {}
         self._kept: set[str] = set()
         self._archived_texts = self._texts_in_archive()
+        # workspace id -> why its memories stay out: a folder this store does not register
+        self._unplaced: dict[str, str] = {}
 
     def chunks(self, size: int = CHUNK) -> Iterator[Sequence[ArchivedMemory]]:
         items = self.archive.memories
@@ -225,7 +227,10 @@ class Placement:
 
     def workspaces(self, conn: sqlite3.Connection, tx: WriteTx | None) -> None:
         """Workspaces by path: the store's id for a path it knows, the archive's id for a new
-        path (a fresh one if that id is taken here); then the archive speaks in this store's."""
+        path (a fresh one if that id is taken here); then the archive speaks in this store's.
+        A new path holding a control character (an old store's: no write registers one since
+        2026-11-30) is not registered, and each memory bound to it is a conflict saying what
+        to do - the rest of the archive lands (until 2026-11-30 it was refused whole)."""
         tally, mapping = self._tally, {}
         for ws in self.archive.workspaces:
             refusal = self._secret_in({"workspace": ws.path})
@@ -238,6 +243,14 @@ class Placement:
             row = conn.execute("SELECT id FROM workspace WHERE path = ?", (ws.path,)).fetchone()
             if row is not None:
                 target = str(row[0])
+            elif control_in_path(ws.path) is not None:
+                self._unplaced[ws.id] = (
+                    f"its workspace {ws.id} (folder {ws.path!r}) holds a control character in "
+                    "its folder's name, which Cairn no longer takes: in the store it came from, "
+                    f"move the workspace to a clean folder (`cairn workspace move {ws.id} "
+                    "NEW-FOLDER`) and export again; not imported"
+                )
+                continue
             else:
                 taken = conn.execute("SELECT 1 FROM workspace WHERE id = ?", (ws.id,)).fetchone()
                 target = ws.id if taken is None else "ws_" + secrets.token_hex(8)
@@ -409,6 +422,8 @@ class Placement:
         if m.id in facts.buried or facts.status.get(m.id) == "forgotten":
             gone = "expired and was purged" if m.id in facts.expired else "forgotten"
             return "skip", f"{gone} here"
+        if m.workspace_id in self._unplaced:
+            return "conflict", self._unplaced[m.workspace_id]
         if m.id in facts.status:
             return self._decide_held(conn, am, facts)
         return self._decide_new(conn, am, facts)

@@ -14,7 +14,6 @@ import argparse
 import json
 import logging
 import math
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -33,7 +32,7 @@ from core import (
 from core.agents import check_name
 from core.client import Client
 from core.errors import CairnError, InvalidInput, NotRunning, TooLarge
-from core.governance import check_notes
+from core.governance import check_sent_notes
 from core.paths import resolve_paths
 from core.terminal import (
     NotConfirmed,
@@ -54,6 +53,7 @@ from core.terminal import (
     speaks_for_a_person,
     visible,
     when,
+    working_folder,
     write_status,
 )
 from core.wording import plural
@@ -284,7 +284,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_health(args: argparse.Namespace) -> int:
-    with connect(args, as_person=args.agent is None and at_terminal()) as client:
+    as_person = args.agent is None and at_terminal()
+    # a person's snapshot is the whole store's; an agent's depends on its workspace
+    with connect(args, as_person=as_person, needs_folder=not as_person) as client:
         snapshot = client.call("health.get")
 
     def lines(value: Any, indent: str = "") -> None:
@@ -316,7 +318,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         # At a terminal it is a person asking (whole-store counts); otherwise an agent's share.
         role = "human" if at_terminal() else "agent"
         with Client.connect(
-            paths, autostart=False, agent="cli", role=role, workspace=os.getcwd()
+            paths, autostart=False, agent="cli", role=role, workspace=working_folder(needed=False)
         ) as client:
             status = client.call("status") | {"running": True}
     except NotRunning:
@@ -562,7 +564,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
         params["reason"] = args.reason
     if speaks_for_a_person(args):
         if args.reason:  # refused before the confirmation, not after it
-            check_notes({"--reason": args.reason})  # the running Cairn's own rule
+            check_sent_notes({"--reason": args.reason})  # the running Cairn's rule
             refuse_a_secret("--reason", [args.reason])
         client = connect_as_person(
             f"Forget memory {args.id} for good? Its text is erased from every revision.",

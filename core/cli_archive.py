@@ -19,7 +19,15 @@ from core.archive import ArchiveService, import_source
 from core.archive_reader import is_archive
 from core.model import Caller, Scope, Surface
 from core.paths import resolve_paths
-from core.terminal import confirm, emit, for_a_person, served_or_here, when
+from core.terminal import (
+    confirm,
+    emit,
+    for_a_person,
+    served_or_here,
+    visible,
+    when,
+    working_folder,
+)
 from core.wording import plural
 
 if TYPE_CHECKING:
@@ -108,7 +116,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         ).to_dict()
 
     manifest = _run("archive.export", params, here)
-    emit(args, manifest, lambda: print(describe_export(out, manifest)))
+    emit(args, manifest, lambda: print(visible(describe_export(out, manifest))))
     return EXIT_OK
 
 
@@ -119,12 +127,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     else:
         for_a_person("import")
         confirm(
-            f"Import {path} into your memories, as your own decision?\n{_changes(path)}", "import"
+            f"Import {visible(str(path))} into your memories, as your own decision?\n"
+            f"{_changes(path)}",
+            "import",
         )
     # Where a JSON-lines file's project lines without a `workspace` land (an archive brings
-    # its own workspaces); the import registers it only when such a line lands.
-    folder = os.getcwd()
-    params: dict[str, Any] = {"path": str(path), "workspace": folder}
+    # its own workspaces); the import registers it only when such a line lands. A deleted
+    # folder is none: an archive needs none, and such a line says what to give instead.
+    folder = working_folder(needed=False)
+    params: dict[str, Any] = {"path": str(path)}
+    if folder is not None:
+        params["workspace"] = folder
     if args.dry_run:
         params["dry_run"] = True
 
@@ -137,7 +150,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         "empty store and preview against it, or import without --dry-run"
     )
     report = _run("archive.import", params, here, if_no_store=empty if args.dry_run else None)
-    emit(args, report, lambda: print(describe_import(report)))
+    emit(args, report, lambda: print(visible(describe_import(report))))
     return EXIT_FAILED if report["errors"] or report["refused"] else EXIT_OK
 
 
@@ -185,6 +198,14 @@ def describe_export(out: Path, m: dict[str, Any]) -> str:
     if gone:
         lines.append(f"  left out: {', '.join(gone)}")
     lines.extend(_audit_problems(m.get("audit") or {}))
+    lines.extend(
+        f"  warning: workspace {w['id']} ({w['path']}) holds a control character in its "
+        f"folder's name: another Cairn does not take it, so its "
+        f"{plural(w['memories'], 'memory', 'memories')} "
+        f"{'is' if w['memories'] == 1 else 'are'} not imported there; move it to a clean folder "
+        f"(`cairn workspace move {w['id']} NEW-FOLDER`) and export again"
+        for w in m.get("workspaces_not_importable", ())
+    )
     return "\n".join(lines)
 
 

@@ -31,7 +31,14 @@ from core.terminal import (
     visible,
     when,
 )
-from core.validation import Limits, check_content, check_keywords, check_summary, check_tags
+from core.validation import (
+    Limits,
+    check_content,
+    check_keywords,
+    check_summary,
+    check_tags,
+    normalize_breaks,
+)
 from core.wording import plural
 
 EDIT_FIELDS = ("content", "summary", "kind", "scope", "importance", "keywords")
@@ -91,6 +98,10 @@ def add_parsers(sub: Any) -> None:
 
 
 def describe(item: dict[str, Any]) -> str:
+    """A proposal as the person reads it. Every text in it is shown with its control characters
+    visible (`visible`): a note, a reason or an earlier rejection's reason stored before
+    2026-11-30 may hold a bare carriage return or an escape, and until then `review list` and
+    `review show` printed them raw, so the text after one hid the words before it."""
     reasons = ", ".join(f"{r['code']}:{r['detail']}" for r in item["reasons"]) or "-"
     head = (
         f"{item['id']}  {item['op']}  by {item['agent']}"
@@ -111,7 +122,8 @@ def describe(item: dict[str, Any]) -> str:
         lines.append(f"    {where}: {short(item['content'], 90)}")
     if item.get("verdict"):
         lines.append(
-            f"    feedback: {item['verdict']}{': ' + item['note'] if item.get('note') else ''}"
+            f"    feedback: {item['verdict']}"
+            + (f": {short(item['note'], 200)}" if item.get("note") else "")
         )
     elif item.get("note"):  # the agent's reason (an identity proposal's): the person reads it
         lines.append(f"    note: {short(item['note'], 200)}")
@@ -119,14 +131,14 @@ def describe(item: dict[str, Any]) -> str:
         rules = ", ".join(sorted({f"{f['family']}:{f['rule']}" for f in item["flags"]}))
         lines.append(f"    scanner: {rules}")
     if item.get("rejected_before"):
-        lines.append(f"    rejected before: {item['rejected_before']}")
+        lines.append(f"    rejected before: {short(item['rejected_before'], 200)}")
     if item.get("expires_at"):  # the agent's time to live counts from the proposal
         lines.append(f"    expires: {when(item['expires_at'])}")
     if item.get("clear_expiry"):
         lines.append("    expiry: cleared (the memory would never expire)")
     if item.get("pinned") is not None:
         lines.append(f"    pin: {'pinned' if item['pinned'] else 'unpinned'}")
-    return "\n".join(lines)
+    return visible("\n".join(lines))
 
 
 def _edits(pairs: list[str]) -> dict[str, Any]:
@@ -249,7 +261,7 @@ def _decide(args: argparse.Namespace, action: str) -> int:
     try:  # everything that cannot work is refused before the confirmation
         edits = _checked_before_asking(args, action)
     except CairnError as e:
-        print(f"cairn: {e.message}", file=sys.stderr)
+        print(f"cairn: {visible(e.message)}", file=sys.stderr)
         return exit_status(e)
     results: list[dict[str, Any]] = []
     failed: CairnError | None = None
@@ -279,7 +291,7 @@ def _decide(args: argparse.Namespace, action: str) -> int:
     def human() -> None:
         for r in results:
             if "error" in r:
-                print(f"{r['suggestion_id']} not {word}ed: {r['error']['message']}")
+                print(visible(f"{r['suggestion_id']} not {word}ed: {r['error']['message']}"))
                 current = r["error"]["data"].get("current_revision")
                 if action == "adopt" and current is not None:
                     print(
@@ -295,7 +307,7 @@ def _decide(args: argparse.Namespace, action: str) -> int:
             )
             if r.get("op") == "forget" and r["decision"] == "adopted" and r.get("memory_id"):
                 where = f" -> forgot {r['memory_id']}"  # not a revision to read: it is gone
-            print(f"{r['suggestion_id']} {r['decision']}{where}{edited}")
+            print(visible(f"{r['suggestion_id']} {r['decision']}{where}{edited}"))
 
     emit(args, results, human)
     return exit_status(failed) if failed is not None else 0
@@ -316,7 +328,8 @@ def _checked_before_asking(args: argparse.Namespace, action: str) -> dict[str, A
         _refuse_edits_over_the_limits(edits or {})
         _refuse_options_that_clash(args, edits)
     elif args.reason:
-        check_reason(args.reason, name="--reason")
+        # as the running Cairn reads it: its line breaks as line feeds
+        check_reason(normalize_breaks(args.reason), name="--reason")
         refuse_a_secret("--reason", [args.reason])
     if at_terminal():
         # Whether a proposal waits, and whether an option applies to it, depends on the
@@ -424,10 +437,11 @@ def cmd_policy(args: argparse.Namespace) -> int:
                     ]
                     if rule.get("extracted"):
                         parts.append(f"extracted by a model {rule['extracted']}")
-                    print(f"agent {name}: " + "; ".join(parts))
-                print(f"file: {data['file']}")
+                    # names and the warning come from the policy file, which anyone may edit
+                    print(visible(f"agent {name}: " + "; ".join(parts)))
+                print(f"file: {visible(data['file'])}")
                 if data.get("file_warning"):
-                    print(f"warning: {data['file_warning']}")
+                    print(f"warning: {visible(data['file_warning'])}")
 
         emit(args, data, human)
         return 0

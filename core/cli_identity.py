@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import CairnError, InvalidInput
-from core.governance import check_notes
+from core.governance import check_sent_notes
 from core.identity import check_document
 from core.paths import resolve_paths
 from core.settings import load_settings
@@ -29,6 +29,7 @@ from core.terminal import (
     when,
     write_status,
 )
+from core.validation import normalize_breaks
 
 _DOC = "soul (yours, or the shared default), soul:default, soul:NAME or user"
 
@@ -72,13 +73,14 @@ def add_parsers(sub: Any) -> None:
 
 
 def author(version: dict[str, Any]) -> str:
-    """Who wrote a version: `the person`, `agent code-helper`, `Cairn`."""
+    """Who wrote a version: `the person`, `agent code-helper`, `Cairn` (a name stored before
+    2026-11-30 may hold a control character: shown visibly)."""
     kind, name = version["author_kind"], version["author"]
     if kind == "human":
         return "the person"
     if kind == "system":
         return "Cairn"
-    return f"{kind} {name}"
+    return visible(f"{kind} {name}")
 
 
 def _read(file: str | None) -> str:
@@ -109,7 +111,10 @@ def cmd_identity(args: argparse.Namespace) -> int:
                 doc = client.call("identity.get", {"doc": args.doc})
 
         def shown() -> None:
-            print(f"{doc['doc']} v{doc['version']} - {author(doc)}, {when(doc['created_at'])}")
+            print(
+                f"{visible(doc['doc'])} v{doc['version']} - {author(doc)}, "
+                f"{when(doc['created_at'])}"
+            )
             print(visible(doc["content"]), end="" if doc["content"].endswith("\n") else "\n")
 
         emit(args, doc, shown)
@@ -125,7 +130,7 @@ def cmd_identity(args: argparse.Namespace) -> int:
             if result["status"] == "pending":
                 print(f"pending review ({result['suggestion_id']})")
             else:
-                print(describe_write(result))
+                print(visible(describe_write(result)))
 
         emit(args, result, said)
         return write_status(result)
@@ -139,13 +144,15 @@ def cmd_identity(args: argparse.Namespace) -> int:
         def lines() -> None:
             for v in data:
                 reason = f" - {visible(v['reason'])}" if v.get("reason") else ""
-                print(f"{v['doc']} v{v['version']}  {when(v['created_at'])}  {author(v)}{reason}")
+                print(
+                    f"{visible(v['doc'])} v{v['version']}  {when(v['created_at'])}  "
+                    f"{author(v)}{reason}"
+                )
 
         emit(args, data, lines)
         return 0
     if action == "edit":
-        content = _read(args.file)
-        _check_edit(content, args.reason)
+        content = _check_edit(_read(args.file), args.reason)
         base = args.if_version
         if base is None:
             # The version being replaced is read before the confirmation: one adopted while the
@@ -175,11 +182,16 @@ def cmd_identity(args: argparse.Namespace) -> int:
     return _revert(args)
 
 
-def _check_edit(content: str, reason: str | None) -> None:
+def _check_edit(content: str, reason: str | None) -> str:
     """What the running Cairn would refuse in an edit, refused before the person is asked to
     confirm it (until 2026-11-30 after they typed `edit DOC`), by the service's own rules: the
     text's size (`identity.max_bytes` from the settings; when they cannot be read the running
-    Cairn judges) and control characters, a secret in it, and the reason's length and secret.
+    Cairn judges) and control characters, a secret in it, and the reason's length and secret -
+    each judged as it is stored, its line breaks as line feeds.
+
+    Returns:
+        The text as it is stored, whose size the confirmation gives (until 2026-11-30 it gave
+        the file's, CRLF line ends counted twice).
 
     Raises:
         InvalidInput, TooLarge: naming what is wrong (a secret with `reason_code: secret`).
@@ -190,10 +202,12 @@ def _check_edit(content: str, reason: str | None) -> None:
         max_bytes = None
     if max_bytes is not None:
         check_document(content, max_bytes)
+    content = normalize_breaks(content)
     refuse_a_secret("the content", [content])
     if reason:
-        check_notes({"--reason": reason})
+        check_sent_notes({"--reason": reason})
         refuse_a_secret("--reason", [reason])
+    return content
 
 
 def _revert(args: argparse.Namespace) -> int:

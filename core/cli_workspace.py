@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import InvalidInput
-from core.terminal import at_terminal, connect_as_person, emit, looking_as_person, when
+from core.terminal import at_terminal, connect_as_person, emit, looking_as_person, visible, when
 from core.wording import plural
 from core.workspace import WORKSPACE_ID_PREFIX, canonical_path, refuse_move_onto
 
@@ -35,12 +35,14 @@ def cmd_workspace(args: argparse.Namespace) -> int:
             rows = client.call("workspace.list")["workspaces"]
 
         def table() -> None:
+            # a folder registered before 2026-11-30 may hold a control character: shown, not
+            # obeyed (until then its escape reached the terminal)
             for w in rows:
                 gone = "" if w["exists"] else "  (folder missing)"
                 noun = "memory  " if w["memories"] == 1 else "memories"  # the columns align
                 print(
                     f"{w['id']}  {w['memories']:5} {noun}  since {when(w['created_at'])}  "
-                    f"{w['path']}{gone}"
+                    f"{visible(w['path'])}{gone}"
                 )
 
         emit(args, rows, table)
@@ -61,15 +63,18 @@ def cmd_workspace(args: argparse.Namespace) -> int:
             holder = next(((w["id"], w["path"]) for w in known if w["path"] == target), None)
             if moving is not None:
                 refuse_move_onto(old, moving, target, holder)
-        with connect_as_person(f"Move workspace {old} to {new}?", "move", bind_cwd=False) as client:
+        with connect_as_person(
+            f"Move workspace {visible(old)} to {visible(new)}?", "move", bind_cwd=False
+        ) as client:
             result = client.call("workspace.move", {"workspace": old, "to": new})
-        emit(args, result, lambda: print(f"{result['id']} now lives at {result['to']}"))
+        emit(args, result, lambda: print(f"{result['id']} now lives at {visible(result['to'])}"))
         return 0
     source, into = workspace_ref(args.source), workspace_ref(args.into)
     if source == into:  # before the confirmation: there is nothing to merge
         raise InvalidInput(f"a workspace cannot be merged into itself ({source})")
     with connect_as_person(
-        f"Merge workspace {source} into {into}? Each memory moves with a revision.",
+        f"Merge workspace {visible(source)} into {visible(into)}? Each memory moves with a "
+        "revision.",
         "merge",
         bind_cwd=False,
     ) as client:
@@ -77,9 +82,9 @@ def cmd_workspace(args: argparse.Namespace) -> int:
 
     def report() -> None:
         moved = plural(result["moved"], "memory", "memories")
-        print(f"moved {moved} from {result['from']} into {result['into']}")
+        print(visible(f"moved {moved} from {result['from']} into {result['into']}"))
         for kept in result["kept"]:
-            print(f"  kept {kept['id']}: {kept['reason']}")
+            print(visible(f"  kept {kept['id']}: {kept['reason']}"))
 
     emit(args, result, report)
     return 0

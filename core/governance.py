@@ -41,7 +41,7 @@ from core.model import (
 )
 from core.policy import Mode, Policy
 from core.suggestions import Flag, Reason
-from core.validation import refuse_control
+from core.validation import normalize_breaks, refuse_control
 
 
 class Outcome(StrEnum):
@@ -240,6 +240,16 @@ def check_notes(notes: Mapping[str, str | None]) -> None:
             )
         if text is not None:
             refuse_control(name, text)
+
+
+def check_sent_notes(notes: Mapping[str, str | None]) -> None:
+    """`check_notes` on notes as the socket takes them - their line breaks as line feeds, as
+    every text parameter is read (`requests.text`, `normalize_breaks`) - for a client checking
+    what it sends before a confirmation (until 2026-11-30 the CLI checked the raw text: a CRLF
+    reason the running Cairn takes was refused for its carriage return, and its length counted
+    them). The service's own callers pass text already so read; `check_notes` refuses a bare
+    carriage return from any other."""
+    check_notes({name: None if t is None else normalize_breaks(t) for name, t in notes.items()})
 
 
 def secret_refused(secret: Flag) -> Verdict:

@@ -13,7 +13,7 @@ from pathlib import Path
 from core import scanner
 from core.errors import InvalidInput
 from core.model import Scope
-from core.validation import CONTROL
+from core.validation import CONTROL, normalize_breaks
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,9 @@ def parse_note(text: str, *, default_kind: str, scope: Scope) -> Note:
         InvalidInput: an unclosed block, a line that is not `key: value`, a key Cairn reads
             given twice or with a value it cannot use, or no text in the body.
     """
-    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
+    # Every line end as a line feed first - CRLF, a classic Mac OS lone CR, NEL: until
+    # 2026-11-30 a lone-CR note was one line, and its front matter became the memory's text.
+    lines = normalize_breaks(text.removeprefix("\ufeff")).split("\n")
     meta: dict[str, str | list[str]] = {}
     body = lines
     if lines[0].rstrip() == "---":

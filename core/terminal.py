@@ -67,8 +67,35 @@ def label_untrusted(args: argparse.Namespace) -> None:
         print(UNTRUSTED)
 
 
-def connect(args: argparse.Namespace, *, as_person: bool = False) -> Client:
-    workspace = args.workspace if args.workspace is not None else os.getcwd()
+# What a command that binds the folder it runs in says when that folder was deleted (until
+# 2026-11-30 every command ended in a traceback there); `cairn mcp` says the same of its own.
+FOLDER_GONE = "the folder this command runs in no longer exists; cd to an existing folder"
+
+
+def working_folder(*, needed: bool = True, instead: str = "") -> str | None:
+    """The folder the command runs in: a project memory's workspace. None when it was deleted
+    and the command does not need it (it binds none then).
+
+    Raises:
+        NotFound: the folder was deleted and the command needs it (`FOLDER_GONE`, then
+            `instead`: another way to give one).
+    """
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        if needed:
+            raise NotFound(FOLDER_GONE + instead, data={"field": "workspace"}) from None
+        return None
+
+
+def connect(
+    args: argparse.Namespace, *, as_person: bool = False, needs_folder: bool = True
+) -> Client:
+    """A connection for a memory command, bound to `--workspace` or the folder it runs in;
+    `needs_folder=False` binds none when that folder was deleted (a person's health)."""
+    workspace = args.workspace
+    if workspace is None:
+        workspace = working_folder(needed=needs_folder, instead=" (or give --workspace)")
     if as_person:
         return Client.connect(role="human", workspace=workspace, session=args.session)
     return Client.connect(agent=args.agent, workspace=workspace, session=args.session)
@@ -76,8 +103,9 @@ def connect(args: argparse.Namespace, *, as_person: bool = False) -> Client:
 
 def connect_as_agent(agent: str | None) -> Client:
     """An agent's connection for a subcommand's own `--agent NAME` (None: $CAIRN_AGENT or cli),
-    bound to the current directory like `connect`."""
-    return Client.connect(agent=agent, workspace=os.getcwd())
+    bound to the current directory like `connect` - none when it was deleted: what these
+    commands read (identity, policy) does not depend on it."""
+    return Client.connect(agent=agent, workspace=working_folder(needed=False))
 
 
 def for_a_person(what: str | None = None) -> None:
@@ -117,8 +145,8 @@ def connect_as_person(
     """A person's connection: from an interactive terminal after a typed confirmation, or,
     without a terminal, confirmed by the person in the running tray (`asked_in_the_tray`).
     `bind_cwd=False` binds no workspace (commands about workspaces must not register the
-    directory they happen to run in)."""
-    workspace = os.getcwd() if bind_cwd else None
+    directory they happen to run in); a deleted directory binds none."""
+    workspace = working_folder(needed=False) if bind_cwd else None
     if not at_terminal():
         return asked_in_the_tray(workspace)
     confirm(prompt, expected)
@@ -127,8 +155,8 @@ def connect_as_person(
 
 def looking_as_person(what: str, *, bind_cwd: bool = True) -> Client:
     """A person's connection for a command that only looks: an interactive terminal (no typed
-    confirmation), or the tray's confirmation without one."""
-    workspace = os.getcwd() if bind_cwd else None
+    confirmation), or the tray's confirmation without one. A deleted directory binds none."""
+    workspace = working_folder(needed=False) if bind_cwd else None
     if not at_terminal():
         return asked_in_the_tray(workspace, what)
     return Client.connect(role="human", workspace=workspace)

@@ -73,11 +73,17 @@ def refuse_control(field: str, text: str, refused: re.Pattern[str] = CONTROL) ->
         )
 
 
+def control_in_path(path: str) -> int | None:
+    """Where a folder's `path` holds its first control character (line breaks and C1 controls
+    included), or None when it holds none."""
+    return next((i for i, ch in enumerate(path) if unicodedata.category(ch) == "Cc"), None)
+
+
 def refuse_control_in_path(field: str, path: str, *, label: str) -> None:
     """Raise InvalidInput (naming `field`, worded as `label`) when a folder's `path` holds a
     control character, line breaks and C1 controls included: a path is shown on one line, at a
     terminal too."""
-    at = next((i for i, ch in enumerate(path) if unicodedata.category(ch) == "Cc"), None)
+    at = control_in_path(path)
     if at is not None:
         raise InvalidInput(
             f"{label} contains a control character (U+{ord(path[at]):04X}) at character {at}",

@@ -46,12 +46,15 @@ def cairn(
     )
 
 
-def at_terminal(home: Path, *args: str, typed: str, cwd: Path = ROOT) -> tuple[int, str]:
+def at_terminal(
+    home: Path, *args: str, typed: str, cwd: Path = ROOT, launcher: tuple[str, ...] = ()
+) -> tuple[int, str]:
     """Run `cairn args` with a pseudo-terminal for stdin, stdout and stderr, as a person would,
-    typing `typed` at the prompt; returns (exit status, everything the terminal showed)."""
+    typing `typed` at the prompt; returns (exit status, everything the terminal showed).
+    `launcher` runs before it and execs it (`sh -c '...; exec "$@"' sh`)."""
     master, slave = os.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "core.cli", *args],
+        [*launcher, sys.executable, "-m", "core.cli", *args],
         cwd=cwd,
         env=cairn_env(home),
         stdin=slave,
@@ -611,3 +614,72 @@ def test_an_agents_reads_label_the_stored_text_untrusted(daemon: Daemon) -> None
     # a person reading their own memory at a terminal is not told it is untrusted
     status, shown = at_terminal(home, "get", memory_id, typed="")
     assert status == 0 and "Otter deploys" in shown and LABEL not in shown, shown
+
+
+def test_a_reason_with_windows_line_breaks_is_taken_as_the_running_cairn_takes_it(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """`cairn forget --reason $'first line\\r\\nsecond line'` and `identity edit --reason` were
+    refused before the confirmation ("contains a control character (U+000D)") though the
+    running Cairn stores such a reason with a line feed. The check now reads the reason as it
+    is stored: its breaks as line feeds, its length counted so (a 1,001-character reason that
+    is 751 stored is taken), and the edit's prompt gives the size that is stored."""
+    home = daemon.home
+    reason = "ab\r\n" * 250 + "c"  # 1,001 characters typed, 751 stored
+    status, shown = at_terminal(home, "add", "the coffee machine is on floor 3", typed="")
+    memory_id = shown.split("stored ", 1)[1].split("@", 1)[0]
+    status, shown = at_terminal(
+        home, "forget", memory_id, "--reason", reason, typed=f"forget {memory_id}"
+    )
+    assert status == 0 and f"forgot {memory_id}" in shown, shown
+
+    profile = short_tmp / "profile.md"
+    profile.write_bytes(b"# User\r\n\r\nPrefers short answers.\r\n")  # 34 bytes, 31 stored
+    status, shown = at_terminal(
+        home,
+        *("identity", "edit", "user", "--file", str(profile), "--reason", reason),
+        typed="edit user",
+    )
+    assert status == 0 and "(31 bytes)?" in shown and "user is now at version 2" in shown, shown
+    status, shown = at_terminal(home, "identity", "history", "user", "--json", typed="")
+    assert json.loads(shown)[0]["reason"] == reason.replace("\r\n", "\n"), shown
+
+
+def test_a_command_run_in_a_deleted_folder_says_so_or_needs_no_folder(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """Every command run from a folder that was deleted ended in a Python traceback (`os.getcwd()`:
+    FileNotFoundError). A command that binds the folder (a memory's workspace) now says so in
+    one line, exit 66; one that does not need it - status, health, the review queue, identity,
+    an archive's import - just works, binding none."""
+    home = daemon.home
+    out = short_tmp / "all.zip"
+    status, shown = at_terminal(home, "export", "--out", str(out), typed="")
+    assert status == 0, shown
+
+    def in_a_deleted_folder(*args: str, typed: str = "") -> tuple[int, str]:
+        gone = short_tmp / "gone"
+        gone.mkdir()
+        launcher = ("sh", "-c", 'rmdir "$PWD" && exec "$@"', "sh")
+        return at_terminal(home, *args, typed=typed, cwd=gone, launcher=launcher)
+
+    needing: list[tuple[str, ...]] = [("list",), ("add", "the lift is"), ("search", "lift")]
+    for command in needing:
+        status, shown = in_a_deleted_folder(*command)
+        assert status == ErrorCode.NOT_FOUND.exit_status, (command, shown)
+        assert shown == (
+            "cairn: the folder this command runs in no longer exists; cd to an existing "
+            "folder (or give --workspace)\n"
+        ), (command, shown)
+    for command, said in (
+        (("status",), "is running"),
+        (("health",), "memories:"),
+        (("review", "list"), "nothing waits for review"),
+        (("identity", "show", "user"), "user v1"),
+        (("policy", "show"), "capture on"),
+        (("import", str(out), "--dry-run"), "dry run: nothing was changed"),
+    ):
+        status, shown = in_a_deleted_folder(*command)
+        assert status == 0 and said in shown and "Traceback" not in shown, (command, shown)
+    status, shown = in_a_deleted_folder("import", str(out), typed="import")
+    assert status == 0 and "Traceback" not in shown, shown

@@ -255,3 +255,31 @@ def test_an_updates_reason_is_held_to_the_note_limit(server: Runtime, workspace_
     within = {"id": stored["id"], "if_revision": 1, "importance": 4, "reason": "r" * 1000}
     assert agent.request("memory.update", within)["result"]["revision"] == 2
     agent.close()
+
+
+def test_a_json_lines_project_line_with_no_workspace_anywhere_says_what_to_give(
+    server: Runtime, short_tmp: Path
+) -> None:
+    """`archive.import` of a JSON-lines file with a project line, on a person's connection
+    (which binds no workspace) with no `workspace` parameter: the line failed with the write
+    path's advice "give a workspace directory when connecting" - which a person's archive
+    connection never does. It now says to pass `workspace` to archive.import or to give the
+    line its own; the other lines land."""
+    lines = short_tmp / "mixed.jsonl"
+    lines.write_text(
+        '{"content": "a project line", "kind": "fact", "scope": "project"}\n'
+        '{"content": "a user line", "kind": "fact", "scope": "user"}\n',
+        encoding="utf-8",
+    )
+    person = connect(server, role="human")
+    for dry_run in (True, False):
+        report = person.request("archive.import", {"path": str(lines), "dry_run": dry_run})
+        first, second = report["result"]["lines"]
+        assert first["status"] == "error" and first["error"] == "scope_denied", first
+        assert first["message"] == (
+            "scope 'project' needs a workspace, and this import has none: pass `workspace` "
+            "(a directory) to archive.import - `cairn import` passes the folder it runs in - "
+            "or give the line its own `workspace`"
+        ), first
+        assert second["status"] == "stored", second
+    person.close()

@@ -275,6 +275,26 @@ def test_each_note_becomes_a_human_memory_with_its_path_as_source(
     assert event.actor == "notes" and event.action == "write"
 
 
+def test_a_note_with_classic_mac_line_ends_keeps_its_front_matter_out_of_its_text(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    """A note saved with lone carriage returns (classic Mac OS line ends) was read as one line:
+    its front matter was not seen, and the memory's text was `---\\nkind: procedure\\n---\\n...`
+    (the store turned each carriage return into a line feed). Its line ends are now read as
+    line feeds first, as those of every text Cairn takes are."""
+    (folder / "mac.md").write_bytes(
+        b"---\rkind: procedure\rtags: [build]\r---\rStep one\rStep two\r"
+    )
+    (folder / "mixed.md").write_bytes(b"hello there\r\nlone\rcr here\n")
+    assert notes.sync().errors == 0
+    mac = memory_at(app, "mac.md")
+    assert mac is not None
+    assert mac.content == "Step one\nStep two", mac.content
+    assert mac.kind == "procedure" and mac.tags == ("build",)
+    mixed = memory_at(app, "mixed.md")
+    assert mixed is not None and mixed.content == "hello there\nlone\ncr here"
+
+
 def test_a_second_pass_over_an_unchanged_folder_writes_nothing(
     app: Cairn, notes: NotesFolder, folder: Path
 ) -> None:
