@@ -520,13 +520,16 @@ def cmd_get(args: argparse.Namespace) -> int:
         print(memory_line(m))
         tags = ", ".join(m["tags"]) or "-"
         print(
-            f"    kind {m['kind']}, importance {m['importance']}, tags {tags}, "
-            f"agent {m.get('agent') or '-'}, used {plural(m['use_count'], 'time')}"
+            visible(
+                f"    kind {m['kind']}, importance {m['importance']}, tags {tags}, "
+                f"agent {m.get('agent') or '-'}, used {plural(m['use_count'], 'time')}"
+            )
         )
         if m.get("expires_at"):
             print(f"    {'expired' if m.get('expired') else 'expires'} {when(m['expires_at'])}")
         for r in m.get("revisions", []):
-            print(f"  r{r['revision']} {r['action']} by {r['actor']}: {short(r['content'], 80)}")
+            by = visible(f"r{r['revision']} {r['action']} by {r['actor']}")
+            print(f"  {by}: {short(r['content'], 80)}")
 
     recalled(args, m, human)
     return EXIT_OK
@@ -707,10 +710,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return HANDLERS[args.command](args)
     except NotConfirmed as e:
-        print(f"cairn: {e.message}", file=sys.stderr)
+        print(f"cairn: {visible(e.message)}", file=sys.stderr)
         return EXIT_FAILED
     except CairnError as e:
-        print(f"cairn: {e.message}", file=sys.stderr)
+        # an error names what it was given (an id, a name, a path): shown, never obeyed
+        print(f"cairn: {visible(e.message)}", file=sys.stderr)
         return exit_status(e)  # a secret is 77 wherever it was found
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

@@ -617,3 +617,25 @@ def test_a_feedback_note_stored_before_cannot_hide_words_from_the_reviewer(
         seen = as_a_terminal_shows(shown)
         assert f"feedback: wrong: {hidden}" in seen and f"rejected before: {hidden}" in seen, seen
         assert "why: feedback:wrong\\e[2J" in seen, seen
+
+
+def test_a_memorys_tags_agent_and_an_error_naming_input_are_shown_not_obeyed(
+    daemon: Daemon,
+) -> None:
+    """`cairn get` printed a memory's tags, agent and revision actors raw (an old store's tag
+    'ops\\x9b2J' cleared the screen), and every error line printed what it named raw - `cairn
+    get 'm_\\x1b[2J'` said 'memory m_<clear screen> not found'."""
+    home = daemon.home
+    status, shown = at_terminal(home, "add", "the gate code is 4411", typed="")
+    memory_id = shown.split("stored ", 1)[1].split("@", 1)[0]
+    db = sqlite3.connect(daemon.paths.database)
+    with db:  # as a store from before the C1 rule could hold it
+        db.execute("UPDATE memory SET tags = ? WHERE id = ?", ('["ops\x9b2J"]', memory_id))
+        db.execute("UPDATE revision SET actor = ? WHERE memory_id = ?", ("me\x1b[8m", memory_id))
+    db.close()
+    status, shown = at_terminal(home, "get", memory_id, "--history", typed="")
+    assert status == 0, shown
+    assert "\x9b" not in shown and "\x1b" not in shown, repr(shown)
+    assert "tags ops\\x9b2J" in shown and "by me\\e[8m" in shown, shown
+    status, shown = at_terminal(home, "get", "m_\x1b[2J", typed="")
+    assert status != 0 and "\x1b" not in shown and "m_\\e[2J" in shown, repr(shown)
