@@ -51,12 +51,11 @@ from core.terminal import (
     refuse_a_secret,
     short,
     speaks_for_a_person,
-    visible,
     when,
     working_folder,
     write_status,
 )
-from core.wording import plural
+from core.wording import plural, visible
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # a confirmation not given, or some lines of a bulk add failed

@@ -24,11 +24,10 @@ from core.terminal import (
     emit,
     for_a_person,
     served_or_here,
-    visible,
     when,
     working_folder,
 )
-from core.wording import plural
+from core.wording import plural, visible
 
 if TYPE_CHECKING:
     from core.app import Cairn

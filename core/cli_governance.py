@@ -28,7 +28,6 @@ from core.terminal import (
     looking_as_person,
     refuse_a_secret,
     short,
-    visible,
     when,
 )
 from core.validation import (
@@ -39,7 +38,7 @@ from core.validation import (
     check_tags,
     normalize_breaks,
 )
-from core.wording import plural
+from core.wording import plural, visible
 
 EDIT_FIELDS = ("content", "summary", "kind", "scope", "importance", "keywords")
 

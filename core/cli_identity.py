@@ -25,11 +25,11 @@ from core.terminal import (
     looking_as_person,
     open_input,
     refuse_a_secret,
-    visible,
     when,
     write_status,
 )
 from core.validation import normalize_breaks
+from core.wording import visible
 
 _DOC = "soul (yours, or the shared default), soul:default, soul:NAME or user"
 

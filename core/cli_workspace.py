@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import InvalidInput
-from core.terminal import at_terminal, connect_as_person, emit, looking_as_person, visible, when
-from core.wording import plural
+from core.terminal import at_terminal, connect_as_person, emit, looking_as_person, when
+from core.wording import plural, visible
 from core.workspace import WORKSPACE_ID_PREFIX, canonical_path, refuse_move_onto
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -28,7 +27,7 @@ from core.governance import secret_sentence
 from core.paths import Paths
 from core.runtime import probe, socket_path
 from core.scanner import secret_rule
-from core.wording import UNTRUSTED
+from core.wording import UNTRUSTED, visible
 
 if TYPE_CHECKING:
     from core.app import Cairn
@@ -246,36 +245,6 @@ def when(ms: int | None) -> str:
     if ms is None:
         return "-"
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))
-
-
-# Characters a terminal would obey rather than show: every C0 control but tab and line feed,
-# DEL, and the C1 range (U+0080-U+009F: CSI, OSC, NEL, ...); and format characters that
-# reorder or hide what is shown - direction overrides, embeddings, isolates and marks, the line
-# and paragraph separators, zero-width spaces and invisible operators, the byte-order mark,
-# interlinear annotations and tag characters (invisible text). Not the joiners, variation
-# selectors or soft hyphens that emoji and scripts use in place.
-_OBEYED = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064"
-    "\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
-)
-_NAMED = {"\r": "\\r", "\x1b": "\\e"}
-
-
-def _marker(ch: str) -> str:
-    cp = ord(ch)
-    if cp <= 0xFF:
-        return _NAMED.get(ch, f"\\x{cp:02x}")
-    return f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
-
-
-def visible(text: str) -> str:
-    """Stored text as a terminal shows it: each control character but tab and line feed, and
-    each format character that would reorder or hide text, as a visible marker (`\\r`, `\\e`,
-    `\\x9b`, `\\u202e`, `\\u2028`) instead of raw. Writes store no control character since
-    2026-11-30, but text stored before may hold one, and format characters are stored as
-    written; printed raw, a carriage return hid the words before it and a right-to-left
-    override reversed the words after it."""
-    return _OBEYED.sub(lambda m: _marker(m.group()), text)
 
 
 def short(text: str, width: int = 100) -> str:

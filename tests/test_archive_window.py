@@ -4,8 +4,10 @@ in it; an import is previewed, then confirmed, and lands."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import zipfile
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +15,14 @@ import pytest
 from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
+from core.app import Cairn
 from core.audit import rotate, rotated_files
-from core.model import Caller, Scope
+from core.model import Caller, Scope, Surface
+from core.paths import Paths
 from core.requests import WriteRequest
 from desktop.desk import Desk
 from desktop.windows.archive import ArchiveWindow
-from tests.conftest import settle
+from tests.conftest import desk_on, settle
 from tests.test_archive import export, open_store, write
 
 pytestmark = pytest.mark.gui
@@ -113,6 +117,61 @@ def test_an_export_says_what_the_audit_log_could_not_hold(
     summary = window.export_summary.toPlainText()
     assert f"Audit log: lines of {rotated.name} that could not be read, left out: 1" in summary
     assert "Audit log: events missing (in no rotated file and not in the database): 1" in summary
+
+
+def test_an_export_warns_of_a_project_whose_folder_holds_a_control_character(
+    qtbot: QtBot, paths: Paths, short_tmp: Path, workspace_dir: Path
+) -> None:
+    """A store from before 2026-11-30 may hold a project whose folder's name has an escape in
+    it. Its export notes the project (manifest `workspaces_not_importable`) and `cairn export`
+    warns of it, since an import elsewhere keeps its memories out; the window said only what
+    went in and "Nothing was left out.", so the person learnt it at import. Now the window says
+    so after the export, the folder shown with the escape as a marker, and what to do."""
+    old = Cairn.open(paths)
+    try:
+        ws = old.workspaces.resolve(str(workspace_dir)).id
+        mine = Caller(Surface.HUMAN, workspace_id=ws)
+        write(old, mine, "The build uses make.")
+        write(old, mine, "Deploys go out on Tuesdays.")
+        write(old, mine, "Everything here is mine.", scope="user")
+    finally:
+        old.close()
+    # As a store from before could hold it: no write registers such a folder since.
+    with closing(sqlite3.connect(paths.database)) as db, db:
+        db.execute("UPDATE workspace SET path = ?", (f"{workspace_dir}\x1b[2Jx",))
+    shown = f"{workspace_dir}\\e[2Jx"
+    app = Cairn.open(paths)
+    try:
+        with desk_on(app) as desk:
+            window = desk.open(ArchiveWindow)
+            settle(qtbot, desk)
+            listed = window.workspaces.item(0).text()
+            assert "\x1b" not in listed and shown in listed, listed
+            out = short_tmp / "old.zip"
+            window.out_path.setText(str(out))
+            window.export_button.click()
+            qtbot.waitUntil(lambda: window.manifest is not None)
+            summary = window.export_summary.toPlainText()
+            assert "\x1b" not in summary, summary
+            assert (
+                f"Exported 3 memories (3 revisions) to {out}.\n\n"
+                f"Warning: the folder of project {shown} ({ws}) holds a control character in its "
+                "name. Another Cairn does not take such a folder, so the 2 memories of this "
+                "project are not imported there. Move the project to a clean folder "
+                f"(`cairn workspace move {ws} NEW-FOLDER`) and export again.\n"
+            ) in summary, summary
+            assert window.manifest is not None
+            desk.language.apply("zh_CN")
+            try:
+                text = window.describe_manifest(window.manifest)
+                assert f"警告：项目 {shown}（{ws}）的文件夹名称中含有控制字符" in text, text
+                assert "该项目的 2 条记忆不会导入到那里。请把该项目移到名称干净的文件夹" in text
+                assert f"cairn workspace move {ws} NEW-FOLDER" in text
+            finally:
+                desk.language.apply("en")
+            settle(qtbot, desk)
+    finally:
+        app.close()
 
 
 def test_import_is_previewed_then_confirmed(

@@ -4,7 +4,9 @@ another document is chosen."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+from contextlib import closing
 
 import pytest
 from PySide6.QtCore import Qt
@@ -12,12 +14,15 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
+from core.app import Cairn
 from core.model import Caller
+from core.paths import Paths
+from core.validation import content_hash
 from core.writer import WriteTx
 from desktop.desk import Desk
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.settings import SettingsWindow
-from tests.conftest import settle
+from tests.conftest import desk_on, settle
 from tests.test_identity_window import history, open_on, read
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(60)]
@@ -51,6 +56,52 @@ def test_saving_an_unchanged_document_with_crlf_and_no_break_spaces_writes_nothi
     assert window.status.text() == "Nothing to save: the text is version 2's."
     kept = "Line one\nLine\u00a0two\n"
     assert [(v.version, v.content) for v in history(qtbot, desk)][:1] == [(2, kept)]
+
+
+def test_saving_an_unchanged_document_stored_with_crlf_before_writes_nothing(
+    qtbot: QtBot, paths: Paths
+) -> None:
+    """A document stored before 2026-11-30 may hold CRLF line breaks (every write stores LF
+    since). Save without touching the editor handed the service that text, which stored it as
+    LF - not the stored text, so a version 3 was written that changed nothing the person saw.
+    Now an unchanged text, its line breaks taken as the service stores them, writes nothing."""
+    Cairn.open(paths).close()  # the store, with the seeded version 1 of each document
+    stored = "Line one\r\nLine\u00a0two\r\n"
+    # As a store from before could hold it: no write stores a CRLF since.
+    with closing(sqlite3.connect(paths.database)) as db, db:
+        db.execute(
+            "INSERT INTO identity_version (doc, version, content, author_kind, author, reason, "
+            "parent, created_at, content_hash) VALUES ('user', 2, ?, 'human', 'human', NULL, 1, "
+            "1, ?)",
+            (stored, content_hash(stored)),
+        )
+    app = Cairn.open(paths)
+    try:
+        with desk_on(app) as desk:
+            window = desk.open(IdentityWindow)  # the desk closes it (not qtbot: after the desk)
+            qtbot.waitUntil(lambda: window.documents.count() >= 2)
+            window.select_document("user")
+            qtbot.waitUntil(
+                lambda: window.doc_editor.base_label.text() == "Editing user, based on version 2"
+            )
+            settle(qtbot, desk)
+            assert not window.unsaved()
+            window.doc_editor.save.click()
+            qtbot.waitUntil(lambda: window.status.text() != "")
+            settle(qtbot, desk)
+            assert window.status.text() == "Nothing to save: the text is version 2's."
+            assert [(v.version, v.content) for v in history(qtbot, desk)][:1] == [(2, stored)]
+            assert not window.unsaved()
+
+            # A change is saved as before, its line breaks as line feeds.
+            window.doc_editor.editor.appendPlainText("Line three")
+            window.doc_editor.save.click()
+            qtbot.waitUntil(lambda: window.side.versions.rowCount() == 3)
+            settle(qtbot, desk)
+            assert window.status.text() == "Saved user as version 3."
+            assert history(qtbot, desk)[0].content == "Line one\nLine two\n\nLine three"
+    finally:
+        app.close()
 
 
 def test_text_typed_while_a_save_is_on_its_way_stays_an_edit_of_the_saved_version(

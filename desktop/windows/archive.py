@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from core.archive import ImportReport, Manifest
 from core.changes import Topic
 from core.model import Scope
+from core.wording import visible
 from desktop.desk import Desk, ToolWindow
 from desktop.presenter import sentence
 from desktop.widgets import named
@@ -168,7 +169,8 @@ class ArchiveWindow(ToolWindow):
         chosen = {item.data(ID_ROLE) for item in self.workspaces.selectedItems()}
         self.workspaces.clear()
         for w in workspaces:
-            text = self.tr("{} (%n memories)", "", w["memories"]).format(w["path"])
+            # A folder's name from before 2026-11-30 may hold a control character: as a marker.
+            text = self.tr("{} (%n memories)", "", w["memories"]).format(visible(w["path"]))
             if not w["exists"]:
                 text += " " + self.tr("— folder missing")
             item = QListWidgetItem(text)
@@ -227,8 +229,9 @@ class ArchiveWindow(ToolWindow):
             self.tr("Exported {} ({}) to {}.").format(
                 self.tr("%n memories", "", counts["memories"]),
                 self.tr("%n revisions", "", counts["revisions"]),
-                self.out_path.text().strip(),
+                visible(self.out_path.text().strip()),
             ),
+            *self._not_importable(manifest),
             "",
             self.tr("Records per file:"),
         ]
@@ -242,6 +245,22 @@ class ArchiveWindow(ToolWindow):
             lines.append(self.tr("Nothing was left out."))
         lines += self._audit_problems(manifest.audit)
         return "\n".join(lines)
+
+    def _not_importable(self, manifest: Manifest) -> list[str]:
+        """A warning for each project another Cairn will not import (an old store's folder whose
+        name holds a control character), first, so the archive is not taken for whole."""
+        lines = [
+            self.tr(
+                "Warning: the folder of project {0} ({1}) holds a control character in its "
+                "name. Another Cairn does not take such a folder, so the %n memories of this "
+                "project are not imported there. Move the project to a clean folder "
+                "(`cairn workspace move {1} NEW-FOLDER`) and export again.",
+                "",
+                int(w["memories"]),
+            ).format(visible(str(w["path"])), w["id"])
+            for w in manifest.workspaces_not_importable
+        ]
+        return ["", *lines] if lines else []
 
     def _audit_problems(self, audit: dict[str, Any]) -> list[str]:
         """What the archive's audit log could not hold (the manifest's `audit`), never silent."""

@@ -25,6 +25,13 @@
         </translation>
     </message>
     <message numerus="yes">
+        <source>Warning: the folder of project {0} ({1}) holds a control character in its name. Another Cairn does not take such a folder, so the %n memories of this project are not imported there. Move the project to a clean folder (`cairn workspace move {1} NEW-FOLDER`) and export again.</source>
+        <translation>
+            <numerusform>Warning: the folder of project {0} ({1}) holds a control character in its name. Another Cairn does not take such a folder, so the %n memory of this project is not imported there. Move the project to a clean folder (`cairn workspace move {1} NEW-FOLDER`) and export again.</numerusform>
+            <numerusform>Warning: the folder of project {0} ({1}) holds a control character in its name. Another Cairn does not take such a folder, so the %n memories of this project are not imported there. Move the project to a clean folder (`cairn workspace move {1} NEW-FOLDER`) and export again.</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
         <source>Preview of {} (nothing was changed): it would add %n memories.</source>
         <translation>
             <numerusform>Preview of {} (nothing was changed): it would add %n memory.</numerusform>

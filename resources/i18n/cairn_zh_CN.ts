@@ -260,6 +260,12 @@
         <source>Nothing was left out.</source>
         <translation>没有遗漏任何内容。</translation>
     </message>
+    <message numerus="yes">
+        <source>Warning: the folder of project {0} ({1}) holds a control character in its name. Another Cairn does not take such a folder, so the %n memories of this project are not imported there. Move the project to a clean folder (`cairn workspace move {1} NEW-FOLDER`) and export again.</source>
+        <translation>
+            <numerusform>警告：项目 {0}（{1}）的文件夹名称中含有控制字符。其他 Cairn 不接受这样的文件夹，因此该项目的 %n 条记忆不会导入到那里。请把该项目移到名称干净的文件夹（`cairn workspace move {1} NEW-FOLDER`），然后重新导出。</numerusform>
+        </translation>
+    </message>
     <message>
         <source>Audit log: lines of {} that could not be read, left out: {}</source>
         <translation>审计日志：{} 中无法读取的行已略去：{}</translation>
