@@ -323,8 +323,9 @@ class IdentityService:
         self, caller: Caller, doc: str, content: object, *, if_version: int, reason: str | None
     ) -> IdentityVersion:
         """A person's new version. `if_version` is the version they edited (a stale one is a
-        conflict, never a silent overwrite). The same text as the current version makes no new
-        version: the current one is returned."""
+        conflict, never a silent overwrite). The same text as the current version (its line
+        breaks taken as every write stores them) makes no new version: the current one is
+        returned."""
         _person(caller)
         name = check_doc(doc if doc != "soul" else DEFAULT_SOUL)
         text, _ = self._checked(caller, content)
@@ -338,7 +339,8 @@ class IdentityService:
                     f"{name} is at version {have}, not {if_version}; read it again",
                     data={"doc": name, "current_version": have},
                 )
-            if current is not None and current.content == text:
+            # a version stored before 2026-11-30 may hold CRLF: the same words are no change
+            if current is not None and normalize_breaks(current.content) == text:
                 return current
             return self._insert(tx, name, text, caller, reason, parent=current)
 

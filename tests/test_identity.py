@@ -337,3 +337,32 @@ def test_an_edit_the_store_would_refuse_is_refused_before_the_confirmation(
         assert "Type " not in shown, shown
     status, shown = at_terminal(home, "identity", "history", "user", typed="")
     assert "user v2" not in shown, shown
+
+
+def test_an_edit_equal_to_an_old_crlf_version_but_for_its_line_breaks_writes_nothing(
+    paths: Paths,
+) -> None:
+    """A version stored before 2026-11-30 may hold CRLF line breaks; every write stores LF since.
+    `cairn identity edit` (or any surface) given the same text wrote a version changing nothing
+    the person could see: the service compared the new LF text with the stored CRLF one."""
+    import sqlite3
+    from contextlib import closing
+
+    from core.validation import content_hash
+
+    Cairn.open(paths).close()
+    stored = "Line one\r\nLine two\r\n"
+    with closing(sqlite3.connect(paths.database)) as db, db:
+        db.execute(
+            "INSERT INTO identity_version (doc, version, content, author_kind, author, reason, "
+            "parent, created_at, content_hash) VALUES ('user', 2, ?, 'human', 'human', NULL, 1, "
+            "1, ?)",
+            (stored, content_hash(stored)),
+        )
+    app = Cairn.open(paths)
+    try:
+        kept = app.identity.edit(PERSON, "user", "Line one\nLine two\n", if_version=2, reason=None)
+        assert (kept.version, kept.content) == (2, stored)
+        assert [v.version for v in app.identity.history(PERSON, "user")][:1] == [2]
+    finally:
+        app.close()

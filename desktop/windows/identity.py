@@ -26,7 +26,6 @@ from core.changes import Topic
 from core.errors import CairnError, Conflict
 from core.identity import IdentityVersion, RevertPreview
 from core.suggestions import Op
-from core.validation import normalize_breaks
 from desktop.desk import Desk, ToolWindow
 from desktop.widgets import edited_text, named
 from desktop.windows.identity_editor import DocumentEditor
@@ -197,12 +196,10 @@ class IdentityWindow(ToolWindow):
         doc, base = self._doc, self.doc_editor.base
         started = self.side.version(base)
         # Untouched, the editor gives back CRLF as LF and no-break spaces as spaces: the text
-        # it started from is what is meant, and saving it writes nothing.
+        # it started from is what is meant (the service then finds nothing to save - line
+        # breaks taken as it stores them, for a version stored with CRLF before 2026-11-30).
         typed = self.doc_editor.text()  # what the person may type on from while it saves
         text = typed if started is None else edited_text(typed, started.content)
-        if started is not None and self._unchanged(text, started):
-            self._saved(started, base=base, typed=typed)
-            return
         fn = functools.partial(
             self.desk.cairn.identity.edit,
             self.desk.person,
@@ -218,16 +215,6 @@ class IdentityWindow(ToolWindow):
             on_done=functools.partial(self._saved, base=base, typed=typed),
             on_error=functools.partial(self._save_failed, doc=doc),
             owner=self,
-        )
-
-    def _unchanged(self, text: str, started: IdentityVersion) -> bool:
-        """Whether saving `text` over `started`, the current version, would change nothing but
-        its line breaks. The service stores every break as a line feed, and a version stored
-        before 2026-11-30 may hold CRLF: handed the untouched text, it wrote a new version that
-        changed nothing the person sees. Such a save writes nothing."""
-        current = self.side.history[0].version if self.side.history else None
-        return current == started.version and normalize_breaks(text) == normalize_breaks(
-            started.content
         )
 
     def _saved(self, version: IdentityVersion, *, base: int, typed: str) -> None:
