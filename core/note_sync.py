@@ -116,7 +116,8 @@ class NoteSync:
         tally.errors += len(failed)
         write_rows(self._store, touched + [r for r in failed if r != rows.get(r.path)])
         rebound = self._writes.update(updates, tally)
-        self._writes.add(new + rebound, tally)
+        self._writes.add(new, tally)
+        self._writes.add(rebound, tally, by_source=False)
         if renew:
             self._store.writer.run(
                 lambda tx: tx.conn.execute(

@@ -17,8 +17,9 @@ folder where nothing changed costs one directory walk and one query. Memories ch
 the memory service, as `Surface.NOTES` - the scanner, the index and the audit log all apply. A
 row is written in the same transaction as the memory change (update, archive: `update_in`,
 `set_state_in`; new memories: `write_many`'s `then`), so a pass that fails half way leaves no
-memory without its row. Should the table be lost, the next pass rebuilds it: the file's text
-comes back as an exact duplicate of a memory with this file's source, which the pass adopts.
+memory without its row. Should the table be lost, the next pass rebuilds it: a file with no
+row adopts the memory whose source names its path and that no row names (an import brings such
+memories too), and updates it to the file.
 
 A file whose path cannot be recorded (not UTF-8, a control character) gets no row: the pass
 keeps why in memory for `errors()` and finds it again at every pass.

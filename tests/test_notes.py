@@ -17,7 +17,7 @@ from core.model import Caller, Memory, Scope, Status, Surface, Tier
 from core.note_sync import NoteSync
 from core.note_watch import NoteWatch
 from core.notes import NotesFolder, eligible, parse_note
-from core.paths import Paths
+from core.paths import Paths, resolve_paths
 from core.requests import UpdateRequest, WriteRequest
 from core.settings import Settings
 from tests.conftest import FakeClock, open_policy
@@ -713,7 +713,7 @@ def test_a_crash_between_the_memory_and_its_row_is_repaired(
     assert memory is not None
     app.store.writer.run(lambda tx: tx.conn.execute("DELETE FROM notes_file"))
     report = notes.sync()
-    assert (report.added, report.errors) == (1, 0)
+    assert (report.added, report.unchanged, report.errors) == (0, 1, 0)
     again = memory_at(app, "a.md")
     assert again is not None and again.id == memory.id and again.revision == memory.revision
 
@@ -1384,3 +1384,60 @@ def test_a_refused_change_says_what_is_true_when_the_folder_is_off_or_the_file_g
     message = refused.value.message
     assert "(kept.md); the notes folder is turned off (notes.folder is empty)" in message
     assert "Cairn follows it" not in message and "forget the memory" in message
+
+
+# -- memories with no row ------------------------------------------------------------------------
+
+
+def open_second_cairn(
+    short_tmp: Path, folder: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> Cairn:
+    """Another store (its own Cairn home), pointed at the same notes folder."""
+    monkeypatch.setenv("CAIRN_HOME", str(short_tmp / "second"))
+    paths = resolve_paths()
+    open_policy(paths.config)
+    settings = Settings.defaults().with_values(notes__folder=str(folder))
+    return Cairn.open(paths, settings=settings, clock=clock)
+
+
+@pytest.mark.parametrize("how", ["rows lost", "imported"])
+def test_a_notes_memory_with_no_row_is_adopted_though_its_file_changed_since(
+    app: Cairn,
+    notes: NotesFolder,
+    folder: Path,
+    short_tmp: Path,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+    how: str,
+) -> None:
+    """A memory from a note whose file changed since its row was lost (or in another store, which
+    imported it) stayed active beside a second `notes:a.md` memory, never archived, even after
+    the file was deleted."""
+    path = write(folder / "a.md", "Deploys go out on Tuesdays.")
+    notes.sync()
+    before = memory_at(app, "a.md")
+    assert before is not None
+    store, pass_over = app, notes
+    if how == "rows lost":
+        app.store.writer.run(lambda tx: tx.conn.execute("DELETE FROM notes_file"))
+    else:
+        archive = short_tmp / "a.zip"
+        app.archive.export(Caller.human(), archive)
+        store = open_second_cairn(short_tmp, folder, clock, monkeypatch)
+        store.archive.import_(Caller.human(), archive)
+        pass_over = folder_of(store)
+    try:
+        path.write_text("Deploys go out on Tuesdays and Thursdays.", encoding="utf-8")
+        report = pass_over.sync()
+        assert (report.added, report.updated, report.errors) == (0, 1, 0)
+        assert memories_from(store, "a.md") == [(before.id, "active")]
+        now = memory_at(store, "a.md")
+        assert now is not None and now.id == before.id and now.revision == before.revision + 1
+        assert now.content == "Deploys go out on Tuesdays and Thursdays."
+        path.unlink()
+        assert pass_over.sync().archived == 1
+        assert memories_from(store, "a.md") == [(before.id, "archived")]
+    finally:
+        if store is not app:
+            pass_over.close()
+            store.close()
