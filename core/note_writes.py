@@ -210,7 +210,7 @@ class NoteWrites:
         moved_from = change.old_path if change.old_path != f.path else None
         if current is None or current.status is Status.FORGOTTEN:
             if moved_from is not None:
-                drop_row(tx, moved_from)
+                drop_row(tx, moved_from, change.memory_id)
             if current is None:
                 return "rebind"  # the memory was purged
             tomb = tombstones.fetch(tx.conn, current.id)
@@ -247,7 +247,7 @@ class NoteWrites:
                             tx, change.caller, current.id, "archive", archived=True
                         )
                         if moved_from is not None:
-                            drop_row(tx, moved_from)
+                            drop_row(tx, moved_from, change.memory_id)
                         return "rebind"
                     result = self._memories.update_in(
                         tx, change.caller, _update_request(current, note, NOTES_SOURCE + f.path)
@@ -264,7 +264,7 @@ class NoteWrites:
                 error = _describe(e)
         put_row(tx, f.row(current.id, error))
         if moved_from is not None:
-            drop_row(tx, moved_from)
+            drop_row(tx, moved_from, change.memory_id)
         return "error" if error is not None else outcome
 
     def add(

@@ -147,7 +147,9 @@ class NotesFolder:
         """
         return self._run_pass(None)
 
-    def _run_pass(self, only: set[str] | None, renamed: dict[str, str] | None = None) -> SyncReport:
+    def _run_pass(
+        self, only: set[str] | None, moves: list[tuple[str, str]] | None = None
+    ) -> SyncReport:
         folder = self._folder
         if folder is None:
             return SyncReport()
@@ -168,7 +170,7 @@ class NotesFolder:
                 )
                 return SyncReport()
             started = time.perf_counter()
-            report = self._sync.run(folder, only, renamed or {})
+            report = self._sync.run(folder, only, moves or [])
             self._refresh_warning()
             self.passes += 1
         log.info(

@@ -3,6 +3,7 @@ real watchdog events for the watching tests."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import time
@@ -14,7 +15,7 @@ import pytest
 from core.app import Cairn
 from core.errors import Forbidden, InvalidInput
 from core.model import Caller, Memory, Scope, Status, Surface, Tier
-from core.note_sync import NoteSync
+from core.note_sync import NoteSync, trace_moves
 from core.note_watch import NoteWatch
 from core.notes import NotesFolder, eligible, parse_note
 from core.paths import Paths, resolve_paths
@@ -861,6 +862,100 @@ def test_a_rename_and_an_edit_within_the_settle_time_keep_one_memory(
         "SELECT count(*) FROM memory WHERE substr(source, 1, 6) = 'notes:'"
     )
     assert notes_memories.fetchone()[0] == 1
+    assert watched.errors() == [] and not app.failures.snapshot()
+
+
+def exchange(a: Path, b: Path) -> None:
+    """Swap two files in one step, as renameat2(RENAME_EXCHANGE) does (some editors and sync
+    tools use it); the watch reports it as two renames, a to b and b to a."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd, rename_exchange = -100, 2
+    if libc.renameat2(at_fdcwd, bytes(a), at_fdcwd, bytes(b), rename_exchange) != 0:
+        pytest.skip(f"renameat2 RENAME_EXCHANGE failed: {os.strerror(ctypes.get_errno())}")
+
+
+@pytest.mark.parametrize("how", ["exchange", "three moves"])
+def test_two_notes_swapped_within_the_settle_time_keep_their_memories(
+    app: Cairn, watched: NotesFolder, folder: Path, how: str
+) -> None:
+    """A watched rename whose old path held a file again by its pass was not followed: two
+    swapped notes traded memories (each memory took the other's text)."""
+    a_path, b_path = write(folder / "a.md", "Alpha text."), write(folder / "b.md", "Bravo text.")
+    wait_for(lambda: memory_at(app, "b.md") is not None, "the files were not taken in")
+    a, b = memory_at(app, "a.md"), memory_at(app, "b.md")
+    assert a is not None and b is not None
+    passes = watched.passes
+    if how == "exchange":
+        exchange(a_path, b_path)
+    else:
+        os.rename(a_path, folder / "t.md")
+        os.rename(b_path, a_path)
+        os.rename(folder / "t.md", b_path)
+    wait_for(lambda: watched.passes > passes and row(app, "t.md") is None, "no pass")
+    wait_for(lambda: getattr(memory_at(app, "a.md"), "id", "") == b.id, "a.md took a's memory")
+    now_a, now_b = memory_at(app, "a.md"), memory_at(app, "b.md")
+    assert now_a is not None and now_a.content == "Bravo text." and now_a.source == "notes:a.md"
+    assert now_b is not None and now_b.id == a.id and now_b.content == "Alpha text."
+    assert now_b.source == "notes:b.md"
+    assert now_a.status is now_b.status is Status.ACTIVE
+    assert watched.errors() == [] and not app.failures.snapshot()
+
+
+def test_a_swap_whose_one_side_is_refused_keeps_both_rows(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    write(folder / "a.md", "Alpha text.")
+    write(folder / "b.md", "Bravo text.")
+    notes.sync()
+    a, b = memory_at(app, "a.md"), memory_at(app, "b.md")
+    assert a is not None and b is not None
+    write(folder / "a.md", "---\nkind: fact\nBravo text, its front matter never closed.")
+    write(folder / "b.md", "Alpha text.")
+    moves = [("a.md", "t.md"), ("b.md", "a.md"), ("t.md", "b.md")]  # as the watch reports them
+    report = notes._run_pass({"a.md", "b.md", "t.md"}, moves)
+    assert (report.moved, report.errors, report.archived) == (1, 1, 0)
+    refused = row(app, "a.md")  # b's memory keeps its last text; the row says why
+    assert refused is not None and refused[0] == b.id and "never closed" in (refused[1] or "")
+    now_b = memory_at(app, "b.md")
+    assert now_b is not None and now_b.id == a.id and now_b.content == "Alpha text."
+    kept = app.memories.get(Caller.human(), b.id).memory
+    assert kept.content == "Bravo text." and kept.status is Status.ACTIVE
+
+
+@pytest.mark.parametrize(
+    ("moves", "found", "where"),
+    [
+        ([("a", "b"), ("b", "a")], {"a", "b"}, {"a": "b", "b": "a"}),  # an exchange
+        ([("a", "b"), ("b", "a")], {"a"}, {}),  # over b and back: b's file is gone
+        ([("a", "t"), ("b", "a"), ("t", "b")], {"a", "b"}, {"a": "b", "b": "a"}),
+        ([("a", "b"), ("b", "c")], {"c"}, {"c": "a"}),
+        ([("a", "b"), ("b", "a"), ("b", "c")], {"a", "c"}, {"a": "b", "c": "a"}),
+        ([("todo", "last")], {"todo", "last"}, {"last": "todo"}),
+    ],
+)
+def test_where_renamed_notes_are_now(
+    moves: list[tuple[str, str]], found: set[str], where: dict[str, str]
+) -> None:
+    assert trace_moves(moves, found) == where
+
+
+def test_a_note_renamed_and_replaced_by_a_new_file_keeps_its_memory(
+    app: Cairn, watched: NotesFolder, folder: Path
+) -> None:
+    """`mv todo.md todo-last-week.md` and a new todo.md within the settle time: the new todo.md
+    took the old note's memory, and the renamed note became a new memory."""
+    path = write(folder / "todo.md", "Todo list of this week.")
+    wait_for(lambda: memory_at(app, "todo.md") is not None, "the file was not taken in")
+    todo = memory_at(app, "todo.md")
+    assert todo is not None
+    os.rename(path, folder / "todo-last-week.md")
+    write(path, "Todo list, fresh.")
+    wait_for(lambda: memory_at(app, "todo-last-week.md") is not None, "the rename was not seen")
+    wait_for(lambda: memory_at(app, "todo.md") is not None, "the new file was not seen")
+    last_week, fresh = memory_at(app, "todo-last-week.md"), memory_at(app, "todo.md")
+    assert last_week is not None and last_week.id == todo.id
+    assert last_week.content == "Todo list of this week." and last_week.status is Status.ACTIVE
+    assert fresh is not None and fresh.id != todo.id and fresh.content == "Todo list, fresh."
     assert watched.errors() == [] and not app.failures.snapshot()
 
 
