@@ -310,14 +310,17 @@ def stat_paths(folder: Path, paths: Iterable[str]) -> dict[str, tuple[int, int]]
     return out
 
 
-def folder_identity(folder: Path) -> tuple[int, int] | None:
-    """The (device, inode) of the folder at `folder` (symbolic links followed), or None when
-    there is no folder there or it cannot be looked at."""
+def folder_identity(folder: Path) -> tuple[str, int, int] | None:
+    """Where the folder at `folder` is - its path with symbolic links resolved - and its
+    (device, inode), or None when there is no folder there or it cannot be looked at. A watch
+    is made on the resolved path (watchdog reports nothing under a root that is a link), so a
+    link that leads elsewhere now is another folder, as one made anew is."""
+    resolved = os.path.realpath(folder)
     try:
-        st = os.stat(folder)
+        st = os.stat(resolved)
     except OSError:
         return None
-    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+    return (resolved, st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 def relative_path(root: str, path: str) -> str | None:

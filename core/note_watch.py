@@ -57,7 +57,8 @@ class NoteWatch:
         self._last_event = 0.0
         self._observer: Any = None
         self._worker: threading.Thread | None = None
-        self._watched: tuple[int, int] | None = None  # (device, inode) of the watched folder
+        # (resolved path, device, inode) of the watched folder
+        self._watched: tuple[str, int, int] | None = None
         self._watch_failed = False
         self._rewatch = False  # the folder itself was moved or deleted: its watch is stale
 
@@ -85,8 +86,9 @@ class NoteWatch:
             self.stop_observer()  # a moved-away folder's events would name the wrong paths
         if not present or self._observer is not None or self._watch_failed:
             return
+        where = folder_identity(folder)
         try:
-            self._observe(folder)
+            self._observe(Path(where[0]) if where is not None else folder)
         except OSError as e:  # the inotify watch limit, permissions: a timer instead
             self._watch_failed = True
             self._failures.record(
@@ -96,11 +98,12 @@ class NoteWatch:
                 self._clock.now_ms(),
             )
         else:
-            self._watched = folder_identity(folder)
+            self._watched = where
 
     def _watch_lost(self) -> bool:
         """Whether the worker should run a full pass though no event came: no watch, or the
-        folder it watches is not the one at the path any more (moved away, unmounted)."""
+        folder it watches is not the one at the path any more (moved away, unmounted, a link
+        that leads elsewhere now)."""
         folder = self._folder()
         if folder is None:
             return False

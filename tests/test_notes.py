@@ -1010,6 +1010,34 @@ def test_a_folder_that_goes_away_and_comes_back_is_watched_again(
     assert not app.failures.snapshot()
 
 
+def test_a_folder_replaced_by_a_symbolic_link_is_watched_where_the_link_leads(
+    app: Cairn, notes: NotesFolder, folder: Path, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder replaced by a link while Cairn ran: the first pass read it, then no change was
+    ever seen (watchdog reports nothing under a root that is a link, and the check that the watch
+    still holds followed the link)."""
+    monkeypatch.setattr("core.note_watch.POLL_S", 0.2)
+    write(folder / "a.md", "in the first folder")
+    notes.start()
+    wait_for(lambda: memory_at(app, "a.md") is not None, "the first pass")
+    other, third = short_tmp / "other", short_tmp / "third"
+    write(other / "o.md", "in the folder the link leads to")
+    write(third / "t.md", "in the folder the link leads to next")
+    folder.rename(short_tmp / "vault.old")
+    folder.symlink_to(other)
+    wait_for(lambda: memory_at(app, "o.md") is not None, "the linked folder was not read")
+    write(other / "o2.md", "written there later")
+    wait_for(lambda: memory_at(app, "o2.md") is not None, "the linked folder is not watched")
+    # The link led elsewhere: that folder is read and watched.
+    link = short_tmp / "link"
+    link.symlink_to(third)
+    os.replace(link, folder)
+    wait_for(lambda: memory_at(app, "t.md") is not None, "the new target was not read")
+    write(third / "t2.md", "written in the new target")
+    wait_for(lambda: memory_at(app, "t2.md") is not None, "the new target is not watched")
+    assert not app.failures.snapshot()
+
+
 # -- file names ----------------------------------------------------------------------------------
 
 
