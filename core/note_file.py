@@ -13,7 +13,7 @@ from pathlib import Path
 from core import scanner
 from core.errors import InvalidInput
 from core.model import Scope
-from core.validation import CONTROL, normalize_breaks
+from core.validation import control_in_path, normalize_breaks
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +48,12 @@ def name_problem(relative: str, max_chars: int) -> str | None:
             "the file's path is not UTF-8 text (a name from a system with another encoding; the "
             "bytes that are not are shown as \\xNN) - rename the file or its folder"
         )
-    control = CONTROL.search(relative)  # as a memory's fields refuse them
-    if control is not None:
+    # A path is shown on one line: line breaks and tabs too, which a memory's text may hold
+    # (until 2026-11-30 a name with a line feed or a tab was taken in).
+    at = control_in_path(relative)
+    if at is not None:
         return (
-            f"the file's path contains a control character (U+{ord(control.group()):04X}, "
+            f"the file's path contains a control character (U+{ord(relative[at]):04X}, "
             "shown escaped) - rename the file or its folder"
         )
     if len(relative) > max_chars:

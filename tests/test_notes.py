@@ -1089,6 +1089,44 @@ def test_a_file_name_that_is_not_utf8_is_refused_and_the_others_are_taken_in(
     assert not app.failures.snapshot()
 
 
+@pytest.mark.parametrize(
+    ("name", "shown_as", "code"),
+    [("new\nline.md", "new\\nline.md", "U+000A"), ("tab\tname.md", "tab\\tname.md", "U+0009")],
+)
+def test_a_file_name_with_a_line_break_or_a_tab_is_refused(
+    app: Cairn, notes: NotesFolder, folder: Path, name: str, shown_as: str, code: str
+) -> None:
+    """A path is shown on one line: a name with a line feed or a tab was taken in, though any
+    other control character was refused (the rule for a memory's text let those two through)."""
+    write(folder / name, "a note with an odd name")
+    report = notes.sync()
+    assert (report.added, report.errors) == (0, 1)
+    assert memories_from(app, name) == [] and row(app, name) is None
+    [error] = notes.errors()
+    assert error["path"] == shown_as
+    assert "control character" in error["error"] and code in error["error"]
+
+
+def test_a_note_with_a_line_break_in_its_name_taken_in_before_is_archived(
+    app: Cairn, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(folder / "new\nline.md", "taken in by an earlier version")
+    monkeypatch.setattr("core.note_sync.name_problem", lambda relative, max_chars: None)
+    earlier = folder_of(app)
+    assert earlier.sync().added == 1
+    earlier.close()
+    [(mid, _)] = memories_from(app, "new\nline.md")
+    monkeypatch.undo()
+    now = folder_of(app)
+    try:
+        report = now.sync()
+    finally:
+        now.close()
+    assert (report.archived, report.errors) == (1, 1)
+    assert memories_from(app, "new\nline.md") == [(mid, "archived")]
+    assert row(app, "new\nline.md") is None
+
+
 def test_a_folder_name_that_is_not_utf8_is_refused_in_health(app: Cairn, folder: Path) -> None:
     os.mkdir(os.fsencode(folder) + b"/d\xfcr")
     latin1_name(folder, b"d\xfcr/a.md", "inside a Latin-1 folder")
