@@ -75,6 +75,7 @@ def name_problem(relative: str, max_chars: int) -> str | None:
 # -- the note in a file --------------------------------------------------------------------
 
 FRONT_MATTER_KEYS = ("kind", "scope", "workspace", "tags", "importance", "summary")
+IMPORTANCES = ("1", "2", "3", "4", "5")
 
 
 @dataclass(frozen=True)
@@ -130,12 +131,12 @@ def parse_note(text: str, *, default_kind: str, scope: Scope) -> Note:
             "front matter: scope 'project' needs 'workspace: <the project's directory>'"
         )
     raw_importance = _text(meta, "importance")
-    try:
-        importance = int(raw_importance) if raw_importance is not None else 3
-    except ValueError:
+    # Exactly one ASCII digit: int() also reads `+4`, `4_0` (as 40) and other scripts' digits.
+    if raw_importance is not None and raw_importance not in IMPORTANCES:
         raise InvalidInput(
             f"front matter: importance must be a whole number from 1 to 5, got {raw_importance!r}"
-        ) from None
+        )
+    importance = int(raw_importance) if raw_importance is not None else 3
     return Note(
         content=content,
         kind=(_text(meta, "kind") or default_kind).lower(),  # as scope: `Fact` is fact

@@ -209,6 +209,22 @@ def test_front_matter_cairn_cannot_use_is_refused_with_the_line(text: str, messa
         parse_note(text, default_kind="fact", scope=Scope.USER)
 
 
+@pytest.mark.parametrize("value", ["4_0", "+4", "\u0664", "\uff14", "04", "0", "9", "-1", "3.5"])
+def test_importance_is_one_ascii_digit_from_1_to_5_and_an_error_quotes_it(value: str) -> None:
+    """`importance: 4_0` was refused as 'got 40', and `+4` and an Arabic-Indic four were 4."""
+    with pytest.raises(InvalidInput) as refused:
+        parse_note(f"---\nimportance: {value}\n---\ntext", default_kind="fact", scope=Scope.USER)
+    assert refused.value.message == (
+        f"front matter: importance must be a whole number from 1 to 5, got {value!r}"
+    )
+
+
+def test_importance_takes_1_to_5_quoted_or_not() -> None:
+    for value in ("1", "2", "3", "4", "5", "'4'", '"5"'):
+        note = parse_note(f"---\nimportance: {value}\n---\nt", default_kind="f", scope=Scope.USER)
+        assert note.importance == int(value.strip("'\""))
+
+
 @pytest.mark.parametrize(
     ("path", "ok"),
     [
