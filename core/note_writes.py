@@ -411,7 +411,8 @@ class NoteWrites:
             return f.row("", same_text_as(None, mid)), None
         claimed[mid] = f.path
         old_path = owner.path if owner is not None else None
-        counts_as = "moved" if old_path is not None and old_path != f.path else "added"
+        # An existing memory taken up again is no new one (until 2026-11-30 it counted as added).
+        counts_as = "moved" if old_path is not None and old_path != f.path else "updated"
         return None, Change(f, note, caller, mid, old_path, counts_as)
 
 

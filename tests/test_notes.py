@@ -705,6 +705,25 @@ def test_front_matter_scope_and_workspace(
     assert (user.scope, user.workspace_id) == (Scope.USER, None)
 
 
+def test_a_project_note_moved_back_to_its_project_counts_its_old_memory_as_updated(
+    app: Cairn, notes: NotesFolder, folder: Path, workspace_dir: Path
+) -> None:
+    """The pass took up the first project's archived memory again, and reported it as added."""
+    other = workspace_dir.parent / "other"
+    other.mkdir()
+    write(folder / "p.md", f"---\nworkspace: {workspace_dir}\n---\nrun make")
+    notes.sync()
+    first = memory_at(app, "p.md")
+    assert first is not None
+    write(folder / "p.md", f"---\nworkspace: {other}\n---\nrun make")
+    assert notes.sync().added == 1  # that project's memory is a new one
+    write(folder / "p.md", f"---\nworkspace: {workspace_dir}\n---\nrun make")
+    report = notes.sync()
+    assert (report.added, report.updated, report.errors) == (0, 1, 0)
+    back = memory_at(app, "p.md")
+    assert back is not None and back.id == first.id and back.status is Status.ACTIVE
+
+
 def test_a_missing_folder_archives_nothing(app: Cairn, notes: NotesFolder, folder: Path) -> None:
     write(folder / "a.md", "on a drive that goes away")
     notes.sync()
