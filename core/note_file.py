@@ -13,7 +13,7 @@ from pathlib import Path
 from core import scanner
 from core.errors import InvalidInput
 from core.model import Scope
-from core.validation import CONTROL, normalize_breaks
+from core.validation import control_in_path, normalize_breaks
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +48,12 @@ def name_problem(relative: str, max_chars: int) -> str | None:
             "the file's path is not UTF-8 text (a name from a system with another encoding; the "
             "bytes that are not are shown as \\xNN) - rename the file or its folder"
         )
-    control = CONTROL.search(relative)  # as a memory's fields refuse them
-    if control is not None:
+    # A path is shown on one line: line breaks and tabs too, which a memory's text may hold
+    # (until 2026-11-30 a name with a line feed or a tab was taken in).
+    at = control_in_path(relative)
+    if at is not None:
         return (
-            f"the file's path contains a control character (U+{ord(control.group()):04X}, "
+            f"the file's path contains a control character (U+{ord(relative[at]):04X}, "
             "shown escaped) - rename the file or its folder"
         )
     if len(relative) > max_chars:
@@ -73,6 +75,7 @@ def name_problem(relative: str, max_chars: int) -> str | None:
 # -- the note in a file --------------------------------------------------------------------
 
 FRONT_MATTER_KEYS = ("kind", "scope", "workspace", "tags", "importance", "summary")
+IMPORTANCES = ("1", "2", "3", "4", "5")
 
 
 @dataclass(frozen=True)
@@ -128,12 +131,12 @@ def parse_note(text: str, *, default_kind: str, scope: Scope) -> Note:
             "front matter: scope 'project' needs 'workspace: <the project's directory>'"
         )
     raw_importance = _text(meta, "importance")
-    try:
-        importance = int(raw_importance) if raw_importance is not None else 3
-    except ValueError:
+    # Exactly one ASCII digit: int() also reads `+4`, `4_0` (as 40) and other scripts' digits.
+    if raw_importance is not None and raw_importance not in IMPORTANCES:
         raise InvalidInput(
             f"front matter: importance must be a whole number from 1 to 5, got {raw_importance!r}"
-        ) from None
+        )
+    importance = int(raw_importance) if raw_importance is not None else 3
     return Note(
         content=content,
         kind=(_text(meta, "kind") or default_kind).lower(),  # as scope: `Fact` is fact
@@ -310,14 +313,17 @@ def stat_paths(folder: Path, paths: Iterable[str]) -> dict[str, tuple[int, int]]
     return out
 
 
-def folder_identity(folder: Path) -> tuple[int, int] | None:
-    """The (device, inode) of the folder at `folder` (symbolic links followed), or None when
-    there is no folder there or it cannot be looked at."""
+def folder_identity(folder: Path) -> tuple[str, int, int] | None:
+    """Where the folder at `folder` is - its path with symbolic links resolved - and its
+    (device, inode), or None when there is no folder there or it cannot be looked at. A watch
+    is made on the resolved path (watchdog reports nothing under a root that is a link), so a
+    link that leads elsewhere now is another folder, as one made anew is."""
+    resolved = os.path.realpath(folder)
     try:
-        st = os.stat(folder)
+        st = os.stat(resolved)
     except OSError:
         return None
-    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+    return (resolved, st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 def relative_path(root: str, path: str) -> str | None:

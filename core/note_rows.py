@@ -95,5 +95,19 @@ def put_row(tx: WriteTx, row: Row) -> None:
     )
 
 
-def drop_row(tx: WriteTx, path: str) -> None:
-    tx.conn.execute("DELETE FROM notes_file WHERE path = ?", (path,))
+def drop_row(tx: WriteTx, path: str, memory_id: str | None = None) -> None:
+    """Drop the row of `path` - with `memory_id`, only while it still names that memory (a note
+    moved away from a path this pass wrote another note's row for, as in a swap)."""
+    if memory_id is None:
+        tx.conn.execute("DELETE FROM notes_file WHERE path = ?", (path,))
+    else:
+        tx.conn.execute(
+            "DELETE FROM notes_file WHERE path = ? AND memory_id = ?", (path, memory_id)
+        )
+
+
+def move_row(tx: WriteTx, row: Row, origin: Row) -> None:
+    """A note moved from `origin`'s path: its row at the new path, the old one dropped."""
+    put_row(tx, row)
+    if origin.path != row.path:
+        drop_row(tx, origin.path, origin.memory_id)

@@ -5,14 +5,16 @@ they hold, the moves among them, and the paths Cairn cannot record; the writes i
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from core.errors import CallerError
 from core.memory_service import MemoryService
 from core.model import Caller, Scope, Surface
 from core.note_file import Note, name_problem, parse_note, stat_paths, walk_notes
-from core.note_rows import File, Row, select_rows, write_rows
+from core.note_rows import File, Row, move_row, select_rows, write_rows
 from core.note_writes import Change, NoteWrites, SyncReport, Tally
 from core.ownership import NOTES_SOURCE
 from core.store import Store
@@ -53,9 +55,9 @@ class NoteSync:
         self.default_scope = default_scope
         self.refused = {}
 
-    def run(self, folder: Path, only: set[str] | None, renamed: dict[str, str]) -> SyncReport:
+    def run(self, folder: Path, only: set[str] | None, moves: list[tuple[str, str]]) -> SyncReport:
         """One pass over `folder`: a full one, or one over the paths `only` names (events);
-        `renamed` maps a path the watch saw a note renamed to onto the one it came from."""
+        `moves` are the renames of notes the watch saw since the last pass, in order."""
         if only is not None:  # the failing notes too: what these files did may be their cure
             only = only | self._failing() | set(self.refused)
         # A path that cannot be recorded has no row: it is never looked up (it cannot even be
@@ -76,25 +78,36 @@ class NoteSync:
         # again (one that names no kind or scope takes the new ones), stat and bytes alike.
         defaults = f"{self.default_kind} {self.default_scope.value}"
         renew = only is None and self._defaults_taken() != defaults
+        renamed = trace_moves(moves, found)
+        retaken = _retaken(renamed, rows, found)
         changed, touched = self._changed(
-            folder, rows, found, tally, trust_stat=only is None and not renew, renew=renew
+            folder,
+            {p: r for p, r in rows.items() if p not in retaken},
+            found,
+            tally,
+            trust_stat=only is None and not renew,
+            renew=renew,
         )
         vanished = {p: r for p, r in rows.items() if not r.gone and p not in found}
-        moves, rest = _pair_moves(changed, vanished, renamed)
+        paired, rest = _pair_moves(changed, vanished, renamed, retaken)
+        taken = {origin.path for origin, _ in paired}  # rows a moved note took with it
         workspaces: dict[str, str] = {}
         updates: list[Change] = []
-        # A note moved over another (`mv b.md a.md`): the one it replaced is gone.
+        # A note moved over another (`mv b.md a.md`): the one it replaced is gone - unless that
+        # one moved away itself.
         replaced = [
             over
-            for origin, f in moves
+            for origin, f in paired
             if (over := rows.get(f.path)) is not None
+            and over.path not in taken
             and not over.gone
             and over.memory_id not in ("", origin.memory_id)
         ]
-        for origin, f in moves:
+        for origin, f in paired:
             prepared = self._prepare(f, workspaces)
             if isinstance(prepared, str):
-                write_rows(self._store, [f.row(origin.memory_id, prepared)], drop=[origin.path])
+                moved = f.row(origin.memory_id, prepared)
+                self._store.writer.run(partial(move_row, row=moved, origin=origin))
                 tally.errors += 1
             else:
                 updates.append(Change(f, *prepared, origin.memory_id, origin.path, "moved"))
@@ -104,7 +117,7 @@ class NoteSync:
         new: list[tuple[File, Note, Caller]] = []
         failed: list[Row] = []
         for f in rest:
-            row = rows.get(f.path)
+            row = rows.get(f.path) if f.path not in taken else None
             memory_id = row.memory_id if row is not None else ""
             prepared = self._prepare(f, workspaces)
             if isinstance(prepared, str):
@@ -116,7 +129,8 @@ class NoteSync:
         tally.errors += len(failed)
         write_rows(self._store, touched + [r for r in failed if r != rows.get(r.path)])
         rebound = self._writes.update(updates, tally)
-        self._writes.add(new + rebound, tally)
+        self._writes.add(new, tally)
+        self._writes.add(rebound, tally, by_source=False)
         if renew:
             self._store.writer.run(
                 lambda tx: tx.conn.execute(
@@ -248,20 +262,63 @@ class NoteSync:
         return note, Caller(Surface.NOTES, workspace_id=workspace_id)
 
 
+def trace_moves(moves: list[tuple[str, str]], found: Collection[str]) -> dict[str, str]:
+    """Where the notes the watch saw renamed are now: new path -> the path whose note (as the
+    last pass left it) the file there is. `moves` are the renames in order, (old, new); `found`
+    the notes there are now. A rename and its reverse right after, both paths holding a file
+    then, are one exchange (renameat2's RENAME_EXCHANGE, reported as two renames): the two
+    notes swapped places. Otherwise the second rename took the note back, and the file it had
+    replaced is gone."""
+
+    def present(path: str, after: int) -> bool:
+        return path in found or any(old == path for old, _ in moves[after:])
+
+    at: dict[str, str | None] = {}  # path -> the note it holds (None: none of the last pass's)
+    i = 0
+    while i < len(moves):
+        old, new = moves[i]
+        held = at.get(old, old)
+        if moves[i + 1 : i + 2] == [(new, old)] and present(old, i + 2) and present(new, i + 2):
+            at[old], at[new] = at.get(new, new), held
+            i += 2
+            continue
+        at[new], at[old] = held, None
+        i += 1
+    return {path: note for path, note in at.items() if note is not None and note != path}
+
+
+def _retaken(
+    renamed: dict[str, str], rows: dict[str, Row], found: Collection[str]
+) -> dict[str, Row]:
+    """The rows of notes renamed away from a path that holds a file again (a swap; a new file
+    written where the note was), by path: the file there now is read as one without a row - it
+    is not the note that row was kept for."""
+    return {
+        old: origin
+        for new, old in renamed.items()
+        if new in found
+        and old in found
+        and (origin := rows.get(old)) is not None
+        and not origin.gone
+        and origin.memory_id
+    }
+
+
 def _pair_moves(
-    changed: list[File], vanished: dict[str, Row], renamed: dict[str, str]
+    changed: list[File], vanished: dict[str, Row], renamed: dict[str, str], retaken: dict[str, Row]
 ) -> tuple[list[tuple[Row, File]], list[File]]:
-    """A file the watch saw renamed from one that vanished, or with the very bytes of one that
-    vanished in the same pass, was moved (or renamed): it keeps that file's memory (`renamed`:
-    new path -> old path; a rename counts though the file was edited since). Paired rows leave
-    `vanished`."""
+    """A file the watch saw renamed from one that vanished, or from one whose path holds a file
+    again (`retaken`), or with the very bytes of one that vanished in the same pass, was moved
+    (or renamed): it keeps that file's memory (`renamed`: new path -> old path; a rename counts
+    though the file was edited since). Paired rows leave `vanished`."""
     moves: list[tuple[Row, File]] = []
     unpaired: list[File] = []
     for f in changed:
-        origin = vanished.get(renamed.get(f.path, ""))
+        old = renamed.get(f.path, "")
+        origin = vanished.get(old) or retaken.get(old)
         if origin is not None and origin.memory_id:
             moves.append((origin, f))
-            del vanished[origin.path]
+            vanished.pop(origin.path, None)
         else:
             unpaired.append(f)
     by_hash: dict[str, Row] = {}

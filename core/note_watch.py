@@ -22,8 +22,9 @@ DEBOUNCE_S = 0.2  # events settle this long before a pass...
 MAX_DELAY_S = 1.0  # ...but a steady stream of events waits no longer than this
 POLL_S = 30.0  # how often an idle worker checks that its watch still holds (else: a full pass)
 
-# A pass over the paths named (None: a full pass), with the renames the watch saw (new -> old).
-RunPass = Callable[[set[str] | None, dict[str, str]], object]
+# A pass over the paths named (None: a full pass), with the renames the watch saw, in order
+# ((old path, new path)).
+RunPass = Callable[[set[str] | None, list[tuple[str, str]]], object]
 
 
 class NoteWatch:
@@ -47,16 +48,17 @@ class NoteWatch:
         self._halted = False  # the worker is asked to stop without closing (a new folder)
         self._cond = threading.Condition()
         self._pending: set[str] = set()
-        # Renames the watch reported since the last pass: new path -> the path it came from
-        # (the first, for a note renamed twice). A renamed note edited before its pass no
-        # longer has its old bytes; this is how it keeps its memory.
-        self._renamed: dict[str, str] = {}
+        # Renames of notes the watch reported since the last pass, in order: (old, new). A
+        # renamed note edited before its pass no longer has its old bytes, and one whose old
+        # path holds a file again (a swap) is not gone: this is how it keeps its memory.
+        self._moves: list[tuple[str, str]] = []
         self._pending_full = False
         self._first_event = 0.0
         self._last_event = 0.0
         self._observer: Any = None
         self._worker: threading.Thread | None = None
-        self._watched: tuple[int, int] | None = None  # (device, inode) of the watched folder
+        # (resolved path, device, inode) of the watched folder
+        self._watched: tuple[str, int, int] | None = None
         self._watch_failed = False
         self._rewatch = False  # the folder itself was moved or deleted: its watch is stale
 
@@ -84,8 +86,9 @@ class NoteWatch:
             self.stop_observer()  # a moved-away folder's events would name the wrong paths
         if not present or self._observer is not None or self._watch_failed:
             return
+        where = folder_identity(folder)
         try:
-            self._observe(folder)
+            self._observe(Path(where[0]) if where is not None else folder)
         except OSError as e:  # the inotify watch limit, permissions: a timer instead
             self._watch_failed = True
             self._failures.record(
@@ -95,11 +98,12 @@ class NoteWatch:
                 self._clock.now_ms(),
             )
         else:
-            self._watched = folder_identity(folder)
+            self._watched = where
 
     def _watch_lost(self) -> bool:
         """Whether the worker should run a full pass though no event came: no watch, or the
-        folder it watches is not the one at the path any more (moved away, unmounted)."""
+        folder it watches is not the one at the path any more (moved away, unmounted, a link
+        that leads elsewhere now)."""
         folder = self._folder()
         if folder is None:
             return False
@@ -184,10 +188,7 @@ class NoteWatch:
             self._pending |= fresh
             self._pending_full |= full
             if renamed is not None:
-                old, new = renamed
-                origin = self._renamed.pop(old, old)
-                if origin != new:
-                    self._renamed[new] = origin
+                self._moves.append(renamed)
             self._cond.notify()
 
     def _due_in(self) -> float | None:
@@ -213,10 +214,10 @@ class NoteWatch:
                     self._cond.wait(wait)
                 if self.closed or self._halted:
                     return
-                paths, full, renamed = self._pending, self._pending_full, self._renamed
-                self._pending, self._pending_full, self._renamed = set(), False, {}
+                paths, full, moves = self._pending, self._pending_full, self._moves
+                self._pending, self._pending_full, self._moves = set(), False, []
             try:
-                self._run_pass(None if full else paths, renamed)
+                self._run_pass(None if full else paths, moves)
             except Exception as e:
                 log.exception("the notes folder pass failed")
                 self._failures.record(SITE, e, self._clock.now_ms())
@@ -239,7 +240,7 @@ class NoteWatch:
         self.stop_observer()
         with self._cond:
             self._halted = False
-            self._pending, self._pending_full, self._renamed = set(), False, {}
+            self._pending, self._pending_full, self._moves = set(), False, []
         self._watch_failed = False
         self._rewatch = False
 

@@ -210,7 +210,7 @@ class NoteWrites:
         moved_from = change.old_path if change.old_path != f.path else None
         if current is None or current.status is Status.FORGOTTEN:
             if moved_from is not None:
-                drop_row(tx, moved_from)
+                drop_row(tx, moved_from, change.memory_id)
             if current is None:
                 return "rebind"  # the memory was purged
             tomb = tombstones.fetch(tx.conn, current.id)
@@ -247,7 +247,7 @@ class NoteWrites:
                             tx, change.caller, current.id, "archive", archived=True
                         )
                         if moved_from is not None:
-                            drop_row(tx, moved_from)
+                            drop_row(tx, moved_from, change.memory_id)
                         return "rebind"
                     result = self._memories.update_in(
                         tx, change.caller, _update_request(current, note, NOTES_SOURCE + f.path)
@@ -264,12 +264,22 @@ class NoteWrites:
                 error = _describe(e)
         put_row(tx, f.row(current.id, error))
         if moved_from is not None:
-            drop_row(tx, moved_from)
+            drop_row(tx, moved_from, change.memory_id)
         return "error" if error is not None else outcome
 
-    def add(self, items: list[tuple[File, Note, Caller]], tally: Tally) -> None:
+    def add(
+        self, items: list[tuple[File, Note, Caller]], tally: Tally, *, by_source: bool = True
+    ) -> None:
         """New files: new memories through `write_many`, in batches per caller; each batch's
-        rows are written in its transaction, so no memory is ever left without its row."""
+        rows are written in its transaction, so no memory is ever left without its row. A file
+        whose path names a memory no row names (the rows were lost, or the memory came with an
+        import) adopts that memory instead, changed since or not - unless `by_source` is off
+        (files whose memory was just found to belong elsewhere: a project note rebound)."""
+        adopt: list[Change] = []
+        if by_source and items:
+            left = self._left_behind({f.path for f, _, _ in items})
+            adopt = [Change(f, n, c, left[f.path]) for f, n, c in items if f.path in left]
+            items = [item for item in items if item[0].path not in left]
         forgotten = self._forgotten_texts(items)
         refused: list[Row] = []
         groups: dict[Caller, list[tuple[File, Note]]] = {}
@@ -283,7 +293,6 @@ class NoteWrites:
             tally.errors += len(refused)
             before = select_rows(self._store.read_db.conn(), {r.path for r in refused})
             write_rows(self._store, [r for r in refused if r != before.get(r.path)])
-        adopt: list[Change] = []
         for caller, group in groups.items():
             for chunk in _chunks(group, _BATCH):
                 requests = [
@@ -329,8 +338,26 @@ class NoteWrites:
                     else:
                         tally.errors += 1
         rebound = self.update(adopt, tally) if adopt else []
-        if rebound:  # an adopted memory that was purged meanwhile: write it afresh
-            self.add(rebound, tally)
+        if rebound:  # an adopted memory purged meanwhile, or another project's: write afresh
+            self.add(rebound, tally, by_source=False)
+
+    def _left_behind(self, paths: set[str]) -> dict[str, str]:
+        """path -> the memory whose source names it and that no row names (the active one
+        before an archived one, the newest first): the memory a note at that path left behind
+        when Cairn lost its row, or that came with an import from a store that followed it."""
+        conn = self._store.read_db.conn()
+        found: dict[str, str] = {}
+        for mid, source in conn.execute(
+            "SELECT id, source FROM memory WHERE substr(source, 1, 6) = ? "
+            "AND status IN ('active', 'archived') "
+            "AND id NOT IN (SELECT memory_id FROM notes_file) "
+            "ORDER BY status = 'active', seq",
+            (NOTES_SOURCE,),
+        ):
+            path = source[len(NOTES_SOURCE) :]
+            if path in paths:
+                found[path] = mid  # the later rows win: active, then newer
+        return found
 
     def _forgotten_texts(
         self, items: list[tuple[File, Note, Caller]]
@@ -384,7 +411,8 @@ class NoteWrites:
             return f.row("", same_text_as(None, mid)), None
         claimed[mid] = f.path
         old_path = owner.path if owner is not None else None
-        counts_as = "moved" if old_path is not None and old_path != f.path else "added"
+        # An existing memory taken up again is no new one (until 2026-11-30 it counted as added).
+        counts_as = "moved" if old_path is not None and old_path != f.path else "updated"
         return None, Change(f, note, caller, mid, old_path, counts_as)
 
 

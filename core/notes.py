@@ -17,8 +17,9 @@ folder where nothing changed costs one directory walk and one query. Memories ch
 the memory service, as `Surface.NOTES` - the scanner, the index and the audit log all apply. A
 row is written in the same transaction as the memory change (update, archive: `update_in`,
 `set_state_in`; new memories: `write_many`'s `then`), so a pass that fails half way leaves no
-memory without its row. Should the table be lost, the next pass rebuilds it: the file's text
-comes back as an exact duplicate of a memory with this file's source, which the pass adopts.
+memory without its row. Should the table be lost, the next pass rebuilds it: a file with no
+row adopts the memory whose source names its path and that no row names (an import brings such
+memories too), and updates it to the file.
 
 A file whose path cannot be recorded (not UTF-8, a control character) gets no row: the pass
 keeps why in memory for `errors()` and finds it again at every pass.
@@ -146,7 +147,9 @@ class NotesFolder:
         """
         return self._run_pass(None)
 
-    def _run_pass(self, only: set[str] | None, renamed: dict[str, str] | None = None) -> SyncReport:
+    def _run_pass(
+        self, only: set[str] | None, moves: list[tuple[str, str]] | None = None
+    ) -> SyncReport:
         folder = self._folder
         if folder is None:
             return SyncReport()
@@ -167,7 +170,7 @@ class NotesFolder:
                 )
                 return SyncReport()
             started = time.perf_counter()
-            report = self._sync.run(folder, only, renamed or {})
+            report = self._sync.run(folder, only, moves or [])
             self._refresh_warning()
             self.passes += 1
         log.info(

@@ -3,6 +3,7 @@ real watchdog events for the watching tests."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import time
@@ -14,10 +15,10 @@ import pytest
 from core.app import Cairn
 from core.errors import Forbidden, InvalidInput
 from core.model import Caller, Memory, Scope, Status, Surface, Tier
-from core.note_sync import NoteSync
+from core.note_sync import NoteSync, trace_moves
 from core.note_watch import NoteWatch
 from core.notes import NotesFolder, eligible, parse_note
-from core.paths import Paths
+from core.paths import Paths, resolve_paths
 from core.requests import UpdateRequest, WriteRequest
 from core.settings import Settings
 from tests.conftest import FakeClock, open_policy
@@ -206,6 +207,22 @@ def test_a_workspace_makes_a_project_note() -> None:
 def test_front_matter_cairn_cannot_use_is_refused_with_the_line(text: str, message: str) -> None:
     with pytest.raises(InvalidInput, match=message):
         parse_note(text, default_kind="fact", scope=Scope.USER)
+
+
+@pytest.mark.parametrize("value", ["4_0", "+4", "\u0664", "\uff14", "04", "0", "9", "-1", "3.5"])
+def test_importance_is_one_ascii_digit_from_1_to_5_and_an_error_quotes_it(value: str) -> None:
+    """`importance: 4_0` was refused as 'got 40', and `+4` and an Arabic-Indic four were 4."""
+    with pytest.raises(InvalidInput) as refused:
+        parse_note(f"---\nimportance: {value}\n---\ntext", default_kind="fact", scope=Scope.USER)
+    assert refused.value.message == (
+        f"front matter: importance must be a whole number from 1 to 5, got {value!r}"
+    )
+
+
+def test_importance_takes_1_to_5_quoted_or_not() -> None:
+    for value in ("1", "2", "3", "4", "5", "'4'", '"5"'):
+        note = parse_note(f"---\nimportance: {value}\n---\nt", default_kind="f", scope=Scope.USER)
+        assert note.importance == int(value.strip("'\""))
 
 
 @pytest.mark.parametrize(
@@ -688,6 +705,25 @@ def test_front_matter_scope_and_workspace(
     assert (user.scope, user.workspace_id) == (Scope.USER, None)
 
 
+def test_a_project_note_moved_back_to_its_project_counts_its_old_memory_as_updated(
+    app: Cairn, notes: NotesFolder, folder: Path, workspace_dir: Path
+) -> None:
+    """The pass took up the first project's archived memory again, and reported it as added."""
+    other = workspace_dir.parent / "other"
+    other.mkdir()
+    write(folder / "p.md", f"---\nworkspace: {workspace_dir}\n---\nrun make")
+    notes.sync()
+    first = memory_at(app, "p.md")
+    assert first is not None
+    write(folder / "p.md", f"---\nworkspace: {other}\n---\nrun make")
+    assert notes.sync().added == 1  # that project's memory is a new one
+    write(folder / "p.md", f"---\nworkspace: {workspace_dir}\n---\nrun make")
+    report = notes.sync()
+    assert (report.added, report.updated, report.errors) == (0, 1, 0)
+    back = memory_at(app, "p.md")
+    assert back is not None and back.id == first.id and back.status is Status.ACTIVE
+
+
 def test_a_missing_folder_archives_nothing(app: Cairn, notes: NotesFolder, folder: Path) -> None:
     write(folder / "a.md", "on a drive that goes away")
     notes.sync()
@@ -713,7 +749,7 @@ def test_a_crash_between_the_memory_and_its_row_is_repaired(
     assert memory is not None
     app.store.writer.run(lambda tx: tx.conn.execute("DELETE FROM notes_file"))
     report = notes.sync()
-    assert (report.added, report.errors) == (1, 0)
+    assert (report.added, report.unchanged, report.errors) == (0, 1, 0)
     again = memory_at(app, "a.md")
     assert again is not None and again.id == memory.id and again.revision == memory.revision
 
@@ -864,6 +900,100 @@ def test_a_rename_and_an_edit_within_the_settle_time_keep_one_memory(
     assert watched.errors() == [] and not app.failures.snapshot()
 
 
+def exchange(a: Path, b: Path) -> None:
+    """Swap two files in one step, as renameat2(RENAME_EXCHANGE) does (some editors and sync
+    tools use it); the watch reports it as two renames, a to b and b to a."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd, rename_exchange = -100, 2
+    if libc.renameat2(at_fdcwd, bytes(a), at_fdcwd, bytes(b), rename_exchange) != 0:
+        pytest.skip(f"renameat2 RENAME_EXCHANGE failed: {os.strerror(ctypes.get_errno())}")
+
+
+@pytest.mark.parametrize("how", ["exchange", "three moves"])
+def test_two_notes_swapped_within_the_settle_time_keep_their_memories(
+    app: Cairn, watched: NotesFolder, folder: Path, how: str
+) -> None:
+    """A watched rename whose old path held a file again by its pass was not followed: two
+    swapped notes traded memories (each memory took the other's text)."""
+    a_path, b_path = write(folder / "a.md", "Alpha text."), write(folder / "b.md", "Bravo text.")
+    wait_for(lambda: memory_at(app, "b.md") is not None, "the files were not taken in")
+    a, b = memory_at(app, "a.md"), memory_at(app, "b.md")
+    assert a is not None and b is not None
+    passes = watched.passes
+    if how == "exchange":
+        exchange(a_path, b_path)
+    else:
+        os.rename(a_path, folder / "t.md")
+        os.rename(b_path, a_path)
+        os.rename(folder / "t.md", b_path)
+    wait_for(lambda: watched.passes > passes and row(app, "t.md") is None, "no pass")
+    wait_for(lambda: getattr(memory_at(app, "a.md"), "id", "") == b.id, "a.md took a's memory")
+    now_a, now_b = memory_at(app, "a.md"), memory_at(app, "b.md")
+    assert now_a is not None and now_a.content == "Bravo text." and now_a.source == "notes:a.md"
+    assert now_b is not None and now_b.id == a.id and now_b.content == "Alpha text."
+    assert now_b.source == "notes:b.md"
+    assert now_a.status is now_b.status is Status.ACTIVE
+    assert watched.errors() == [] and not app.failures.snapshot()
+
+
+def test_a_swap_whose_one_side_is_refused_keeps_both_rows(
+    app: Cairn, notes: NotesFolder, folder: Path
+) -> None:
+    write(folder / "a.md", "Alpha text.")
+    write(folder / "b.md", "Bravo text.")
+    notes.sync()
+    a, b = memory_at(app, "a.md"), memory_at(app, "b.md")
+    assert a is not None and b is not None
+    write(folder / "a.md", "---\nkind: fact\nBravo text, its front matter never closed.")
+    write(folder / "b.md", "Alpha text.")
+    moves = [("a.md", "t.md"), ("b.md", "a.md"), ("t.md", "b.md")]  # as the watch reports them
+    report = notes._run_pass({"a.md", "b.md", "t.md"}, moves)
+    assert (report.moved, report.errors, report.archived) == (1, 1, 0)
+    refused = row(app, "a.md")  # b's memory keeps its last text; the row says why
+    assert refused is not None and refused[0] == b.id and "never closed" in (refused[1] or "")
+    now_b = memory_at(app, "b.md")
+    assert now_b is not None and now_b.id == a.id and now_b.content == "Alpha text."
+    kept = app.memories.get(Caller.human(), b.id).memory
+    assert kept.content == "Bravo text." and kept.status is Status.ACTIVE
+
+
+@pytest.mark.parametrize(
+    ("moves", "found", "where"),
+    [
+        ([("a", "b"), ("b", "a")], {"a", "b"}, {"a": "b", "b": "a"}),  # an exchange
+        ([("a", "b"), ("b", "a")], {"a"}, {}),  # over b and back: b's file is gone
+        ([("a", "t"), ("b", "a"), ("t", "b")], {"a", "b"}, {"a": "b", "b": "a"}),
+        ([("a", "b"), ("b", "c")], {"c"}, {"c": "a"}),
+        ([("a", "b"), ("b", "a"), ("b", "c")], {"a", "c"}, {"a": "b", "c": "a"}),
+        ([("todo", "last")], {"todo", "last"}, {"last": "todo"}),
+    ],
+)
+def test_where_renamed_notes_are_now(
+    moves: list[tuple[str, str]], found: set[str], where: dict[str, str]
+) -> None:
+    assert trace_moves(moves, found) == where
+
+
+def test_a_note_renamed_and_replaced_by_a_new_file_keeps_its_memory(
+    app: Cairn, watched: NotesFolder, folder: Path
+) -> None:
+    """`mv todo.md todo-last-week.md` and a new todo.md within the settle time: the new todo.md
+    took the old note's memory, and the renamed note became a new memory."""
+    path = write(folder / "todo.md", "Todo list of this week.")
+    wait_for(lambda: memory_at(app, "todo.md") is not None, "the file was not taken in")
+    todo = memory_at(app, "todo.md")
+    assert todo is not None
+    os.rename(path, folder / "todo-last-week.md")
+    write(path, "Todo list, fresh.")
+    wait_for(lambda: memory_at(app, "todo-last-week.md") is not None, "the rename was not seen")
+    wait_for(lambda: memory_at(app, "todo.md") is not None, "the new file was not seen")
+    last_week, fresh = memory_at(app, "todo-last-week.md"), memory_at(app, "todo.md")
+    assert last_week is not None and last_week.id == todo.id
+    assert last_week.content == "Todo list of this week." and last_week.status is Status.ACTIVE
+    assert fresh is not None and fresh.id != todo.id and fresh.content == "Todo list, fresh."
+    assert watched.errors() == [] and not app.failures.snapshot()
+
+
 def test_a_folder_that_cannot_be_watched_is_read_on_a_timer(
     app: Cairn, notes: NotesFolder, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -912,6 +1042,34 @@ def test_a_folder_that_goes_away_and_comes_back_is_watched_again(
     folder.mkdir()
     write(folder / "fresh.md", "in the new folder")
     wait_for(lambda: memory_at(app, "fresh.md") is not None, "the new folder is not watched")
+    assert not app.failures.snapshot()
+
+
+def test_a_folder_replaced_by_a_symbolic_link_is_watched_where_the_link_leads(
+    app: Cairn, notes: NotesFolder, folder: Path, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder replaced by a link while Cairn ran: the first pass read it, then no change was
+    ever seen (watchdog reports nothing under a root that is a link, and the check that the watch
+    still holds followed the link)."""
+    monkeypatch.setattr("core.note_watch.POLL_S", 0.2)
+    write(folder / "a.md", "in the first folder")
+    notes.start()
+    wait_for(lambda: memory_at(app, "a.md") is not None, "the first pass")
+    other, third = short_tmp / "other", short_tmp / "third"
+    write(other / "o.md", "in the folder the link leads to")
+    write(third / "t.md", "in the folder the link leads to next")
+    folder.rename(short_tmp / "vault.old")
+    folder.symlink_to(other)
+    wait_for(lambda: memory_at(app, "o.md") is not None, "the linked folder was not read")
+    write(other / "o2.md", "written there later")
+    wait_for(lambda: memory_at(app, "o2.md") is not None, "the linked folder is not watched")
+    # The link led elsewhere: that folder is read and watched.
+    link = short_tmp / "link"
+    link.symlink_to(third)
+    os.replace(link, folder)
+    wait_for(lambda: memory_at(app, "t.md") is not None, "the new target was not read")
+    write(third / "t2.md", "written in the new target")
+    wait_for(lambda: memory_at(app, "t2.md") is not None, "the new target is not watched")
     assert not app.failures.snapshot()
 
 
@@ -964,6 +1122,44 @@ def test_a_file_name_that_is_not_utf8_is_refused_and_the_others_are_taken_in(
     assert notes.errors() == []
     assert "notes_folder" not in app.warnings.snapshot()
     assert not app.failures.snapshot()
+
+
+@pytest.mark.parametrize(
+    ("name", "shown_as", "code"),
+    [("new\nline.md", "new\\nline.md", "U+000A"), ("tab\tname.md", "tab\\tname.md", "U+0009")],
+)
+def test_a_file_name_with_a_line_break_or_a_tab_is_refused(
+    app: Cairn, notes: NotesFolder, folder: Path, name: str, shown_as: str, code: str
+) -> None:
+    """A path is shown on one line: a name with a line feed or a tab was taken in, though any
+    other control character was refused (the rule for a memory's text let those two through)."""
+    write(folder / name, "a note with an odd name")
+    report = notes.sync()
+    assert (report.added, report.errors) == (0, 1)
+    assert memories_from(app, name) == [] and row(app, name) is None
+    [error] = notes.errors()
+    assert error["path"] == shown_as
+    assert "control character" in error["error"] and code in error["error"]
+
+
+def test_a_note_with_a_line_break_in_its_name_taken_in_before_is_archived(
+    app: Cairn, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(folder / "new\nline.md", "taken in by an earlier version")
+    monkeypatch.setattr("core.note_sync.name_problem", lambda relative, max_chars: None)
+    earlier = folder_of(app)
+    assert earlier.sync().added == 1
+    earlier.close()
+    [(mid, _)] = memories_from(app, "new\nline.md")
+    monkeypatch.undo()
+    now = folder_of(app)
+    try:
+        report = now.sync()
+    finally:
+        now.close()
+    assert (report.archived, report.errors) == (1, 1)
+    assert memories_from(app, "new\nline.md") == [(mid, "archived")]
+    assert row(app, "new\nline.md") is None
 
 
 def test_a_folder_name_that_is_not_utf8_is_refused_in_health(app: Cairn, folder: Path) -> None:
@@ -1384,3 +1580,60 @@ def test_a_refused_change_says_what_is_true_when_the_folder_is_off_or_the_file_g
     message = refused.value.message
     assert "(kept.md); the notes folder is turned off (notes.folder is empty)" in message
     assert "Cairn follows it" not in message and "forget the memory" in message
+
+
+# -- memories with no row ------------------------------------------------------------------------
+
+
+def open_second_cairn(
+    short_tmp: Path, folder: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> Cairn:
+    """Another store (its own Cairn home), pointed at the same notes folder."""
+    monkeypatch.setenv("CAIRN_HOME", str(short_tmp / "second"))
+    paths = resolve_paths()
+    open_policy(paths.config)
+    settings = Settings.defaults().with_values(notes__folder=str(folder))
+    return Cairn.open(paths, settings=settings, clock=clock)
+
+
+@pytest.mark.parametrize("how", ["rows lost", "imported"])
+def test_a_notes_memory_with_no_row_is_adopted_though_its_file_changed_since(
+    app: Cairn,
+    notes: NotesFolder,
+    folder: Path,
+    short_tmp: Path,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+    how: str,
+) -> None:
+    """A memory from a note whose file changed since its row was lost (or in another store, which
+    imported it) stayed active beside a second `notes:a.md` memory, never archived, even after
+    the file was deleted."""
+    path = write(folder / "a.md", "Deploys go out on Tuesdays.")
+    notes.sync()
+    before = memory_at(app, "a.md")
+    assert before is not None
+    store, pass_over = app, notes
+    if how == "rows lost":
+        app.store.writer.run(lambda tx: tx.conn.execute("DELETE FROM notes_file"))
+    else:
+        archive = short_tmp / "a.zip"
+        app.archive.export(Caller.human(), archive)
+        store = open_second_cairn(short_tmp, folder, clock, monkeypatch)
+        store.archive.import_(Caller.human(), archive)
+        pass_over = folder_of(store)
+    try:
+        path.write_text("Deploys go out on Tuesdays and Thursdays.", encoding="utf-8")
+        report = pass_over.sync()
+        assert (report.added, report.updated, report.errors) == (0, 1, 0)
+        assert memories_from(store, "a.md") == [(before.id, "active")]
+        now = memory_at(store, "a.md")
+        assert now is not None and now.id == before.id and now.revision == before.revision + 1
+        assert now.content == "Deploys go out on Tuesdays and Thursdays."
+        path.unlink()
+        assert pass_over.sync().archived == 1
+        assert memories_from(store, "a.md") == [(before.id, "archived")]
+    finally:
+        if store is not app:
+            pass_over.close()
+            store.close()
