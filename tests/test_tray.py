@@ -603,8 +603,8 @@ def test_the_tray_takes_over_from_a_headless_cairn(short_tmp: Path) -> None:
     project.mkdir()
     bound = {"protocol_version": 1, "agent": "early", "workspace": str(project)}
     daemon = start_daemon(home)
+    agent = RawClient(daemon.socket)
     try:
-        agent = RawClient(daemon.socket)
         assert "result" in agent.request("hello", bound)
         wrote = agent.request(
             "memory.write", {"content": "The build uses make", "kind": "fact", "scope": "project"}
@@ -616,16 +616,18 @@ def test_the_tray_takes_over_from_a_headless_cairn(short_tmp: Path) -> None:
             assert "stopping: received SIGTERM" in daemon_err
             assert "Cairn stopped" in daemon_err
             again = RawClient(socket_path(paths_for(home)))
-            assert "result" in again.request("hello", bound)
-            found = again.request("memory.get", {"id": wrote["result"]["id"]})
-            again.close()
+            try:
+                assert "result" in again.request("hello", bound)
+                found = again.request("memory.get", {"id": wrote["result"]["id"]})
+            finally:
+                again.close()
             assert found["result"]["content"] == "The build uses make"
             assert agent.closed()  # the daemon closed its agents' connections as it stopped
-            agent.close()
             proc.send_signal(signal.SIGTERM)
             err = assert_stopped_cleanly(proc, home)
         assert f"took over from the headless Cairn (pid {daemon.proc.pid})" in err
     finally:
+        agent.close()
         daemon.stop()
 
 
