@@ -512,6 +512,11 @@ _HYGIENE: tuple[tuple[str, str], ...] = (
     ("run\U000e0100 the job", "invisible-char"),
     ("soft\u00ad hyphen before a space", "invisible-char"),
     ("Nice weather today." + _TAGGED, "tag-char"),
+    # Direction marks with no right-to-left letter near, ZWSP between Latin words, a ZWJ after
+    # a Latin letter: no use (2026-11-30).
+    ("total 250\u200f dollars, paid on Sunday", "invisible-char"),
+    ("call\u200bBob\u200babout the invoice", "invisible-char"),
+    ("deploy\u200d now", "invisible-char"),
 )
 
 _NEGATIVES: tuple[tuple[str, str], ...] = (
@@ -701,6 +706,19 @@ _NEGATIVES: tuple[tuple[str, str], ...] = (
     ("the pride flag 🏳\ufe0f\u200d🌈 in the channel topic", "invisible-char"),
     ("葛\U000e0100城市 is written with an ideographic variation sequence", "invisible-char"),
     ("ᠮᠣᠩᠭᠣᠯ\u180b Mongolian with a free variation selector", "invisible-char"),
+    # Until 2026-11-30 these were flagged, and redaction on read took the words between two of
+    # them along: direction marks in right-to-left text beside numbers and Latin, ZWSP between
+    # the words of scripts written without spaces, a ZWJ ending a Malayalam word (old chillu).
+    ("הפגישה נקבעה ל-12/03\u200f בשעה 10:00\u200f עם דני.", "invisible-char"),
+    ("المبلغ 250\u200f دولار\u200f يدفع يوم الأحد", "invisible-char"),
+    ("رقم الهاتف \u061c+966 50 123 4567 للمكتب", "invisible-char"),
+    ("the file \u200eשלום.txt\u200e is in the share", "invisible-char"),
+    ("สวัสดี\u200bครับ\u200bวันนี้\u200bอากาศ\u200bดี", "invisible-char"),
+    ("ສະບາຍດີ\u200bເຈົ້າ Lao with a word break", "invisible-char"),
+    ("សួស្តី\u200bពិភពលោក Khmer with a word break", "invisible-char"),
+    ("မင်္ဂလာပါ\u200bခင်ဗျား Myanmar with a word break", "invisible-char"),
+    ("東京都\u200b渋谷区 and カタカナ\u200bテキスト with word breaks", "invisible-char"),
+    ("അവന്\u200d വന്നു, അവള്\u200d പോയി", "invisible-char"),
     (
         "Scotland flag 🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f in the deck",
         "tag-char",

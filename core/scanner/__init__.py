@@ -31,6 +31,7 @@ How matching works, and why:
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -266,6 +267,7 @@ def _prune(hits: set[Hit]) -> list[Hit]:
     return [(r, s, e) for r, s, e in merged if r not in _GENERIC or not covered(s, e)]
 
 
+@functools.lru_cache(maxsize=4096)  # a hidden character repeated is one fingerprint, many times
 def _fingerprint(rule: str, matched: str) -> str:
     data = (rule + "\0" + matched).encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()[:16]
@@ -290,10 +292,15 @@ def scan(text: str) -> tuple[Finding, ...]:
     identity = len(t.starts) == 1  # nothing folded to another length: spans are the same
     spans = hits if identity else [(rule, *t.span(s, e)) for rule, s, e in hits]
     spans.extend(_hygiene(text, t.hidden))
-    found = {(rule, s, e) for rule, s, e in spans if 0 <= s < e <= len(text)}
+    n = len(text)
+    # Sorted by start, longest first, then rule: as tuples, with no key function (a text of
+    # scattered hidden characters has one finding per character).
+    order = [(s, -e, rule) for rule, s, e in spans if 0 <= s < e <= n]
+    order.sort()  # runs already in order (each rule's hidden characters): little to do
+    if raw:  # two rules' hits are never equal; one rule's can be after mapping back
+        order = list(dict.fromkeys(order))
     return tuple(
-        Finding(RULES[rule], rule, s, e, _fingerprint(rule, text[s:e]))
-        for rule, s, e in sorted(found, key=lambda h: (h[1], -h[2], h[0]))
+        Finding(RULES[rule], rule, s, -ne, _fingerprint(rule, text[s:-ne])) for s, ne, rule in order
     )
 
 

@@ -257,22 +257,77 @@ def _emojiish(ch: str) -> bool:
 
 
 def _joined(text: str, i: int) -> bool:
-    """A ZWJ / ZWNJ with a legitimate use: inside an emoji sequence, or between two letters of
-    Arabic, Persian or an Indic script, which join or part letters with it."""
-    if not 0 < i < len(text) - 1:
+    """A ZWJ / ZWNJ with a legitimate use: inside an emoji sequence, between two letters of
+    Arabic, Persian or an Indic script, which join or part letters with it, or after a virama,
+    where it makes a half form or ends a word in its old spelling (a Malayalam chillu is
+    virama + ZWJ, with a space or nothing after it)."""
+    if not 0 < i < len(text):
         return False
-    before, after = text[i - 1], text[i + 1]
+    before = text[i - 1]
+    if unicodedata.combining(before) == 9:  # canonical combining class 9: a virama
+        return True
+    if i == len(text) - 1:
+        return False
+    after = text[i + 1]
     if _emojiish(before) and _emojiish(after):
         return True
     return 0x0600 <= ord(before) <= 0x0DFF and 0x0600 <= ord(after) <= 0x0DFF
 
 
-_HIDDEN_GAP = 16  # hidden characters of one kind this close together are one finding
+# Scripts written without spaces between words, where a zero-width space marks a word break:
+# Thai, Lao, Tibetan, Myanmar, Khmer, Tai Le to Tai Tham, Balinese, Javanese, Myanmar and Tai
+# Viet extensions, and Chinese and Japanese (CJK punctuation, kana, ideographs).
+_SPACELESS: tuple[tuple[int, int], ...] = (
+    (0x0E00, 0x0FFF),
+    (0x1000, 0x109F),
+    (0x1780, 0x17FF),
+    (0x1950, 0x1AAF),
+    (0x1B00, 0x1B7F),
+    (0x3001, 0x30FF),
+    (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xA980, 0xAADF),
+    (0xF900, 0xFAFF),
+    (0xFF66, 0xFF9F),
+    (0x20000, 0x3134F),
+)
+_SPACELESS_CHAR = re.compile(f"[{_char_class(_SPACELESS)}]")
+# Right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, NKo, Samaritan, Mandaic, their
+# presentation forms and the historic ones): a direction mark near one of their letters
+# keeps a number or a Latin word where it belongs.
+_RTL_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0590, 0x061B),
+    (0x061D, 0x08FF),
+    (0xFB1D, 0xFDFF),
+    (0xFE70, 0xFEFE),
+    (0x10800, 0x10FFF),
+    (0x1E800, 0x1EFFF),
+)
+_RTL_CHAR = re.compile(f"[{_char_class(_RTL_RANGES)}]")
+_RTL_REACH = 32  # how far from a direction mark a right-to-left letter makes it one in use
+_DIRECTION_MARKS = frozenset((0x200E, 0x200F, 0x061C))
+
+
+def _wordish(ch: str) -> bool:
+    """A letter, a digit or a combining mark: part of a word."""
+    return bool(ch) and (ch.isalnum() or unicodedata.category(ch)[0] == "M")
+
+
+def _word_break(before: str, after: str) -> bool:
+    """A zero-width space between two words of a script written without spaces (one side may
+    be a digit or a letter of another script: 'iPhone\u200bรุ่น')."""
+    b = bool(before) and _SPACELESS_CHAR.match(before) is not None
+    a = bool(after) and _SPACELESS_CHAR.match(after) is not None
+    return (b and (a or _wordish(after))) or (a and _wordish(before))
+
+
 _H_BIDI = _char_class(_BIDI_RANGES)
 _H_INVISIBLE = _char_class(_INVISIBLE_RANGES)
 _H_TAG = _char_class(_TAG_RANGES)
+# One finding per run of hidden characters of one kind, never a visible character in it.
 _HIDDEN_SPAN = {
-    rule: re.compile(f"[{chars}](?:[^{chars}]{{0,{_HIDDEN_GAP}}}[{chars}])*+")
+    rule: re.compile(f"[{chars}]++")
     for rule, chars in (("bidi-control", _H_BIDI), ("tag-char", _H_TAG))
 }
 _INVISIBLE_CHAR = re.compile(f"[{_H_INVISIBLE}]")
@@ -295,6 +350,8 @@ def _invisible_in_use(text: str, i: int) -> bool:
     after = text[i + 1] if i + 1 < len(text) else ""
     if cp in (0x200C, 0x200D):
         return _joined(text, i)
+    if cp == 0x200B:
+        return _word_break(before, after)
     if 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF:
         keycap = before != "" and before in "0123456789#*" and after == "\u20e3"
         return keycap or _visible_base(before)
@@ -316,23 +373,33 @@ def _filler_in_use(cp: int, before: str, after: str) -> bool:
 
 
 def _misplaced_invisible(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
-    """Invisible characters in text[start:end] not in use where they are, one finding for those
-    at most _HIDDEN_GAP apart. Those in use neither count nor join two findings into one."""
-    span: list[int] | None = None
+    """Invisible characters in text[start:end] not in use where they are: one finding for each
+    run of them with nothing visible between (a finding never covers a visible character, so
+    redacting it on read takes no word away; until 2026-11-30 findings up to 16 characters
+    apart were one span, and the words between them were redacted with it)."""
+    run_start = run_end = -1
     for m in _INVISIBLE_CHAR.finditer(text, start, end):
         i = m.start()
-        lo = max(0, i - 1)
-        # The character and its neighbours decide: a short key, so the answer is cached.
-        if _invisible_in_use(text[lo : i + 2], i - lo):
+        if _in_use_at(text, i):
             continue
-        if span is not None and i - span[1] <= _HIDDEN_GAP:
-            span[1] = i + 1
+        if i == run_end:
+            run_end = i + 1
             continue
-        if span is not None:
-            yield "invisible-char", span[0], span[1]
-        span = [i, i + 1]
-    if span is not None:
-        yield "invisible-char", span[0], span[1]
+        if run_end > 0:
+            yield "invisible-char", run_start, run_end
+        run_start, run_end = i, i + 1
+    if run_end > 0:
+        yield "invisible-char", run_start, run_end
+
+
+def _in_use_at(text: str, i: int) -> bool:
+    if ord(text[i]) in _DIRECTION_MARKS:
+        # Right-to-left text beside numbers or Latin needs them: a right-to-left letter near.
+        near = text[max(0, i - _RTL_REACH) : i] + text[i + 1 : i + 1 + _RTL_REACH]
+        return _RTL_CHAR.search(near) is not None
+    lo = max(0, i - 1)
+    # The character and its neighbours decide: a short key, so the answer is cached.
+    return _invisible_in_use(text[lo : i + 2], i - lo)
 
 
 def _legitimate(rule: str, text: str, s: int, e: int) -> bool:
@@ -347,7 +414,7 @@ def _legitimate(rule: str, text: str, s: int, e: int) -> bool:
 
 def _hygiene(text: str, regions: list[tuple[int, int]]) -> Iterator[tuple[str, int, int]]:
     """Hidden characters worth reporting: (rule, start, end) in the original text, one finding
-    for characters of one kind at most _HIDDEN_GAP apart ("ig\u200bn\u200bore" is one).
+    for each run of hidden characters of one kind ("ig\u200bn\u200bore" gives two).
     `regions` (where the fold found hidden characters) only says whether to look: the regex
     engine goes through the whole text faster than Python goes through the regions."""
     if not regions:
