@@ -511,6 +511,8 @@ _HYGIENE: tuple[tuple[str, str], ...] = (
     ("deploy\U0001bca0ment shorthand format control", "invisible-char"),
     ("run\U000e0100 the job", "invisible-char"),
     ("soft\u00ad hyphen before a space", "invisible-char"),
+    ("soft\u00ad\u00adhyphens twice", "invisible-char"),
+    ("a line ending in a soft hyphen after a space \u00ad\nnext line", "invisible-char"),
     ("Nice weather today." + _TAGGED, "tag-char"),
     # Direction marks with no right-to-left letter near, ZWSP between Latin words, a ZWJ after
     # a Latin letter: no use (2026-11-30).
@@ -719,6 +721,12 @@ _NEGATIVES: tuple[tuple[str, str], ...] = (
     ("မင်္ဂလာပါ\u200bခင်ဗျား Myanmar with a word break", "invisible-char"),
     ("東京都\u200b渋谷区 and カタカナ\u200bテキスト with word breaks", "invisible-char"),
     ("അവന്\u200d വന്നു, അവള്\u200d പോയി", "invisible-char"),
+    # Soft hyphens that passed until a change of 2026-11-30 held them (and U+061C, above):
+    # before a line break (text copied from a PDF), after a combining mark, next to a digit.
+    ("Die Kon\u00ad\ntext-Datei vom Ver\u00ad\r\nwaltungs\u00adteam", "invisible-char"),
+    ("Cafe\u0301\u00adteria opens at 8", "invisible-char"),
+    ("हिं\u00adदी भाषा की जान\u00adकारी", "invisible-char"),
+    ("das 3\u00adD-Druck\u00adverfahren und 4\u00ad5 Tage", "invisible-char"),
     (
         "Scotland flag 🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f in the deck",
         "tag-char",

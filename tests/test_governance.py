@@ -977,6 +977,21 @@ def test_hidden_characters_never_take_visible_words_away_on_read(governed: Cairn
     assert "Bob at 10:00" in bundle.text
 
 
+def test_soft_hyphens_in_use_do_not_hold_an_agents_write(governed: Cairn, ws: str) -> None:
+    """Text copied from a PDF (a soft hyphen before the line break), an accent typed as a
+    combining mark before a soft hyphen, '3\u00adD': stored until a change of 2026-11-30 held
+    each for review as hidden characters."""
+    a = agent_caller(ws)
+    for text in (
+        "Die Kon\u00ad\ntext-Datei wird vom Verwaltungs\u00adteam gepflegt.",
+        "Cafe\u0301\u00adteria opens at 8",
+        "das 3\u00adD-Druck\u00adverfahren",
+        "رقم الهاتف \u061c+966 50 123 4567",
+    ):
+        mid = stored(write(governed, a, text))
+        assert governed.memories.get(a, mid).memory.content == text
+
+
 def test_the_other_side_of_a_dispute_is_redacted_too(governed: Cairn, ws: str) -> None:
     """A flagged memory reached agents word for word as the other side of a dispute (in search
     results and in context bundles): any agent could mark a contradiction and so deliver text

@@ -359,12 +359,14 @@ def _invisible_in_use(text: str, i: int) -> bool:
 
 
 def _filler_in_use(cp: int, before: str, after: str) -> bool:
-    """A soft hyphen between two letters, a Mongolian selector after a Mongolian letter, a
-    combining grapheme joiner after a combining mark, a Hangul filler beside a jamo."""
+    """A soft hyphen inside a word (after a letter, a digit or a combining mark, before another
+    or before a line break, where text copied from a PDF keeps it), a Mongolian selector after
+    a Mongolian letter, a combining grapheme joiner after a combining mark, a Hangul filler
+    beside a jamo. Until 2026-11-30 a soft hyphen counted only between two letters."""
     b = ord(before) if before else -1
     a = ord(after) if after else -1
     if cp == 0x00AD:
-        return before.isalpha() and after.isalpha()
+        return _wordish(before) and (_wordish(after) or after in "\n\r\x85\u2028")
     if 0x180B <= cp <= 0x180F:
         return 0x1820 <= b <= 0x18AF
     if cp == 0x034F:
