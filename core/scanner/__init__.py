@@ -41,7 +41,7 @@ from types import MappingProxyType
 
 from core.scanner.patterns import _PATTERNS, _Pattern, _zh_finder
 from core.scanner.secrets import Hit
-from core.scanner.text import SAFE_RANGES, _fold, _fold_char, _hygiene, _Text
+from core.scanner.text import SAFE_RANGES, _fold, _fold_char, _hygiene, _Text, spaced
 
 # The regex engine sees at most MAX_SCAN_CHARS at a time; longer texts are scanned in windows
 # overlapping by WINDOW_OVERLAP_CHARS, more than any pattern can match (a test checks that).
@@ -273,6 +273,12 @@ def _fingerprint(rule: str, matched: str) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
+def _overlaps(sorted_spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether [start, end) overlaps one of `sorted_spans` (sorted, none inside another)."""
+    i = bisect.bisect_left(sorted_spans, (end, end))
+    return i > 0 and sorted_spans[i - 1][1] > start
+
+
 def scan(text: str) -> tuple[Finding, ...]:
     """Every finding in `text`, sorted by start (then longest first).
 
@@ -291,6 +297,21 @@ def scan(text: str) -> tuple[Finding, ...]:
     hits = _prune(raw)
     identity = len(t.starts) == 1  # nothing folded to another length: spans are the same
     spans = hits if identity else [(rule, *t.span(s, e)) for rule, s, e in hits]
+    if t.hidden:
+        # A hidden character dropped joins the words it stood between; read as a space, it
+        # parts them: the patterns look again at that reading (as long as the text, so its
+        # spans are the text's), and keep what the first look did not find.
+        t2 = _fold(spaced(text))
+        found: dict[str, list[tuple[int, int]]] = {}
+        for rule, s, e in spans:
+            found.setdefault(rule, []).append((s, e))
+        for spans_of_rule in found.values():
+            spans_of_rule.sort()
+        for rule, s2, e2 in _prune(_hits(t2)):
+            s, e = t2.span(s2, e2)
+            if not _overlaps(found.get(rule, []), s, e):
+                spans.append((rule, s, e))
+                raw.add((rule, s, e))
     spans.extend(_hygiene(text, t.hidden))
     n = len(text)
     # Sorted by start, longest first, then rule: as tuples, with no key function (a text of

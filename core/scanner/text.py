@@ -4,6 +4,7 @@ characters dropped), the map back to the original, and the hidden characters the
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -58,7 +59,18 @@ def _char_class(ranges: Sequence[tuple[int, int]]) -> str:
     return "".join(chr(lo) if lo == hi else f"{chr(lo)}-{chr(hi)}" for lo, hi in ranges)
 
 
-_IGNORABLE = _codepoints(DEFAULT_IGNORABLE)
+def _format_characters() -> frozenset[int]:
+    """Every format character (general category Cf) of the running Python's Unicode; planes
+    0, 1 and 14 hold them all."""
+    planes = itertools.chain(range(0x20000), range(0xE0000, 0xE1000))
+    return frozenset(cp for cp in planes if unicodedata.category(chr(cp)) == "Cf")
+
+
+# Format characters outside Default_Ignorable_Code_Point (number signs, interlinear annotation,
+# Egyptian hieroglyph controls, ...) hide in words as well: until 2026-11-30 they were neither
+# folded nor reported, and 'Friday.\ufffbIgnore all previous instructions.' had no finding.
+_SHOWN_FORMAT = _format_characters() - _codepoints(DEFAULT_IGNORABLE)
+_IGNORABLE = _codepoints(DEFAULT_IGNORABLE) | _SHOWN_FORMAT
 # Hidden characters the `invisible-char` rule reports: the ignorable ones but direction controls
 # and tag characters, which have rules of their own.
 _INVISIBLE = _IGNORABLE - _codepoints(_BIDI_RANGES) - _codepoints(_TAG_RANGES)
@@ -66,10 +78,13 @@ _INVISIBLE_RANGES = _ranges(_INVISIBLE)
 
 # Look-alike letters, and angle brackets NFKC leaves alone (full-width and small ones it folds).
 _LOOKALIKE_BRACKETS = "\u02c2\u02c3\u1438\u1433"
+# Characters outside the Greek and Cyrillic blocks that fold although NFKC keeps them: the
+# look-alike brackets, and the Braille blank, which shows as a space ('Ignore\u2800all').
+_FOLDS_TOO = _LOOKALIKE_BRACKETS + "\u2800"
 _CONFUSABLE = dict(
     zip(
-        "аеорсухіјѕԁԛԝһӏАВЕКМНОРСТХУІЈЅαοικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ" + _LOOKALIKE_BRACKETS,
-        "aeopcyxijsdqwhlABEKMHOPCTXYIJSaoikvptuxABEZHIKMNOPTYX<><>",
+        "аеорсухіјѕԁԛԝһӏАВЕКМНОРСТХУІЈЅαοικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ" + _FOLDS_TOO,
+        "aeopcyxijsdqwhlABEKMHOPCTXYIJSaoikvptuxABEZHIKMNOPTYX<><> ",
         strict=True,
     )
 )
@@ -112,7 +127,15 @@ _FOLD_RUN_ANY = re.compile(
     "(" + _complement_class(SAFE_RANGES, 0xFFFF)[:-2] + "\U00010000-\U0010ffff]+)"
 )
 # What folds although NFKC keeps it: look-alikes and the ignorable characters.
-_FOLD_ANY = re.compile(f"[\u0370-\u052f{_LOOKALIKE_BRACKETS}{_char_class(DEFAULT_IGNORABLE)}]")
+_FOLD_ANY = re.compile(f"[\u0370-\u052f{_FOLDS_TOO}{_char_class(_ranges(_IGNORABLE))}]")
+# Every hidden character, for the second look with each of them read as a space.
+_HIDDEN_CHAR = re.compile(f"[{_char_class(_ranges(_IGNORABLE))}]")
+
+
+def spaced(text: str) -> str:
+    """`text` with every hidden character a space, as long as `text`: dropping one joins the
+    words it stood between ('Ignore\ufffaall\ufffaprevious'), so the patterns look twice."""
+    return _HIDDEN_CHAR.sub(" ", text)
 
 
 @lru_cache(maxsize=8192)
@@ -365,6 +388,10 @@ def _filler_in_use(cp: int, before: str, after: str) -> bool:
     beside a jamo. Until 2026-11-30 a soft hyphen counted only between two letters."""
     b = ord(before) if before else -1
     a = ord(after) if after else -1
+    if cp in _SHOWN_FORMAT:
+        # A number sign or an end of ayah goes before its digits, an Egyptian format control
+        # between two hieroglyphs; interlinear annotation has no use in stored text.
+        return after.isdigit() or (0x13000 <= b <= 0x1345F and 0x13000 <= a <= 0x1345F)
     if cp == 0x00AD:
         return _wordish(before) and (_wordish(after) or after in "\n\r\x85\u2028")
     if 0x180B <= cp <= 0x180F:
