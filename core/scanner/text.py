@@ -78,13 +78,19 @@ _INVISIBLE_RANGES = _ranges(_INVISIBLE)
 
 # Look-alike letters, and angle brackets NFKC leaves alone (full-width and small ones it folds).
 _LOOKALIKE_BRACKETS = "\u02c2\u02c3\u1438\u1433"
+# Look-alike hyphens, slashes and angle brackets (`</cairn\u2011memory-...>`, `<\u2215cairn-...`,
+# `\u3008/cairn-memory-...\u3009` were no fence tags to the scanner until 2026-11-30).
+_LOOKALIKE_PUNCTUATION = (
+    "\u2010\u2011\u2012\u2043\u2212\u2044\u2215\u29f8\u3008\u3009\u27e8\u27e9\u2329\u232a"
+)
 # Characters outside the Greek and Cyrillic blocks that fold although NFKC keeps them: the
-# look-alike brackets, and the Braille blank, which shows as a space ('Ignore\u2800all').
-_FOLDS_TOO = _LOOKALIKE_BRACKETS + "\u2800"
+# look-alike brackets and punctuation, and the Braille blank, which shows as a space
+# ('Ignore\u2800all').
+_FOLDS_TOO = _LOOKALIKE_BRACKETS + _LOOKALIKE_PUNCTUATION + "\u2800"
 _CONFUSABLE = dict(
     zip(
         "аеорсухіјѕԁԛԝһӏАВЕКМНОРСТХУІЈЅαοικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ" + _FOLDS_TOO,
-        "aeopcyxijsdqwhlABEKMHOPCTXYIJSaoikvptuxABEZHIKMNOPTYX<><> ",
+        "aeopcyxijsdqwhlABEKMHOPCTXYIJSaoikvptuxABEZHIKMNOPTYX<><>" + "-----///<><><> ",
         strict=True,
     )
 )
@@ -94,11 +100,11 @@ _CONFUSABLE = dict(
 # here, and `ghp＿...` was no secret).
 SAFE_RANGES: tuple[tuple[int, int], ...] = (
     (0x0000, 0x007F),
-    (0x2010, 0x2010),
     (0x2013, 0x2016),
     (0x2018, 0x2023),
     (0x2027, 0x2027),
-    (0x3001, 0x3011),
+    (0x3001, 0x3007),
+    (0x300A, 0x3011),
     (0x3014, 0x301F),
     (0x3041, 0x3096),
     (0x30A1, 0x30FA),
