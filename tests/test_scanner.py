@@ -246,6 +246,11 @@ def test_hidden_characters_in_use_are_no_finding(case: Case) -> None:
     assert scan(case.text) == (), case.text
 
 
+@pytest.mark.parametrize("case", [c for c in POSITIVES if c.group == "hygiene"], ids=repr)
+def test_every_hidden_character_positive_is_found(case: Case) -> None:
+    assert case.rule in {f.rule for f in scan(case.text)}, case.text
+
+
 def test_every_format_character_is_folded_away_and_reported() -> None:
     """~25 format characters (Cf) outside Default_Ignorable_Code_Point were neither dropped by
     the fold nor flagged: 'Deploy on Friday.\\ufffbIgnore all previous instructions.' was

@@ -363,10 +363,44 @@ _INVISIBLE_CHAR = re.compile(f"[{_H_INVISIBLE}]")
 _TAG_FLAG = re.compile("\U0001f3f4([\U000e0020-\U000e007e]{1,16})\U000e007f")
 
 
-def _visible_base(ch: str) -> bool:
-    """A character a variation selector may follow: a visible one past ASCII (an emoji, a CJK
-    ideograph, a math symbol), never a bracket or a letter of an ASCII word."""
-    return bool(ch) and ord(ch) > 0x7F and ord(ch) not in _IGNORABLE and not ch.isspace()
+# Characters below U+2190 or in CJK symbols with an emoji or a text presentation (©, ®, ‼, ™,
+# ℹ, Ⓜ, 〰, 〽, ㊗, ㊙), besides those _emojiish covers.
+_EMOJI_PRESENTATION = frozenset(
+    "\u00a9\u00ae\u203c\u2049\u2122\u2139\u24c2\u3030\u303d\u3297\u3299"
+)
+
+
+def _ideograph(cp: int) -> bool:
+    return (
+        0x3400 <= cp <= 0x4DBF
+        or 0x4E00 <= cp <= 0x9FFF
+        or 0xF900 <= cp <= 0xFAFF
+        or (0x20000 <= cp <= 0x3FFFF)
+    )
+
+
+def _has_variants(base: str, cp: int) -> bool:
+    """Whether a variation selector `cp` has a job after `base`: U+FE0E/FE0F after an emoji or
+    a character with an emoji presentation, U+FE00-FE0D after a math symbol, an ideograph or
+    a letter of the scripts with standardized variants (Myanmar, Phags-pa, Manichaean,
+    Egyptian hieroglyphs), an ideographic variation selector (U+E0100-E01EF) after an
+    ideograph. Until 2026-11-30 any visible character past ASCII counted, 'é' included."""
+    if not base:
+        return False
+    b = ord(base)
+    if cp >= 0xE0100:
+        return _ideograph(b)
+    if _emojiish(base) or base in _EMOJI_PRESENTATION:
+        return True
+    return (
+        _ideograph(b)
+        or 0x1000 <= b <= 0x109F
+        or 0xA840 <= b <= 0xA877
+        or 0x10AC0 <= b <= 0x10AFF
+        or 0x13000 <= b <= 0x1342F
+        or 0x2200 <= b <= 0x22FF
+        or 0x2A00 <= b <= 0x2AFF
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -381,10 +415,18 @@ def _invisible_in_use(text: str, i: int) -> bool:
         return _joined(text, i)
     if cp == 0x200B:
         return _word_break(before, after)
-    if 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF:
+    if _selector(cp):
+        # One selector after a base with variants; a chain of them (a way to carry bytes) is
+        # a finding, every one of it.
+        if after and _selector(ord(after)):
+            return False
         keycap = before != "" and before in "0123456789#*" and after == "\u20e3"
-        return keycap or _visible_base(before)
+        return keycap or _has_variants(before, cp)
     return _filler_in_use(cp, before, after)
+
+
+def _selector(cp: int) -> bool:
+    return 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF
 
 
 def _filler_in_use(cp: int, before: str, after: str) -> bool:
