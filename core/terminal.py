@@ -332,6 +332,16 @@ def memory_line(m: dict[str, Any]) -> str:
     )
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def read_stdin() -> str:
+    """Standard input's text, without a leading byte order mark: Windows Notepad starts a file
+    with one, and it is no text of a memory (settings.toml, policy.toml and `identity --file`
+    skip it too; until 2026-11-30 `cairn add - < notes.txt` stored it)."""
+    return sys.stdin.read().removeprefix("\ufeff")
+
+
 def open_input(name: str) -> BinaryIO:
     """A file named on the command line, for reading bytes.
 
