@@ -41,7 +41,7 @@ from types import MappingProxyType
 
 from core.scanner.patterns import _PATTERNS, _Pattern, _zh_finder
 from core.scanner.secrets import Hit
-from core.scanner.text import SAFE_RANGES, _fold, _fold_char, _hygiene, _Text, spaced
+from core.scanner.text import SAFE_RANGES, _fold, _fold_char, _hygiene, _Text, joins_words, spaced
 
 # The regex engine sees at most MAX_SCAN_CHARS at a time; longer texts are scanned in windows
 # overlapping by WINDOW_OVERLAP_CHARS, more than any pattern can match (a test checks that).
@@ -297,10 +297,13 @@ def scan(text: str) -> tuple[Finding, ...]:
     hits = _prune(raw)
     identity = len(t.starts) == 1  # nothing folded to another length: spans are the same
     spans = hits if identity else [(rule, *t.span(s, e)) for rule, s, e in hits]
-    if t.hidden:
+    hidden = list(_hygiene(text, t.hidden))
+    if t.hidden and joins_words(text):
         # A hidden character dropped joins the words it stood between; read as a space, it
         # parts them: the patterns look again at that reading (as long as the text, so its
-        # spans are the text's), and keep what the first look did not find.
+        # spans are the text's), and keep what the first look did not find. Only when one
+        # stands between two letters or digits: beside a space, a full stop or an emoji,
+        # dropping it joins nothing.
         t2 = _fold(spaced(text))
         found: dict[str, list[tuple[int, int]]] = {}
         for rule, s, e in spans:
@@ -312,7 +315,7 @@ def scan(text: str) -> tuple[Finding, ...]:
             if not _overlaps(found.get(rule, []), s, e):
                 spans.append((rule, s, e))
                 raw.add((rule, s, e))
-    spans.extend(_hygiene(text, t.hidden))
+    spans.extend(hidden)
     n = len(text)
     # Sorted by start, longest first, then rule: as tuples, with no key function (a text of
     # scattered hidden characters has one finding per character).

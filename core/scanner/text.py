@@ -138,6 +138,16 @@ _FOLD_ANY = re.compile(f"[\u0370-\u052f{_FOLDS_TOO}{_char_class(_ranges(_IGNORAB
 _HIDDEN_CHAR = re.compile(f"[{_char_class(_ranges(_IGNORABLE))}]")
 
 
+# Hidden characters between two letters or digits: dropped, they join two words into one.
+_JOINS_WORDS = re.compile(f"(?<=[^\\W_])[{_char_class(_ranges(_IGNORABLE))}]+(?=[^\\W_])")
+
+
+def joins_words(text: str) -> bool:
+    """Whether a hidden character stands between two letters or digits of `text`, in use or
+    not (a soft hyphen between two words hides their gap as well as a stray one does)."""
+    return _JOINS_WORDS.search(text) is not None
+
+
 def spaced(text: str) -> str:
     """`text` with every hidden character a space, as long as `text`: dropping one joins the
     words it stood between ('Ignore\ufffaall\ufffaprevious'), so the patterns look twice."""
