@@ -35,6 +35,7 @@ from core.errors import CairnError, InvalidInput, NotRunning, TooLarge
 from core.governance import check_sent_notes
 from core.paths import resolve_paths
 from core.terminal import (
+    UTF8_BOM,
     NotConfirmed,
     at_terminal,
     connect,
@@ -47,6 +48,7 @@ from core.terminal import (
     memory_line,
     open_input,
     print_or_drop,
+    read_stdin,
     recalled,
     refuse_a_secret,
     short,
@@ -428,7 +430,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         return add_jsonl(args)
     content = args.content
     if content is None or content == "-":
-        content = sys.stdin.read()
+        content = read_stdin()
     params: dict[str, Any] = {"content": content}
     params.update({k: getattr(args, k) for k in _ADD_FIELDS if getattr(args, k) is not None})
     if args.tags:
@@ -447,7 +449,10 @@ def add_jsonl(args: argparse.Namespace) -> int:
     failures = 0
     with source, connect(args, as_person=speaks_for_a_person(args)) as client:
         largest = int(client.hello.get("limits", {}).get("max_frame_bytes", 1 << 20))
-        for number, raw in enumerate(source, 1):
+        for number, line in enumerate(source, 1):
+            # A byte order mark (Notepad) is no JSON: until 2026-11-30 the first line failed
+            # "Unexpected UTF-8 BOM".
+            raw = line.removeprefix(UTF8_BOM) if number == 1 else line
             if not raw.strip():
                 continue
             try:

@@ -25,9 +25,11 @@ from core.terminal import (
     connect_as_person,
     emit,
     exit_status,
+    hygiene_rules,
     looking_as_person,
     refuse_a_secret,
     short,
+    visible_flagged,
     when,
 )
 from core.validation import (
@@ -118,7 +120,8 @@ def describe(item: dict[str, Any]) -> str:
             if item.get("scope")
             else f"new text of {item['target_id']}"
         )
-        lines.append(f"    {where}: {short(item['content'], 90)}")
+        flagged = hygiene_rules(item.get("flags"))
+        lines.append(f"    {where}: {short(item['content'], 90, flagged)}")
     if item.get("verdict"):
         lines.append(
             f"    feedback: {item['verdict']}"
@@ -235,7 +238,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     def one() -> None:
         print(describe(item))
         if item.get("content") is not None:
-            print(f"\nproposed text:\n{visible(item['content'])}")
+            flagged = hygiene_rules(item.get("flags"))
+            print(f"\nproposed text:\n{visible_flagged(item['content'], flagged)}")
         target = item.get("target")
         if target and "doc" in target:  # an identity document's current version
             print(f"\ncurrent {target['doc']} v{target['version']}:")

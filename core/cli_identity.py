@@ -24,6 +24,7 @@ from core.terminal import (
     emit,
     looking_as_person,
     open_input,
+    read_stdin,
     refuse_a_secret,
     when,
     write_status,
@@ -97,7 +98,7 @@ def _read(file: str | None) -> str:
             "give the text with --file (at a terminal, standard input is where you confirm; "
             "text piped in is confirmed in the running tray)"
         )
-    return sys.stdin.read()
+    return read_stdin()
 
 
 def cmd_identity(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -26,7 +26,7 @@ from core.errors import (
 from core.governance import secret_sentence
 from core.paths import Paths
 from core.runtime import probe, socket_path
-from core.scanner import secret_rule
+from core.scanner import Family, scan, secret_rule
 from core.wording import UNTRUSTED, visible
 
 if TYPE_CHECKING:
@@ -247,9 +247,38 @@ def when(ms: int | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))
 
 
-def short(text: str, width: int = 100) -> str:
-    """`text` on one line (whitespace runs as one space), cut to `width`, controls visible."""
-    flat = visible(" ".join(text.split()))
+def _code_point(ch: str) -> str:
+    """A character as its code point, as Python writes it (`\\u00ad`, `\\U000e0041`)."""
+    cp = ord(ch)
+    return f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
+
+
+def visible_flagged(text: str, rules: Collection[str]) -> str:
+    """`visible(text)`, and each hidden character the scanner flags under one of `rules` (a
+    proposal's hygiene flags) as a marker too: a soft hyphen, a joiner or a variation selector
+    prints raw where it is in use, so next to 'why: scanner:hygiene:invisible-char' the person
+    saw nothing wrong (until 2026-11-30). A hidden-character finding covers hidden characters
+    only, so every character of its span is shown as a marker."""
+    spans = [(f.start, f.end) for f in scan(text) if f.family is Family.HYGIENE and f.rule in rules]
+    out: list[str] = []
+    pos = 0
+    for start, end in spans:
+        at = max(start, pos)
+        out += [visible(text[pos:at]), "".join(map(_code_point, text[at:end]))]
+        pos = max(pos, end)
+    out.append(visible(text[pos:]))
+    return "".join(out)
+
+
+def hygiene_rules(flags: list[dict[str, Any]] | None) -> frozenset[str]:
+    """The hidden-character rules among a proposal's scanner flags."""
+    return frozenset(f["rule"] for f in flags or () if f.get("family") == Family.HYGIENE.value)
+
+
+def short(text: str, width: int = 100, flagged: Collection[str] = ()) -> str:
+    """`text` on one line (whitespace runs as one space), cut to `width`, controls visible (and
+    the hidden characters flagged under `flagged` rules, `visible_flagged`)."""
+    flat = visible_flagged(" ".join(text.split()), flagged)
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
@@ -270,6 +299,16 @@ def memory_line(m: dict[str, Any]) -> str:
         f"{m['id']}@{m['revision']}  {m['scope']}/{m['kind']}  {m.get('author_tier', '')}{marks}\n"
         f"    {short(m['content'])}"
     )
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def read_stdin() -> str:
+    """Standard input's text, without a leading byte order mark: Windows Notepad starts a file
+    with one, and it is no text of a memory (settings.toml, policy.toml and `identity --file`
+    skip it too; until 2026-11-30 `cairn add - < notes.txt` stored it)."""
+    return sys.stdin.read().removeprefix("\ufeff")
 
 
 def open_input(name: str) -> BinaryIO:

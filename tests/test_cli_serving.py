@@ -274,6 +274,36 @@ def test_a_connection_lost_mid_command_is_an_error_not_success(daemon: Daemon) -
     assert "Traceback" not in weird.stderr and "UTF-8" in weird.stderr
 
 
+def test_a_byte_order_mark_at_the_start_of_input_is_no_text(daemon: Daemon) -> None:
+    """Notepad starts a file with a byte order mark: `cairn add - < notes.txt` stored it
+    (shown as `\\ufeffMeeting notes...`), and `cairn add --jsonl FILE` failed its first line
+    'Unexpected UTF-8 BOM (decode using utf-8-sig)'."""
+    out = cairn(daemon.home, "add", "-", "--json", stdin="\ufeffMeeting notes: call Bob.\n")
+    assert out.returncode == 0, out.stderr
+    got = cairn(daemon.home, "get", json.loads(out.stdout)["id"], "--json")
+    assert json.loads(got.stdout)["content"].startswith("Meeting notes: call Bob.")
+    source = daemon.home / "notepad.jsonl"
+    lines = [
+        {"content": f"BOM line {n} about {fruit}", "kind": "fact", "scope": "project"}
+        for n, fruit in enumerate(("apples", "pears"), 1)
+    ]
+    source.write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(json.dumps(x).encode() for x in lines))
+    from_file = cairn(daemon.home, "add", "--jsonl", str(source)).stdout
+    piped = subprocess.run(
+        [sys.executable, "-m", "core.cli", "add", "--jsonl", "-"],
+        cwd=ROOT,
+        env=cairn_env(daemon.home),
+        input=source.read_bytes(),
+        capture_output=True,
+        timeout=60,
+    ).stdout.decode()
+    for answers in (from_file, piped):
+        statuses = [json.loads(line).get("status") for line in answers.splitlines()]
+        assert statuses == ["stored", "stored"], answers
+    listed = json.loads(cairn(daemon.home, "list", "--json").stdout)["items"]
+    assert all(not m["content"].startswith("\ufeff") for m in listed)
+
+
 def test_text_and_jsonl_together_is_a_usage_error(daemon: Daemon) -> None:
     """The text was ignored without a word."""
     source = daemon.home / "one.jsonl"

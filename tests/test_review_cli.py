@@ -639,3 +639,17 @@ def test_a_memorys_tags_agent_and_an_error_naming_input_are_shown_not_obeyed(
     assert "tags ops\\x9b2J" in shown and "by me\\e[8m" in shown, shown
     status, shown = at_terminal(home, "get", "m_\x1b[2J", typed="")
     assert status != 0 and "\x1b" not in shown and "m_\\e[2J" in shown, repr(shown)
+
+
+def test_review_show_marks_the_flagged_invisible_characters(daemon: Daemon) -> None:
+    """`cairn review show` printed the proposed text with its soft hyphen, joiner and selector
+    raw: next to 'why: scanner:hygiene:invisible-char' the person saw nothing wrong. The
+    flagged characters are now shown as markers (`\\u00ad`); those in use print as they are."""
+    home = daemon.home
+    text = "Deploy\u200d on Friday at the caf\u00e9\ufe0f, team\u00ad 👍\ufe0f"
+    out = cairn(home, "add", text, "--agent", "helper", "--kind", "fact")
+    assert "pending review" in out.stdout and "invisible-char" in out.stdout, out.stdout
+    sid = out.stdout.split("(", 1)[1].split(")", 1)[0]
+    status, shown = at_terminal(home, "review", "show", sid, typed="")
+    assert status == 0, shown
+    assert "Deploy\\u200d on Friday at the caf\u00e9\\ufe0f, team\\u00ad 👍\ufe0f" in shown, shown

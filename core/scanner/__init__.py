@@ -31,6 +31,7 @@ How matching works, and why:
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -40,7 +41,7 @@ from types import MappingProxyType
 
 from core.scanner.patterns import _PATTERNS, _Pattern, _zh_finder
 from core.scanner.secrets import Hit
-from core.scanner.text import SAFE_RANGES, _fold, _fold_char, _hygiene, _Text
+from core.scanner.text import SAFE_RANGES, _fold, _fold_char, _hygiene, _Text, joins_words, spaced
 
 # The regex engine sees at most MAX_SCAN_CHARS at a time; longer texts are scanned in windows
 # overlapping by WINDOW_OVERLAP_CHARS, more than any pattern can match (a test checks that).
@@ -266,9 +267,16 @@ def _prune(hits: set[Hit]) -> list[Hit]:
     return [(r, s, e) for r, s, e in merged if r not in _GENERIC or not covered(s, e)]
 
 
+@functools.lru_cache(maxsize=4096)  # a hidden character repeated is one fingerprint, many times
 def _fingerprint(rule: str, matched: str) -> str:
     data = (rule + "\0" + matched).encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _overlaps(sorted_spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether [start, end) overlaps one of `sorted_spans` (sorted, none inside another)."""
+    i = bisect.bisect_left(sorted_spans, (end, end))
+    return i > 0 and sorted_spans[i - 1][1] > start
 
 
 def scan(text: str) -> tuple[Finding, ...]:
@@ -289,11 +297,34 @@ def scan(text: str) -> tuple[Finding, ...]:
     hits = _prune(raw)
     identity = len(t.starts) == 1  # nothing folded to another length: spans are the same
     spans = hits if identity else [(rule, *t.span(s, e)) for rule, s, e in hits]
-    spans.extend(_hygiene(text, t.hidden))
-    found = {(rule, s, e) for rule, s, e in spans if 0 <= s < e <= len(text)}
+    hidden = list(_hygiene(text, t.hidden))
+    if t.hidden and joins_words(text):
+        # A hidden character dropped joins the words it stood between; read as a space, it
+        # parts them: the patterns look again at that reading (as long as the text, so its
+        # spans are the text's), and keep what the first look did not find. Only when one
+        # stands between two letters or digits: beside a space, a full stop or an emoji,
+        # dropping it joins nothing.
+        t2 = _fold(spaced(text))
+        found: dict[str, list[tuple[int, int]]] = {}
+        for rule, s, e in spans:
+            found.setdefault(rule, []).append((s, e))
+        for spans_of_rule in found.values():
+            spans_of_rule.sort()
+        for rule, s2, e2 in _prune(_hits(t2)):
+            s, e = t2.span(s2, e2)
+            if not _overlaps(found.get(rule, []), s, e):
+                spans.append((rule, s, e))
+                raw.add((rule, s, e))
+    spans.extend(hidden)
+    n = len(text)
+    # Sorted by start, longest first, then rule: as tuples, with no key function (a text of
+    # scattered hidden characters has one finding per character).
+    order = [(s, -e, rule) for rule, s, e in spans if 0 <= s < e <= n]
+    order.sort()  # runs already in order (each rule's hidden characters): little to do
+    if raw:  # two rules' hits are never equal; one rule's can be after mapping back
+        order = list(dict.fromkeys(order))
     return tuple(
-        Finding(RULES[rule], rule, s, e, _fingerprint(rule, text[s:e]))
-        for rule, s, e in sorted(found, key=lambda h: (h[1], -h[2], h[0]))
+        Finding(RULES[rule], rule, s, -ne, _fingerprint(rule, text[s:-ne])) for s, ne, rule in order
     )
 
 

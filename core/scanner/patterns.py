@@ -427,6 +427,13 @@ _PATTERNS: tuple[_Pattern, ...] = (
         words="im system endoftext start end eot begin",
     ),
     _p("fake-system-marker", r"<<\s?/?sys\s?>>", _plain("fake-system-marker"), words="sys"),
+    # Cairn's own fence (core/context_bundle.py), which stored text must not open or close.
+    _p(
+        "fake-system-marker",
+        r"<\s{0,3}/?\s{0,3}cairn-memory",
+        _plain("fake-system-marker"),
+        words="cairn",
+    ),
     _p("fake-system-marker", r"\[/?inst\]", _plain("fake-system-marker"), words="inst"),
     _p("fake-system-marker", "system", _marker_line, words="system"),
     _p("fake-system-marker", "developer", _marker_line, words="developer"),

@@ -4,6 +4,7 @@ characters dropped), the map back to the original, and the hidden characters the
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -58,7 +59,18 @@ def _char_class(ranges: Sequence[tuple[int, int]]) -> str:
     return "".join(chr(lo) if lo == hi else f"{chr(lo)}-{chr(hi)}" for lo, hi in ranges)
 
 
-_IGNORABLE = _codepoints(DEFAULT_IGNORABLE)
+def _format_characters() -> frozenset[int]:
+    """Every format character (general category Cf) of the running Python's Unicode; planes
+    0, 1 and 14 hold them all."""
+    planes = itertools.chain(range(0x20000), range(0xE0000, 0xE1000))
+    return frozenset(cp for cp in planes if unicodedata.category(chr(cp)) == "Cf")
+
+
+# Format characters outside Default_Ignorable_Code_Point (number signs, interlinear annotation,
+# Egyptian hieroglyph controls, ...) hide in words as well: until 2026-11-30 they were neither
+# folded nor reported, and 'Friday.\ufffbIgnore all previous instructions.' had no finding.
+_SHOWN_FORMAT = _format_characters() - _codepoints(DEFAULT_IGNORABLE)
+_IGNORABLE = _codepoints(DEFAULT_IGNORABLE) | _SHOWN_FORMAT
 # Hidden characters the `invisible-char` rule reports: the ignorable ones but direction controls
 # and tag characters, which have rules of their own.
 _INVISIBLE = _IGNORABLE - _codepoints(_BIDI_RANGES) - _codepoints(_TAG_RANGES)
@@ -66,10 +78,19 @@ _INVISIBLE_RANGES = _ranges(_INVISIBLE)
 
 # Look-alike letters, and angle brackets NFKC leaves alone (full-width and small ones it folds).
 _LOOKALIKE_BRACKETS = "\u02c2\u02c3\u1438\u1433"
+# Look-alike hyphens, slashes and angle brackets (`</cairn\u2011memory-...>`, `<\u2215cairn-...`,
+# `\u3008/cairn-memory-...\u3009` were no fence tags to the scanner until 2026-11-30).
+_LOOKALIKE_PUNCTUATION = (
+    "\u2010\u2011\u2012\u2043\u2212\u2044\u2215\u29f8\u3008\u3009\u27e8\u27e9\u2329\u232a"
+)
+# Characters outside the Greek and Cyrillic blocks that fold although NFKC keeps them: the
+# look-alike brackets and punctuation, and the Braille blank, which shows as a space
+# ('Ignore\u2800all').
+_FOLDS_TOO = _LOOKALIKE_BRACKETS + _LOOKALIKE_PUNCTUATION + "\u2800"
 _CONFUSABLE = dict(
     zip(
-        "аеорсухіјѕԁԛԝһӏАВЕКМНОРСТХУІЈЅαοικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ" + _LOOKALIKE_BRACKETS,
-        "aeopcyxijsdqwhlABEKMHOPCTXYIJSaoikvptuxABEZHIKMNOPTYX<><>",
+        "аеорсухіјѕԁԛԝһӏАВЕКМНОРСТХУІЈЅαοικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ" + _FOLDS_TOO,
+        "aeopcyxijsdqwhlABEKMHOPCTXYIJSaoikvptuxABEZHIKMNOPTYX<><>" + "-----///<><><> ",
         strict=True,
     )
 )
@@ -79,11 +100,11 @@ _CONFUSABLE = dict(
 # here, and `ghp＿...` was no secret).
 SAFE_RANGES: tuple[tuple[int, int], ...] = (
     (0x0000, 0x007F),
-    (0x2010, 0x2010),
     (0x2013, 0x2016),
     (0x2018, 0x2023),
     (0x2027, 0x2027),
-    (0x3001, 0x3011),
+    (0x3001, 0x3007),
+    (0x300A, 0x3011),
     (0x3014, 0x301F),
     (0x3041, 0x3096),
     (0x30A1, 0x30FA),
@@ -112,7 +133,25 @@ _FOLD_RUN_ANY = re.compile(
     "(" + _complement_class(SAFE_RANGES, 0xFFFF)[:-2] + "\U00010000-\U0010ffff]+)"
 )
 # What folds although NFKC keeps it: look-alikes and the ignorable characters.
-_FOLD_ANY = re.compile(f"[\u0370-\u052f{_LOOKALIKE_BRACKETS}{_char_class(DEFAULT_IGNORABLE)}]")
+_FOLD_ANY = re.compile(f"[\u0370-\u052f{_FOLDS_TOO}{_char_class(_ranges(_IGNORABLE))}]")
+# Every hidden character, for the second look with each of them read as a space.
+_HIDDEN_CHAR = re.compile(f"[{_char_class(_ranges(_IGNORABLE))}]")
+
+
+# Hidden characters between two letters or digits: dropped, they join two words into one.
+_JOINS_WORDS = re.compile(f"(?<=[^\\W_])[{_char_class(_ranges(_IGNORABLE))}]+(?=[^\\W_])")
+
+
+def joins_words(text: str) -> bool:
+    """Whether a hidden character stands between two letters or digits of `text`, in use or
+    not (a soft hyphen between two words hides their gap as well as a stray one does)."""
+    return _JOINS_WORDS.search(text) is not None
+
+
+def spaced(text: str) -> str:
+    """`text` with every hidden character a space, as long as `text`: dropping one joins the
+    words it stood between ('Ignore\ufffaall\ufffaprevious'), so the patterns look twice."""
+    return _HIDDEN_CHAR.sub(" ", text)
 
 
 @lru_cache(maxsize=8192)
@@ -257,32 +296,121 @@ def _emojiish(ch: str) -> bool:
 
 
 def _joined(text: str, i: int) -> bool:
-    """A ZWJ / ZWNJ with a legitimate use: inside an emoji sequence, or between two letters of
-    Arabic, Persian or an Indic script, which join or part letters with it."""
-    if not 0 < i < len(text) - 1:
+    """A ZWJ / ZWNJ with a legitimate use: inside an emoji sequence, between two letters of
+    Arabic, Persian or an Indic script, which join or part letters with it, or after a virama,
+    where it makes a half form or ends a word in its old spelling (a Malayalam chillu is
+    virama + ZWJ, with a space or nothing after it)."""
+    if not 0 < i < len(text):
         return False
-    before, after = text[i - 1], text[i + 1]
+    before = text[i - 1]
+    if unicodedata.combining(before) == 9:  # canonical combining class 9: a virama
+        return True
+    if i == len(text) - 1:
+        return False
+    after = text[i + 1]
     if _emojiish(before) and _emojiish(after):
         return True
     return 0x0600 <= ord(before) <= 0x0DFF and 0x0600 <= ord(after) <= 0x0DFF
 
 
-_HIDDEN_GAP = 16  # hidden characters of one kind this close together are one finding
+# Scripts written without spaces between words, where a zero-width space marks a word break:
+# Thai, Lao, Tibetan, Myanmar, Khmer, Tai Le to Tai Tham, Balinese, Javanese, Myanmar and Tai
+# Viet extensions, and Chinese and Japanese (CJK punctuation, kana, ideographs).
+_SPACELESS: tuple[tuple[int, int], ...] = (
+    (0x0E00, 0x0FFF),
+    (0x1000, 0x109F),
+    (0x1780, 0x17FF),
+    (0x1950, 0x1AAF),
+    (0x1B00, 0x1B7F),
+    (0x3001, 0x30FF),
+    (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xA980, 0xAADF),
+    (0xF900, 0xFAFF),
+    (0xFF66, 0xFF9F),
+    (0x20000, 0x3134F),
+)
+_SPACELESS_CHAR = re.compile(f"[{_char_class(_SPACELESS)}]")
+# Right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, NKo, Samaritan, Mandaic, their
+# presentation forms and the historic ones): a direction mark near one of their letters
+# keeps a number or a Latin word where it belongs.
+_RTL_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0590, 0x061B),
+    (0x061D, 0x08FF),
+    (0xFB1D, 0xFDFF),
+    (0xFE70, 0xFEFE),
+    (0x10800, 0x10FFF),
+    (0x1E800, 0x1EFFF),
+)
+_RTL_CHAR = re.compile(f"[{_char_class(_RTL_RANGES)}]")
+_RTL_REACH = 32  # how far from a direction mark a right-to-left letter makes it one in use
+_DIRECTION_MARKS = frozenset((0x200E, 0x200F, 0x061C))
+
+
+def _wordish(ch: str) -> bool:
+    """A letter, a digit or a combining mark: part of a word."""
+    return bool(ch) and (ch.isalnum() or unicodedata.category(ch)[0] == "M")
+
+
+def _word_break(before: str, after: str) -> bool:
+    """A zero-width space between two words of a script written without spaces (one side may
+    be a digit or a letter of another script: 'iPhone\u200bรุ่น')."""
+    b = bool(before) and _SPACELESS_CHAR.match(before) is not None
+    a = bool(after) and _SPACELESS_CHAR.match(after) is not None
+    return (b and (a or _wordish(after))) or (a and _wordish(before))
+
+
 _H_BIDI = _char_class(_BIDI_RANGES)
 _H_INVISIBLE = _char_class(_INVISIBLE_RANGES)
 _H_TAG = _char_class(_TAG_RANGES)
+# One finding per run of hidden characters of one kind, never a visible character in it.
 _HIDDEN_SPAN = {
-    rule: re.compile(f"[{chars}](?:[^{chars}]{{0,{_HIDDEN_GAP}}}[{chars}])*+")
+    rule: re.compile(f"[{chars}]++")
     for rule, chars in (("bidi-control", _H_BIDI), ("tag-char", _H_TAG))
 }
 _INVISIBLE_CHAR = re.compile(f"[{_H_INVISIBLE}]")
 _TAG_FLAG = re.compile("\U0001f3f4([\U000e0020-\U000e007e]{1,16})\U000e007f")
 
 
-def _visible_base(ch: str) -> bool:
-    """A character a variation selector may follow: a visible one past ASCII (an emoji, a CJK
-    ideograph, a math symbol), never a bracket or a letter of an ASCII word."""
-    return bool(ch) and ord(ch) > 0x7F and ord(ch) not in _IGNORABLE and not ch.isspace()
+# Characters below U+2190 or in CJK symbols with an emoji or a text presentation (©, ®, ‼, ™,
+# ℹ, Ⓜ, 〰, 〽, ㊗, ㊙), besides those _emojiish covers.
+_EMOJI_PRESENTATION = frozenset(
+    "\u00a9\u00ae\u203c\u2049\u2122\u2139\u24c2\u3030\u303d\u3297\u3299"
+)
+
+
+def _ideograph(cp: int) -> bool:
+    return (
+        0x3400 <= cp <= 0x4DBF
+        or 0x4E00 <= cp <= 0x9FFF
+        or 0xF900 <= cp <= 0xFAFF
+        or (0x20000 <= cp <= 0x3FFFF)
+    )
+
+
+def _has_variants(base: str, cp: int) -> bool:
+    """Whether a variation selector `cp` has a job after `base`: U+FE0E/FE0F after an emoji or
+    a character with an emoji presentation, U+FE00-FE0D after a math symbol, an ideograph or
+    a letter of the scripts with standardized variants (Myanmar, Phags-pa, Manichaean,
+    Egyptian hieroglyphs), an ideographic variation selector (U+E0100-E01EF) after an
+    ideograph. Until 2026-11-30 any visible character past ASCII counted, 'é' included."""
+    if not base:
+        return False
+    b = ord(base)
+    if cp >= 0xE0100:
+        return _ideograph(b)
+    if _emojiish(base) or base in _EMOJI_PRESENTATION:
+        return True
+    return (
+        _ideograph(b)
+        or 0x1000 <= b <= 0x109F
+        or 0xA840 <= b <= 0xA877
+        or 0x10AC0 <= b <= 0x10AFF
+        or 0x13000 <= b <= 0x1342F
+        or 0x2200 <= b <= 0x22FF
+        or 0x2A00 <= b <= 0x2AFF
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -295,19 +423,35 @@ def _invisible_in_use(text: str, i: int) -> bool:
     after = text[i + 1] if i + 1 < len(text) else ""
     if cp in (0x200C, 0x200D):
         return _joined(text, i)
-    if 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF:
+    if cp == 0x200B:
+        return _word_break(before, after)
+    if _selector(cp):
+        # One selector after a base with variants; a chain of them (a way to carry bytes) is
+        # a finding, every one of it.
+        if after and _selector(ord(after)):
+            return False
         keycap = before != "" and before in "0123456789#*" and after == "\u20e3"
-        return keycap or _visible_base(before)
+        return keycap or _has_variants(before, cp)
     return _filler_in_use(cp, before, after)
 
 
+def _selector(cp: int) -> bool:
+    return 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF
+
+
 def _filler_in_use(cp: int, before: str, after: str) -> bool:
-    """A soft hyphen between two letters, a Mongolian selector after a Mongolian letter, a
-    combining grapheme joiner after a combining mark, a Hangul filler beside a jamo."""
+    """A soft hyphen inside a word (after a letter, a digit or a combining mark, before another
+    or before a line break, where text copied from a PDF keeps it), a Mongolian selector after
+    a Mongolian letter, a combining grapheme joiner after a combining mark, a Hangul filler
+    beside a jamo. Until 2026-11-30 a soft hyphen counted only between two letters."""
     b = ord(before) if before else -1
     a = ord(after) if after else -1
+    if cp in _SHOWN_FORMAT:
+        # A number sign or an end of ayah goes before its digits, an Egyptian format control
+        # between two hieroglyphs; interlinear annotation has no use in stored text.
+        return after.isdigit() or (0x13000 <= b <= 0x1345F and 0x13000 <= a <= 0x1345F)
     if cp == 0x00AD:
-        return before.isalpha() and after.isalpha()
+        return _wordish(before) and (_wordish(after) or after in "\n\r\x85\u2028")
     if 0x180B <= cp <= 0x180F:
         return 0x1820 <= b <= 0x18AF
     if cp == 0x034F:
@@ -316,23 +460,33 @@ def _filler_in_use(cp: int, before: str, after: str) -> bool:
 
 
 def _misplaced_invisible(text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
-    """Invisible characters in text[start:end] not in use where they are, one finding for those
-    at most _HIDDEN_GAP apart. Those in use neither count nor join two findings into one."""
-    span: list[int] | None = None
+    """Invisible characters in text[start:end] not in use where they are: one finding for each
+    run of them with nothing visible between (a finding never covers a visible character, so
+    redacting it on read takes no word away; until 2026-11-30 findings up to 16 characters
+    apart were one span, and the words between them were redacted with it)."""
+    run_start = run_end = -1
     for m in _INVISIBLE_CHAR.finditer(text, start, end):
         i = m.start()
-        lo = max(0, i - 1)
-        # The character and its neighbours decide: a short key, so the answer is cached.
-        if _invisible_in_use(text[lo : i + 2], i - lo):
+        if _in_use_at(text, i):
             continue
-        if span is not None and i - span[1] <= _HIDDEN_GAP:
-            span[1] = i + 1
+        if i == run_end:
+            run_end = i + 1
             continue
-        if span is not None:
-            yield "invisible-char", span[0], span[1]
-        span = [i, i + 1]
-    if span is not None:
-        yield "invisible-char", span[0], span[1]
+        if run_end > 0:
+            yield "invisible-char", run_start, run_end
+        run_start, run_end = i, i + 1
+    if run_end > 0:
+        yield "invisible-char", run_start, run_end
+
+
+def _in_use_at(text: str, i: int) -> bool:
+    if ord(text[i]) in _DIRECTION_MARKS:
+        # Right-to-left text beside numbers or Latin needs them: a right-to-left letter near.
+        near = text[max(0, i - _RTL_REACH) : i] + text[i + 1 : i + 1 + _RTL_REACH]
+        return _RTL_CHAR.search(near) is not None
+    lo = max(0, i - 1)
+    # The character and its neighbours decide: a short key, so the answer is cached.
+    return _invisible_in_use(text[lo : i + 2], i - lo)
 
 
 def _legitimate(rule: str, text: str, s: int, e: int) -> bool:
@@ -347,7 +501,7 @@ def _legitimate(rule: str, text: str, s: int, e: int) -> bool:
 
 def _hygiene(text: str, regions: list[tuple[int, int]]) -> Iterator[tuple[str, int, int]]:
     """Hidden characters worth reporting: (rule, start, end) in the original text, one finding
-    for characters of one kind at most _HIDDEN_GAP apart ("ig\u200bn\u200bore" is one).
+    for each run of hidden characters of one kind ("ig\u200bn\u200bore" gives two).
     `regions` (where the fold found hidden characters) only says whether to look: the regex
     engine goes through the whole text faster than Python goes through the regions."""
     if not regions:
