@@ -247,6 +247,13 @@ def stop_headless(paths: Paths, *, wait_s: float = HANDOVER_WAIT_S) -> int:
         sock.settimeout(2.0)
         try:
             sock.connect(str(path))
+        except BlockingIOError:  # EAGAIN: its queue of waiting connections is full
+            raise AlreadyRunning(
+                f"the headless Cairn serving {path} does not accept connections (it is busy or "
+                "stuck); stop it with `cairn stop` (or end that process), then start the tray "
+                "again",
+                data={"socket": str(path)},
+            ) from None
         except OSError:
             return 0  # it stopped on its own meanwhile
         peer = peer_credentials(sock)

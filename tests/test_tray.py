@@ -651,6 +651,40 @@ def test_a_headless_cairn_that_does_not_stop_is_named_and_left_running(short_tmp
         assert daemon.proc.wait(30) == 0  # the stop asked is still honoured once it runs
 
 
+def test_a_headless_cairn_whose_queue_is_full_is_named_not_taken_for_gone(
+    short_tmp: Path,
+) -> None:
+    """A stuck daemon whose queue of waiting connections is full refuses a new one at once
+    (EAGAIN): the takeover took that for "it stopped on its own" and went on to fail its start
+    three times over. Now it says which process does not accept connections."""
+    home = short_tmp / "t"
+    with running_daemon(home) as daemon:
+        daemon.proc.send_signal(signal.SIGSTOP)
+        waiting: list[socket.socket] = []
+        try:
+            while True:  # fill its listen queue
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.setblocking(False)
+                try:
+                    sock.connect(str(daemon.socket))
+                except BlockingIOError:
+                    sock.close()
+                    break
+                waiting.append(sock)
+                assert len(waiting) < 10_000
+            with pytest.raises(AlreadyRunning) as refused:
+                stop_headless(daemon.paths, wait_s=1.0)
+            assert refused.value.message == (
+                f"the headless Cairn serving {daemon.socket} does not accept connections (it is "
+                "busy or stuck); stop it with `cairn stop` (or end that process), then start the "
+                "tray again"
+            )
+        finally:
+            for sock in waiting:
+                sock.close()
+            daemon.proc.send_signal(signal.SIGCONT)
+
+
 def test_a_tray_that_does_not_answer_is_never_taken_for_a_headless_cairn(short_tmp: Path) -> None:
     """A second launch while the tray is busy (here: suspended) says so and leaves it running;
     until 2026-11-30 it took the tray for a headless Cairn and stopped it."""
