@@ -350,10 +350,21 @@ class PolicyService:
 
     def remove_override(self, caller: Caller, name: str, rule: str) -> Policy:
         """Drop one of agent `name`'s overrides (`kinds.<kind>`, `scopes.<scope>`, `extracted`);
-        the agent's section goes when it has none left. Raises Forbidden for an agent."""
+        the agent's section goes when it has none left.
+
+        Raises:
+            Forbidden: the caller is not a person.
+            InvalidInput: the policy file is not valid (its line and why); an override that is
+                not there changes nothing.
+        """
         if not caller.is_human:
             raise Forbidden("only a person can change the capture policy")
-        return self._holder.update(lambda p: without_override(p, name, rule), actor=caller.actor)
+        try:
+            return self._holder.update(
+                lambda p: without_override(p, name, rule), actor=caller.actor
+            )
+        except PolicyInvalid as e:  # until 2026-11-30 it reached the surface as a bug
+            raise InvalidInput(str(e), data={"field": f"agents.{name}.{rule}"}) from e
 
     def _changed(self, change: PolicyChange) -> None:
         self._save(change.policy, source=change.source, actor=change.actor, audit_it=True)

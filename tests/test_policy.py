@@ -300,6 +300,23 @@ def test_a_refusal_over_an_invalid_file_names_the_line_once(cairn: Cairn, paths:
     assert path.read_text(encoding="utf-8") == text
 
 
+def test_removing_an_override_over_an_invalid_file_is_refused_naming_the_line(
+    cairn: Cairn, paths: Paths
+) -> None:
+    """Removing an agent's override (the Policy window's Remove) over a policy file the person
+    had broken raised the parser's own exception - an internal error at the surface - where
+    `set` says which line is wrong. Now both refuse alike, and the file is left as it is."""
+    path = paths.config / "policy.toml"
+    cairn.policy.set(Caller.human(), "agents.helper.kinds.idea", Mode.AUTO)
+    text = path.read_text(encoding="utf-8").replace('idea = "ask"', 'idea = "sometimes"', 1)
+    path.write_text(text, encoding="utf-8")
+    cairn.policy.reload()
+    with pytest.raises(InvalidInput) as caught:
+        cairn.policy.remove_override(Caller.human(), "helper", "kinds.idea")
+    assert "policy.toml is not valid" in str(caught.value), str(caught.value)
+    assert path.read_text(encoding="utf-8") == text
+
+
 def test_a_duplicated_table_is_named_at_its_own_line() -> None:
     text = DEFAULT_TEXT + '\n[scopes]\nglobal = "auto"\n\n# the end\n'
     with pytest.raises(PolicyInvalid) as caught:
