@@ -73,8 +73,14 @@ class Bm25F:
         """BM25F: per query term, the fields' counts length-normalised and weighted, then
         saturated once with k1."""
         k1 = self.k1
+        every = doc.every
         total = 0.0
-        for term in doc.every.intersection(query):  # only the terms this document holds
+        # Summed in the query's own order, never a set's: a set's order - and so the last bits
+        # of the sum - changes with each process's string hashing, and two memories that tie
+        # swapped places from one start of Cairn to the next (until 2026-11-30).
+        for term in query:
+            if term not in every:  # only the terms this document holds
+                continue
             f = 0.0
             for counter, norm in fields:
                 count = counter.get(term)

@@ -14,16 +14,12 @@ from core.search_query import Query
 from core.search_result import Presence, SearchHit
 from core.search_stats import Stats, lookup_df
 
-# Scores are sums over sets of words, whose order - and so the last bits of a sum - changes with
-# each process's string hashing. Compared rounded, with the older memory first on a tie, one
-# store gives one order in every process (until 2026-11-30 two tied memories swapped places from
-# one start of Cairn to the next).
-_SCORE_DIGITS = 9
-
 
 def best_first(scored: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
-    """(seq, score) pairs, best score first; on a tie, the older memory (lower seq) first."""
-    return sorted(scored, key=lambda x: (-round(x[1], _SCORE_DIGITS), x[0]))
+    """(seq, score) pairs, best score first; on a tie, the older memory (lower seq) first, so
+    one store gives one order in every process (scores are summed in the query's order:
+    `ranking.Bm25F.score`)."""
+    return sorted(scored, key=lambda x: (-x[1], x[0]))
 
 
 def rank(
