@@ -42,7 +42,6 @@ from core.store import Store
 from core.usage import UsageRecorder
 from core.validation import Limits
 from core.workspace import WorkspaceRegistry
-from core.writer import WriteTx
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +55,14 @@ def _carry_renames(store: Store, paths: Paths, tokens: TokenStore, warnings: War
     policy file that is not UTF-8 or not valid TOML too, which Health then names - is tried
     again at the next start; the store keeps the renames to carry until then."""
 
-    def job(tx: WriteTx) -> None:
-        old_names.carry_renames(tx.conn, paths.config / POLICY_FILE, tokens)
-        old_names.carried(tx.conn)
-
+    # Nearly every store has nothing to carry: a read, not a write job, at every open; the
+    # keychain and the file are changed outside the write transaction, the store told after.
+    renames = old_names.to_carry(store.read_db.conn())
+    if not renames:
+        return
     try:
-        store.writer.run(job)
+        old_names.carry_renames(renames, paths.config / POLICY_FILE, tokens)
+        store.writer.run(lambda tx: old_names.carried(tx.conn))
     except old_names.NotCarried as e:
         warnings.set(RENAMES_WARNING, str(e))
         log.warning("%s", e)

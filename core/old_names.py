@@ -368,8 +368,13 @@ class NotCarried(Exception):
     store for the next start. The message says why and which renames wait."""
 
 
-def carry_renames(conn: sqlite3.Connection, policy_path: Path, tokens: TokenStore) -> Renames:
-    """The store's renames still to be carried to the policy file (its agents' sections and
+def to_carry(conn: sqlite3.Connection) -> Renames:
+    """The store's renames still to be carried outside it (none on nearly every store)."""
+    return Renames.from_json(_meta(conn, TO_CARRY_KEY))
+
+
+def carry_renames(renames: Renames, policy_path: Path, tokens: TokenStore) -> None:
+    """Carry the store's `renames` (`to_carry`) to the policy file (its agents' sections and
     kinds, comments kept) and the token store (a renamed agent's token under its new name).
     Both are done again harmlessly if Cairn stops before the store forgets them: the caller
     clears `TO_CARRY_KEY` (`carried`) once this returns.
@@ -380,9 +385,6 @@ def carry_renames(conn: sqlite3.Connection, policy_path: Path, tokens: TokenStor
             is, and the caller keeps the renames for the next start (until 2026-11-30 a file
             that was not UTF-8 stopped every start, and one with a syntax error lost them).
     """
-    renames = Renames.from_json(_meta(conn, TO_CARRY_KEY))
-    if not renames:
-        return renames
     for old, new in sorted(renames.agents.items()):
         token = tokens.get(old)
         if token is not None:
@@ -393,7 +395,7 @@ def carry_renames(conn: sqlite3.Connection, policy_path: Path, tokens: TokenStor
     try:
         text = policy_path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return renames
+        return
     except UnicodeDecodeError as e:
         raise NotCarried(_waiting(policy_path, "is not valid UTF-8", renames)) from e
     try:
@@ -405,7 +407,6 @@ def carry_renames(conn: sqlite3.Connection, policy_path: Path, tokens: TokenStor
     if fixed != text:
         write_atomically(policy_path, fixed, mode=0o600)
         log.warning("renamed the old names in %s: %s", policy_path, _listed(renames))
-    return renames
 
 
 def _waiting(policy_path: Path, why: str, renames: Renames) -> str:
