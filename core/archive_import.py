@@ -22,7 +22,7 @@ from core.archive_reader import (
 )
 from core.archive_records import ArchivedMemory
 from core.clock import Clock
-from core.dedupe import dedupe_holder, dedupe_memory_id
+from core.dedupe import dedupe_holder, dedupe_memory_id, text_key
 from core.errors import InvalidInput
 from core.identity import IdentityVersion, insert_version
 from core.model import Caller, Memory, RelationKind, Revision, Status, Surface
@@ -175,14 +175,14 @@ def _ids(values: Sequence[str] | set[str]) -> str:
 _TextKey = tuple[str, str, str, str]  # where a store keeps one text once: `text_key`
 
 
-def _live_text(m: Memory | Revision, now: int) -> _TextKey | None:
+def _live_text(m: Memory, now: int) -> _TextKey | None:
     """Where `m` keeps its text once live (active or archived, unexpired); None when it is not
     live, so holds no text against another memory."""
     if m.status not in (Status.ACTIVE, Status.ARCHIVED):
         return None
     if m.expires_at is not None and m.expires_at <= now:
         return None
-    return (content_hash(m.content), m.scope.value, m.workspace_id or "", m.session_id or "")
+    return text_key(m)
 
 
 class Placement:
@@ -216,7 +216,7 @@ class Placement:
         # archive's memories whose copy here stays as it is.
         self._texts: dict[_TextKey, str] = {}
         self._kept: set[str] = set()
-        self._archived_texts = self._texts_in_archive()
+        self._archived_texts: dict[str, _TextKey | None] = {}  # `workspaces` fills it
         # workspace id -> why its memories stay out: a folder this store does not register
         self._unplaced: dict[str, str] = {}
 
@@ -825,6 +825,12 @@ def rename_old_names(
         agents.add(v.author)
         if v.doc.startswith(old_names.SOUL):
             docs.add(v.doc[len(old_names.SOUL) :])
+    if not (
+        any(old_names.old_shape(n) for n in agents)
+        or any(old_names.old_doc(old_names.SOUL + d) for d in docs)
+        or any(old_names.old_kind(k) for k in kinds)
+    ):  # nearly every archive: no scan of the store's names for nothing
+        return archive, old_names.Renames()
     renames = old_names.plan(
         agents,
         docs,

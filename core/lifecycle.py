@@ -14,6 +14,7 @@ from typing import Any
 
 from core import audit
 from core.clock import Clock
+from core.dedupe import dedupe_holder
 from core.errors import Forbidden, InvalidInput, NotFound
 from core.health import Warnings
 from core.memory_service import MemoryService
@@ -382,12 +383,7 @@ def _key_holder(tx: WriteTx, memory: Memory, workspace_id: str) -> str | None:
     """The memory of `workspace_id` holding `memory`'s dedupe key (in its scope and session)."""
     if memory.dedupe_key is None:
         return None
-    row = tx.conn.execute(
-        "SELECT id FROM memory WHERE workspace_id = ? AND scope = ? "
-        "AND coalesce(session_id, '') = ? AND dedupe_key = ?",
-        (workspace_id, memory.scope.value, memory.session_id or "", memory.dedupe_key),
-    ).fetchone()
-    return str(row[0]) if row else None
+    return dedupe_holder(tx.conn, replace(memory, workspace_id=workspace_id))
 
 
 def _person(caller: Caller) -> None:

@@ -259,6 +259,8 @@ def visible_flagged(text: str, rules: Collection[str]) -> str:
     prints raw where it is in use, so next to 'why: scanner:hygiene:invisible-char' the person
     saw nothing wrong (until 2026-11-30). A hidden-character finding covers hidden characters
     only, so every character of its span is shown as a marker."""
+    if not rules:  # nearly every line printed: no scan of it
+        return visible(text)
     spans = [(f.start, f.end) for f in scan(text) if f.family is Family.HYGIENE and f.rule in rules]
     out: list[str] = []
     pos = 0
