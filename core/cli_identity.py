@@ -201,9 +201,11 @@ def _check_edit(content: str, reason: str | None) -> str:
         max_bytes = load_settings(resolve_paths().settings_file).integer("identity.max_bytes")
     except CairnError:
         max_bytes = None
+    # check_document returns the text as the service stores it (line breaks as line feeds)
     if max_bytes is not None:
-        check_document(content, max_bytes)
-    content = normalize_breaks(content)
+        content = check_document(content, max_bytes)
+    else:
+        content = normalize_breaks(content)
     refuse_a_secret("the content", [content])
     if reason:
         check_sent_notes({"--reason": reason})

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from core import audit
-from core.changes import Topic
 from core.clock import Clock
 from core.contradictions import Contradictions
 from core.errors import CairnError, InvalidInput
@@ -76,8 +75,7 @@ class MemoryService:
         self._proposals = proposals
         self.redactor = redactor
         self.reader = MemoryReader(store, clock, redactor)
-        self._observers = list(observers)
-        self._revisions = Revisions(self._observers)
+        self._revisions = Revisions(list(observers))
         self._writes = MemoryWrites(
             store,
             clock,
@@ -115,10 +113,6 @@ class MemoryService:
     @property
     def limits(self) -> Limits:
         return self._limits
-
-    def add_observer(self, observer: MemoryObserver) -> None:
-        """Attach an observer at composition time (before the service serves requests)."""
-        self._observers.append(observer)
 
     def follow_notes(self, state: NotesState) -> None:
         """At composition time: how to tell whether the notes folder follows a file now, so a
@@ -386,4 +380,4 @@ class MemoryService:
             self._usage.record(memory_ids, self._clock.now_ms())
 
 
-__all__ = ["ChangeFeed", "MemoryObserver", "MemoryService", "SupersedeResult", "Topic"]
+__all__ = ["MemoryService", "SupersedeResult"]

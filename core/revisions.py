@@ -37,7 +37,7 @@ class Revisions:
     whether the notes folder follows a file now (`notes_state`, set at composition time)."""
 
     def __init__(self, observers: list[MemoryObserver]) -> None:
-        self.observers = observers  # the service's own list: observers added later count too
+        self.observers = observers
         self.notes_state: NotesState | None = None
 
     def load_for_change(self, tx: WriteTx, caller: Caller, memory_id: str, now: int) -> Memory:
