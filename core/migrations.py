@@ -339,6 +339,15 @@ def _v2_2(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v2_3(conn: sqlite3.Connection) -> None:
+    # A minor step: only values change. Dedupe and idempotency keys holding a carriage return or
+    # NEL (kept as sent until 2026-11-30, read as line feeds since) are stored as they are read
+    # now, so the same key sent again finds them; see core/old_keys.py.
+    from core.old_keys import repair_keys
+
+    repair_keys(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(SchemaVersion(1, 0), "memories, revisions, audit, tombstones, relations", _V1_0),
     Migration(SchemaVersion(1, 1), "full-text index (FTS5) of every memory", _v1_1),
@@ -354,6 +363,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         SchemaVersion(2, 1), "names that ended in a line break renamed (agents, kinds)", _v2_1
     ),
     Migration(SchemaVersion(2, 2), "proposals keep the pin and the cleared expiry they set", _v2_2),
+    Migration(
+        SchemaVersion(2, 3), "dedupe and idempotency keys with old line breaks as read now", _v2_3
+    ),
 )
 
 CURRENT = MIGRATIONS[-1].version
