@@ -340,12 +340,18 @@ def _v2_2(conn: sqlite3.Connection) -> None:
 
 
 def _v2_3(conn: sqlite3.Connection) -> None:
-    # A minor step: only values change. Dedupe and idempotency keys holding a carriage return or
-    # NEL (kept as sent until 2026-11-30, read as line feeds since) are stored as they are read
-    # now, so the same key sent again finds them; see core/old_keys.py.
+    # A minor step: values change and an index comes, which older code keeps up. Dedupe and
+    # idempotency keys holding a carriage return or NEL (kept as sent until 2026-11-30, read as
+    # line feeds since) are stored as they are read now, so the same key sent again finds them;
+    # see core/old_keys.py.
     from core.old_keys import repair_keys
 
     repair_keys(conn)
+    # The notes folder looks up the memory a note's path names by its source (`notes:<path>`);
+    # only notes' sources are indexed, and a query uses the index when it spells its condition.
+    conn.execute(
+        "CREATE INDEX memory_notes ON memory(source) WHERE substr(source, 1, 6) = 'notes:'"
+    )
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -364,7 +370,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(SchemaVersion(2, 2), "proposals keep the pin and the cleared expiry they set", _v2_2),
     Migration(
-        SchemaVersion(2, 3), "dedupe and idempotency keys with old line breaks as read now", _v2_3
+        SchemaVersion(2, 3),
+        "dedupe and idempotency keys with old line breaks as read now; notes' sources indexed",
+        _v2_3,
     ),
 )
 

@@ -184,6 +184,7 @@ def test_each_migration_from_the_previous_version(short_tmp: Path, step: int) ->
     if MIGRATIONS[step].version == SchemaVersion(2, 3):  # keys stored as they are read now
         assert conn.execute("SELECT dedupe_key FROM memory").fetchall() == [("node\n",)]
         assert conn.execute("SELECT key FROM idempotency").fetchall() == [("retry\n",)]
+        assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_notes'").fetchone()
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.close()
     store = open_store(db)  # and the migrated file opens as a store
