@@ -344,19 +344,22 @@ class NoteWrites:
     def _left_behind(self, paths: set[str]) -> dict[str, str]:
         """path -> the memory whose source names it and that no row names (the active one
         before an archived one, the newest first): the memory a note at that path left behind
-        when Cairn lost its row, or that came with an import from a store that followed it."""
+        when Cairn lost its row, or that came with an import from a store that followed it.
+        Only these paths' sources are looked up, through the index of notes' sources (schema
+        2.3; until 2026-11-30 every notes memory was read, and the paths picked out here)."""
         conn = self._store.read_db.conn()
         found: dict[str, str] = {}
-        for mid, source in conn.execute(
-            "SELECT id, source FROM memory WHERE substr(source, 1, 6) = ? "
-            "AND status IN ('active', 'archived') "
-            "AND id NOT IN (SELECT memory_id FROM notes_file) "
-            "ORDER BY status = 'active', seq",
-            (NOTES_SOURCE,),
-        ):
-            path = source[len(NOTES_SOURCE) :]
-            if path in paths:
-                found[path] = mid  # the later rows win: active, then newer
+        sources = sorted(NOTES_SOURCE + p for p in paths)
+        for chunk, marks in in_lists(sources):
+            # The first term is, word for word, the condition of the index `memory_notes`
+            # (schema 2.3): SQLite uses a partial index only for a query that spells it.
+            query = (
+                "SELECT id, source FROM memory WHERE substr(source, 1, 6) = 'notes:' "  # noqa: S608 - marks only
+                "AND source IN (" + marks + ") AND status IN ('active', 'archived') "
+                "AND id NOT IN (SELECT memory_id FROM notes_file) ORDER BY status = 'active', seq"
+            )
+            for mid, source in conn.execute(query, chunk):
+                found[source[len(NOTES_SOURCE) :]] = mid  # the later rows win: active, then newer
         return found
 
     def _forgotten_texts(

@@ -147,6 +147,12 @@ def populate(conn: sqlite3.Connection, version: SchemaVersion) -> None:
                 "agent, verified, first_seen, last_seen) "
                 f"VALUES ('{sid}', 'update', 'm_1', 1, 'changed', {ttl}, 'b', 1, 1500, 1500)"
             )
+    if version >= SchemaVersion(2, 2):  # keys kept as sent, a CR included, before 2026-11-30
+        conn.execute("UPDATE memory SET dedupe_key = 'node\r' WHERE id = 'm_1'")
+        conn.execute(
+            "INSERT INTO idempotency (actor, key, request_hash, response, created_at) "
+            "VALUES ('b', 'retry\r\n', 'h', '{}', 1)"
+        )
 
 
 @pytest.mark.parametrize("step", range(len(MIGRATIONS)), ids=[str(m.version) for m in MIGRATIONS])
@@ -175,6 +181,10 @@ def test_each_migration_from_the_previous_version(short_tmp: Path, step: int) ->
             "SELECT id, ttl_seconds, pinned, clear_expiry FROM suggestion ORDER BY id"
         ).fetchall()
         assert rows == [("s_copy", None, None, 0), ("s_own", 3600, None, 0)]
+    if MIGRATIONS[step].version == SchemaVersion(2, 3):  # keys stored as they are read now
+        assert conn.execute("SELECT dedupe_key FROM memory").fetchall() == [("node\n",)]
+        assert conn.execute("SELECT key FROM idempotency").fetchall() == [("retry\n",)]
+        assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_notes'").fetchone()
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.close()
     store = open_store(db)  # and the migrated file opens as a store
