@@ -165,10 +165,17 @@ def check_kind(kind: str, limits: Limits) -> str:
     return kind
 
 
-def check_importance(value: int) -> int:
-    if not 1 <= value <= 5:
+def check_importance(value: object, refusal: str | None = None) -> int:
+    """`value` when it is a whole number from 1 to 5 (a bool is not one).
+
+    Raises:
+        InvalidInput: naming the field; `refusal` is its message (by default one naming the
+            value).
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
         raise InvalidInput(
-            f"importance must be between 1 and 5, got {value}", data={"field": "importance"}
+            refusal or f"importance must be between 1 and 5, got {value!r}",
+            data={"field": "importance"},
         )
     return value
 
