@@ -36,11 +36,17 @@ from core.errors import (
     IOFault,
     NotFound,
     RuntimeUnsafe,
-    SchemaTooNew,
     StoreBusy,
 )
 from core.failures import BackgroundFailures
-from core.migrations import CURRENT, SchemaVersion, foreign, lacking, missing_schema, read_version
+from core.migrations import (
+    SchemaVersion,
+    foreign,
+    lacking,
+    missing_schema,
+    read_version,
+    refuse_newer_major,
+)
 from core.paths import Paths, ensure_private_dir
 from core.runtime import check_private_dir, probe, socket_path
 from core.settings import Settings
@@ -502,15 +508,13 @@ def _verify(copy: Path, source: Path) -> tuple[SchemaVersion, int]:
                     "was restored - choose a backup (`cairn backup --list`)",
                     data={"path": str(source), "user_version": version.encoded},
                 )
-            # The rule opening follows (`migrations.refuse_newer_major`): a later minor of this
-            # major opens, so it is restored (until 2026-11-30 it was refused as too new).
-            if version.major > CURRENT.major:
-                raise SchemaTooNew(
-                    f"the backup {source} was written by a newer Cairn (schema {version}; this "
-                    f"Cairn understands {CURRENT.major}.x); nothing was restored - upgrade Cairn "
-                    "first",
-                    data={"found": str(version), "supported_major": CURRENT.major},
-                )
+            # The rule opening follows: a later minor of this major opens, so it is restored
+            # (until 2026-11-30 it was refused as too new).
+            refuse_newer_major(
+                version,
+                written=f"the backup {source}",
+                then="; nothing was restored - upgrade Cairn first",
+            )
             # Every table and column of the backup's schema, not only the memory table's: a
             # backup without one was restored, and Cairn failed to start (until 2026-11-30).
             missing = missing_schema(conn)

@@ -32,7 +32,6 @@ from core import (
 from core.agents import check_name
 from core.client import Client
 from core.errors import CairnError, InvalidInput, NotRunning, TooLarge
-from core.governance import check_sent_notes
 from core.paths import resolve_paths
 from core.terminal import (
     UTF8_BOM,
@@ -50,7 +49,7 @@ from core.terminal import (
     print_or_drop,
     read_stdin,
     recalled,
-    refuse_a_secret,
+    refuse_a_reason,
     short,
     speaks_for_a_person,
     when,
@@ -571,8 +570,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
         params["reason"] = args.reason
     if speaks_for_a_person(args):
         if args.reason:  # refused before the confirmation, not after it
-            check_sent_notes({"--reason": args.reason})  # the running Cairn's rule
-            refuse_a_secret("--reason", [args.reason])
+            refuse_a_reason(args.reason)
         client = connect_as_person(
             f"Forget memory {args.id} for good? Its text is erased from every revision.",
             f"forget {args.id}",

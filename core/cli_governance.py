@@ -27,6 +27,7 @@ from core.terminal import (
     exit_status,
     hygiene_rules,
     looking_as_person,
+    refuse_a_reason,
     refuse_a_secret,
     short,
     visible_flagged,
@@ -38,7 +39,6 @@ from core.validation import (
     check_keywords,
     check_summary,
     check_tags,
-    normalize_breaks,
 )
 from core.wording import plural, visible
 
@@ -331,9 +331,7 @@ def _checked_before_asking(args: argparse.Namespace, action: str) -> dict[str, A
         _refuse_edits_over_the_limits(edits or {})
         _refuse_options_that_clash(args, edits)
     elif args.reason:
-        # as the running Cairn reads it: its line breaks as line feeds
-        check_reason(normalize_breaks(args.reason), name="--reason")
-        refuse_a_secret("--reason", [args.reason])
+        refuse_a_reason(args.reason, check_reason)
     if at_terminal():
         # Whether a proposal waits, and whether an option applies to it, depends on the
         # proposal: look first (without a terminal the tray asks the person once, and the

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import CairnError, InvalidInput
-from core.governance import check_sent_notes
 from core.identity import check_document
 from core.paths import resolve_paths
 from core.settings import load_settings
@@ -25,6 +24,7 @@ from core.terminal import (
     looking_as_person,
     open_input,
     read_stdin,
+    refuse_a_reason,
     refuse_a_secret,
     when,
     write_status,
@@ -208,8 +208,7 @@ def _check_edit(content: str, reason: str | None) -> str:
         content = normalize_breaks(content)
     refuse_a_secret("the content", [content])
     if reason:
-        check_sent_notes({"--reason": reason})
-        refuse_a_secret("--reason", [reason])
+        refuse_a_reason(reason)
     return content
 
 

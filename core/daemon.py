@@ -12,7 +12,6 @@ import functools
 import logging
 import os
 import signal
-import socket
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -25,10 +24,10 @@ from core.janitor import Janitor
 from core.paths import Paths
 from core.runtime import (
     claim_socket_path,
-    peer_credentials,
     prepare_runtime_dir,
     refuse_if_serving,
     socket_path,
+    socket_peer,
 )
 from core.server import Server
 from core.settings import Settings
@@ -243,20 +242,16 @@ def stop_headless(paths: Paths, *, wait_s: float = HANDOVER_WAIT_S) -> int:
             not stopped within `wait_s` seconds.
     """
     path = socket_path(paths)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(2.0)
-        try:
-            sock.connect(str(path))
-        except BlockingIOError:  # EAGAIN: its queue of waiting connections is full
-            raise AlreadyRunning(
-                f"the headless Cairn serving {path} does not accept connections (it is busy or "
-                "stuck); stop it with `cairn stop` (or end that process), then start the tray "
-                "again",
-                data={"socket": str(path)},
-            ) from None
-        except OSError:
-            return 0  # it stopped on its own meanwhile
-        peer = peer_credentials(sock)
+    try:
+        peer = socket_peer(path, timeout_s=2.0)
+    except BlockingIOError:  # EAGAIN: its queue of waiting connections is full
+        raise AlreadyRunning(
+            f"the headless Cairn serving {path} does not accept connections (it is busy or "
+            "stuck); stop it with `cairn stop` (or end that process), then start the tray again",
+            data={"socket": str(path)},
+        ) from None
+    except OSError:
+        return 0  # it stopped on its own meanwhile
     if peer is None or peer.pid is None or peer.pid <= 0:
         raise AlreadyRunning(
             "a headless Cairn is serving your memories and this system does not say which "

@@ -15,7 +15,7 @@ from core.horizon import visible
 from core.model import Caller, Memory, Status, Surface, Tombstone, WriteResult
 from core.ownership import owner_of, owns, refuse_notes_edit
 from core.proposals import Proposals, pending
-from core.records import fetch_memory, insert_revision, replace_memory
+from core.records import fetch_memories, fetch_memory, insert_revision, replace_memory
 from core.revisions import Revisions
 from core.settings import Settings
 from core.store import Store
@@ -209,11 +209,8 @@ class Forgetting:
             if ids:
                 for observer in self._revisions.observers:
                     observer.memories_removed(tx, ids, forgotten=False)
-            memories: list[Memory] = []
-            for mid in ids:
-                found = fetch_memory(conn, mid, now)
-                assert found is not None
-                memories.append(found)
+            found = fetch_memories(conn, ids, now)  # in `in_lists` chunks, not one by one
+            memories = [found[mid] for mid in ids]
             # Every release before any delete: a chain of replacements is followed through the
             # rows of those going in this purge, whichever the loop meets first.
             for memory in memories:

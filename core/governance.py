@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from core import scanner
-from core.errors import InvalidInput, TooLarge
+from core.errors import CallerError, InvalidInput, TooLarge
 from core.model import (
     Caller,
     Memory,
@@ -41,7 +41,7 @@ from core.model import (
 )
 from core.policy import Mode, Policy
 from core.suggestions import Flag, Reason
-from core.validation import normalize_breaks, refuse_control
+from core.validation import refuse_control
 
 
 class Outcome(StrEnum):
@@ -228,28 +228,52 @@ class Gate:
         return Verdict(Outcome.STORE, flags=flags)
 
 
+def check_note(
+    name: str,
+    text: str | None,
+    *,
+    limit: int = MAX_NOTE_CHARS,
+    too_long: type[CallerError] = TooLarge,
+    limit_words: str = "the limit is {limit}",
+    field: str | None = None,
+    controls: bool = True,
+) -> None:
+    """A note beside a memory's words (a reason, feedback's note) fits what is kept.
+
+    Args:
+        name: what the caller called it (the CLI's `--reason`), named in the message.
+        limit: the most characters kept; `limit_words` says it in the message, `{limit}`
+            standing for the number.
+        too_long: the error a longer note raises.
+        field: when given, the error's data names it with the note's size and the limit;
+            otherwise it names `name` alone.
+        controls: whether a control character is refused (an escape sequence in a reason
+            reached the person's terminal as it was, until 2026-11-30).
+
+    Raises:
+        `too_long`: the note is longer than `limit`, naming its length.
+        InvalidInput: the note holds a control character (when `controls`).
+    """
+    if text is None:
+        return
+    if len(text) > limit:
+        data = (
+            {"field": name}
+            if field is None
+            else {"field": field, "size": len(text), "limit": limit}
+        )
+        raise too_long(
+            f"{name} is {len(text)} characters; {limit_words.format(limit=limit)}", data=data
+        )
+    if controls:
+        refuse_control(name, text)
+
+
 def check_notes(notes: Mapping[str, str | None]) -> None:
-    """Raises TooLarge, naming the field, for a note longer than MAX_NOTE_CHARS, and
-    InvalidInput for one holding a control character (an escape sequence in a reason reached
-    the person's terminal as it was, until 2026-11-30)."""
+    """`check_note` on each of `notes`, named by its key: TooLarge for one longer than
+    MAX_NOTE_CHARS, InvalidInput for one holding a control character."""
     for name, text in notes.items():
-        if text is not None and len(text) > MAX_NOTE_CHARS:
-            raise TooLarge(
-                f"{name} is {len(text)} characters; the limit is {MAX_NOTE_CHARS}",
-                data={"field": name},
-            )
-        if text is not None:
-            refuse_control(name, text)
-
-
-def check_sent_notes(notes: Mapping[str, str | None]) -> None:
-    """`check_notes` on notes as the socket takes them - their line breaks as line feeds, as
-    every text parameter is read (`requests.text`, `normalize_breaks`) - for a client checking
-    what it sends before a confirmation (until 2026-11-30 the CLI checked the raw text: a CRLF
-    reason the running Cairn takes was refused for its carriage return, and its length counted
-    them). The service's own callers pass text already so read; `check_notes` refuses a bare
-    carriage return from any other."""
-    check_notes({name: None if t is None else normalize_breaks(t) for name, t in notes.items()})
+        check_note(name, text)
 
 
 def secret_refused(secret: Flag) -> Verdict:

@@ -269,30 +269,31 @@ class MemoryWrites:
     ) -> WriteResult:
         if verdict is not None:
             prepared = flagged(prepared, verdict)
+        # The memory holding the dedupe key, looked up once for the whole write.
+        keyed = None if prepared.dedupe_key is None else dedupe_target(tx.conn, prepared, now)
         if verdict is not None and verdict.outcome is Outcome.QUEUE:
             return self._propose_new(
                 tx,
                 caller,
                 prepared,
+                keyed,
                 reasons=verdict.reasons,
                 verdict=verdict,
                 similar=similar,
                 now=now,
             )
-        if caller.surface is Surface.AGENT and prepared.dedupe_key is not None:
-            existing = dedupe_target(tx.conn, prepared, now)
-            if existing is not None and not owns(caller, existing):
-                reasons = (Reason("not_owner", owner_of(existing)),)
-                return self._propose_new(
-                    tx,
-                    caller,
-                    prepared,
-                    reasons=reasons,
-                    verdict=verdict,
-                    similar=similar,
-                    now=now,
-                )
-        result = self._store_new(tx, caller, prepared, now)
+        if caller.surface is Surface.AGENT and keyed is not None and not owns(caller, keyed):
+            return self._propose_new(
+                tx,
+                caller,
+                prepared,
+                keyed,
+                reasons=(Reason("not_owner", owner_of(keyed)),),
+                verdict=verdict,
+                similar=similar,
+                now=now,
+            )
+        result = self._store_new(tx, caller, prepared, keyed, now)
         if similar:
             result = replace(result, similar=tuple(i for i in similar if i != result.id))
         return result
@@ -302,6 +303,7 @@ class MemoryWrites:
         tx: WriteTx,
         caller: Caller,
         prepared: Memory,
+        keyed: Memory | None,
         *,
         reasons: tuple[Reason, ...],
         verdict: Verdict | None,
@@ -309,8 +311,9 @@ class MemoryWrites:
         now: int,
     ) -> WriteResult:
         """A new memory that waits for a person - proposed as an update of the memory its dedupe
-        key names, or of the memory it closely resembles in the same scope; as a new memory
-        otherwise. Content already stored, or forgotten, is answered without asking anyone."""
+        key names (`keyed`), or of the memory it closely resembles in the same scope; as a new
+        memory otherwise. Content already stored, or forgotten, is answered without asking
+        anyone."""
         conn = tx.conn
         same = live_with_text(conn, text_key(prepared), now)
         if same:
@@ -321,10 +324,8 @@ class MemoryWrites:
             by = tombstones.tombstoned_content(conn, prepared, content_hash(prepared.content))
             if by is not None:
                 return refused_forgotten(by)
-        target: Memory | None = None
-        if prepared.dedupe_key is not None:
-            target = dedupe_target(tx.conn, prepared, now)
-        elif similar:
+        target = keyed
+        if prepared.dedupe_key is None and similar:
             first = fetch_memory(conn, similar[0], now)
             if first is not None and (first.scope, first.workspace_id, first.session_id) == (
                 prepared.scope,
@@ -345,16 +346,19 @@ class MemoryWrites:
         )
         return pending(self._proposals, tx, caller, suggestion)
 
-    def _store_new(self, tx: WriteTx, caller: Caller, prepared: Memory, now: int) -> WriteResult:
+    def _store_new(
+        self, tx: WriteTx, caller: Caller, prepared: Memory, keyed: Memory | None, now: int
+    ) -> WriteResult:
+        """Store `prepared`: a new memory, or a new revision of `keyed` (the memory holding its
+        dedupe key)."""
         if prepared.dedupe_key is None:
             return insert_new(tx, caller, [prepared], now=now, observers=self._revisions.observers)[
                 0
             ]
-        existing = dedupe_target(tx.conn, prepared, now)
-        if existing is not None:
-            if existing.status is Status.FORGOTTEN:
-                return refused_forgotten(tombstones.tombstoned_id(tx.conn, existing.id))
-            return self._upsert(tx, caller, existing, prepared, now)
+        if keyed is not None:
+            if keyed.status is Status.FORGOTTEN:
+                return refused_forgotten(tombstones.tombstoned_id(tx.conn, keyed.id))
+            return self._upsert(tx, caller, keyed, prepared, now)
         mid = dedupe_memory_id(
             prepared.scope, prepared.workspace_id, prepared.session_id, prepared.dedupe_key
         )

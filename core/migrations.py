@@ -437,18 +437,26 @@ def foreign(conn: sqlite3.Connection) -> str | None:
     return None
 
 
-def refuse_newer_major(version: SchemaVersion) -> None:
+def refuse_newer_major(
+    version: SchemaVersion,
+    *,
+    written: str = "this memory database",
+    then: str = ". Upgrade Cairn, or restore a backup made by this version",
+) -> None:
     """Raise SchemaTooNew when `version` belongs to a newer major than this Cairn's (a newer
     minor of this major is fine: it only adds what this code can ignore).
+
+    Args:
+        written: what was written, the message's subject (a backup names itself).
+        then: the end of the message, after the versions: what to do.
 
     Raises:
         SchemaTooNew: naming the version found and the major this Cairn understands.
     """
     if version.major > CURRENT.major:
         raise SchemaTooNew(
-            f"this memory database was written by a newer Cairn (schema {version}; this Cairn "
-            f"understands {CURRENT.major}.x). Upgrade Cairn, or restore a backup made by this "
-            "version",
+            f"{written} was written by a newer Cairn (schema {version}; this Cairn understands "
+            f"{CURRENT.major}.x){then}",
             data={"found": str(version), "supported_major": CURRENT.major},
         )
 

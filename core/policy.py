@@ -184,32 +184,15 @@ def _scope(value: str, where: str, *, line: int | None) -> Scope:
     return scope
 
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_ESCAPES = {
-    "\b": "\\b",
-    "\t": "\\t",
-    "\n": "\\n",
-    "\f": "\\f",
-    "\r": "\\r",
-    '"': '\\"',
-    "\\": "\\\\",
-}
-
-
 def _key(key: str) -> str:
-    """A key of the file as a message shows it: bare when TOML writes it bare, else quoted with
-    every character that is not printable escaped, as TOML spells it (until 2026-11-30 a key
-    `"bot\\n"` was shown with a raw line break, splitting the message)."""
-    if _BARE_KEY.fullmatch(key):
-        return key
-    shown = "".join(
-        _ESCAPES.get(c)
-        or (
-            c if c.isprintable() else f"\\u{ord(c):04X}" if ord(c) < 0x10000 else f"\\U{ord(c):08X}"
-        )
-        for c in key
+    """A key of the file as a message shows it: as TOML writes it (tomlkit's own spelling: bare
+    when it can be, else quoted with escapes), and with every character still not printable
+    escaped too - tomlkit writes C1 controls and format characters as they are (until 2026-11-30
+    a key `"bot\\n"` was shown with a raw line break, splitting the message)."""
+    return "".join(
+        c if c.isprintable() else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+        for c in tomlkit.key(key).as_string()
     )
-    return f'"{shown}"'
 
 
 def _line_of(text: str, key: str, section: str | None = None) -> int | None:

@@ -14,7 +14,7 @@ from core import audit, suggestions
 from core.allowlist import Allowlist
 from core.clock import Clock, utc_minute
 from core.errors import CairnError, Conflict, Forbidden, InvalidInput, NotFound
-from core.governance import Gate, Outcome, flagged, memory_fields
+from core.governance import Gate, Outcome, check_note, flagged, memory_fields
 from core.identity import IdentityService, current_in
 from core.memory_service import MemoryService, SupersedeResult
 from core.model import Caller, Memory, Origin, Revision, Scope, Status, Surface, WriteStatus
@@ -26,6 +26,7 @@ from core.similarity import NearDuplicates, TermSets
 from core.store import Store
 from core.suggestions import Op, Suggestion
 from core.tiers import Decision, author_tier
+from core.validation import check_importance
 from core.writer import WriteTx
 
 EDITABLE = ("content", "summary", "kind", "scope", "tags", "importance", "keywords")
@@ -307,7 +308,7 @@ class ReviewService:
             InvalidInput: the reason is too long, or holds a secret (`reason_code: secret`).
         """
         self._person(caller)
-        check_reason(reason)
+        check_reason("reason", reason)
         self._gate.refuse_secret({"reason": reason})
 
         def job(tx: WriteTx) -> Decided:
@@ -723,18 +724,22 @@ class ReviewService:
         return Decided(s.id, s.op, "adopted", result.id, result.revision, edited)
 
 
-def check_reason(reason: str | None, *, name: str = "reason") -> None:
+def check_reason(name: str, reason: str | None) -> None:
     """A rejection's reason fits what is kept; `name` is what the caller called it (the CLI's
     `--reason`), so it is checked the same way before a confirmation as after it.
 
     Raises:
         InvalidInput: the reason is longer than `MAX_REASON_CHARS`, naming its length.
     """
-    if reason is not None and len(reason) > MAX_REASON_CHARS:
-        raise InvalidInput(
-            f"{name} is {len(reason)} characters; at most {MAX_REASON_CHARS} are kept",
-            data={"field": "reason", "size": len(reason), "limit": MAX_REASON_CHARS},
-        )
+    check_note(
+        name,
+        reason,
+        limit=MAX_REASON_CHARS,
+        too_long=InvalidInput,
+        limit_words="at most {limit} are kept",
+        field="reason",
+        controls=False,
+    )
 
 
 def _refuse_what_does_not_apply(
@@ -799,12 +804,9 @@ def _edit_value(name: str, raw: Any) -> Any:
             (until 2026-11-30 an emptied one was stored as the default 3 or dropped, and "4"
             crashed).
     """
-    if name == "importance" and (
-        isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= 5
-    ):
-        raise InvalidInput(
-            f"importance takes a whole number from 1 to 5 and cannot be emptied, not {raw!r}",
-            data={"field": "importance"},
+    if name == "importance":
+        return check_importance(
+            raw, f"importance takes a whole number from 1 to 5 and cannot be emptied, not {raw!r}"
         )
     if name == "scope" and raw is not None and not isinstance(raw, Scope):
         try:

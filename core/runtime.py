@@ -179,6 +179,22 @@ def peer_credentials(sock: socket.socket) -> Peer | None:
     return None
 
 
+def socket_peer(path: str | Path, *, timeout_s: float) -> Peer | None:
+    """The credentials of the process listening on the Unix socket at `path` - from a
+    connection made and closed at once, never a pid read from a file - or None when the system
+    does not say (`peer_credentials`).
+
+    Raises:
+        BlockingIOError: its queue of waiting connections is full (it is busy or stuck: alive).
+        OSError: nothing listens there (a socket file left by a process that died refuses the
+            connection), or it did not answer within `timeout_s` seconds.
+    """
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout_s)
+        sock.connect(str(path))
+        return peer_credentials(sock)
+
+
 def has_terminal(pid: int) -> bool:
     """True when the process's standard input and output are both terminals."""
     if PLATFORM.startswith("linux"):

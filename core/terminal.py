@@ -23,10 +23,11 @@ from core.errors import (
     NotFound,
     NotRunning,
 )
-from core.governance import secret_sentence
+from core.governance import check_note, secret_sentence
 from core.paths import Paths
 from core.runtime import probe, socket_path
 from core.scanner import Family, scan, secret_rule
+from core.validation import normalize_breaks
 from core.wording import UNTRUSTED, visible
 
 if TYPE_CHECKING:
@@ -388,3 +389,13 @@ def refuse_a_secret(option: str, texts: list[str], *, plural: bool = False) -> N
             secret_sentence(option, rule, plural=plural),
             data={"field": option, "rule": rule, "reason_code": "secret"},
         )
+
+
+def refuse_a_reason(reason: str, check: Callable[[str, str], None] = check_note) -> None:
+    """`--reason` refused before the confirmation as the running Cairn would refuse it after:
+    `check` (its rule for this reason: a note's by default) on the text as the socket reads it -
+    its line breaks as line feeds (`requests.text`, `normalize_breaks`; until 2026-11-30 the CLI
+    checked the raw text: a CRLF reason the running Cairn takes was refused for its carriage
+    return, and its length counted them) - then a secret in it."""
+    check("--reason", normalize_breaks(reason))
+    refuse_a_secret("--reason", [reason])

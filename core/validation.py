@@ -9,6 +9,7 @@ import unicodedata
 from core.errors import InvalidInput, TooLarge
 from core.model import BUILTIN_KINDS
 from core.settings import Settings
+from core.wording import CONTROLS
 
 # Refused in every text field: every C0 control but tab and line feed, DEL, and the C1 controls
 # U+0080-U+009F (CSI U+009B and OSC U+009D are escape sequences of their own; until 2026-11-30
@@ -16,7 +17,10 @@ from core.settings import Settings
 # a person's terminal back to the line's start, so the text after it hid the words before it):
 # the fields that take line breaks store both as a line feed first (`normalize_breaks`), so
 # only a caller that skipped that step meets the refusal.
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL = re.compile(f"[{CONTROLS}]")
+# A folder's path refuses tab and line feed as well (every character of Unicode category Cc): a
+# path is shown on one line, at a terminal too.
+_CONTROL_IN_PATH = re.compile(f"[\t\n{CONTROLS}]")
 # What every write refused before 2026-11-30: an archive from then may hold anything else - a
 # carriage return, which the import stores as a line feed, or a C1 control, which keeps that
 # memory out - and is not refused whole for it.
@@ -61,14 +65,18 @@ def normalize_breaks(text: str) -> str:
     return _LINE_BREAK.sub("\n", text)
 
 
-def refuse_control(field: str, text: str, refused: re.Pattern[str] = CONTROL) -> None:
-    """Raise InvalidInput when `text` holds a control character (an escape sequence would
-    reach a person's terminal and hide words from them); `refused` says which ones."""
+def refuse_control(
+    field: str, text: str, refused: re.Pattern[str] = CONTROL, *, label: str | None = None
+) -> None:
+    """Raise InvalidInput naming `field` (worded as `label`, by default "field '<field>'") when
+    `text` holds a control character (an escape sequence would reach a person's terminal and
+    hide words from them); `refused` says which ones."""
     match = refused.search(text)
     if match:
+        named = label or f"field '{field}'"
         raise InvalidInput(
-            f"field '{field}' contains a control character (U+{ord(match.group()):04X}) at "
-            f"character {match.start()}",
+            f"{named} contains a control character (U+{ord(match.group()):04X}) at character "
+            f"{match.start()}",
             data={"field": field},
         )
 
@@ -76,19 +84,15 @@ def refuse_control(field: str, text: str, refused: re.Pattern[str] = CONTROL) ->
 def control_in_path(path: str) -> int | None:
     """Where a folder's `path` holds its first control character (line breaks and C1 controls
     included), or None when it holds none."""
-    return next((i for i, ch in enumerate(path) if unicodedata.category(ch) == "Cc"), None)
+    match = _CONTROL_IN_PATH.search(path)
+    return None if match is None else match.start()
 
 
 def refuse_control_in_path(field: str, path: str, *, label: str) -> None:
     """Raise InvalidInput (naming `field`, worded as `label`) when a folder's `path` holds a
     control character, line breaks and C1 controls included: a path is shown on one line, at a
     terminal too."""
-    at = control_in_path(path)
-    if at is not None:
-        raise InvalidInput(
-            f"{label} contains a control character (U+{ord(path[at]):04X}) at character {at}",
-            data={"field": field},
-        )
+    refuse_control(field, path, _CONTROL_IN_PATH, label=label)
 
 
 def check_text(
@@ -165,10 +169,17 @@ def check_kind(kind: str, limits: Limits) -> str:
     return kind
 
 
-def check_importance(value: int) -> int:
-    if not 1 <= value <= 5:
+def check_importance(value: object, refusal: str | None = None) -> int:
+    """`value` when it is a whole number from 1 to 5 (a bool is not one).
+
+    Raises:
+        InvalidInput: naming the field; `refusal` is its message (by default one naming the
+            value).
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
         raise InvalidInput(
-            f"importance must be between 1 and 5, got {value}", data={"field": "importance"}
+            refusal or f"importance must be between 1 and 5, got {value!r}",
+            data={"field": "importance"},
         )
     return value
 

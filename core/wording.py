@@ -20,6 +20,11 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {many or noun + 's'}"
 
 
+# The control characters that no text is shown or stored with, as a regular expression's character
+# class holds them: every C0 control but tab and line feed, DEL, and the C1 range. The one
+# spelling of them: `validation.CONTROL` refuses them in a write, `_OBEYED` marks them.
+CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
+
 # Characters a terminal or a window would obey rather than show: every C0 control but tab and
 # line feed, DEL, and the C1 range (U+0080-U+009F: CSI, OSC, NEL, ...); and format characters that
 # reorder or hide what is shown - direction overrides, embeddings, isolates and marks, the line
@@ -27,7 +32,7 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
 # interlinear annotations and tag characters (invisible text). Not the joiners, variation
 # selectors or soft hyphens that emoji and scripts use in place.
 _OBEYED = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064"
+    f"[{CONTROLS}\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064"
     "\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
 _NAMED = {"\r": "\\r", "\x1b": "\\e"}

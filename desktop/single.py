@@ -4,13 +4,12 @@ directory; a second launch asks it to come forward (or to quit) instead of start
 from __future__ import annotations
 
 import logging
-import socket
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from core.paths import Paths
-from core.runtime import peer_credentials
+from core.runtime import socket_peer
 
 log = logging.getLogger(__name__)
 
@@ -48,15 +47,12 @@ def holder(name: str) -> int | None:
     """The pid of the tray listening at `name` - answering or not (a busy or suspended tray
     still has its socket) - or None when no tray listens there (a socket file left by a tray
     that died refuses the connection)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(1.0)
-        try:
-            sock.connect(name)
-        except BlockingIOError:
-            return -1  # its queue is full: a tray that has not answered for a while
-        except OSError:
-            return None
-        peer = peer_credentials(sock)
+    try:
+        peer = socket_peer(name, timeout_s=1.0)
+    except BlockingIOError:
+        return -1  # its queue is full: a tray that has not answered for a while
+    except OSError:
+        return None
     return peer.pid if peer is not None and peer.pid is not None else -1
 
 
