@@ -20,6 +20,7 @@ from core.archive_reader import is_archive
 from core.model import Caller, Scope, Surface
 from core.paths import resolve_paths
 from core.terminal import (
+    WHERE_CAIRN_LOOKS,
     confirm,
     emit,
     for_a_person,
@@ -114,7 +115,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             workspace_ids=service.workspace_ids(directories),
         ).to_dict()
 
-    manifest = _run("archive.export", params, here)
+    # Nothing runs and no store exists: an export of the empty store opening it would make is
+    # no export of the person's memories (until 2026-11-30 it was written, and exited 0).
+    manifest = _run(
+        "archive.export", params, here, if_no_store=f"nothing to export - {WHERE_CAIRN_LOOKS}"
+    )
     emit(args, manifest, lambda: print(visible(describe_export(out, manifest))))
     return EXIT_OK
 
