@@ -20,12 +20,20 @@ from core import audit, old_names, tombstones
 from core.archive_reader import (
     Archive,
 )
-from core.archive_records import ArchivedMemory
+from core.archive_records import OWN_ACTORS, ArchivedMemory
 from core.clock import Clock
 from core.dedupe import dedupe_holder, dedupe_memory_id, text_key
 from core.errors import InvalidInput
 from core.identity import IdentityVersion, insert_version
-from core.model import Caller, Memory, RelationKind, Revision, Status, Surface
+from core.model import (
+    RESERVED_AGENT_NAMES,
+    Caller,
+    Memory,
+    RelationKind,
+    Revision,
+    Status,
+    Surface,
+)
 from core.records import (
     SELECT_REVISION,
     insert_memories,
@@ -810,13 +818,18 @@ def rename_old_names(
     `helper\\n`, document `soul:helper\\n`, kind `decision\\n`) renamed as this store renamed
     them (`core/old_names.py`) - or, for a name it never held, as its migration would have: the
     name without the line break, or `NAME-2` when another agent here or in the archive holds it.
-    Each rename is noted in the report; the caller remembers them in the store."""
+    So is an agent a Cairn before then let take a name Cairn keeps for itself (`human`, `cairn`):
+    it becomes `human-2` where the archive names an agent (a memory's agent, its soul document)
+    - where it names who acted, `human`, `notes`, `import` and `system` are the person and
+    Cairn, and stay. Each rename is noted in the report; the caller remembers them in the store."""
     agents: set[str] = set()
     docs: set[str] = set()
     kinds: set[str] = set()
+    reserved: set[str] = set()  # the agents named with a name Cairn keeps for itself
     for am in archive.memories:
         m = am.memory
         agents |= {m.agent} if m.agent is not None else set()
+        reserved |= {m.agent} & RESERVED_AGENT_NAMES if m.agent is not None else set()
         agents |= {r.actor for r in am.revisions}
         agents |= {x for link in am.relations for x in (link.created_by, link.resolved_by) if x}
         kinds |= {m.kind} | {r.kind for r in am.revisions}
@@ -825,8 +838,10 @@ def rename_old_names(
         agents.add(v.author)
         if v.doc.startswith(old_names.SOUL):
             docs.add(v.doc[len(old_names.SOUL) :])
+    reserved |= (agents & RESERVED_AGENT_NAMES) - set(OWN_ACTORS)  # `cairn`, `agent`: no actor
     if not (
-        any(old_names.old_shape(n) for n in agents)
+        reserved
+        or any(old_names.old_shape(n) for n in agents)
         or any(old_names.old_doc(old_names.SOUL + d) for d in docs)
         or any(old_names.old_kind(k) for k in kinds)
     ):  # nearly every archive: no scan of the store's names for nothing
@@ -837,6 +852,7 @@ def rename_old_names(
         kinds,
         taken=old_names.taken_names(conn) | agents | docs,
         known=old_names.recorded(conn),
+        reserved=reserved,
     )
     if not renames:
         return archive, renames
@@ -844,16 +860,21 @@ def rename_old_names(
         tally.note("names_renamed", item)
     a, k = renames.agent, renames.kind
 
+    def actor(name: str) -> str:
+        """Who acted: the person and Cairn keep their names (an old agent `human`'s own
+        revisions cannot be told from the person's; they stay the person's)."""
+        return name if name in OWN_ACTORS else a(name)
+
     def memory(am: ArchivedMemory) -> ArchivedMemory:
         m = am.memory
         return ArchivedMemory(
             replace(m, agent=a(m.agent) if m.agent is not None else None, kind=k(m.kind)),
-            tuple(replace(r, actor=a(r.actor), kind=k(r.kind)) for r in am.revisions),
+            tuple(replace(r, actor=actor(r.actor), kind=k(r.kind)) for r in am.revisions),
             tuple(
                 replace(
                     link,
-                    created_by=a(link.created_by),
-                    resolved_by=a(link.resolved_by) if link.resolved_by else link.resolved_by,
+                    created_by=actor(link.created_by),
+                    resolved_by=actor(link.resolved_by) if link.resolved_by else None,
                 )
                 for link in am.relations
             ),
@@ -862,8 +883,10 @@ def rename_old_names(
     return replace(
         archive,
         memories=tuple(memory(am) for am in archive.memories),
-        tombstones=tuple(replace(t, forgotten_by=a(t.forgotten_by)) for t in archive.tombstones),
+        tombstones=tuple(
+            replace(t, forgotten_by=actor(t.forgotten_by)) for t in archive.tombstones
+        ),
         identity=tuple(
-            replace(v, doc=renames.doc(v.doc), author=a(v.author)) for v in archive.identity
+            replace(v, doc=renames.doc(v.doc), author=actor(v.author)) for v in archive.identity
         ),
     ), renames

@@ -100,13 +100,14 @@ OWN_ACTORS = (Surface.HUMAN, Surface.NOTES, Surface.IMPORT, Surface.SYSTEM)
 
 
 def _is_agent(v: Any) -> bool:
-    """An agent's name as every door takes it - or one an old Cairn let end in line breaks,
-    which the import renames (`core/old_names.py`)."""
+    """An agent's name as every door takes it - or one an old Cairn let end in line breaks, or
+    one it let an agent take that Cairn keeps for itself (`human`, `cairn`: until 2026-11-30),
+    which the import renames (`core/old_names.py`, `archive_import.rename_old_names`)."""
     if not isinstance(v, str):
         return False
-    if old_shape(v):
+    if old_shape(v) or v in RESERVED_AGENT_NAMES:
         return True
-    return AGENT_NAME.fullmatch(v) is not None and v not in RESERVED_AGENT_NAMES
+    return AGENT_NAME.fullmatch(v) is not None
 
 
 def _is_actor(v: Any) -> bool:
@@ -127,9 +128,7 @@ def _wrong_name(name: str, value: Any) -> str | None:
     shown = repr(value[:40]) + ("..." if len(value) > 40 else "") if isinstance(value, str) else ""
     if not shown:
         return None
-    if value in RESERVED_AGENT_NAMES and name == "agent":
-        why = f"{shown} is Cairn's own name for who acted, never an agent's"
-    elif name == "agent":
+    if name == "agent":
         why = f"{shown} is not an agent's name: {_AGENT_RULE}"
     else:
         actors = ", ".join(OWN_ACTORS)

@@ -352,8 +352,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     from core.app import Cairn
+    from core.terminal import WHERE_CAIRN_LOOKS, refuse_without_store
 
-    cairn = Cairn.open(resolve_paths())
+    paths = resolve_paths()
+    # An index of no store is none to rebuild: opening it would create an empty store (until
+    # 2026-11-30 it did, and said "reindexed 0 memories").
+    refuse_without_store(paths, f"nothing to reindex - {WHERE_CAIRN_LOOKS}")
+    cairn = Cairn.open(paths)
     try:
         started = time.perf_counter()
         count = cairn.store.writer.run(lambda tx: search_index.rebuild(tx.conn))

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from core.archive import ArchiveService, import_source
 from core.archive_reader import is_archive
-from core.model import Caller, Scope, Surface
+from core.model import RESERVED_AGENT_NAMES, Caller, Scope, Surface
 from core.paths import resolve_paths
 from core.terminal import (
+    WHERE_CAIRN_LOOKS,
     confirm,
     emit,
     for_a_person,
@@ -114,7 +115,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             workspace_ids=service.workspace_ids(directories),
         ).to_dict()
 
-    manifest = _run("archive.export", params, here)
+    # Nothing runs and no store exists: an export of the empty store opening it would make is
+    # no export of the person's memories (until 2026-11-30 it was written, and exited 0).
+    manifest = _run(
+        "archive.export", params, here, if_no_store=f"nothing to export - {WHERE_CAIRN_LOOKS}"
+    )
     emit(args, manifest, lambda: print(visible(describe_export(out, manifest))))
     return EXIT_OK
 
@@ -317,14 +322,20 @@ def describe_import(r: dict[str, Any]) -> str:
         for i in r["workspaces_remapped"]
     )
     lines.extend(
-        f"  {i['what']} {i['was']!r} is {i['now']!r} here: names may no longer end in a line "
-        "break (since 2026-11-30)"
+        f"  {i['what']} {i['was']!r} is {i['now']!r} here: {_why_renamed(i['was'])}"
         for i in r.get("names_renamed", ())
     )
     lines.extend(f"  not imported: {i}" for i in r["not_imported"])
     if r["dry_run"]:
         lines.append("dry run: nothing was changed")
     return "\n".join(lines)
+
+
+def _why_renamed(was: str) -> str:
+    """Why an old archive's name was renamed (`core/old_names.py`)."""
+    if was in RESERVED_AGENT_NAMES:
+        return "no agent may take a name Cairn keeps for itself (since 2026-11-30)"
+    return "names may no longer end in a line break (since 2026-11-30)"
 
 
 def _line(line: dict[str, Any]) -> str:

@@ -15,7 +15,14 @@ from typing import Any
 
 from core.backup import list_backups, newest_backup, refuse_while_running, restore
 from core.paths import Paths, resolve_paths
-from core.terminal import confirm, emit, for_a_person, served_or_here, when
+from core.terminal import (
+    WHERE_CAIRN_LOOKS,
+    confirm,
+    emit,
+    for_a_person,
+    served_or_here,
+    when,
+)
 from core.wording import plural
 
 
@@ -57,7 +64,12 @@ def _size(n: int) -> str:
 def _create(paths: Paths) -> dict[str, Any]:
     """A backup taken by the running Cairn, or here when none runs."""
     return served_or_here(
-        paths, "backup.create", {}, lambda cairn: cairn.backups.backup("manual").to_dict()
+        paths,
+        "backup.create",
+        {},
+        lambda cairn: cairn.backups.backup("manual").to_dict(),
+        # a backup of the empty store opening it would make is none (until 2026-11-30 it was)
+        if_no_store=f"nothing to back up - {WHERE_CAIRN_LOOKS}",
     )
 
 

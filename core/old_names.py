@@ -157,16 +157,23 @@ def plan(
     *,
     taken: Iterable[str],
     known: Renames,
+    reserved: Iterable[str] = (),
 ) -> Renames:
     """The renames for the names given: `agents` as agents hold them, `doc_agents` the `<name>`
     of `soul:<name>` documents, `kinds` memories' kinds. A name `known` renamed keeps that name;
     another takes its name without the line break unless a name in `taken` (or one given here)
-    holds it already.
+    holds it already. `reserved` are agents named with a name Cairn keeps for itself
+    (`RESERVED_AGENT_NAMES`: `human`, `cairn`...), which no agent may take since 2026-11-30:
+    each becomes the first free `NAME-2`, `NAME-3`... (the caller decides where such a name is
+    an agent's: `human` in who-acted is the person).
     """
     agent_names = {a for a in agents if a is not None}
     names = agent_names | set(doc_agents)
     held = set(taken) | names | set(known.agents.values())
     out: dict[str, str] = {}
+    for old in sorted(set(reserved) & RESERVED_AGENT_NAMES):
+        out[old] = known.agents.get(old) or _free(old, held, _AGENT)
+        held.add(out[old])
     for old in sorted(names):
         as_agent = old_shape(old, _AGENT)
         if not (as_agent or (old not in agent_names and old_shape(old, _DOC_AGENT))):

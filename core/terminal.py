@@ -218,11 +218,8 @@ def served_or_here(
 
     if probe(socket_path(paths)):
         return ask()
-    if if_no_store is not None and not paths.database.exists():
-        raise NotFound(
-            f"there is no store at {paths.database} yet; {if_no_store}",
-            data={"database": str(paths.database)},
-        )
+    if if_no_store is not None:
+        refuse_without_store(paths, if_no_store)
     from core.app import Cairn
 
     try:
@@ -235,6 +232,25 @@ def served_or_here(
         return here(cairn)
     finally:
         cairn.close()
+
+
+# Where Cairn looks, for a command that found no store there (a mistyped CAIRN_HOME).
+WHERE_CAIRN_LOOKS = "`cairn paths` shows where Cairn looks ($CAIRN_HOME moves it)"
+
+
+def refuse_without_store(paths: Paths, why: str) -> None:
+    """A command that reads the store, run while no Cairn runs, does not create one: opening
+    the store here would make an empty store (its folders, its policy file) and work on that.
+
+    Raises:
+        NotFound: there is no store at `paths.database`; `why` says what that means for the
+            command (`nothing to export`), naming the path.
+    """
+    if not paths.database.exists():
+        raise NotFound(
+            f"there is no store at {paths.database} yet; {why}",
+            data={"database": str(paths.database)},
+        )
 
 
 class NotConfirmed(CairnError):

@@ -31,8 +31,17 @@ CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
 # and paragraph separators, zero-width spaces and invisible operators, the byte-order mark,
 # interlinear annotations and tag characters (invisible text). Not the joiners, variation
 # selectors or soft hyphens that emoji and scripts use in place.
+# The second line holds the rest of the format characters (category Cf, as of Unicode 15.1:
+# Arabic and Kaithi number signs, the Mongolian vowel separator, Egyptian hieroglyph, shorthand
+# and musical format controls) and the letters that show as nothing - the Hangul fillers, the
+# Khmer inherent vowels, the Braille pattern blank - and the reserved U+FFF0-U+FFF8; until
+# 2026-11-30 they printed raw. Written out, not derived: walking every code point at import
+# would cost each `cairn` command; tests/test_wording.py checks it against `unicodedata`.
 _OBEYED = re.compile(
     f"[{CONTROLS}\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064"
+    "\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5\u180e\u2800\u3164"
+    "\uffa0\ufff0-\ufff8\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a"
     "\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
 _NAMED = {"\r": "\\r", "\x1b": "\\e"}
@@ -47,8 +56,9 @@ def _marker(ch: str) -> str:
 
 def visible(text: str) -> str:
     """Stored text as a terminal or a window shows it: each control character but tab and line
-    feed, and each format character that would reorder or hide text, as a visible marker
-    (`\\r`, `\\e`, `\\x9b`, `\\u202e`, `\\u2028`) instead of raw. Writes store no control
+    feed, each format character that would reorder or hide text and each letter that shows as
+    nothing (`_OBEYED`), as a visible marker (`\\r`, `\\e`, `\\x9b`, `\\u202e`, `\\u2028`,
+    `\\u2800`) instead of raw. Writes store no control
     character since 2026-11-30, but text stored before may hold one, and format characters are
     stored as written; printed raw, a carriage return hid the words before it and a right-to-left
     override reversed the words after it (in a window too)."""

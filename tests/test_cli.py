@@ -10,9 +10,10 @@ import time
 from pathlib import Path
 
 from core import __version__
+from core.app import Cairn
 from core.client import Client
 from tests.conftest import ROOT, cairn_env
-from tests.serving import running_daemon
+from tests.serving import paths_for, running_daemon
 
 
 def cairn(home: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
@@ -116,6 +117,7 @@ def test_nan_in_settings_stops_start_with_one_clear_line(short_tmp: Path) -> Non
 
 def test_reindex_command(short_tmp: Path) -> None:
     home = short_tmp / "ri"
+    Cairn.open(paths_for(home)).close()  # an existing store: reindex creates none
     out = cairn(home, "reindex")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("reindexed 0 memories")

@@ -58,6 +58,33 @@ def test_a_dry_run_with_no_store_creates_none(short_tmp: Path) -> None:
     assert not paths_for(home).data.exists()
 
 
+def test_export_backup_and_reindex_with_no_store_say_so_and_create_nothing(
+    short_tmp: Path,
+) -> None:
+    """With Cairn stopped and no store at the paths (a mistyped CAIRN_HOME, a new machine),
+    `cairn export`, `cairn backup` and `cairn reindex` created an empty store, its folders and
+    policy file, then exported, backed up or reindexed nothing and exited 0 - the person took
+    an empty archive or backup for their memories. Each now names the store that does not
+    exist, exits 66 (not found) and leaves nothing behind."""
+    home = short_tmp / "nothing-here"
+    database = paths_for(home).database
+    for command, why in (
+        (("export", "--out", str(short_tmp / "out.zip")), "nothing to export"),
+        (("backup",), "nothing to back up"),
+        (("reindex",), "nothing to reindex"),
+    ):
+        status, shown = at_terminal(home, *command, typed="")
+        assert status == 66, (command, shown)
+        assert f"cairn: there is no store at {database} yet; {why}" in shown, shown
+        assert not home.exists(), (command, sorted(map(str, home.rglob("*"))))
+    assert not (short_tmp / "out.zip").exists()
+    # the commands that start from no store still do: `backup --list` lists none, a restore
+    # of no backup says so
+    status, shown = at_terminal(home, "backup", "--list", typed="")
+    assert status == 0 and "no backups yet" in shown, shown
+    assert not home.exists()
+
+
 def test_import_does_not_register_the_folder_it_runs_in(short_tmp: Path) -> None:
     """Opening the store itself, `cairn import` (dry run or not) recorded the current folder as
     a workspace: the preview then said "workspaces: 1 added" of a two-workspace archive, and

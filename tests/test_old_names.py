@@ -11,12 +11,14 @@ import pytest
 
 from core.agents import AgentStatus, token_hash
 from core.app import Cairn
+from core.cli_archive import describe_import
 from core.errors import AgentPaused, AgentRevoked
 from core.keychain import open_token_store
 from core.migrations import CURRENT, SchemaVersion, migrate, read_version
 from core.model import Caller
 from core.paths import Paths
 from core.policy import POLICY_FILE, Mode
+from core.requests import WriteRequest
 from core.settings import Settings
 from core.validation import content_hash
 from tests.conftest import FakeClock
@@ -315,5 +317,70 @@ def test_a_kind_named_twice_in_the_policy_file_is_merged_the_stricter_winning(
         assert '"decision\\n" =' not in written
         [line] = [x for x in written.splitlines() if x.startswith("decision")]
         assert line.startswith('decision = "off"') and "the stricter kept" in line, line
+    finally:
+        app.close()
+
+
+def test_an_old_export_holding_an_agent_named_human_imports_with_it_renamed(
+    short_tmp: Path, paths: Paths
+) -> None:
+    """Until 2026-11-30 an agent could be named `human` (or `cairn`, `system`...). An export of a
+    store holding one - its memory's agent `human`, its soul `soul:human` - was refused whole on
+    import ("'human' is Cairn's own name for who acted, never an agent's"), so the person's own
+    old export could not come back. Now the agent is renamed `human-2`, as an old name taken by
+    another is, the report says so, and nothing else is dropped: the person's own memory and
+    the revisions the person wrote stay the person's."""
+    Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock()).close()
+    conn = sqlite3.connect(paths.database, isolation_level=None)
+    conn.execute(
+        "INSERT INTO agent (name, token_hash, status, created_at, created_by) "
+        "VALUES ('human', NULL, 'active', 1, 'self-declared')"
+    )
+    conn.execute(
+        "INSERT INTO memory (id, seq, revision, content, kind, scope, importance, status, tier, "
+        "agent, created_at, updated_at, content_hash) VALUES ('m_' || ?, 900, 1, 'we decided X', "
+        "'fact', 'global', 3, 'active', 'explicit', 'human', 1, 1, ?)",
+        ("0" * 28, content_hash("we decided X")),
+    )
+    conn.execute(
+        "INSERT INTO revision (memory_id, revision, content, kind, scope, tags, importance, "
+        "pinned, status, tier, actor, action, created_at) VALUES ('m_' || ?, 1, 'we decided X', "
+        "'fact', 'global', '[]', 3, 0, 'active', 'explicit', 'human', 'write', 1)",
+        ("0" * 28,),
+    )
+    conn.execute(
+        "INSERT INTO identity_version (doc, version, content, author_kind, author, created_at, "
+        "content_hash) VALUES ('soul:human', 1, 'You help.', 'human', 'human', 1, ?)",
+        (content_hash("You help."),),
+    )
+    conn.close()
+    old = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    try:
+        person = Caller.human()
+        note = {"content": "my own note", "kind": "fact", "scope": "user"}
+        mine = old.memories.write(person, WriteRequest.from_params(note)).id
+        assert mine is not None
+        old.archive.export(person, short_tmp / "old.zip")
+    finally:
+        old.close()
+
+    other = paths_for(short_tmp / "other")
+    app = Cairn.open(other, settings=Settings.defaults(), clock=FakeClock())
+    try:
+        person = Caller.human()
+        report = app.archive.import_(person, short_tmp / "old.zip").to_dict()
+        assert report["added"] == 2 and report["identity_added"] == 1, report
+        assert report["names_renamed"] == [{"what": "agent", "was": "human", "now": "human-2"}]
+        said = describe_import(report)  # what `cairn import` prints
+        assert "agent 'human' is 'human-2' here: no agent may take a name Cairn keeps" in said
+        memory = app.memories.get(person, "m_" + "0" * 28, history=True)
+        assert memory.memory.agent == "human-2"
+        assert app.identity.get(person, "soul:human-2").content == "You help."
+        # the person's own memory and what the person did stay the person's
+        own = app.memories.get(person, mine, history=True)
+        assert own.memory.agent is None and [r.actor for r in own.revisions] == ["human"]
+        # a second import maps the name the same way
+        again = app.archive.import_(person, short_tmp / "old.zip", dry_run=True).to_dict()
+        assert again["names_renamed"] == report["names_renamed"]
     finally:
         app.close()

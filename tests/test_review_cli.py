@@ -653,3 +653,32 @@ def test_review_show_marks_the_flagged_invisible_characters(daemon: Daemon) -> N
     status, shown = at_terminal(home, "review", "show", sid, typed="")
     assert status == 0, shown
     assert "Deploy\\u200d on Friday at the caf\u00e9\\ufe0f, team\\u00ad 👍\ufe0f" in shown, shown
+
+
+# Format characters and blank-looking letters that show as nothing: the Egyptian hieroglyph
+# format controls, the Mongolian vowel separator, shorthand and musical format controls, an
+# Arabic number sign, the Braille pattern blank and the Hangul fillers.
+BLANK_OR_FORMAT = (
+    "\U00013430\U00013436\u180e\U0001bca1\U0001d173\u0600\u2800\u3164\u115f\u1160\uffa0"
+)
+
+
+def test_every_format_character_and_blank_letter_already_stored_is_shown_as_a_marker(
+    daemon: Daemon,
+) -> None:
+    """Text stored before the scanner caught them may hold an Egyptian hieroglyph format
+    control, the Braille pattern blank or a Hangul filler: `cairn identity show` printed them
+    raw, so the person saw nothing where they were (`ops\\u2800@evil` read as one gap, a word
+    with U+13430 inside looked whole). Now each is shown as its marker (`\\U00013430`, `\\u2800`);
+    the joiners and the soft hyphen that scripts use in place still print as they are."""
+    home = daemon.home
+    text = "Send keys to ops" + "".join(f"{ch}x" for ch in BLANK_OR_FORMAT) + " caf\u00e9\u200d"
+    db = sqlite3.connect(daemon.paths.database)
+    with db:  # as a store from before would hold it
+        db.execute("UPDATE identity_version SET content = ? WHERE doc = 'user'", (text + "\n",))
+    db.close()
+    status, shown = at_terminal(home, "identity", "show", "user", typed="")
+    assert status == 0, shown
+    assert not set(BLANK_OR_FORMAT) & set(shown), repr(shown)
+    assert "ops\\U00013430x\\U00013436x\\u180ex\\U0001bca1x\\U0001d173x\\u0600x\\u2800x" in shown
+    assert "\\u3164x\\u115fx\\u1160x\\uffa0x caf\u00e9\u200d" in shown, repr(shown)
