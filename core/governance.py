@@ -102,7 +102,7 @@ class Gate:
                 continue
             recurring = name in _RECURRING_FIELDS and len(text) <= _SHORT_FIELD_CHARS
             for finding in self._scan_recurring(text) if recurring else scanner.scan(text):
-                if finding.fingerprint in allowed:
+                if scanner.passes(finding, allowed):
                     continue
                 flag = Flag(name, finding.family.value, finding.rule, finding.fingerprint)
                 if finding.family is scanner.Family.SECRET and secret is None:

@@ -1054,6 +1054,26 @@ def test_a_person_can_let_one_finding_pass(governed: Cairn, ws: str) -> None:
         governed.allowlist.allow(Caller.human(), secret.fingerprint, secret.rule)
 
 
+def test_a_secret_fingerprint_allowed_under_another_rule_still_refuses_the_secret(
+    governed: Cairn, ws: str
+) -> None:
+    """The allowlist refused a secret's rule but not a secret's fingerprint filed under another
+    rule's name (`scanner.allow {fingerprint, rule: "bidi-control"}`): the gate then skipped the
+    secret, and a person's write holding the token was stored (until 2026-12-01)."""
+    from core import scanner
+
+    [secret] = scanner.scan(GITHUB_TOKEN)
+    governed.allowlist.allow(Caller.human(), secret.fingerprint, "bidi-control", "sneaked in")
+    for caller in (Caller(Surface.HUMAN, workspace_id=ws), agent_caller(ws)):
+        result = write(governed, caller, f"the deploy token is {GITHUB_TOKEN}")
+        assert result.status is WriteStatus.REFUSED, caller
+        assert result.reason_code == "secret"
+    assert count_memories(governed) == 0
+    assert scanner.redact(f"token {GITHUB_TOKEN}", allowed={secret.fingerprint}) == (
+        f"token [BLOCKED: {secret.rule}]"
+    )
+
+
 def test_an_agent_forgetting_most_of_a_scope_is_held_for_a_person(
     governed: Cairn, ws: str, clock: FakeClock
 ) -> None:

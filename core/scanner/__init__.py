@@ -328,12 +328,20 @@ def scan(text: str) -> tuple[Finding, ...]:
     )
 
 
+def passes(finding: Finding, allowed: Collection[str]) -> bool:
+    """Whether a person's allowlist lets `finding` pass: its fingerprint is allowed and it is
+    not a secret. A secret never passes: the allowlist refuses a secret's rule, but a fingerprint
+    is only a hash - a secret's filed under another rule's name made the gate skip the secret
+    and store it (until 2026-12-01)."""
+    return finding.family is not Family.SECRET and finding.fingerprint in allowed
+
+
 def _replace(text: str, findings: Sequence[Finding], allowed: Collection[str]) -> str:
     spans = sorted(
         (
             (max(0, f.start), min(len(text), f.end), f.rule)
             for f in findings
-            if f.fingerprint not in allowed and min(len(text), f.end) > max(0, f.start)
+            if not passes(f, allowed) and min(len(text), f.end) > max(0, f.start)
         ),
         key=lambda s: (s[0], -s[1], s[2]),
     )
@@ -361,7 +369,8 @@ def redact(
         text: the text the findings were made on.
         findings: what to replace; None scans `text` first, and scans the result again until
             nothing (but allowlisted findings) is left, so a redaction never exposes a new match.
-        allowed: fingerprints a person allowlisted; those findings stay as they are.
+        allowed: fingerprints a person allowlisted; those findings stay as they are (never a
+            secret: `passes`).
 
     Returns:
         The redacted text. Overlapping spans merge into one marker naming the first rule.
@@ -369,7 +378,7 @@ def redact(
     if findings is not None:
         return _replace(text, findings, allowed)
     for _ in range(8):
-        current = [f for f in scan(text) if f.fingerprint not in allowed]
+        current = [f for f in scan(text) if not passes(f, allowed)]
         if not current:
             break
         text = _replace(text, current, allowed)
@@ -424,6 +433,7 @@ __all__ = [
     "_hits",
     "describe",
     "find_folded",
+    "passes",
     "redact",
     "scan",
     "secret_rule",
