@@ -4,7 +4,6 @@ characters dropped), the map back to the original, and the hidden characters the
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -59,17 +58,38 @@ def _char_class(ranges: Sequence[tuple[int, int]]) -> str:
     return "".join(chr(lo) if lo == hi else f"{chr(lo)}-{chr(hi)}" for lo, hi in ranges)
 
 
-def _format_characters() -> frozenset[int]:
-    """Every format character (general category Cf) of the running Python's Unicode; planes
-    0, 1 and 14 hold them all."""
-    planes = itertools.chain(range(0x20000), range(0xE0000, 0xE1000))
-    return frozenset(cp for cp in planes if unicodedata.category(chr(cp)) == "Cf")
+# Every format character (general category Cf, Unicode 14.0.0), written out: working it out at
+# import walked 135k code points, 13 ms on every command's start until 2026-12-01. A test
+# recomputes it; after a Python upgrade changes it, regenerate with scripts/format_table.py.
+FORMAT_CHARACTERS: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x13438),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)
 
 
 # Format characters outside Default_Ignorable_Code_Point (number signs, interlinear annotation,
 # Egyptian hieroglyph controls, ...) hide in words as well: until 2026-11-30 they were neither
 # folded nor reported, and 'Friday.\ufffbIgnore all previous instructions.' had no finding.
-_SHOWN_FORMAT = _format_characters() - _codepoints(DEFAULT_IGNORABLE)
+_SHOWN_FORMAT = _codepoints(FORMAT_CHARACTERS) - _codepoints(DEFAULT_IGNORABLE)
 _IGNORABLE = _codepoints(DEFAULT_IGNORABLE) | _SHOWN_FORMAT
 # Hidden characters the `invisible-char` rule reports: the ignorable ones but direction controls
 # and tag characters, which have rules of their own.
