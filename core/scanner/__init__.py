@@ -41,7 +41,15 @@ from types import MappingProxyType
 
 from core.scanner.patterns import _PATTERNS, _Pattern, _zh_finder
 from core.scanner.secrets import Hit
-from core.scanner.text import SAFE_RANGES, _fold, _fold_char, _hygiene, _Text, joins_words, spaced
+from core.scanner.text import (
+    SAFE_RANGES,
+    _fold,
+    _fold_char,
+    _hygiene,
+    _Text,
+    fold_spaced,
+    joins_words,
+)
 
 # The regex engine sees at most MAX_SCAN_CHARS at a time; longer texts are scanned in windows
 # overlapping by WINDOW_OVERLAP_CHARS, more than any pattern can match (a test checks that).
@@ -304,7 +312,7 @@ def scan(text: str) -> tuple[Finding, ...]:
         # spans are the text's), and keep what the first look did not find. Only when one
         # stands between two letters or digits: beside a space, a full stop or an emoji,
         # dropping it joins nothing.
-        t2 = _fold(spaced(text))
+        t2 = fold_spaced(text, t)
         found: dict[str, list[tuple[int, int]]] = {}
         for rule, s, e in spans:
             found.setdefault(rule, []).append((s, e))

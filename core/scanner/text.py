@@ -4,7 +4,6 @@ characters dropped), the map back to the original, and the hidden characters the
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -59,17 +58,38 @@ def _char_class(ranges: Sequence[tuple[int, int]]) -> str:
     return "".join(chr(lo) if lo == hi else f"{chr(lo)}-{chr(hi)}" for lo, hi in ranges)
 
 
-def _format_characters() -> frozenset[int]:
-    """Every format character (general category Cf) of the running Python's Unicode; planes
-    0, 1 and 14 hold them all."""
-    planes = itertools.chain(range(0x20000), range(0xE0000, 0xE1000))
-    return frozenset(cp for cp in planes if unicodedata.category(chr(cp)) == "Cf")
+# Every format character (general category Cf, Unicode 14.0.0), written out: working it out at
+# import walked 135k code points, 13 ms on every command's start until 2026-12-01. A test
+# recomputes it; after a Python upgrade changes it, regenerate with scripts/format_table.py.
+FORMAT_CHARACTERS: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x13438),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)
 
 
 # Format characters outside Default_Ignorable_Code_Point (number signs, interlinear annotation,
 # Egyptian hieroglyph controls, ...) hide in words as well: until 2026-11-30 they were neither
 # folded nor reported, and 'Friday.\ufffbIgnore all previous instructions.' had no finding.
-_SHOWN_FORMAT = _format_characters() - _codepoints(DEFAULT_IGNORABLE)
+_SHOWN_FORMAT = _codepoints(FORMAT_CHARACTERS) - _codepoints(DEFAULT_IGNORABLE)
 _IGNORABLE = _codepoints(DEFAULT_IGNORABLE) | _SHOWN_FORMAT
 # Hidden characters the `invisible-char` rule reports: the ignorable ones but direction controls
 # and tag characters, which have rules of their own.
@@ -154,6 +174,50 @@ def spaced(text: str) -> str:
     return _HIDDEN_CHAR.sub(" ", text)
 
 
+def fold_spaced(text: str, t: _Text) -> _Text:
+    """`_fold(spaced(text))`, built from `t = _fold(text)` instead of folding the text again
+    (the fold is per character, so only the hidden characters' places change: each dropped
+    one becomes a space of its own, each decoded tag character a space in its place). Folding
+    again cost as much as the first fold: on Persian text, where ZWNJ sits between letters, the
+    second look doubled the scan until 2026-12-01."""
+    norm, starts, origins, linear = t.norm, t.starts, t.origins, t.linear
+    parts: list[str] = []
+    starts2: list[int] = []
+    origins2: list[int] = []
+    linear2: list[bool] = []
+    shift = 0  # spaces inserted so far
+    at = 0  # pieces of t copied so far
+    prev = 0  # norm copied so far
+    for m in _HIDDEN_CHAR.finditer(text):
+        p = m.start()
+        if 0xE0020 <= ord(text[p]) <= 0xE007E:  # decoded to one character: a space instead
+            q = t.norm_at(p)
+            parts.append(norm[prev:q])
+            parts.append(" ")
+            prev = q + 1
+            continue
+        while at < len(starts) and origins[at] <= p:
+            starts2.append(starts[at] + shift)
+            origins2.append(origins[at])
+            linear2.append(linear[at])
+            at += 1
+        q = starts[at] if at < len(starts) else len(norm)  # the dropped character's place
+        parts.append(norm[prev:q])
+        parts.append(" ")
+        prev = q
+        starts2.append(q + shift)
+        origins2.append(p)
+        linear2.append(True)
+        shift += 1
+    for i in range(at, len(starts)):
+        starts2.append(starts[i] + shift)
+        origins2.append(origins[i])
+        linear2.append(linear[i])
+    parts.append(norm[prev:])
+    norm2 = "".join(parts)
+    return _Text(norm2, _lower(norm2), starts2, origins2, linear2, [], {})
+
+
 @lru_cache(maxsize=8192)
 def _fold_char(ch: str) -> str:
     cp = ord(ch)
@@ -227,6 +291,11 @@ class _Text:
     def span(self, start: int, end: int) -> tuple[int, int]:
         return self.origin(start), self.origin(end - 1) + 1
 
+    def norm_at(self, orig: int) -> int:
+        """Where the original character at `orig`, folded one to one, is in `norm`."""
+        i = bisect.bisect_right(self.origins, orig) - 1
+        return self.starts[i] + orig - self.origins[i]
+
 
 class _MapBuilder:
     """Builds the piece lists of `_Text` while folded text is appended."""
@@ -284,10 +353,15 @@ def _fold(text: str) -> _Text:
                 build.one_to_one(pos + at, n - at)
         pos += n
     norm = "".join(parts)
+    return _Text(norm, _lower(norm), build.starts, build.origins, build.linear, hidden, {})
+
+
+def _lower(norm: str) -> str:
+    """`norm` lower-cased, as long as `norm`."""
     low = norm.lower()
     if len(low) != len(norm):  # a few letters (İ) lower-case to two characters
         low = "".join(c.lower()[0] for c in norm)
-    return _Text(norm, low, build.starts, build.origins, build.linear, hidden, {})
+    return low
 
 
 def _emojiish(ch: str) -> bool:
