@@ -9,8 +9,9 @@ import threading
 from core import audit
 from core.clock import Clock
 from core.errors import Forbidden, InvalidInput, NotFound
+from core.governance import check_notes, secret_sentence
 from core.model import Caller
-from core.scanner import RULES, Family
+from core.scanner import RULES, Family, secret_rule
 from core.store import Store
 from core.writer import WriteTx
 
@@ -71,6 +72,15 @@ class Allowlist:
             )
         if len(fingerprint) != 16 or any(c not in "0123456789abcdef" for c in fingerprint):
             raise InvalidInput("not a finding's fingerprint", data={"field": "fingerprint"})
+        # The note is kept and listed to the person like any other: checked like one (until
+        # 2026-12-01 a token, an escape sequence or 900 KB were stored as sent).
+        check_notes({"note": note})
+        secret = secret_rule(note) if note else None
+        if secret is not None:
+            raise InvalidInput(
+                secret_sentence("the note", secret),
+                data={"field": "note", "rule": secret, "reason_code": "secret"},
+            )
         tx.conn.execute(
             "INSERT INTO scan_allow (fingerprint, rule, note, allowed_by, allowed_at) "
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT(fingerprint) DO NOTHING",

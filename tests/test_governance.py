@@ -1054,6 +1054,27 @@ def test_a_person_can_let_one_finding_pass(governed: Cairn, ws: str) -> None:
         governed.allowlist.allow(Caller.human(), secret.fingerprint, secret.rule)
 
 
+def test_an_allowlist_note_is_checked_like_every_note(governed: Cairn) -> None:
+    """`scanner.allow`'s note was stored as sent: a token, an escape sequence that reached the
+    person's terminal when the allowlist was listed, and 900 KB were all kept (until
+    2026-12-01)."""
+    from core import scanner
+
+    [finding] = scanner.scan(INJECTION)
+    person = Caller.human()
+    with pytest.raises(InvalidInput, match="secrets are never stored") as e:
+        governed.allowlist.allow(person, finding.fingerprint, finding.rule, f"ci {GITHUB_TOKEN}")
+    assert e.value.data == {"field": "note", "rule": "github-token", "reason_code": "secret"}
+    with pytest.raises(InvalidInput, match="control character"):
+        governed.allowlist.allow(person, finding.fingerprint, finding.rule, "ok \x1b]0;pwned\x07")
+    with pytest.raises(TooLarge, match="note is 1001 characters"):
+        governed.allowlist.allow(person, finding.fingerprint, finding.rule, "n" * 1001)
+    assert governed.allowlist.entries(person) == []
+    governed.allowlist.allow(person, finding.fingerprint, finding.rule, "a quote\nfrom training")
+    [entry] = governed.allowlist.entries(person)
+    assert entry["note"] == "a quote\nfrom training"
+
+
 def test_a_secret_fingerprint_allowed_under_another_rule_still_refuses_the_secret(
     governed: Cairn, ws: str
 ) -> None:
