@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self
 
@@ -194,10 +195,13 @@ class Client:
         timeout: float = 30.0,
         enroll: bool = False,
         label: str | None = None,
+        opened: Callable[[Client], None] | None = None,
     ) -> Client:
         """Connect (starting the daemon first when none runs and `autostart`) and say hello.
         `enroll` registers a never-seen agent name and gets its token (`hello.enrolled`);
-        `label` describes the client in the hello.
+        `label` describes the client in the hello; `opened` is handed the client once its
+        socket is connected, before the hello, so another thread can `abort` a hello that waits
+        on a stuck Cairn.
 
         Raises:
             NotRunning: no Cairn runs and it was not (or could not be) started.
@@ -219,6 +223,8 @@ class Client:
             ) from e
         client = cls(sock, timeout=timeout)
         try:
+            if opened is not None:
+                opened(client)
             client.hello = client.call(
                 "hello",
                 _hello_params(

@@ -38,6 +38,8 @@ PID_FILE = "cairn.pid"
 # How long the tray waits for a headless Cairn it asked to stop: it finishes the requests in
 # flight, closes the store and removes its socket (about a second when idle).
 HANDOVER_WAIT_S = 30.0
+# How often a serving Cairn looks whether its socket file and its database are still there.
+FILE_CHECK_S = 2.0
 
 
 class Runtime:
@@ -50,13 +52,18 @@ class Runtime:
         settings: Settings | None = None,
         janitor_interval: float = 3600.0,
         confirm_human: Callable[[protocol.Session], str | None] | None = None,
+        file_check_interval: float = FILE_CHECK_S,
     ) -> None:
         """`confirm_human` decides whether a connection asking to act for a person may (None:
-        yes, else why not) - the tray's confirmation dialog; without it, the terminal check."""
+        yes, else why not) - the tray's confirmation dialog; without it, the terminal check.
+        Every `file_check_interval` seconds the runtime looks whether its socket file and its
+        database are still the ones it opened, and stops when not."""
         self.paths = paths
         self._confirm_human = confirm_human
         self._settings = settings
         self._janitor_interval = janitor_interval
+        self._file_check_interval = file_check_interval
+        self._own_files: dict[Path, tuple[int, int]] = {}  # path -> (device, inode) when opened
         self.socket = socket_path(paths)  # refuses a path too long for a socket, up front
         self.cairn: Cairn | None = None
         self.server: Server | None = None
@@ -120,7 +127,11 @@ class Runtime:
         if cairn.notes.folder is not None:
             cairn.notes.start()  # the first pass runs on its own thread
         self.pid_file.write_text(str(os.getpid()), encoding="utf-8")
+        self._own_files = {
+            path: _identity(path) for path in (self.socket, self.paths.database, self.pid_file)
+        }
         self._tasks.append(asyncio.create_task(self._keep_house()))
+        self._tasks.append(asyncio.create_task(self._watch_files()))
         log.info("Cairn %s serving the store at %s", __version__, self.paths.database)
 
     def _request_stop(self, why: str) -> None:
@@ -151,9 +162,40 @@ class Runtime:
         self._housekeeper.shutdown(wait=True, cancel_futures=True)
         await self._close_server_and_store()
         for path in (self.socket, self.pid_file):
+            # Only its own: after its folder was deleted, another Cairn may serve there now.
             with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+                if self._own_files.get(path) in (None, _identity(path)):
+                    path.unlink()
         log.info("Cairn stopped")
+
+    def _files_gone(self) -> str | None:
+        """Why this Cairn cannot go on serving - its socket file or its database was removed
+        or replaced (its folder deleted, say) - or None."""
+        for path, what in ((self.socket, "socket file"), (self.paths.database, "database")):
+            try:
+                now = _identity(path)
+            except (FileNotFoundError, NotADirectoryError):
+                now = None
+            except OSError:
+                continue  # unreadable for a moment: not a reason to stop
+            if now != self._own_files.get(path):
+                consequence = (
+                    "no client can reach this Cairn any more"
+                    if path == self.socket
+                    else "what it would store could not be found again"
+                )
+                return f"its {what} {path} was removed or replaced; {consequence}"
+        return None
+
+    async def _watch_files(self) -> None:
+        while True:
+            await asyncio.sleep(self._file_check_interval)
+            why = self._files_gone()
+            if why is not None:
+                log.warning("stopping: %s", why)
+                assert self._stop is not None
+                self._stop.set()
+                return
 
     async def _close_server_and_store(self) -> None:
         if self.server is not None:
@@ -285,6 +327,12 @@ def stop_headless(paths: Paths, *, wait_s: float = HANDOVER_WAIT_S) -> int:
         "again",
         data={"socket": str(path), "pid": peer.pid},
     )
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """The file at `path` (not what a link there points to): its device and inode."""
+    st = os.lstat(path)
+    return st.st_dev, st.st_ino
 
 
 def _alive(pid: int) -> bool:

@@ -88,6 +88,8 @@ class Link:
         self._timeout = timeout
         self._lock = threading.Lock()
         self._client: Client | None = None
+        self._opening: Client | None = None  # a connection whose hello is on its way
+        self._aborting = threading.Lock()  # `abort` sees `_opening` set, or it sees `_ending`
         self._bound: tuple[str, str] | None = None  # (agent, workspace)
         self._idle_s = 900.0
         self._last_used = 0.0
@@ -163,10 +165,20 @@ class Link:
         """The bridge is ending (its client went away): a call still waiting on Cairn wakes and
         fails at once - its answer has nowhere to go - and no new connection is opened. Does
         not wait for the call (as `close` would: until 2026-11-30 a bridge whose client left
-        during a call to a stuck Cairn stayed on for the whole answer timeout)."""
-        self._ending.set()
-        client = self._client
-        if client is not None:
+        during a call to a stuck Cairn - or while it said hello to one - stayed on for the whole
+        answer timeout)."""
+        with self._aborting:
+            self._ending.set()
+            clients = [c for c in (self._client, self._opening) if c is not None]
+        for client in clients:
+            client.abort()
+
+    def _opened(self, client: Client) -> None:
+        """A connection is made and its hello about to go: `abort` can reach it from now on."""
+        with self._aborting:
+            self._opening = client
+            ending = self._ending.is_set()
+        if ending:
             client.abort()
 
     @property
@@ -192,7 +204,11 @@ class Link:
             log.info("reconnecting (%s)", "idle" if stale else f"workspace {workspace}")
             self._drop()
         if self._client is None:
-            self._client = self._open(agent, workspace)
+            try:
+                self._client = self._open(agent, workspace)
+            finally:
+                with self._aborting:
+                    self._opening = None
             self._bound = (agent, workspace)
             self._idle_s = float(self._client.hello.get("limits", {}).get("idle_timeout_s", 900))
             self._last_used = time.monotonic()
@@ -223,6 +239,7 @@ class Link:
             session=self._session,
             label=self.client_label,
             timeout=self._timeout,
+            opened=self._opened,
         )
 
     def _enroll(self, agent: str, workspace: str) -> Client:
@@ -236,6 +253,7 @@ class Link:
                 enroll=True,
                 label=self.client_label,
                 timeout=self._timeout,
+                opened=self._opened,
             )
         except RemoteError as e:
             # Another bridge of this name (an editor opening several sessions) enrolled it a

@@ -693,6 +693,14 @@ class Connection:
                     )
                 )
             raise _Close
+        # Run as a request in flight, so a stop that begins meanwhile waits for its answer as
+        # for any other (until 2026-11-30 the connection was cut with the hello unanswered).
+        task = asyncio.create_task(self._hello(req_id, params, notification))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        await task
+
+    async def _hello(self, req_id: Any, params: dict[str, Any], notification: bool) -> None:
         try:
             result = await self.server.run_in_pool(
                 functools.partial(

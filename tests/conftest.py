@@ -6,10 +6,12 @@ from __future__ import annotations
 import gc
 import os
 import shutil
+import signal
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -49,13 +51,87 @@ class FakeClock:
         self.now += int(seconds * 1000)
 
 
+# How long processes a test leaves behind get to end on their own (a daemon it stopped, still
+# closing its store) before they count as leaked.
+_LEAK_GRACE_S = 10.0
+
+
+def processes_under(folder: Path) -> dict[int, str]:
+    """Live processes of this user, other than this one, whose CAIRN_HOME lies in `folder`
+    (a relative one taken from the process's working directory): pid -> command line. Read from
+    /proc, so empty where there is none; a process that has ended (a zombie) has no environment
+    there, so it is not listed."""
+    found: dict[int, str] = {}
+    roots = {os.path.normpath(folder), os.path.realpath(folder)}
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        if pid == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+            home = next(
+                (
+                    os.fsdecode(v[len(b"CAIRN_HOME=") :])
+                    for v in environ
+                    if v.startswith(b"CAIRN_HOME=")
+                ),
+                None,
+            )
+            if home is None:
+                continue
+            if not os.path.isabs(home):
+                home = os.path.join(os.readlink(f"/proc/{pid}/cwd"), home)
+            home = os.path.normpath(home)
+            if not any(home == root or home.startswith(root + os.sep) for root in roots):
+                continue
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except (OSError, ValueError):
+            continue  # ended meanwhile, or another user's
+        found[pid] = command
+    return found
+
+
+def end_processes_under(folder: Path, *, grace: float = _LEAK_GRACE_S) -> dict[int, str]:
+    """Wait up to `grace` seconds for the processes whose CAIRN_HOME lies in `folder` to end,
+    then end those still there: SIGTERM (a daemon's clean stop), SIGKILL when one is still
+    there 10 s later; waits until they are gone. Returns the ones that had to be ended: pid ->
+    command line."""
+    deadline = time.monotonic() + grace
+    while (left := processes_under(folder)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        still = processes_under(folder)
+        for pid in still:
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + _LEAK_GRACE_S
+        while still and processes_under(folder) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return left
+
+
 @pytest.fixture
 def short_tmp() -> Iterator[Path]:
+    """A fresh folder for the test, with a short path (Unix socket paths must be short). A
+    process the test left running with its CAIRN_HOME in this folder (an autostarted daemon
+    nobody stopped, a bridge) is ended, and the test errors naming it: a leak is a bug."""
     path = Path(tempfile.mkdtemp(prefix="cz", dir="/tmp"))
     try:
         yield path
     finally:
+        leaked = end_processes_under(path)
         shutil.rmtree(path, ignore_errors=True)
+    if leaked:
+        pytest.fail(
+            "the test left processes running with their CAIRN_HOME in its folder (ended now): "
+            + "; ".join(f"pid {pid}: {command}" for pid, command in sorted(leaked.items())),
+            pytrace=False,
+        )
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,7 @@ from core import protocol
 from core.daemon import Runtime
 from core.paths import Paths, resolve_paths
 from core.runtime import probe, socket_path
-from tests.conftest import ROOT, cairn_env
+from tests.conftest import ROOT, cairn_env, end_processes_under
 
 
 def write_settings(home: Path, text: str) -> None:
@@ -103,6 +103,13 @@ def running_daemon(home: Path, **kwargs: Any) -> Iterator[Daemon]:
         yield daemon
     finally:
         daemon.stop()
+
+
+def stop_cairns_of(home: Path) -> None:
+    """Stop every process whose CAIRN_HOME is `home` (or in it) - a daemon a command started
+    on its own included, whose pid the test never sees - and wait until they are gone: SIGTERM,
+    the clean stop, then SIGKILL for one still there 10 s later."""
+    end_processes_under(home, grace=0)
 
 
 @contextlib.contextmanager

@@ -19,7 +19,6 @@ import pytest
 from core.database import StoreLock
 from core.errors import ErrorCode
 from core.model import Caller, Status
-from core.paths import Paths
 from core.runtime import probe, socket_path
 from tests.conftest import ROOT, cairn_env
 from tests.serving import (
@@ -27,6 +26,7 @@ from tests.serving import (
     paths_for,
     running_daemon,
     served_in_thread,
+    stop_cairns_of,
     wait_for,
     write_settings,
 )
@@ -94,31 +94,37 @@ def daemon(short_tmp: Path) -> Iterator[Daemon]:
         yield d
 
 
-def test_a_command_starts_cairn_when_none_runs(short_tmp: Path) -> None:
+@pytest.fixture
+def autostart_home(short_tmp: Path) -> Iterator[Path]:
+    """A CAIRN_HOME for a test whose commands start Cairn themselves: every daemon serving it
+    is stopped when the test ends, however it ends - found by its CAIRN_HOME, not by its pid
+    file, which a daemon still starting has not written yet."""
     home = short_tmp / "auto"
+    try:
+        yield home
+    finally:
+        stop_cairns_of(home)
+
+
+def test_a_command_starts_cairn_when_none_runs(autostart_home: Path) -> None:
+    home = autostart_home
     paths = paths_for(home)
     added = cairn(home, "add", "the build server is called heron", "--kind", "fact")
-    try:
-        assert added.returncode == 0, added.stderr
-        assert added.stdout.startswith("stored ")
-        assert probe(socket_path(paths))
-        assert stat.S_IMODE((paths.logs / "daemon.log").stat().st_mode) == 0o600
-        status = cairn(home, "status", "--json")
-        assert status.returncode == 0, status.stderr
-        info = json.loads(status.stdout)
-        assert info["running"] is True
-        assert info["socket"] == str(socket_path(paths))
-        assert info["memories"] == 1
-        assert info["version"]
-        found = cairn(home, "search", "heron", "--json")
-        assert [h["content"] for h in json.loads(found.stdout)["results"]] == [
-            "the build server is called heron"
-        ]
-    finally:
-        pid_file = paths.runtime / "cairn.pid"
-        if pid_file.exists():
-            os.kill(int(pid_file.read_text()), 15)
-            assert wait_for(lambda: not socket_path(paths).exists(), 20)
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith("stored ")
+    assert probe(socket_path(paths))
+    assert stat.S_IMODE((paths.logs / "daemon.log").stat().st_mode) == 0o600
+    status = cairn(home, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    info = json.loads(status.stdout)
+    assert info["running"] is True
+    assert info["socket"] == str(socket_path(paths))
+    assert info["memories"] == 1
+    assert info["version"]
+    found = cairn(home, "search", "heron", "--json")
+    assert [h["content"] for h in json.loads(found.stdout)["results"]] == [
+        "the build server is called heron"
+    ]
 
 
 def test_a_cairn_that_cannot_start_for_its_settings_says_so_with_their_status(
@@ -132,36 +138,42 @@ def test_a_cairn_that_cannot_start_for_its_settings_says_so_with_their_status(
     assert "max_connections" in out.stderr
 
 
-def test_a_command_whose_daemon_lost_the_race_waits_for_the_winner(short_tmp: Path) -> None:
+def test_a_command_whose_daemon_lost_the_race_waits_for_the_winner(autostart_home: Path) -> None:
     """Clients started together on a stopped Cairn: a daemon that finds the store taken (by
     one starting at the same moment, not listening yet) exits, and its client failed with
     "already open in another Cairn process" instead of waiting for the winner's socket. The
-    winner's slow start is played by holding the store's lock for a second."""
-    home = short_tmp / "race"
+    winner's slow start is played by holding the store's lock until the client's own daemon has
+    found it taken (this test slept 1.5 s instead: on a loaded machine that daemon came up only
+    after the test had stopped the winner, and served the deleted folder for hours)."""
+    home = autostart_home
     paths = paths_for(home)
     held = StoreLock(paths.store_lock).acquire()
-    client = subprocess.Popen(
-        [sys.executable, "-m", "core.cli", "add", "racing note", "--kind", "fact"],
-        cwd=ROOT,
-        env=cairn_env(home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     try:
-        time.sleep(1.5)  # its daemon found the store taken and exited
-        held.release()
-        with running_daemon(home):  # the winner comes up: the waiting client connects to it
-            out, err = client.communicate(timeout=60)
-            assert client.returncode == 0, err
-            assert out.startswith("stored ")
+        client = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "add", "racing note", "--kind", "fact"],
+            cwd=ROOT,
+            env=cairn_env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            log = paths.logs / "daemon.log"
+            lost = "already open in another Cairn process"
+            assert wait_for(lambda: log.exists() and lost in log.read_text(), 30), (
+                "the client's daemon never found the store taken"
+            )
+            held.release()
+            with running_daemon(home):  # the winner comes up: the waiting client connects to it
+                out, err = client.communicate(timeout=60)
+                assert client.returncode == 0, err
+                assert out.startswith("stored ")
+        finally:
+            if client.poll() is None:
+                client.kill()
+                client.communicate()
     finally:
-        if client.poll() is None:
-            client.kill()
-            client.communicate()
-        # On a loaded machine the client's own daemon may start only after the lock is let go
-        # and win the race itself: it outlived the test (four were found still serving).
-        _stop_daemon_of(paths)
+        held.release()
 
 
 def test_an_empty_listing_says_so(daemon: Daemon) -> None:
@@ -504,20 +516,13 @@ def test_a_person_at_a_terminal_adds_their_own_memory_and_can_forget_it(daemon: 
     assert status == 0 and "[forgotten: its words are erased]" in shown, shown
 
 
-def _stop_daemon_of(paths: Paths) -> None:
-    pid_file = paths.runtime / "cairn.pid"
-    if pid_file.exists():
-        os.kill(int(pid_file.read_text()), 15)
-        assert wait_for(lambda: not socket_path(paths).exists(), 20)
-
-
 def test_a_relative_cairn_home_is_the_same_store_for_the_daemon_it_starts(
     short_tmp: Path,
 ) -> None:
     """With `CAIRN_HOME=rel` the command started the daemon in / with the variable as it was:
     the daemon made /rel, the command waited 20 s for a socket that never came, and failed."""
     name = f"rel-{short_tmp.name}"
-    here, stray = paths_for(short_tmp / name), paths_for(Path("/") / name)
+    here = paths_for(short_tmp / name)
     started = time.monotonic()
     out = subprocess.run(
         [sys.executable, "-m", "core.cli", "add", "the build server is called heron"],
@@ -534,8 +539,8 @@ def test_a_relative_cairn_home_is_the_same_store_for_the_daemon_it_starts(
         assert here.database.exists()
         assert not Path("/", name).exists()
     finally:
-        _stop_daemon_of(here)
-        _stop_daemon_of(stray)
+        stop_cairns_of(short_tmp / name)
+        stop_cairns_of(Path("/", name))
         shutil.rmtree(Path("/", name), ignore_errors=True)
 
 

@@ -6,8 +6,6 @@ Also the enrollment a bridge uses on first use, over the real socket."""
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import socket
 import sys
 import warnings
@@ -31,7 +29,7 @@ from mcp.types import (
 from pydantic import FileUrl
 
 from core.client import Client
-from core.daemon import PID_FILE, Runtime
+from core.daemon import Runtime
 from core.errors import ErrorCode
 from core.keychain import open_token_store
 from core.mcp_bridge import Link, agent_name_for, workspace_from_roots
@@ -43,7 +41,7 @@ from tests.serving import (
     paths_for,
     running_daemon,
     served_in_thread,
-    wait_for,
+    stop_cairns_of,
     write_settings,
 )
 
@@ -507,11 +505,10 @@ def test_no_daemon_is_a_clear_tool_error_then_autostart_starts_it(short_tmp: Pat
             c.close()
         assert status["socket"] == str(socket_path(paths))
     finally:
-        # Stop the daemon the bridge started, by the pid it wrote - even when an assert failed.
-        pid_file = paths.runtime / PID_FILE
-        if pid_file.exists():
-            os.kill(int(pid_file.read_text(encoding="utf-8")), signal.SIGTERM)
-    assert wait_for(lambda: not probe(socket_path(paths)), timeout=20)
+        # Stop the daemon the bridge started - even when an assert failed, and before it wrote
+        # its pid file (which the test looked for until 2026-11-30).
+        stop_cairns_of(home)
+    assert not probe(socket_path(paths))
 
 
 # -- enrollment over the socket ------------------------------------------------------------------

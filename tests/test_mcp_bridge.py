@@ -23,6 +23,7 @@ from core import mcp_tools
 from core.client import Client
 from core.daemon import Runtime
 from core.mcp_bridge import Bridge
+from core.runtime import bind_unix, prepare_runtime_dir, socket_path
 from tests.conftest import ROOT, cairn_env
 from tests.serving import paths_for, running_daemon, served_in_thread
 from tests.test_mcp import Roots, bridge, call, data, dirs, person, run, text
@@ -238,6 +239,64 @@ def test_the_bridge_exits_at_once_when_its_client_goes_away_mid_call(short_tmp: 
         log = proc.stderr.read().decode()
         proc.stdout.close()
         proc.stderr.close()
+    assert status == 0, log
+    assert took < 5, f"the bridge took {took:.1f} s to exit\n{log}"
+    assert "Traceback" not in log, log
+
+
+def test_the_bridge_exits_at_once_when_its_client_goes_away_while_it_connects(
+    short_tmp: Path,
+) -> None:
+    """The agent host went away (the bridge's stdin closed) while the bridge was still saying
+    hello to a stuck Cairn - a process that took the connection and never answered: the bridge
+    stayed on for the whole 30 s answer timeout before it exited (`Link.abort` woke only a
+    connection already made). It exits at once now, with status 0 and no traceback."""
+    home = short_tmp / "d"
+    (proj,) = dirs(short_tmp, "proj")
+    paths = paths_for(home)
+    prepare_runtime_dir(paths.runtime)
+    stuck = bind_unix(socket_path(paths))  # listens (the kernel takes connections), never reads
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+    hello["clientInfo"] = {"name": "host", "version": "1"}
+    search = {"name": "memory_search", "arguments": {"query": "ledger"}}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "mcp", "--agent", "helper", "--workspace", str(proj)],
+        cwd=ROOT,
+        env=cairn_env(home),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        proc.stdin.write(
+            _line({"jsonrpc": "2.0", "id": 1, "method": "initialize"} | {"params": hello})
+        )
+        proc.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        proc.stdin.write(
+            _line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": search})
+        )
+        proc.stdin.flush()
+        assert b'"id":1' in proc.stdout.readline()
+        # The bridge's hello is on its way: the stuck Cairn has a connection waiting.
+        stuck.settimeout(20)
+        taken, _ = stuck.accept()
+        proc.stdin.close()
+        closed = time.monotonic()
+        try:
+            status: int | None = proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            status = None  # still running 20 s after its client went away
+        took = time.monotonic() - closed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        stuck.close()
+    log = proc.stderr.read().decode()
+    proc.stdout.close()
+    proc.stderr.close()
+    taken.close()
     assert status == 0, log
     assert took < 5, f"the bridge took {took:.1f} s to exit\n{log}"
     assert "Traceback" not in log, log

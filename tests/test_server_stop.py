@@ -1,0 +1,117 @@
+"""How a serving Cairn stops: what its open connections are told, and how long it takes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+from core import protocol
+from core.daemon import PID_FILE
+from core.runtime import probe
+from tests.serving import (
+    Daemon,
+    RawClient,
+    paths_for,
+    running_daemon,
+    served_in_thread,
+    start_daemon,
+    wait_for,
+)
+
+
+def test_a_hello_being_answered_when_cairn_stops_gets_its_answer(short_tmp: Path) -> None:
+    """Stopping waited only for requests after the hello: a connection whose hello was still
+    being worked on (here: the tray asking the person) was cut the moment the stop began, and
+    the client saw its connection reset with no answer. The hello is answered now, then the
+    connection is closed."""
+    asked, answer = threading.Event(), threading.Event()
+
+    def confirm(_session: protocol.Session) -> str | None:
+        asked.set()
+        answer.wait(30)
+        return None  # the person allowed it
+
+    with served_in_thread(paths_for(short_tmp / "c"), confirm_human=confirm) as runtime:
+        c = RawClient(runtime.socket)
+        try:
+            hello = {"protocol_version": 1, "role": "human"}
+            c.send(
+                json.dumps({"jsonrpc": "2.0", "id": 1, "method": "hello", "params": hello}).encode()
+                + b"\n"
+            )
+            assert asked.wait(30), "the hello never reached the person's question"
+            runtime.request_stop("the test stops Cairn while a hello is answered")
+            # The stop has begun: Cairn no longer takes connections.
+            assert wait_for(lambda: not probe(runtime.socket, timeout=0.5), timeout=30)
+            answer.set()
+            reply = c.read()
+            assert reply.get("result", {}).get("role") == "human", reply
+            assert c.closed(timeout=30)
+        finally:
+            answer.set()
+            c.close()
+
+
+def _serving(daemon: Daemon) -> Daemon:
+    """The daemon once it is fully up: its pid file written (it listens a moment before)."""
+    pid_file = daemon.paths.runtime / PID_FILE
+    assert wait_for(lambda: pid_file.exists() and pid_file.read_text() == str(daemon.proc.pid))
+    return daemon
+
+
+def _ended(daemon: Daemon, timeout: float = 30) -> int | None:
+    """The daemon's exit status once it has ended on its own, None if it still runs."""
+    try:
+        return daemon.proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def test_a_daemon_whose_folder_is_deleted_stops_and_says_why(short_tmp: Path) -> None:
+    """A daemon whose CAIRN_HOME was deleted under it served on for as long as it ran - a store
+    that no longer exists on disk, on a socket no client could reach (one was found doing so 90
+    minutes later). It notices within seconds now, says why in its log and stops cleanly."""
+    home = short_tmp / "gone"
+    daemon = start_daemon(home)
+    try:
+        _serving(daemon)
+        shutil.rmtree(home)
+        status = _ended(daemon)
+        assert daemon.proc.stderr is not None
+        log = daemon.proc.stderr.read() if status is not None else ""
+    finally:
+        daemon.stop()
+    assert status == 0, "the daemon still serves a deleted folder"
+    assert f"stopping: its socket file {daemon.socket} was removed or replaced" in log, log
+    assert "Cairn stopped" in log, log
+
+
+def test_a_daemon_whose_folder_was_deleted_leaves_the_cairn_serving_there_now_alone(
+    short_tmp: Path,
+) -> None:
+    """After its folder is deleted, a client starts a new Cairn there (the old one's store lock
+    went with the folder). The old one, stopping, must not remove the new one's socket and pid
+    file. The old one is held (SIGSTOP) until the new one serves, so it notices only then."""
+    home = short_tmp / "again"
+    old = start_daemon(home)
+    try:
+        _serving(old).proc.send_signal(signal.SIGSTOP)
+        shutil.rmtree(home)
+        with running_daemon(home) as new:
+            _serving(new)
+            old.proc.send_signal(signal.SIGCONT)
+            assert _ended(old) == 0, "the old daemon still serves a deleted folder"
+            assert (new.paths.runtime / PID_FILE).read_text(encoding="utf-8") == str(new.proc.pid)
+            c = RawClient(new.socket)
+            try:
+                assert "result" in c.hello("after"), "the new Cairn no longer answers"
+            finally:
+                c.close()
+            assert new.proc.poll() is None
+    finally:
+        old.proc.send_signal(signal.SIGCONT)
+        old.stop()
