@@ -64,6 +64,9 @@ class Runtime:
         self._janitor_interval = janitor_interval
         self._file_check_interval = file_check_interval
         self._own_files: dict[Path, tuple[int, int]] = {}  # path -> (device, inode) when opened
+        # Why it stopped on its own when its socket file or database went (else None): the tray
+        # tells the person, who sees it vanish.
+        self.lost: str | None = None
         self.socket = socket_path(paths)  # refuses a path too long for a socket, up front
         self.cairn: Cairn | None = None
         self.server: Server | None = None
@@ -193,6 +196,7 @@ class Runtime:
             why = self._files_gone()
             if why is not None:
                 log.warning("stopping: %s", why)
+                self.lost = why
                 assert self._stop is not None
                 self._stop.set()
                 return

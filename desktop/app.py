@@ -185,6 +185,8 @@ async def serve(
         if on_started is not None:
             on_started(Running(runtime, desk, tray, person_check))
         await runtime.wait()
+        if runtime.lost is not None:  # the windows are about to vanish: say why
+            tell_person(f"Cairn stopped: {runtime.lost}")
     finally:
         # The store closes and the socket goes whatever the windows' teardown does: a failure
         # there (a Qt object already deleted) left both behind until 2026-11-30.

@@ -528,6 +528,20 @@ def assert_stopped_cleanly(proc: subprocess.Popen[str], home: Path) -> str:
     return err
 
 
+def test_a_tray_whose_socket_file_is_removed_stops_and_tells_the_person(short_tmp: Path) -> None:
+    """A Cairn whose socket file was removed can be reached by no agent, so it stops; the tray
+    vanished with the reason only in its log (a message box tells a person who started it from
+    the application menu; offscreen, the line on stderr stands for it)."""
+    home = short_tmp / "t"
+    with running_tray(home) as proc:
+        socket_path(paths_for(home)).unlink()
+        status = proc.wait(30)
+        err = proc.stderr.read() if proc.stderr else ""
+        assert status == 0, err
+        assert "cairn: Cairn stopped: its socket file" in err, err
+        assert "no client can reach this Cairn any more" in err
+
+
 def test_a_second_launch_brings_the_first_forward_then_quit_stops_it(short_tmp: Path) -> None:
     home = short_tmp / "t"
     with running_tray(home) as proc:
