@@ -10,7 +10,6 @@ transaction), so a dry run reports exactly what the import would do.
 from __future__ import annotations
 
 import json
-import secrets
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import astuple, dataclass, field, replace
@@ -20,7 +19,7 @@ from core import audit, old_names, tombstones
 from core.archive_reader import (
     Archive,
 )
-from core.archive_records import OWN_ACTORS, ArchivedMemory
+from core.archive_records import OWN_ACTORS, SESSION_CONTROL, ArchivedMemory
 from core.clock import Clock
 from core.dedupe import dedupe_holder, dedupe_memory_id, text_key
 from core.errors import InvalidInput
@@ -46,6 +45,7 @@ from core.records import (
 )
 from core.revisions import MemoryObserver
 from core.validation import CONTROL, content_hash, control_in_path, refuse_control
+from core.workspace import new_workspace_id
 from core.writer import WriteTx
 
 # -- the report ---------------------------------------------------------------------------------
@@ -83,7 +83,9 @@ class ImportReport:
     relations_added: int = 0
     relations_unchanged: int = 0
     relations_skipped: int = 0  # an end is not in this store (forgotten, or left out)
-    notes_dropped: int = 0  # a relation's note or a tombstone's reason holding a secret, left out
+    # a relation's note, a tombstone's reason or session id holding a secret (or a control
+    # character) - left out, the relation or tombstone kept
+    notes_dropped: int = 0
     identity_added: int = 0
     identity_unchanged: int = 0
     identity_conflicts: tuple[dict[str, Any], ...] = ()  # {doc, version, reason}
@@ -261,7 +263,7 @@ class Placement:
                 continue
             else:
                 taken = conn.execute("SELECT 1 FROM workspace WHERE id = ?", (ws.id,)).fetchone()
-                target = ws.id if taken is None else "ws_" + secrets.token_hex(8)
+                target = ws.id if taken is None else new_workspace_id()
                 tally.count("workspaces_added")
                 if tx is not None:
                     conn.execute(
@@ -306,7 +308,7 @@ class Placement:
             outcome, detail = self._decide(conn, am, facts)
             if outcome in ("add", "append"):
                 writing = am.revisions[0 if outcome == "add" else int(detail) :]
-                control = _control_in(writing, am.memory.source)
+                control = _control_in(writing, am.memory)
                 secret = self._secret_of(am, writing) if control is None else None
                 if control is not None:
                     outcome, detail = "conflict", control
@@ -714,19 +716,27 @@ class Placement:
                 tally.count("tombstones_added")
                 kept = t
                 if t.reason and self._secret_in({"reason": t.reason}) is not None:
-                    kept = replace(t, reason=None)  # what stays forgotten does; a secret not
+                    kept = replace(kept, reason=None)  # what stays forgotten does; a secret not
+                    tally.count("notes_dropped")
+                if t.session_id and (
+                    SESSION_CONTROL.search(t.session_id)
+                    or self._secret_in({"session": t.session_id}) is not None
+                ):  # nor a session id hello would refuse (until 2026-12-01 it came in unscanned)
+                    kept = replace(kept, session_id=None)
                     tally.count("notes_dropped")
                 if tx is not None:
                     conn.execute(_INSERT_TOMBSTONE, astuple(kept))
 
 
-def _control_in(revisions: Sequence[Revision], source: str | None) -> str | None:
-    """Why a memory cannot be imported when one of the `revisions` to write holds a control
+def _control_in(revisions: Sequence[Revision], memory: Memory) -> str | None:
+    """Why `memory` cannot be imported when one of the `revisions` to write holds a control
     character in its reason (refused in every reason since 2026-11-30, `governance.check_notes`)
-    or a C1 control in its text (refused in every write since then): a store from before may
-    hold one - its memory stays out, the rest of its export comes in. `source` is the memory's."""
+    or a C1 control in its text (refused in every write since then), or it or one of them a
+    control character in its session id (hello refuses one since then): a store from before may
+    hold one - its memory stays out, the rest of its export comes in."""
     try:
-        refuse_control("source", source or "")
+        refuse_control("source", memory.source or "")
+        refuse_control("session", memory.session_id or "", SESSION_CONTROL)
     except InvalidInput as e:
         return f"{e.message}; not imported"
     for r in revisions:
@@ -735,6 +745,7 @@ def _control_in(revisions: Sequence[Revision], source: str | None) -> str | None
         try:
             for name, text in texts:
                 refuse_control(name, text or "")
+            refuse_control("session", r.session_id or "", SESSION_CONTROL)
         except InvalidInput as e:
             return f"revision {r.revision}: {e.message}; not imported"
     return None

@@ -310,8 +310,9 @@ def describe_import(r: dict[str, Any]) -> str:
     )
     if r.get("notes_dropped"):
         lines.append(
-            f"  {plural(r['notes_dropped'], 'note')} of relations or tombstones left out: "
-            "they held a secret (the relations and tombstones themselves were kept)"
+            f"  {plural(r['notes_dropped'], 'note')} of relations or tombstones left out "
+            "(a relation's note, a tombstone's reason or session id): they held a secret or a "
+            "control character (the relations and tombstones themselves were kept)"
         )
     lines.extend(
         f"  conflict {i['doc']} version {i['version']}: {i['reason']}"
