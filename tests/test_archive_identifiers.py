@@ -14,6 +14,7 @@ import pytest
 from core import archive_records, protocol
 from core.app import Cairn
 from core.errors import InvalidInput
+from tests.serving import running_daemon
 from tests.test_archive import (
     SECRET,
     Rich,
@@ -28,6 +29,7 @@ from tests.test_archive import (
     open_store,
     state,
 )
+from tests.test_cli_serving import at_terminal
 
 _Edit = Callable[[dict[str, bytes]], None]
 
@@ -213,3 +215,57 @@ def test_the_shapes_old_cairns_wrote_still_come_in(
     flags = conn.execute("SELECT flags FROM memory WHERE id = ?", (ci,)).fetchone()[0]
     assert json.loads(flags) == ["adopted", "redacted", "scan:github-token"]
     assert [r[-1] for r in state(empty)["relation"] if r[0] == "contradicts"] == ["forgotten"]
+
+
+ESCAPE_ID = "ws_\x1b[2J\x1b]0;pwned\x07evil"  # clear the screen, set the window's title
+
+
+def test_a_workspace_id_holding_an_escape_reaches_no_terminal(
+    short_tmp: Path, workspace_dir: Path
+) -> None:
+    """An edited archive gave a workspace the id `ws_<ESC>[2J<ESC>]0;pwned<BEL>evil`: the import
+    took it, and `cairn workspace list` printed it raw - the person's terminal cleared its screen
+    and retitled its window. Now the import refuses the id by its shape (saying which line and
+    field, not echoing it), and the list shows the id of a store that already holds one with
+    visible markers, like every other stored text it prints."""
+    home = short_tmp / "a"
+    c = open_store(home)
+    try:
+        rich = build_rich(c, workspace_dir)
+        good = short_tmp / "all.zip"
+        export(c, good)
+
+        def rename(files: dict[str, bytes]) -> None:
+            _records("workspaces.jsonl", lambda rows: rows[0].update(id=ESCAPE_ID))(files)
+
+            def memories(rows: list[dict[str, Any]]) -> None:
+                for r in rows:
+                    for v in [r, *r["revisions"]]:
+                        if v["workspace_id"] == rich.ws:
+                            v["workspace_id"] = ESCAPE_ID
+
+            _records("memories.jsonl", memories)(files)
+
+        target = open_store(short_tmp / "b")
+        try:
+            with pytest.raises(InvalidInput) as caught:
+                import_(target, edited(good, short_tmp / "bad.zip", rename))
+            assert "workspaces.jsonl line 1 has a wrong value in field 'id'" in caught.value.message
+            assert "\x1b" not in caught.value.message
+            assert state(target)["workspace"] == []
+        finally:
+            target.close()
+        # a store that took such an id before the import refused it
+        c.store.writer.run(
+            lambda tx: tx.conn.execute(
+                "INSERT INTO workspace (id, path, created_at) VALUES (?, ?, 0)",
+                (ESCAPE_ID, str(short_tmp)),
+            )
+        )
+    finally:
+        c.close()
+    with running_daemon(home):
+        status, shown = at_terminal(home, "workspace", "list", typed="")
+    assert status == 0, shown
+    assert "\x1b" not in shown and "\x07" not in shown, shown
+    assert "ws_\\e[2J\\e]0;pwned\\x07evil" in shown and rich.ws in shown, shown
