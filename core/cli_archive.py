@@ -304,6 +304,7 @@ def describe_import(r: dict[str, Any]) -> str:
     lines.extend(f"  not brought back {i['id']}: {i['reason']}" for i in r["skipped"])
     lines.extend(f"  conflict {i['id']}: {i['reason']}" for i in r["conflicts"])
     lines.extend(f"  refused {i['id']}: {i['reason']}" for i in r["secrets"])
+    lines.extend(f"  kept its old dedupe key {i['id']}: {i['reason']}" for i in r["keys_kept"])
     lines.extend(
         f"  released {i['id']}: {i['reason']} (it is no longer hidden behind it)"
         for i in r.get("released", ())
