@@ -10,7 +10,6 @@ transaction), so a dry run reports exactly what the import would do.
 from __future__ import annotations
 
 import json
-import secrets
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import astuple, dataclass, field, replace
@@ -20,7 +19,7 @@ from core import audit, old_names, tombstones
 from core.archive_reader import (
     Archive,
 )
-from core.archive_records import OWN_ACTORS, ArchivedMemory
+from core.archive_records import OWN_ACTORS, SESSION_CONTROL, ArchivedMemory
 from core.clock import Clock
 from core.dedupe import dedupe_holder, dedupe_memory_id, text_key
 from core.errors import InvalidInput
@@ -34,6 +33,7 @@ from core.model import (
     Status,
     Surface,
 )
+from core.old_keys import takes_key
 from core.records import (
     SELECT_REVISION,
     insert_memories,
@@ -45,7 +45,14 @@ from core.records import (
     revision_row,
 )
 from core.revisions import MemoryObserver
-from core.validation import CONTROL, content_hash, control_in_path, refuse_control
+from core.validation import (
+    CONTROL,
+    content_hash,
+    control_in_path,
+    normalize_breaks,
+    refuse_control,
+)
+from core.workspace import new_workspace_id
 from core.writer import WriteTx
 
 # -- the report ---------------------------------------------------------------------------------
@@ -75,6 +82,9 @@ class ImportReport:
     conflicts: tuple[dict[str, str], ...] = ()  # {id, reason}: this store's copy was kept
     secrets: tuple[dict[str, str], ...] = ()  # {id, reason}: archive memories holding a secret
     renamed: tuple[dict[str, str], ...] = ()  # {archive_id, id}: dedupe-key ids of a moved path
+    # {id, reason}: an old store's dedupe key that reads as one another memory holds, kept as it
+    # was (as schema 2.3 keeps it in a live store, `core/old_keys.py`)
+    keys_kept: tuple[dict[str, str], ...] = ()
     # {what, was, now}: an agent's name or a kind that ended in a line break (an export from
     # before 2026-11-30), given the name this store gave it or would give it
     names_renamed: tuple[dict[str, str], ...] = ()
@@ -83,7 +93,9 @@ class ImportReport:
     relations_added: int = 0
     relations_unchanged: int = 0
     relations_skipped: int = 0  # an end is not in this store (forgotten, or left out)
-    notes_dropped: int = 0  # a relation's note or a tombstone's reason holding a secret, left out
+    # a relation's note, a tombstone's reason or session id holding a secret (or a control
+    # character) - left out, the relation or tombstone kept
+    notes_dropped: int = 0
     identity_added: int = 0
     identity_unchanged: int = 0
     identity_conflicts: tuple[dict[str, Any], ...] = ()  # {doc, version, reason}
@@ -261,7 +273,7 @@ class Placement:
                 continue
             else:
                 taken = conn.execute("SELECT 1 FROM workspace WHERE id = ?", (ws.id,)).fetchone()
-                target = ws.id if taken is None else "ws_" + secrets.token_hex(8)
+                target = ws.id if taken is None else new_workspace_id()
                 tally.count("workspaces_added")
                 if tx is not None:
                     conn.execute(
@@ -274,9 +286,82 @@ class Placement:
                     "workspaces_remapped", {"path": ws.path, "archive_id": ws.id, "id": target}
                 )
         self.archive = remap(self.archive, mapping, tally)
+        self._keys_as_now(conn)
         self._ids = frozenset(am.memory.id for am in self.archive.memories)
         self._held_first(conn)
         self._archived_texts = self._texts_in_archive()
+
+    def _keys_as_now(self, conn: sqlite3.Connection) -> None:
+        """The archive's dedupe keys with their line breaks as line feeds, as every write reads
+        a key since 2026-11-30 (an old store's archive may hold `wiki\\r`, which no write could
+        reach once imported as it was - until 2026-12-01 it was). Where two keys then read the
+        same in one scope, workspace and session, one memory takes the key as `old_keys` decides
+        in a live store: the one spelling it so already (in the archive, or here), else the one
+        `takes_key` ranks first; the others keep their old keys as they were, each noted under
+        `keys_kept`. A memory this store holds with its old key keeps it (no write changes a
+        memory's key)."""
+        memories = self.archive.memories
+        old = [
+            i
+            for i, am in enumerate(memories)
+            if am.memory.dedupe_key is not None
+            and normalize_breaks(am.memory.dedupe_key) != am.memory.dedupe_key
+        ]
+        if not old:  # nearly every archive
+            return
+        held = {
+            str(r[0]): r[2]
+            for r in conn.execute(_STATUS_OF, (_ids([memories[i].memory.id for i in old]),))
+        }
+
+        def place(m: Memory) -> _TextKey:
+            key = normalize_breaks(m.dedupe_key or "")
+            return (m.scope.value, m.workspace_id or "", m.session_id or "", key)
+
+        groups: dict[_TextKey, list[int]] = {}
+        for i in old:
+            m = memories[i].memory
+            if held.get(m.id) != m.dedupe_key:
+                groups.setdefault(place(m), []).append(i)
+        spelt = {
+            place(am.memory): am.memory.id
+            for am in memories
+            if am.memory.dedupe_key is not None and place(am.memory)[3] == am.memory.dedupe_key
+        }
+        now: dict[int, str] = {}
+        for where, group in groups.items():
+            key = where[3]
+            holder = spelt.get(where) or dedupe_holder(
+                conn, replace(memories[group[0]].memory, dedupe_key=key)
+            )
+            taker = next((i for i in group if memories[i].memory.id == holder), None)
+            if holder is None:
+                taker = max(
+                    group,
+                    key=lambda i: takes_key(
+                        memories[i].memory.status.value, memories[i].memory.updated_at, i
+                    ),
+                )
+                holder = memories[taker].memory.id
+            for i in group:
+                if i == taker:
+                    now[i] = key
+                    continue
+                self._tally.note(
+                    "keys_kept",
+                    {
+                        "id": memories[i].memory.id,
+                        "reason": f"keeps its dedupe key {memories[i].memory.dedupe_key!r} as it "
+                        f"was: {holder} holds it as it reads now ({key!r})",
+                    },
+                )
+        self.archive = replace(
+            self.archive,
+            memories=tuple(
+                replace(am, memory=replace(am.memory, dedupe_key=now[i])) if i in now else am
+                for i, am in enumerate(memories)
+            ),
+        )
 
     def _held_first(self, conn: sqlite3.Connection) -> None:
         """The archive's memories this store holds before the new ones (each group in the
@@ -306,7 +391,7 @@ class Placement:
             outcome, detail = self._decide(conn, am, facts)
             if outcome in ("add", "append"):
                 writing = am.revisions[0 if outcome == "add" else int(detail) :]
-                control = _control_in(writing, am.memory.source)
+                control = _control_in(writing, am.memory)
                 secret = self._secret_of(am, writing) if control is None else None
                 if control is not None:
                     outcome, detail = "conflict", control
@@ -714,19 +799,27 @@ class Placement:
                 tally.count("tombstones_added")
                 kept = t
                 if t.reason and self._secret_in({"reason": t.reason}) is not None:
-                    kept = replace(t, reason=None)  # what stays forgotten does; a secret not
+                    kept = replace(kept, reason=None)  # what stays forgotten does; a secret not
+                    tally.count("notes_dropped")
+                if t.session_id and (
+                    SESSION_CONTROL.search(t.session_id)
+                    or self._secret_in({"session": t.session_id}) is not None
+                ):  # nor a session id hello would refuse (until 2026-12-01 it came in unscanned)
+                    kept = replace(kept, session_id=None)
                     tally.count("notes_dropped")
                 if tx is not None:
                     conn.execute(_INSERT_TOMBSTONE, astuple(kept))
 
 
-def _control_in(revisions: Sequence[Revision], source: str | None) -> str | None:
-    """Why a memory cannot be imported when one of the `revisions` to write holds a control
+def _control_in(revisions: Sequence[Revision], memory: Memory) -> str | None:
+    """Why `memory` cannot be imported when one of the `revisions` to write holds a control
     character in its reason (refused in every reason since 2026-11-30, `governance.check_notes`)
-    or a C1 control in its text (refused in every write since then): a store from before may
-    hold one - its memory stays out, the rest of its export comes in. `source` is the memory's."""
+    or a C1 control in its text (refused in every write since then), or it or one of them a
+    control character in its session id (hello refuses one since then): a store from before may
+    hold one - its memory stays out, the rest of its export comes in."""
     try:
-        refuse_control("source", source or "")
+        refuse_control("source", memory.source or "")
+        refuse_control("session", memory.session_id or "", SESSION_CONTROL)
     except InvalidInput as e:
         return f"{e.message}; not imported"
     for r in revisions:
@@ -735,6 +828,7 @@ def _control_in(revisions: Sequence[Revision], source: str | None) -> str | None
         try:
             for name, text in texts:
                 refuse_control(name, text or "")
+            refuse_control("session", r.session_id or "", SESSION_CONTROL)
         except InvalidInput as e:
             return f"revision {r.revision}: {e.message}; not imported"
     return None

@@ -24,6 +24,8 @@ from core.model import (
     Tier,
 )
 from core.old_names import as_now, old_shape
+from core.ownership import ADOPTED_FLAG
+from core.scanner import RULES
 from core.settings import KIND_WORD
 from core.validation import (
     EVER_REFUSED,
@@ -34,6 +36,7 @@ from core.validation import (
     normalize_breaks,
     utf8_size,
 )
+from core.workspace import WORKSPACE_ID
 
 _Check = Callable[[Any], bool]
 _MEMORY_ID = re.compile(r"m_[0-9a-f]{28}")
@@ -90,6 +93,52 @@ def _one_of(*values: str) -> _Check:
 
 def _between(low: int, high: int) -> _Check:
     return lambda v: is_int(v) and low <= v <= high
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """A check of an identifier or a mark, with the words saying the shape it wants. A value
+    that fails it is not shown in the refusal: it may be an escape sequence or a secret."""
+
+    check: _Check
+    rule: str
+
+    def __call__(self, v: Any) -> bool:
+        return self.check(v)
+
+    def optional(self) -> _Shape:
+        return _Shape(lambda v: v is None or self.check(v), self.rule)
+
+
+# A session id as an agent's hello gives it (`core/protocol.py`, `MAX_SESSION_CHARS`; the
+# protocol imports the import, so the limit is spelt here too and a test ties the two). Hello
+# refuses a control character in one since 2026-11-30, and a store from before may hold one:
+# that is checked at import (`archive_import`), keeping out only what holds it.
+MAX_SESSION_CHARS = 128
+SESSION_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # what hello refuses in a session id
+_SESSION = _Shape(
+    lambda v: _is_text(v) and len(v) <= MAX_SESSION_CHARS,
+    f"a session id is at most {MAX_SESSION_CHARS} characters, as an agent's hello gives it",
+)
+_WORKSPACE = _Shape(
+    lambda v: isinstance(v, str) and WORKSPACE_ID.fullmatch(v) is not None,
+    "a workspace id is ws_ and 16 lower-case hex digits, as Cairn makes it",
+)
+# The marks Cairn keeps on a memory (docs/data-model.md): `adopted`, `scan:<rule>` for each
+# scanner finding when it was stored - and `redacted`, which reads add. Until 2026-12-01 an
+# archive could bring any text here, and agents were handed it.
+FLAGS = frozenset({ADOPTED_FLAG, "redacted", *(f"scan:{rule}" for rule in RULES)})
+_FLAGS = _Shape(
+    lambda v: isinstance(v, list) and all(isinstance(f, str) and f in FLAGS for f in v),
+    "each is a mark Cairn keeps: adopted, redacted or scan: and a scanner rule's name",
+)
+# How a contradiction was closed: the side a person kept (`keep`: from, to or both), or the
+# side that went (forgotten or purged: `Contradictions.close_contradictions`).
+RESOLUTIONS = ("from", "to", "both", "forgotten", "purged")
+_RESOLUTION = _Shape(
+    lambda v: v in RESOLUTIONS,
+    f"how a contradiction was resolved: one of {', '.join(RESOLUTIONS)}",
+)
 
 
 # Who acted, as a write records it (`Caller.actor`): an agent's name, or the name Cairn records
@@ -172,8 +221,8 @@ _SHARED: dict[str, _Check] = {
     "summary": _optional(_is_str),
     "kind": _is_text,
     "scope": _SCOPES,
-    "workspace_id": _optional(_is_text),
-    "session_id": _optional(_is_text),
+    "workspace_id": _WORKSPACE.optional(),
+    "session_id": _SESSION.optional(),
     "tags": _is_strings,
     "keywords": _optional(_is_str),
     "importance": _between(1, 5),
@@ -192,7 +241,7 @@ MEMORY_SPEC: dict[str, _Check] = _SHARED | {
     "updated_at": _TIME,
     "dedupe_key": _optional(_is_str),
     "superseded_by": _optional(_is_id),
-    "flags": _is_strings,
+    "flags": _FLAGS,
     "use_count": _between(0, 2**62),
     "last_recalled_at": _optional(_TIME),
     "revisions": lambda v: isinstance(v, list) and bool(v),
@@ -212,15 +261,15 @@ RELATION_SPEC: dict[str, _Check] = {
     "created_by": _is_actor,
     "resolved_at": _optional(_TIME),
     "resolved_by": _optional(_is_actor),
-    "resolution": _optional(_is_str),
+    "resolution": _RESOLUTION.optional(),
 }
-WORKSPACE_SPEC: dict[str, _Check] = {"id": _is_text, "path": _is_text, "created_at": _TIME}
+WORKSPACE_SPEC: dict[str, _Check] = {"id": _WORKSPACE, "path": _is_text, "created_at": _TIME}
 TOMBSTONE_SPEC: dict[str, _Check] = {
     "memory_id": _is_id,
     "content_hash": lambda v: isinstance(v, str) and SHA256.fullmatch(v) is not None,
     "scope": _SCOPES,
-    "workspace_id": _optional(_is_text),
-    "session_id": _optional(_is_text),
+    "workspace_id": _WORKSPACE.optional(),
+    "session_id": _SESSION.optional(),
     "forgotten_by": _is_actor,
     "forgotten_at": _TIME,
     "reason": _optional(_is_str),
@@ -286,6 +335,8 @@ def checked(obj: Any, spec: Mapping[str, _Check], where: str) -> dict[str, Any]:
         wrong = _wrong_name(name, value)
         if wrong is not None:
             raise invalid(where, wrong)
+        if isinstance(check, _Shape):
+            raise invalid(where, f"has a wrong value in field {name!r} ({check.rule})")
         raise invalid(where, f"has a wrong value in field {name!r}")
     return obj
 

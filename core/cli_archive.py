@@ -304,14 +304,16 @@ def describe_import(r: dict[str, Any]) -> str:
     lines.extend(f"  not brought back {i['id']}: {i['reason']}" for i in r["skipped"])
     lines.extend(f"  conflict {i['id']}: {i['reason']}" for i in r["conflicts"])
     lines.extend(f"  refused {i['id']}: {i['reason']}" for i in r["secrets"])
+    lines.extend(f"  kept its old dedupe key {i['id']}: {i['reason']}" for i in r["keys_kept"])
     lines.extend(
         f"  released {i['id']}: {i['reason']} (it is no longer hidden behind it)"
         for i in r.get("released", ())
     )
     if r.get("notes_dropped"):
         lines.append(
-            f"  {plural(r['notes_dropped'], 'note')} of relations or tombstones left out: "
-            "they held a secret (the relations and tombstones themselves were kept)"
+            f"  {plural(r['notes_dropped'], 'note')} of relations or tombstones left out "
+            "(a relation's note, a tombstone's reason or session id): they held a secret or a "
+            "control character (the relations and tombstones themselves were kept)"
         )
     lines.extend(
         f"  conflict {i['doc']} version {i['version']}: {i['reason']}"

@@ -35,13 +35,14 @@ def cmd_workspace(args: argparse.Namespace) -> int:
             rows = client.call("workspace.list")["workspaces"]
 
         def table() -> None:
-            # a folder registered before 2026-11-30 may hold a control character: shown, not
-            # obeyed (until then its escape reached the terminal)
+            # a folder registered before 2026-11-30 may hold a control character, and an id an
+            # archive brought before 2026-12-01 an escape sequence: shown, not obeyed (until
+            # then they reached the terminal)
             for w in rows:
                 gone = "" if w["exists"] else "  (folder missing)"
                 noun = "memory  " if w["memories"] == 1 else "memories"  # the columns align
                 print(
-                    f"{w['id']}  {w['memories']:5} {noun}  since {when(w['created_at'])}  "
+                    f"{visible(w['id'])}  {w['memories']:5} {noun}  since {when(w['created_at'])}  "
                     f"{visible(w['path'])}{gone}"
                 )
 
@@ -67,7 +68,7 @@ def cmd_workspace(args: argparse.Namespace) -> int:
             f"Move workspace {visible(old)} to {visible(new)}?", "move", bind_cwd=False
         ) as client:
             result = client.call("workspace.move", {"workspace": old, "to": new})
-        emit(args, result, lambda: print(f"{result['id']} now lives at {visible(result['to'])}"))
+        emit(args, result, lambda: print(visible(f"{result['id']} now lives at {result['to']}")))
         return 0
     source, into = workspace_ref(args.source), workspace_ref(args.into)
     if source == into:  # before the confirmation: there is nothing to merge

@@ -33,6 +33,13 @@ KEPT_ACTION = "dedupe_key_kept"
 _RANK = {"active": 2, "archived": 2, "superseded": 1, "forgotten": 0}
 
 
+def takes_key(status: str, updated_at: int, made: int) -> tuple[int, int, int]:
+    """How a memory ranks for a key several old keys read as, when none spells it as it reads
+    now - the highest takes it: live before history before forgotten, then the one changed
+    last, then the one made last (`made`: its place in the store, or in an archive)."""
+    return (_RANK.get(status, 0), updated_at, made)
+
+
 def repair_keys(conn: sqlite3.Connection) -> None:
     """Inside the migration's transaction: store every dedupe key (of memories and waiting
     proposals) and idempotency key holding a CR or NEL as it is read now."""
@@ -68,7 +75,7 @@ def _dedupe_keys(conn: sqlite3.Connection) -> None:
         if row is not None:
             holder = str(row[0])
         else:
-            taker = max(old, key=lambda m: (_RANK.get(m[4], 0), m[2], m[3]))
+            taker = max(old, key=lambda m: takes_key(m[4], m[2], m[3]))
             holder = taker[0]
             conn.execute("UPDATE memory SET dedupe_key = ? WHERE id = ?", (key, holder))
             old.remove(taker)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import threading
 
@@ -13,6 +14,12 @@ from core.store import Store
 from core.validation import refuse_control_in_path
 
 WORKSPACE_ID_PREFIX = "ws_"  # a workspace's id: this and 16 hex digits
+WORKSPACE_ID = re.compile(rf"{WORKSPACE_ID_PREFIX}[0-9a-f]{{16}}")  # the only shape Cairn makes
+
+
+def new_workspace_id() -> str:
+    """A fresh workspace id (`WORKSPACE_ID`'s shape)."""
+    return WORKSPACE_ID_PREFIX + secrets.token_hex(8)
 
 
 def canonical_path(raw: str) -> str:
@@ -97,9 +104,7 @@ class WorkspaceRegistry:
         row = tables.Workspace.get_or_none(tables.Workspace.path == path)
         if row is None:
             now = self._store.clock.now_ms()
-            row = tables.Workspace.create(
-                id=WORKSPACE_ID_PREFIX + secrets.token_hex(8), path=path, created_at=now
-            )
+            row = tables.Workspace.create(id=new_workspace_id(), path=path, created_at=now)
         return Workspace(row.id, row.path, row.created_at, os.path.isdir(row.path))
 
     def get(self, workspace_id: str) -> Workspace:
