@@ -19,6 +19,7 @@ from pathlib import Path
 
 from core import __version__, protocol
 from core.app import Cairn
+from core.atomic_file import write_atomically
 from core.errors import AlreadyRunning, ConfigInvalid
 from core.janitor import Janitor
 from core.paths import Paths
@@ -129,7 +130,9 @@ class Runtime:
         cairn.policy.watch()  # an edit of the policy file applies while Cairn runs
         if cairn.notes.folder is not None:
             cairn.notes.start()  # the first pass runs on its own thread
-        self.pid_file.write_text(str(os.getpid()), encoding="utf-8")
+        # owner-only, and a link at the path is replaced, never written through (until
+        # 2026-12-01 the umask's mode, through any link)
+        write_atomically(self.pid_file, str(os.getpid()), mode=0o600)
         self._own_files = {
             path: _identity(path) for path in (self.socket, self.paths.database, self.pid_file)
         }

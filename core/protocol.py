@@ -550,6 +550,14 @@ def hello(
     role = p.get("role", "agent")
     if role not in ("agent", "human"):
         raise InvalidInput("role must be 'agent' or 'human'", data={"field": "role"})
+    # On TCP (where anyone on the machine may connect) who is asking is checked first, so a
+    # wrong token gets the same answer whatever workspace or session it carries: it learns
+    # nothing about the owner's folders (until 2026-12-01 the path was looked at first, so a
+    # wrong token could tell an existing folder from a missing one). On the Unix socket the
+    # peer is the owner, and the path and session are checked first, as before.
+    who_first = session.transport != "unix"
+    if who_first:
+        identity, enrolled = _who(cairn, session, p, role, human_allowed)
     session_id = _session_id(p)
     raw_workspace = opt_text(p, "workspace")
     # A bad path, or an identifier holding a secret, is refused before anything is recorded:
@@ -557,7 +565,8 @@ def hello(
     if raw_workspace is not None:
         canonical_path(raw_workspace)
     cairn.gate.refuse_secret({"session": session_id})
-    identity, enrolled = _who(cairn, session, p, role, human_allowed)
+    if not who_first:
+        identity, enrolled = _who(cairn, session, p, role, human_allowed)
     # Only a connection that is let in registers its workspace (and a declared agent name).
     workspace = cairn.workspaces.resolve(raw_workspace) if raw_workspace is not None else None
     workspace_id = workspace.id if workspace else None

@@ -227,6 +227,7 @@ class Server:
     ) -> None:
         self.cairn = cairn
         self.limits = Limits.from_cairn(cairn)
+        self._max_tcp_unauthenticated = cairn.settings.integer("server.max_tcp_unauthenticated")
         self._confirm_human = confirm_human
         self._executor = ThreadPoolExecutor(
             max_workers=cairn.settings.integer("server.workers"), thread_name_prefix="cairn-rpc"
@@ -319,7 +320,7 @@ class Server:
                 log.warning("refused a connection from uid %s", peer.uid if peer else "unknown")
                 writer.close()
                 return
-        if len(self._connections) >= self.limits.max_connections:
+        if self._full(transport):
             self.cairn.activity.count("refused_too_many")
             with contextlib.suppress(Exception):
                 # The client's first frame (its hello) is read first: a socket closed with what
@@ -354,6 +355,21 @@ class Server:
                             caller.workspace_id,
                         )
                     )
+
+    def _full(self, transport: str) -> bool:
+        """Whether a new connection on `transport` is refused. A TCP connection that has not
+        completed its hello counts only against `server.max_tcp_unauthenticated`, never against
+        `server.max_connections`: anyone on the machine can open one, and until 2026-12-01
+        enough silent ones left the owner's agents on the Unix socket "too many connections"."""
+        pending = sum(
+            1
+            for c in self._connections
+            if c.session.transport != "unix" and not c.session.hello_done
+        )
+        served = len(self._connections) - pending
+        if transport != "unix" and pending >= self._max_tcp_unauthenticated:
+            return True
+        return served >= self.limits.max_connections
 
     def human_allowed(self, session: protocol.Session) -> str | None:
         """None when this connection may act for a person, else why not. A person's

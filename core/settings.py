@@ -294,6 +294,15 @@ KNOBS: tuple[Knob, ...] = (
         maximum=4096,
     ),
     Knob(
+        "server.max_tcp_unauthenticated",
+        int,
+        16,
+        "Most loopback TCP connections waiting for their hello at once; more are refused. They "
+        "do not count against server.max_connections, so they never take the Unix socket's.",
+        minimum=1,
+        maximum=4096,
+    ),
+    Knob(
         "server.max_in_flight",
         int,
         16,

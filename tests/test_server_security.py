@@ -235,6 +235,32 @@ def test_runtime_dir_is_0700_and_socket_0600_whatever_the_umask(
             c.close()
 
 
+def test_pid_file_is_0600_whatever_the_umask_and_never_follows_a_link(short_tmp: Path) -> None:
+    """The pid file is owner-only and replaces a link at its path instead of writing through
+    it. Until 2026-12-01 it was written with the umask's mode (0666 under umask 000), through
+    whatever link was already at its path."""
+    home = cairn_home(short_tmp)
+    run_dir(home).mkdir(parents=True)
+    run_dir(home).chmod(0o700)
+    target = short_tmp / "elsewhere.txt"
+    target.write_text("untouched\n", encoding="utf-8")
+    pid_file = run_dir(home) / "cairn.pid"
+    pid_file.symlink_to(target)
+    with running_daemon(home, umask=0o000) as daemon:
+        # the pid file is written just after the socket answers
+        wait_for(lambda: str(daemon.proc.pid) in pid_file.read_text(encoding="utf-8"))
+        st = os.lstat(pid_file)
+        assert stat.S_ISREG(st.st_mode), "the pid file is still a link"
+        assert f"{stat.S_IMODE(st.st_mode):04o}" == "0600"
+        assert pid_file.read_text(encoding="utf-8").strip() == str(daemon.proc.pid)
+        assert target.read_text(encoding="utf-8") == "untouched\n"
+        c = RawClient(daemon.socket)
+        try:
+            assert "result" in c.hello("pid-check")
+        finally:
+            c.close()
+
+
 # -- 2. an unsafe runtime directory refuses the start -------------------------------------------
 
 
@@ -532,6 +558,82 @@ def test_tcp_hello_with_valid_token_works(tcp_cairn: TcpCairn) -> None:
         assert health["result"]["agent"]["verified"] is True, health
     finally:
         c.close()
+
+
+def test_tcp_wrong_token_learns_nothing_about_workspace_or_session(
+    tcp_cairn: TcpCairn, short_tmp: Path
+) -> None:
+    """A TCP hello with a wrong token gets the same answer whatever workspace or session it
+    carries. Until 2026-12-01 the workspace path (and the session id) were checked before the
+    token, so a wrong token told an existing private folder ("the token does not belong to this
+    agent") from a missing one ("... is not an existing directory")."""
+    existing = short_tmp / "private" / "project-x"
+    existing.mkdir(parents=True)
+    a_file = short_tmp / "private" / "notes.txt"
+    a_file.write_text("x\n", encoding="utf-8")
+    variants: list[dict[str, Any]] = [
+        {},
+        {"workspace": str(existing)},
+        {"workspace": str(short_tmp / "private" / "project-y")},
+        {"workspace": str(a_file)},
+        {"workspace": "relative/path"},
+        {"session": "s\x1b"},
+        {"session": "x" * 10_000},
+    ]
+    answers = []
+    for agent in ("tcp-agent", "unknown-agent"):
+        for extra in variants:
+            c = TcpClient(tcp_cairn.port)
+            try:
+                reply = c.hello(agent, token="cairn_wrong", **extra)
+            finally:
+                c.close()
+            assert_refused(reply, ErrorCode.UNAUTHENTICATED, "cairn agent list")
+            answers.append(json.dumps(reply["error"], sort_keys=True))
+    assert len(set(answers)) == 1, answers
+    # the right token still gets the workspace checked
+    c = TcpClient(tcp_cairn.port)
+    try:
+        reply = c.hello(
+            "tcp-agent", token=tcp_cairn.token, workspace=str(short_tmp / "private" / "nope")
+        )
+    finally:
+        c.close()
+    assert_refused(reply, ErrorCode.INVALID_PARAMS, "workspace")
+
+
+def test_silent_tcp_connections_do_not_take_the_unix_sockets_slots(short_tmp: Path) -> None:
+    """Many TCP connections that never say hello leave the Unix socket served. Until
+    2026-12-01 one `server.max_connections` count covered both, so anyone on the machine could
+    hold every slot with silent TCP connections and the owner's agents on the Unix socket were
+    refused "too many connections"."""
+    home = cairn_home(short_tmp)
+    port = free_port()
+    write_settings(home, f"[server]\ntcp_port = {port}\nmax_connections = 8\n")
+    token = register_agent(home, "tcp-agent")
+    held: list[socket.socket] = []
+    try:
+        with running_daemon(home) as daemon:
+            assert wait_for(lambda: tcp_accepts("127.0.0.1", port)), "TCP never started"
+            held.extend(socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(12))
+            time.sleep(1.5)  # the server has accepted them all
+            c = RawClient(daemon.socket)
+            try:
+                reply = c.hello("owner-agent")
+            finally:
+                c.close()
+            assert reply.get("result", {}).get("agent") == "owner-agent", reply
+            # a TCP client with its token is still refused while the silent ones hold the
+            # unauthenticated slots - or served: either way, never a hang
+            t = TcpClient(port, timeout=5)
+            try:
+                answer = t.hello("tcp-agent", token=token)
+            finally:
+                t.close()
+            assert "result" in answer or answer["error"]["data"]["error"] == "rate_limited"
+    finally:
+        for s in held:
+            s.close()
 
 
 # -- 7. agent tokens on the Unix socket -----------------------------------------------------------
