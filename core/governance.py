@@ -327,16 +327,22 @@ class Redactor:
     def __init__(self, allowed: Callable[[], frozenset[str]], size: int = 20_000) -> None:
         self._allowed = allowed
         self._size = size
-        self._cache: OrderedDict[tuple[str, int, str, frozenset[str]], Memory] = OrderedDict()
+        # A memory with nothing to redact is cached as None: the memory read is then served as
+        # it is, and no copy of it is kept (the cache held 20,000 memories' words).
+        self._cache: OrderedDict[tuple[str, int, str, frozenset[str]], Memory | None] = (
+            OrderedDict()
+        )
         self._lock = threading.Lock()
 
     def memory(self, memory: Memory) -> Memory:
         allowed = self._allowed()
         key = (memory.id, memory.revision, memory.content[:64], allowed)
         with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None:
+            if key in self._cache:
                 self._cache.move_to_end(key)
+                hit = self._cache[key]
+                if hit is None:
+                    return memory
                 return replace(
                     hit,
                     use_count=memory.use_count,
@@ -347,7 +353,7 @@ class Redactor:
                 )
         clean = self._redact(memory, allowed)
         with self._lock:
-            self._cache[key] = clean
+            self._cache[key] = None if clean is memory else clean
             if len(self._cache) > self._size:
                 self._cache.popitem(last=False)
         return clean
