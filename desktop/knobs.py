@@ -79,6 +79,11 @@ HELP: dict[str, str] = {
     "server.max_connections": QT_TRANSLATE_NOOP(
         "Knob", "Most connections served at once; more are refused with an error."
     ),
+    "server.max_tcp_unauthenticated": QT_TRANSLATE_NOOP(
+        "Knob",
+        "Most loopback TCP connections waiting for their hello at once; more are refused. They "
+        "do not count against server.max_connections, so they never take the Unix socket's.",
+    ),
     "server.max_in_flight": QT_TRANSLATE_NOOP(
         "Knob", "Most requests one connection may have in flight; more are refused (rate_limited)."
     ),

@@ -904,6 +904,10 @@
         <translation>同时服务的最大连接数；超出的连接会被拒绝并收到错误。</translation>
     </message>
     <message>
+        <source>Most loopback TCP connections waiting for their hello at once; more are refused. They do not count against server.max_connections, so they never take the Unix socket&apos;s.</source>
+        <translation>同时等待 hello 的本机回环 TCP 连接的最大数量；超出的会被拒绝。它们不计入 server.max_connections，因此不会占用 Unix 套接字的连接名额。</translation>
+    </message>
+    <message>
         <source>Most requests one connection may have in flight; more are refused (rate_limited).</source>
         <translation>单个连接同时处理中的最大请求数；超出的请求会被拒绝（rate_limited）。</translation>
     </message>
