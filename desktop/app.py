@@ -142,9 +142,11 @@ async def serve(
     paths: Paths,
     name: str,
     on_started: Callable[[Running], None] | None = None,
+    on_lost: Callable[[str], None] | None = None,
 ) -> int:
     """Run the runtime, the local listener and the tray until asked to stop. `on_started` is
-    called once everything runs."""
+    called once everything runs; `on_lost` with why, when Cairn stopped on its own because its
+    socket file or database went."""
     person_check = PersonCheck()  # asks the person about their commands run without a terminal
     runtime = Runtime(paths, confirm_human=person_check)
     loop = asyncio.get_running_loop()
@@ -185,8 +187,8 @@ async def serve(
         if on_started is not None:
             on_started(Running(runtime, desk, tray, person_check))
         await runtime.wait()
-        if runtime.lost is not None:  # the windows are about to vanish: say why
-            tell_person(f"Cairn stopped: {runtime.lost}")
+        if runtime.lost is not None and on_lost is not None:
+            on_lost(f"Cairn stopped: {runtime.lost}")
     finally:
         # The store closes and the socket goes whatever the windows' teardown does: a failure
         # there (a Qt object already deleted) left both behind until 2026-11-30.
@@ -251,9 +253,14 @@ def run(argv: Sequence[str] = ()) -> int:
     # FACTS.md: on Python 3.11 the qasync loop is created by hand (no asyncio.run loop_factory).
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    lost: list[str] = []
     try:
-        status: int = loop.run_until_complete(serve(app, paths, name))
-        return status
+        status: int = loop.run_until_complete(serve(app, paths, name, on_lost=lost.append))
     finally:
         asyncio.set_event_loop(None)
         loop.close()
+    # Told once everything has stopped and the store is free: a message box waits for the
+    # person, and shown from inside the loop it held the store and hung the stop for good.
+    for message in lost:
+        tell_person(message)
+    return status

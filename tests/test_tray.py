@@ -478,11 +478,12 @@ def tray_env(home: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def running_tray(home: Path) -> Iterator[subprocess.Popen[str]]:
-    """The tray application as a real process; waits for both of its sockets."""
+def running_tray(home: Path, command: list[str] | None = None) -> Iterator[subprocess.Popen[str]]:
+    """The tray application as a real process (`command`, or `cairn`); waits for both of its
+    sockets."""
     paths = paths_for(home)
     proc = subprocess.Popen(
-        cairn_command(),
+        command or cairn_command(),
         cwd=ROOT,
         env=tray_env(home),
         stdout=subprocess.PIPE,
@@ -540,6 +541,31 @@ def test_a_tray_whose_socket_file_is_removed_stops_and_tells_the_person(short_tm
         assert status == 0, err
         assert "cairn: Cairn stopped: its socket file" in err, err
         assert "no client can reach this Cairn any more" in err
+
+
+def test_a_tray_started_from_the_menu_stops_then_shows_why_its_socket_went(
+    short_tmp: Path,
+) -> None:
+    """Started from the application menu, the tray showed its message box from inside the
+    running loop, before stopping: an agent's connection hung there, the stop never finished
+    and the store stayed locked - agents' own Cairn refused - until the process was killed."""
+    home = short_tmp / "t"
+    paths = paths_for(home)
+    menu = [sys.executable, str(ROOT / "tests" / "tray_from_menu.py")]
+    with running_tray(home, menu) as proc:
+        agent = RawClient(socket_path(paths))
+        try:
+            assert "result" in agent.hello("agent-a")
+            socket_path(paths).unlink()
+            time.sleep(3)  # the runtime notices within 2 s, then the box opens
+        finally:
+            agent.close()
+        status = proc.wait(30)
+        err = proc.stderr.read() if proc.stderr else ""
+    assert status == 0, err
+    assert "BOX: Cairn stopped: its socket file" in err, err
+    assert err.index("Cairn stopped\n") < err.index("BOX: Cairn stopped"), err  # stopped first
+    assert sorted(p.name for p in paths.runtime.iterdir()) == []
 
 
 def test_a_second_launch_brings_the_first_forward_then_quit_stops_it(short_tmp: Path) -> None:
