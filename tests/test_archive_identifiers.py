@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core import archive_records, protocol
+from core import archive_records, protocol, scanner
 from core.app import Cairn
 from core.cli_archive import describe_import
 from core.errors import InvalidInput
@@ -247,6 +247,64 @@ def test_a_secret_naming_who_made_resolved_or_forgot_is_never_stored(
             assert landed[graves[0]["memory_id"]][5] == "import"  # forgotten_by
         finally:
             into.close()
+
+
+def test_a_mark_from_a_newer_scanner_comes_in_and_a_secret_or_ill_shaped_one_does_not(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """A memory's flags took only the scan: marks of the rules this Cairn knows: an archive from
+    a newer Cairn, whose scanner has a rule this one lacks, was refused whole ("has a wrong value
+    in field 'flags'"). Now any scan: mark whose rule has the shape of a rule's name comes in as
+    it is; one holding a secret, or not shaped as a rule's name, still refuses the archive,
+    naming the line and the field but not the value."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    ci = rich.ids["ci"]
+    line = _line_of(good, ci)
+    slack = "xoxb-123456789012-abcdefghijklmnop"  # a rule's shape, and a Slack token
+
+    def flags(*marks: str) -> _Edit:
+        def change(rows: list[dict[str, Any]]) -> None:
+            next(r for r in rows if r["id"] == ci)["flags"] = list(marks)
+
+        return _records("memories.jsonl", change)
+
+    newer = edited(good, short_tmp / "newer.zip", flags("adopted", "scan:ssh-config-key"))
+    report = import_(empty, newer)
+    assert report.conflicts == () and report.secrets == (), report
+    conn = empty.store.read_db.conn()
+    held = conn.execute("SELECT flags FROM memory WHERE id = ?", (ci,)).fetchone()[0]
+    assert json.loads(held) == ["adopted", "scan:ssh-config-key"]
+
+    shape = "each is a mark Cairn keeps: adopted, redacted or scan: and a scanner rule's name"
+    cases = [
+        (
+            f"scan:{slack}",
+            f"has a wrong value in field 'flags' (a scan: mark looks like a secret (rule "
+            f"slack-token); {shape})",
+        ),
+        ("scan:Bad Rule", f"has a wrong value in field 'flags' ({shape})"),
+        ("scan:" + "a" * 41, f"has a wrong value in field 'flags' ({shape})"),
+        ("scan:-dash", f"has a wrong value in field 'flags' ({shape})"),
+        ("scan:", f"has a wrong value in field 'flags' ({shape})"),
+    ]
+    into = open_store(short_tmp / "c")
+    try:
+        before = state(into)
+        for mark, words in cases:
+            bad = edited(good, short_tmp / "bad.zip", flags(mark))
+            with pytest.raises(InvalidInput) as caught:
+                import_(into, bad)
+            message = caught.value.message
+            assert f"memories.jsonl line {line} {words}; nothing was imported" in message, message
+            shown = mark.removeprefix("scan:")
+            assert not shown or shown not in message.replace(shape, ""), message
+        assert state(into) == before and imports(into) == 0
+    finally:
+        into.close()
+    assert all(
+        scanner.RULE_NAME.fullmatch(r) and len(r) <= scanner.MAX_RULE_CHARS for r in scanner.RULES
+    )
 
 
 def test_the_shapes_old_cairns_wrote_still_come_in(
