@@ -80,7 +80,9 @@ class ImportReport:
     errors: int = 0  # jsonl: lines that are not a valid write
     skipped: tuple[dict[str, str], ...] = ()  # {id, reason}: forgotten, never brought back
     conflicts: tuple[dict[str, str], ...] = ()  # {id, reason}: this store's copy was kept
-    secrets: tuple[dict[str, str], ...] = ()  # {id, reason}: archive memories holding a secret
+    # {id, reason}: archive memories holding a secret, and relations (id `FROM KIND TO`) whose
+    # created_by or resolved_by holds one - each left out (`refused` counts the memories)
+    secrets: tuple[dict[str, str], ...] = ()
     renamed: tuple[dict[str, str], ...] = ()  # {archive_id, id}: dedupe-key ids of a moved path
     # {id, reason}: an old store's dedupe key that reads as one another memory holds, kept as it
     # was (as schema 2.3 keeps it in a live store, `core/old_keys.py`)
@@ -94,7 +96,8 @@ class ImportReport:
     relations_unchanged: int = 0
     relations_skipped: int = 0  # an end is not in this store (forgotten, or left out)
     # a relation's note, a tombstone's reason or session id holding a secret (or a control
-    # character) - left out, the relation or tombstone kept
+    # character) - left out, the relation or tombstone kept; a tombstone's forgotten_by holding
+    # one, which reads `import` instead
     notes_dropped: int = 0
     identity_added: int = 0
     identity_unchanged: int = 0
@@ -630,6 +633,19 @@ class Placement:
                 tally.count("relations_skipped")
                 continue
             kind = link.kind.value
+            named = {"created_by": link.created_by, "resolved_by": link.resolved_by}
+            refusal = self._secret_in(named)
+            if refusal is not None:
+                # left out as a memory whose agent or actor holds one is (until 2026-12-01 a
+                # name's shape was checked, never scanned: a Slack token is a valid agent name)
+                tally.note(
+                    "secrets",
+                    {
+                        "id": f"{link.from_id} {kind} {link.to_id}",
+                        "reason": f"{refusal}; not imported",
+                    },
+                )
+                continue
             row = conn.execute(_RELATION, (kind, link.from_id, link.to_id)).fetchone()
             if (
                 row is None
@@ -806,6 +822,12 @@ class Placement:
                     or self._secret_in({"session": t.session_id}) is not None
                 ):  # nor a session id hello would refuse (until 2026-12-01 it came in unscanned)
                     kept = replace(kept, session_id=None)
+                    tally.count("notes_dropped")
+                if self._secret_in({"forgotten_by": t.forgotten_by}) is not None:
+                    # The name is required, and the tombstone is what keeps the memory forgotten
+                    # (left out, an older archive could bring it back): the import, which brought
+                    # it here, stands in (until 2026-12-01 the name came in unscanned).
+                    kept = replace(kept, forgotten_by=Surface.IMPORT.value)
                     tally.count("notes_dropped")
                 if tx is not None:
                     conn.execute(_INSERT_TOMBSTONE, astuple(kept))

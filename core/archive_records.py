@@ -25,7 +25,7 @@ from core.model import (
 )
 from core.old_names import as_now, old_shape
 from core.ownership import ADOPTED_FLAG
-from core.scanner import RULES
+from core.scanner import MAX_RULE_CHARS, RULE_NAME, RULES, secret_rule
 from core.settings import KIND_WORD
 from core.validation import (
     EVER_REFUSED,
@@ -126,10 +126,23 @@ _WORKSPACE = _Shape(
 )
 # The marks Cairn keeps on a memory (docs/data-model.md): `adopted`, `scan:<rule>` for each
 # scanner finding when it was stored - and `redacted`, which reads add. Until 2026-12-01 an
-# archive could bring any text here, and agents were handed it.
+# archive could bring any text here, and agents were handed it. A newer Cairn's scanner may have
+# a rule this one lacks: a `scan:` mark comes in when its rule has a rule name's shape (and holds
+# no secret, `parse_memory`); until 2026-12-01 one naming a rule unknown here refused the archive.
 FLAGS = frozenset({ADOPTED_FLAG, "redacted", *(f"scan:{rule}" for rule in RULES)})
+
+
+def _is_mark(v: Any) -> bool:
+    if not isinstance(v, str):
+        return False
+    if v in FLAGS:
+        return True
+    rule = v.removeprefix("scan:")
+    return rule != v and len(rule) <= MAX_RULE_CHARS and RULE_NAME.fullmatch(rule) is not None
+
+
 _FLAGS = _Shape(
-    lambda v: isinstance(v, list) and all(isinstance(f, str) and f in FLAGS for f in v),
+    lambda v: isinstance(v, list) and all(_is_mark(f) for f in v),
     "each is a mark Cairn keeps: adopted, redacted or scan: and a scanner rule's name",
 )
 # How a contradiction was closed: the side a person kept (`keep`: from, to or both), or the
@@ -465,6 +478,19 @@ def _fits(m: Mapping[str, Any], limits: Limits, where: str) -> None:
         )
 
 
+def _scan_marks(flags: list[str], where: str) -> None:
+    """A mark this Cairn does not make itself (a newer scanner's `scan:` rule) scanned like every
+    text an import stores: one holding a secret refuses the archive, without showing it."""
+    for flag in flags:
+        rule = secret_rule(flag) if flag not in FLAGS else None
+        if rule is not None:
+            raise invalid(
+                where,
+                f"has a wrong value in field 'flags' (a scan: mark looks like a secret (rule "
+                f"{rule}); {_FLAGS.rule})",
+            )
+
+
 def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
     """One line of memories.jsonl, checked field by field, against itself, and against the
     rules of the write path (`limits`: this store's)."""
@@ -480,6 +506,7 @@ def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
             raise invalid(f"{where} revision {i}", wrong)
     _follows_rules(m, where)
     _fits(m, limits, where)
+    _scan_marks(m["flags"], where)
     if [r["revision"] for r in raw] != list(range(1, m["revision"] + 1)):
         raise invalid(where, f"does not hold revisions 1 to {m['revision']} in order")
     if any(raw[-1][k] != m[k] for k in _SHARED if k != "created_at"):

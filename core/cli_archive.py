@@ -312,8 +312,9 @@ def describe_import(r: dict[str, Any]) -> str:
     if r.get("notes_dropped"):
         lines.append(
             f"  {plural(r['notes_dropped'], 'note')} of relations or tombstones left out "
-            "(a relation's note, a tombstone's reason or session id): they held a secret or a "
-            "control character (the relations and tombstones themselves were kept)"
+            "(a relation's note, a tombstone's reason, session id or who forgot its memory, "
+            "which reads import): they held a secret or a control character (the relations and "
+            "tombstones themselves were kept)"
         )
     lines.extend(
         f"  conflict {i['doc']} version {i['version']}: {i['reason']}"

@@ -143,7 +143,8 @@ def describe(item: dict[str, Any]) -> str:
     return visible("\n".join(lines))
 
 
-def _edits(pairs: list[str]) -> dict[str, Any]:
+def _edits(pairs: list[str], kinds: tuple[str, ...]) -> dict[str, Any]:
+    """`--set FIELD=VALUE` pairs as edits; `kinds`: those Cairn takes (none: not checked here)."""
     edits: dict[str, Any] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
@@ -161,7 +162,7 @@ def _edits(pairs: list[str]) -> dict[str, Any]:
             raise InvalidInput(
                 f"--set scope takes one of {', '.join(s.value for s in Scope)}, not {value!r}"
             )
-        elif name == "kind" and (kinds := _known_kinds()) and value not in kinds:
+        elif name == "kind" and kinds and value not in kinds:
             raise InvalidInput(f"--set kind takes one of {', '.join(kinds)}, not {value!r}")
         else:
             edits[name] = value
@@ -184,16 +185,18 @@ def _known_kinds() -> tuple[str, ...]:
     return limits.kinds if limits is not None else ()
 
 
-def _refuse_edits_over_the_limits(edits: dict[str, Any], op: str | None = None) -> None:
-    """`--set` texts checked against the store's limits before the confirmation, as the running
-    Cairn checks them after it (an empty content, too many tags, a too long summary). The size
-    of the content is a memory's limit only for a proposal `op` about a memory: an identity
-    document has its own (`identity.max_bytes`), which the running Cairn checks.
+def _refuse_edits_over_the_limits(
+    edits: dict[str, Any], limits: Limits | None, op: str | None = None
+) -> None:
+    """`--set` texts checked against the store's `limits` (None: the settings file could not be
+    read) before the confirmation, as the running Cairn checks them after it (an empty content,
+    too many tags, a too long summary). The size of the content is a memory's limit only for a
+    proposal `op` about a memory: an identity document has its own (`identity.max_bytes`), which
+    the running Cairn checks.
 
     Raises:
         InvalidInput, TooLarge: naming the option (`--set content: ...`).
     """
-    limits = _limits()
     if limits is None:
         return
     for name, value in edits.items():
@@ -322,13 +325,14 @@ def _checked_before_asking(args: argparse.Namespace, action: str) -> dict[str, A
     limits and a proposal that does not wait were refused only after the person typed it): the
     values, the options that clash, and - at a terminal - that a proposal waits and takes them.
     """
-    edits = None
+    edits, limits = None, None
     if action == "adopt":
-        edits = _edits(args.set) if args.set else None
+        limits = _limits()  # the settings file, read once for the command
+        edits = _edits(args.set, limits.kinds if limits is not None else ()) if args.set else None
         for name, value in (edits or {}).items():
             texts = value if name == "tags" else [value] if isinstance(value, str) else []
             refuse_a_secret(f"--set {name}", texts, plural=name in ("tags", "keywords"))
-        _refuse_edits_over_the_limits(edits or {})
+        _refuse_edits_over_the_limits(edits or {}, limits)
         _refuse_options_that_clash(args, edits)
     elif args.reason:
         refuse_a_reason(args.reason, check_reason)
@@ -336,16 +340,19 @@ def _checked_before_asking(args: argparse.Namespace, action: str) -> dict[str, A
         # Whether a proposal waits, and whether an option applies to it, depends on the
         # proposal: look first (without a terminal the tray asks the person once, and the
         # running Cairn refuses the same after it).
-        _look_before_asking(args, action, edits)
+        _look_before_asking(args, action, edits, limits)
     return edits
 
 
 def _look_before_asking(
-    args: argparse.Namespace, action: str, edits: dict[str, Any] | None
+    args: argparse.Namespace,
+    action: str,
+    edits: dict[str, Any] | None,
+    limits: Limits | None,
 ) -> None:
     """Refuse, before the confirmation, options a waiting proposal does not take, and a
     decision none of whose proposals waits (one gone among others that wait is reported with
-    their results, as it may be decided meanwhile anyway).
+    their results, as it may be decided meanwhile anyway). `limits`: the command's settings.
 
     Raises:
         NotFound: no proposal given waits (the first one's error: decided already, by whom).
@@ -368,7 +375,7 @@ def _look_before_asking(
             waiting += 1
             if action == "adopt":
                 _refuse_options_it_does_not_take(item, args, edits)
-                _refuse_edits_over_the_limits(edits or {}, item["op"])
+                _refuse_edits_over_the_limits(edits or {}, limits, item["op"])
     if gone is not None and not waiting:
         raise gone
 

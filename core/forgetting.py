@@ -153,38 +153,32 @@ class Forgetting:
         def job(tx: WriteTx) -> int:
             now = self._clock.now_ms()
             conn = tx.conn
-            stranded = [
-                (str(r[0]), r[1])
-                for r in conn.execute(
-                    "SELECT m.id, m.superseded_by FROM memory m WHERE m.status = 'superseded' "
-                    "AND (m.expires_at IS NULL OR m.expires_at > ?) "
-                    "AND NOT EXISTS (SELECT 1 FROM memory r WHERE r.id = m.superseded_by "
-                    "AND r.status != 'forgotten' AND (r.expires_at IS NULL OR r.expires_at > ?))",
-                    (now, now),
-                )
-            ]
+            # Each with its replacement's status, all the reason needs (NULL: no such row).
+            stranded = conn.execute(
+                "SELECT m.id, m.superseded_by, r.status FROM memory m "
+                "LEFT JOIN memory r ON r.id = m.superseded_by WHERE m.status = 'superseded' "
+                "AND (m.expires_at IS NULL OR m.expires_at > ?) "
+                "AND (r.id IS NULL OR r.status = 'forgotten' OR r.expires_at <= ?)",
+                (now, now),
+            ).fetchall()
             freed: list[tuple[str, str]] = []
-            for mid, by in stranded:
-                replacement = fetch_memory(conn, by, now) if by is not None else None
-                if replacement is not None and replacement.status is not Status.FORGOTTEN:
-                    freed.append((mid, f"its replacement {by} expired"))
+            for mid, by, status in stranded:
+                if status is not None and status != Status.FORGOTTEN.value:
+                    freed.append((str(mid), f"its replacement {by} expired"))
                 else:
-                    freed.append((mid, f"its replacement {by} is gone (forgotten or purged)"))
+                    freed.append((str(mid), f"its replacement {by} is gone (forgotten or purged)"))
             self._supersession.release_in(tx, who, freed)
-            sides = [
-                str(r[0])
-                for r in conn.execute(
-                    "SELECT DISTINCT side FROM (SELECT from_id AS side FROM relation "
-                    "WHERE kind = 'contradicts' AND open = 1 UNION SELECT to_id FROM relation "
-                    "WHERE kind = 'contradicts' AND open = 1) WHERE NOT EXISTS (SELECT 1 FROM "
-                    "memory m WHERE m.id = side AND m.status != 'forgotten')"
-                )
-            ]
+            # Each side with whether its row is still there (forgotten) or not (purged).
+            sides = conn.execute(
+                "SELECT side, EXISTS (SELECT 1 FROM memory m WHERE m.id = side) FROM (SELECT "
+                "from_id AS side FROM relation WHERE kind = 'contradicts' AND open = 1 UNION "
+                "SELECT to_id FROM relation WHERE kind = 'contradicts' AND open = 1) WHERE NOT "
+                "EXISTS (SELECT 1 FROM memory m WHERE m.id = side AND m.status != 'forgotten')"
+            ).fetchall()
             closed = 0
-            for side in sides:
-                gone = fetch_memory(conn, side, now)
-                how = "forgotten" if gone is not None else "purged"
-                closed += self._contradictions.close_contradictions(tx, who, side, how, now)
+            for side, held in sides:
+                how = "forgotten" if held else "purged"
+                closed += self._contradictions.close_contradictions(tx, who, str(side), how, now)
             return len(stranded) + closed
 
         return self._store.writer.run(job)

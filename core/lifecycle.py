@@ -337,7 +337,8 @@ class Lifecycle:
                 it would name another project's folder: the caller resolves it first).
             NotFound: no such workspace.
         """
-        for ws in self._workspaces.list():
+        known = self._workspaces.list()  # once: each listing looks whether every folder exists
+        for ws in known:
             if ref in (ws.id, ws.path):
                 return ws
         if not ref.startswith(WORKSPACE_ID_PREFIX) and not os.path.isabs(os.path.expanduser(ref)):
@@ -346,14 +347,14 @@ class Lifecycle:
                 "absolute path",
                 data={"field": "workspace", "ref": ref},
             )
-        for ws in self._workspaces.list():
+        for ws in known:
             if os.path.normcase(os.path.abspath(os.path.expanduser(ref))) == ws.path:
                 return ws
         try:
             path = canonical_path(ref)
         except InvalidInput:
             path = None
-        for ws in self._workspaces.list():
+        for ws in known:
             if ws.path == path:
                 return ws
         raise NotFound(f"no workspace {ref!r} (see `cairn workspace list`)", data={"ref": ref})

@@ -322,12 +322,15 @@ class Server:
                 return
         if self._full(transport):
             self.cairn.activity.count("refused_too_many")
-            with contextlib.suppress(Exception):
+            # A stop while this waits (cancelling the handler) still answers and closes, and the
+            # handler ends quietly: until 2026-12-01 it left the connection open - the client
+            # heard nothing, not even an end of file, and the transport leaked.
+            with contextlib.suppress(Exception, asyncio.CancelledError):
                 # The client's first frame (its hello) is read first: a socket closed with what
                 # the client sent unread resets the connection, and the client lost the answer
                 # (about two times in three until 2026-11-30).
                 await asyncio.wait_for(reader.readline(), timeout=_REFUSAL_READ_S)
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception, asyncio.CancelledError):
                 writer.write(
                     _line(response_error(None, ErrorCode.RATE_LIMITED, "too many connections"))
                 )

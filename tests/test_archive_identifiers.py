@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 
-from core import archive_records, protocol
+from core import archive_records, protocol, scanner
 from core.app import Cairn
+from core.cli_archive import describe_import
 from core.errors import InvalidInput
 from tests.serving import running_daemon
 from tests.test_archive import (
     SECRET,
+    SLACK_TOKEN,
     Rich,
     build_rich,
     edited,
@@ -183,6 +185,126 @@ def test_a_secret_or_escape_in_a_tombstones_session_is_left_out_and_the_tombston
     assert SECRET not in str(held) and "\x1b" not in str(held), held
     landed = {r[0]: r for r in held["tombstone"]}
     assert landed[graves[0]["memory_id"]][4] is None  # session_id left out
+
+
+def test_a_secret_naming_who_made_resolved_or_forgot_is_never_stored(
+    rich: Rich, short_tmp: Path
+) -> None:
+    """Who made or resolved a relation and who forgot a tombstone's memory were checked for the
+    shape of a name only: a Slack token is a valid agent name, so an edited archive's token
+    landed in the relation and tombstone tables while the report said nothing. Now a relation
+    naming one is left out like a memory whose agent or actor holds one (`secrets`, naming the
+    field and the rule, never the token); a tombstone keeps forgetting its memory, with the
+    name left out - it reads `import`, who brought it here - and counted in `notes_dropped`."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    a, b = rich.ids["a"], rich.ids["b"]
+    graves = jsonl(members(good)["tombstones.jsonl"])
+
+    def relation(change: Callable[[dict[str, Any]], None]) -> _Edit:
+        return _records(
+            "memories.jsonl",
+            lambda rows: change(next(r for r in rows if r["id"] == a)["relations"][0]),
+        )
+
+    def forgotten_by(files: dict[str, bytes]) -> None:
+        _records("tombstones.jsonl", lambda rows: rows[0].update(forgotten_by=SLACK_TOKEN))(files)
+
+    def closed(r: dict[str, Any]) -> None:
+        r.update(open=False, resolution="both", resolved_at=1, resolved_by=SLACK_TOKEN)
+
+    cases: list[tuple[_Edit, str]] = [
+        (relation(lambda r: r.update(created_by=SLACK_TOKEN)), "created_by"),
+        (relation(closed), "resolved_by"),
+    ]
+    for i, (change, name) in enumerate(cases):
+
+        def both(files: dict[str, bytes], change: _Edit = change) -> None:
+            change(files)
+            forgotten_by(files)
+
+        tampered = edited(good, short_tmp / f"tampered{i}.zip", both)
+        into = open_store(short_tmp / f"into{i}")
+        try:
+            for dry_run in (True, False):
+                report = import_(into, tampered, dry_run=dry_run)
+                assert report.secrets == (
+                    {
+                        "id": f"{a} contradicts {b}",
+                        "reason": f"the {name} looks like a secret (rule slack-token); "
+                        "secrets are never stored - keep it in your keychain or a secret "
+                        "manager; not imported",
+                    },
+                ), report
+                assert report.relations_added == 1 and report.refused == 0, report
+                assert report.tombstones_added == len(graves), report
+                assert report.notes_dropped == 1, report
+                assert SLACK_TOKEN not in describe_import(report.to_dict())
+            held = state(into)
+            assert SLACK_TOKEN not in str(held), held
+            assert [r[1:3] for r in held["relation"] if r[0] == "contradicts"] == []
+            landed = {r[0]: r for r in held["tombstone"]}
+            assert landed[graves[0]["memory_id"]][5] == "import"  # forgotten_by
+        finally:
+            into.close()
+
+
+def test_a_mark_from_a_newer_scanner_comes_in_and_a_secret_or_ill_shaped_one_does_not(
+    rich: Rich, empty: Cairn, short_tmp: Path
+) -> None:
+    """A memory's flags took only the scan: marks of the rules this Cairn knows: an archive from
+    a newer Cairn, whose scanner has a rule this one lacks, was refused whole ("has a wrong value
+    in field 'flags'"). Now any scan: mark whose rule has the shape of a rule's name comes in as
+    it is; one holding a secret, or not shaped as a rule's name, still refuses the archive,
+    naming the line and the field but not the value."""
+    good = short_tmp / "all.zip"
+    export(rich.cairn, good)
+    ci = rich.ids["ci"]
+    line = _line_of(good, ci)
+    slack = "xoxb-123456789012-abcdefghijklmnop"  # a rule's shape, and a Slack token
+
+    def flags(*marks: str) -> _Edit:
+        def change(rows: list[dict[str, Any]]) -> None:
+            next(r for r in rows if r["id"] == ci)["flags"] = list(marks)
+
+        return _records("memories.jsonl", change)
+
+    newer = edited(good, short_tmp / "newer.zip", flags("adopted", "scan:ssh-config-key"))
+    report = import_(empty, newer)
+    assert report.conflicts == () and report.secrets == (), report
+    conn = empty.store.read_db.conn()
+    held = conn.execute("SELECT flags FROM memory WHERE id = ?", (ci,)).fetchone()[0]
+    assert json.loads(held) == ["adopted", "scan:ssh-config-key"]
+
+    shape = "each is a mark Cairn keeps: adopted, redacted or scan: and a scanner rule's name"
+    cases = [
+        (
+            f"scan:{slack}",
+            f"has a wrong value in field 'flags' (a scan: mark looks like a secret (rule "
+            f"slack-token); {shape})",
+        ),
+        ("scan:Bad Rule", f"has a wrong value in field 'flags' ({shape})"),
+        ("scan:" + "a" * 41, f"has a wrong value in field 'flags' ({shape})"),
+        ("scan:-dash", f"has a wrong value in field 'flags' ({shape})"),
+        ("scan:", f"has a wrong value in field 'flags' ({shape})"),
+    ]
+    into = open_store(short_tmp / "c")
+    try:
+        before = state(into)
+        for mark, words in cases:
+            bad = edited(good, short_tmp / "bad.zip", flags(mark))
+            with pytest.raises(InvalidInput) as caught:
+                import_(into, bad)
+            message = caught.value.message
+            assert f"memories.jsonl line {line} {words}; nothing was imported" in message, message
+            shown = mark.removeprefix("scan:")
+            assert not shown or shown not in message.replace(shape, ""), message
+        assert state(into) == before and imports(into) == 0
+    finally:
+        into.close()
+    assert all(
+        scanner.RULE_NAME.fullmatch(r) and len(r) <= scanner.MAX_RULE_CHARS for r in scanner.RULES
+    )
 
 
 def test_the_shapes_old_cairns_wrote_still_come_in(

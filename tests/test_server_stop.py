@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import signal
 import subprocess
 import threading
+import warnings
 from pathlib import Path
 
 from core import protocol
@@ -20,6 +22,7 @@ from tests.serving import (
     served_in_thread,
     start_daemon,
     wait_for,
+    write_settings,
 )
 
 
@@ -115,3 +118,39 @@ def test_a_daemon_whose_folder_was_deleted_leaves_the_cairn_serving_there_now_al
     finally:
         old.proc.send_signal(signal.SIGCONT)
         old.stop()
+
+
+def test_a_connection_being_refused_as_one_too_many_when_cairn_stops_is_closed(
+    short_tmp: Path,
+) -> None:
+    """A connection over `server.max_connections` waits up to a second for the client's first
+    line before it is answered "too many connections". A stop in that second cancelled the
+    answer without closing the connection: the client got neither the refusal nor an end of
+    file, and the server left its transport open (a ResourceWarning once collected). Now the
+    client reads the refusal or an end of file, and nothing is left open."""
+    home = short_tmp / "c"
+    write_settings(home, "[server]\nmax_connections = 1\n")
+    leaks: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        with served_in_thread(paths_for(home)) as runtime:
+            assert runtime.cairn is not None
+            first = RawClient(runtime.socket)
+            extra: RawClient | None = None
+            try:
+                activity = runtime.cairn.activity
+                assert wait_for(lambda: activity.connections_now == 1, timeout=30)
+                extra = RawClient(runtime.socket)  # silent: the server waits for its hello
+                assert wait_for(lambda: activity.refused_too_many == 1, timeout=30)
+                runtime.request_stop("the test stops Cairn while a connection is refused")
+                assert wait_for(lambda: not probe(runtime.socket, timeout=0.5), timeout=30)
+                extra.sock.settimeout(30)
+                line = extra.file.readline()  # the refusal, or an end of file: never a hang
+                assert line == b"" or b"too many connections" in line, line
+            finally:
+                first.close()
+                if extra is not None:
+                    extra.close()
+        gc.collect()
+        leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    assert leaks == [], leaks

@@ -130,6 +130,10 @@ _RULE_TABLE: dict[str, tuple[Family, str]] = {
     "tag-char": (_H, "contains Unicode tag characters (invisible text)"),
 }
 RULES: Mapping[str, Family] = MappingProxyType({k: v[0] for k, v in _RULE_TABLE.items()})
+# The shape of every rule's name, this Cairn's and a newer one's (an archive's `scan:` marks may
+# name a rule this one lacks): lower-case ASCII words joined by '-'. A test holds RULES to it.
+RULE_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+MAX_RULE_CHARS = 40
 # Rules that only guess from context: dropped where a specific rule matched the same value.
 _GENERIC = frozenset({"credential-assignment", "password-assignment", "auth-header"})
 _FAMILY_WORDS = {
@@ -425,8 +429,10 @@ def secret_rule(text: str) -> str | None:
 
 # The public API, and the internals the scanner's own tests look inside.
 __all__ = [
+    "MAX_RULE_CHARS",
     "MAX_SCAN_CHARS",
     "RULES",
+    "RULE_NAME",
     "SAFE_RANGES",
     "WINDOW_OVERLAP_CHARS",
     "_GATES",
