@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sqlite3
+from collections.abc import Iterator
 from typing import Any
 
 from core.errors import IdempotencyMismatch
@@ -60,7 +62,7 @@ def replay(
         IdempotencyMismatch: that write (hashed `first_hash`) was a different one, or the same
             one from another workspace or session.
     """
-    if first_hash != request_hash(req, caller):
+    if first_hash != request_hash(req, caller) and first_hash not in _as_sent_before(req, caller):
         raise IdempotencyMismatch(
             f"idempotency key {req.idempotency_key!r} was already used for a different write "
             "(other content, or from another workspace or session); use a new key",
@@ -78,3 +80,26 @@ def replay(
         replayed=True,
         archived=bool(first.get("archived")),
     )
+
+
+# Line breaks as a request could spell them before 2026-11-30, when its text was kept (and hashed)
+# as sent; since then it is read with line feeds, so the retry of such a write hashes otherwise.
+_OLD_BREAKS = ("\r\n", "\r", "\x85")
+
+
+def _as_sent_before(req: WriteRequest, caller: Caller) -> Iterator[str]:
+    """The hashes `req` had when sent before 2026-11-30 with its line breaks spelt one of the old
+    ways throughout (CRLF, a lone CR, NEL): a retry across the upgrade of such a write is the same
+    write, and gets its first answer rather than `idempotency_mismatch`. A request that holds no
+    line feed has no other spelling."""
+    texts = ("content", "summary", "keywords", "dedupe_key", "source")
+    if not any("\n" in (getattr(req, f) or "") for f in texts) and not any(
+        "\n" in t for t in req.tags
+    ):
+        return
+    for brk in _OLD_BREAKS:
+        changes: dict[str, Any] = {
+            f: getattr(req, f).replace("\n", brk) for f in texts if getattr(req, f)
+        }
+        changes["tags"] = tuple(t.replace("\n", brk) for t in req.tags)
+        yield request_hash(dataclasses.replace(req, **changes), caller)

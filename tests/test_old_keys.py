@@ -4,12 +4,14 @@ found only once schema 2.3 has stored it the same way."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -151,6 +153,40 @@ def test_an_idempotency_key_stored_with_a_carriage_return_replays_its_first_answ
             }
             listed = client.request("memory.list", {})["result"]
             assert [m["content"] for m in listed["items"]] == [first.content]
+        finally:
+            client.close()
+
+
+@pytest.mark.parametrize(
+    ("content", "dedupe_key"),
+    [("line one\r\nline two", None), ("line one\rline two", None), ("one line", "editor\r")],
+)
+def test_a_retry_of_a_write_sent_with_carriage_returns_before_replays_its_first_answer(
+    paths: Paths, opened: None, content: str, dedupe_key: str | None
+) -> None:
+    """A request whose text held CRs before 2026-11-30 was hashed as sent; its retry is read
+    with line feeds now, so the hashes differed and the agent got `idempotency_mismatch` -
+    "already used for a different write", for the very same write - instead of its first
+    answer. Over the socket, as the agent sends it."""
+    first = OldMemory(dedupe_key or "ignored", content)
+    params: dict[str, Any] = {"content": content, "kind": "fact", "scope": "global"}
+    if dedupe_key is not None:
+        params["dedupe_key"] = dedupe_key
+    as_sent = dataclasses.replace(
+        WriteRequest.from_params(params), content=content, dedupe_key=dedupe_key
+    )  # an old Cairn kept the text as sent
+    old_store(paths, [first], keys=[("retry-7", as_sent, first.id)])
+    with served_in_thread(paths) as runtime:
+        client = RawClient(socket_path(runtime.paths))
+        try:
+            assert "result" in client.hello(AGENT)
+            reply = client.request("memory.write", {**params, "idempotency_key": "retry-7"})
+            assert reply.get("result", reply)["replayed"] is True, reply
+            assert reply["result"]["id"] == first.id
+            other = client.request(
+                "memory.write", {**params, "content": "another", "idempotency_key": "retry-7"}
+            )
+            assert other["error"]["data"]["error"] == "idempotency_mismatch"
         finally:
             client.close()
 
