@@ -364,15 +364,27 @@ class Server:
         completed its hello counts only against `server.max_tcp_unauthenticated`, never against
         `server.max_connections`: anyone on the machine can open one, and until 2026-12-01
         enough silent ones left the owner's agents on the Unix socket "too many connections"."""
-        pending = sum(
-            1
-            for c in self._connections
-            if c.session.transport != "unix" and not c.session.hello_done
-        )
+        pending = self._pending_tcp()
         served = len(self._connections) - pending
         if transport != "unix" and pending >= self._max_tcp_unauthenticated:
             return True
         return served >= self.limits.max_connections
+
+    def _pending_tcp(self) -> int:
+        """TCP connections not (yet) holding one of `max_connections`: their hello neither
+        answered nor being answered."""
+        return sum(
+            1
+            for c in self._connections
+            if c.session.transport != "unix" and not c.session.hello_done and not c.admitting
+        )
+
+    def tcp_admits(self) -> bool:
+        """Whether a TCP connection whose hello comes now may take one of `max_connections`
+        (it is counted as pending until then): the limit holds for every transport together
+        (until 2026-12-01 TCP connections admitted while silent could all say hello and serve
+        beyond it, leaving the Unix socket "too many connections")."""
+        return len(self._connections) - self._pending_tcp() < self.limits.max_connections
 
     def human_allowed(self, session: protocol.Session) -> str | None:
         """None when this connection may act for a person, else why not. A person's
@@ -482,6 +494,9 @@ class Connection:
         self._pushed_seq = 0  # the last store change queued for this subscriber
         self._loop = asyncio.get_running_loop()
         self._opened = self._loop.time()
+        # A TCP connection takes one of `max_connections` from the moment its hello is being
+        # answered (see Server._full and _hello).
+        self.admitting = False
 
     @property
     def cairn(self) -> Cairn:
@@ -720,6 +735,15 @@ class Connection:
         await task
 
     async def _hello(self, req_id: Any, params: dict[str, Any], notification: bool) -> None:
+        if self.session.transport != "unix":
+            if not self.server.tcp_admits():
+                self.cairn.activity.count("refused_too_many")
+                if not notification:
+                    await self._send(
+                        response_error(req_id, ErrorCode.RATE_LIMITED, "too many connections")
+                    )
+                raise _Close from None
+            self.admitting = True
         try:
             result = await self.server.run_in_pool(
                 functools.partial(

@@ -636,6 +636,36 @@ def test_silent_tcp_connections_do_not_take_the_unix_sockets_slots(short_tmp: Pa
             s.close()
 
 
+def test_tcp_connections_saying_hello_never_serve_beyond_max_connections(short_tmp: Path) -> None:
+    """TCP connections admitted while silent (they count against their own cap) could all say
+    hello and be served: five connections with `max_connections = 3`, and the Unix socket then
+    refused "too many connections" (until 2026-12-01). A hello that would go beyond the limit is
+    refused; the limit holds for both transports together."""
+    home = cairn_home(short_tmp)
+    port = free_port()
+    write_settings(
+        home,
+        f"[server]\ntcp_port = {port}\nmax_connections = 3\nmax_tcp_unauthenticated = 4\n",
+    )
+    token = register_agent(home, "tcp-agent")
+    with running_daemon(home) as daemon:
+        assert wait_for(lambda: tcp_accepts("127.0.0.1", port)), "TCP never started"
+        unix = RawClient(daemon.socket)
+        tcps = [TcpClient(port, timeout=5) for _ in range(4)]
+        try:
+            assert "result" in unix.hello("owner-agent")
+            answers = [t.hello("tcp-agent", token=token) for t in tcps]
+            served = [a for a in answers if "result" in a]
+            refused = [a["error"] for a in answers if "error" in a]
+            assert len(served) == 2, answers  # 1 + 2 = max_connections
+            assert [e["data"]["error"] for e in refused] == ["rate_limited"] * 2, refused
+            assert all(e["message"] == "too many connections" for e in refused)
+        finally:
+            unix.close()
+            for t in tcps:
+                t.close()
+
+
 # -- 7. agent tokens on the Unix socket -----------------------------------------------------------
 
 
