@@ -20,7 +20,7 @@ from pathlib import Path
 from core import __version__, protocol
 from core.app import Cairn
 from core.atomic_file import write_atomically
-from core.errors import AlreadyRunning, ConfigInvalid
+from core.errors import AlreadyRunning, ConfigInvalid, IOFault
 from core.janitor import Janitor
 from core.paths import Paths
 from core.runtime import (
@@ -122,6 +122,16 @@ class Runtime:
                         "choose another port, or 0 to turn the TCP listener off",
                         data={"port": port},
                     ) from e
+            # owner-only, and a link at the path is replaced, never written through (until
+            # 2026-12-01 the umask's mode, through any link)
+            try:
+                write_atomically(self.pid_file, str(os.getpid()), mode=0o600)
+            except OSError as e:  # a folder in its way, say: said, and the socket cleaned up
+                raise IOFault(
+                    f"could not write the pid file {self.pid_file}: {e.strerror or e}; move "
+                    "what is in its way and start again",
+                    data={"path": str(self.pid_file)},
+                ) from e
         except BaseException:
             await self._close_server_and_store()
             with contextlib.suppress(FileNotFoundError):
@@ -130,9 +140,6 @@ class Runtime:
         cairn.policy.watch()  # an edit of the policy file applies while Cairn runs
         if cairn.notes.folder is not None:
             cairn.notes.start()  # the first pass runs on its own thread
-        # owner-only, and a link at the path is replaced, never written through (until
-        # 2026-12-01 the umask's mode, through any link)
-        write_atomically(self.pid_file, str(os.getpid()), mode=0o600)
         self._own_files = {
             path: _identity(path) for path in (self.socket, self.paths.database, self.pid_file)
         }

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import warnings
 from pathlib import Path
@@ -14,6 +16,7 @@ from pathlib import Path
 from core import protocol
 from core.daemon import PID_FILE
 from core.runtime import probe
+from tests.conftest import ROOT, cairn_env
 from tests.serving import (
     Daemon,
     RawClient,
@@ -154,3 +157,25 @@ def test_a_connection_being_refused_as_one_too_many_when_cairn_stops_is_closed(
         gc.collect()
         leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
     assert leaks == [], leaks
+
+
+def test_a_folder_in_the_pid_files_way_is_said_and_leaves_no_socket(short_tmp: Path) -> None:
+    """A folder at `run/cairn.pid` made `cairn serve` end in a traceback after it had started
+    listening, leaving its socket behind (until 2026-12-01)."""
+    home = short_tmp / "h"
+    paths = paths_for(home)
+    paths.runtime.mkdir(parents=True, mode=0o700)
+    os.chmod(paths.runtime, 0o700)
+    (paths.runtime / PID_FILE).mkdir()
+    run = subprocess.run(
+        [sys.executable, "-m", "core.cli", "serve"],
+        cwd=ROOT,
+        env=cairn_env(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 74, run.stderr
+    assert f"could not write the pid file {paths.runtime / PID_FILE}" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert sorted(p.name for p in paths.runtime.iterdir()) == [PID_FILE]  # no socket left
