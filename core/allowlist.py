@@ -73,7 +73,7 @@ class Allowlist:
         if len(fingerprint) != 16 or any(c not in "0123456789abcdef" for c in fingerprint):
             raise InvalidInput("not a finding's fingerprint", data={"field": "fingerprint"})
         # The note is kept and listed to the person like any other: checked like one (until
-        # 2026-12-01 a token, an escape sequence or 900 KB were stored as sent).
+        # 2026-11-30 a token, an escape sequence or 900 KB were stored as sent).
         check_notes({"note": note})
         secret = secret_rule(note) if note else None
         if secret is not None:

@@ -297,7 +297,7 @@ class Placement:
     def _keys_as_now(self, conn: sqlite3.Connection) -> None:
         """The archive's dedupe keys with their line breaks as line feeds, as every write reads
         a key since 2026-11-30 (an old store's archive may hold `wiki\\r`, which no write could
-        reach once imported as it was - until 2026-12-01 it was). Where two keys then read the
+        reach once imported as it was - until 2026-11-30 it was). Where two keys then read the
         same in one scope, workspace and session, one memory takes the key as `old_keys` decides
         in a live store: the one spelling it so already (in the archive, or here), else the one
         `takes_key` ranks first; the others keep their old keys as they were, each noted under
@@ -636,7 +636,7 @@ class Placement:
             named = {"created_by": link.created_by, "resolved_by": link.resolved_by}
             refusal = self._secret_in(named)
             if refusal is not None:
-                # left out as a memory whose agent or actor holds one is (until 2026-12-01 a
+                # left out as a memory whose agent or actor holds one is (until 2026-11-30 a
                 # name's shape was checked, never scanned: a Slack token is a valid agent name)
                 tally.note(
                     "secrets",
@@ -820,13 +820,13 @@ class Placement:
                 if t.session_id and (
                     SESSION_CONTROL.search(t.session_id)
                     or self._secret_in({"session": t.session_id}) is not None
-                ):  # nor a session id hello would refuse (until 2026-12-01 it came in unscanned)
+                ):  # nor a session id hello would refuse (until 2026-11-30 it came in unscanned)
                     kept = replace(kept, session_id=None)
                     tally.count("notes_dropped")
                 if self._secret_in({"forgotten_by": t.forgotten_by}) is not None:
                     # The name is required, and the tombstone is what keeps the memory forgotten
                     # (left out, an older archive could bring it back): the import, which brought
-                    # it here, stands in (until 2026-12-01 the name came in unscanned).
+                    # it here, stands in (until 2026-11-30 the name came in unscanned).
                     kept = replace(kept, forgotten_by=Surface.IMPORT.value)
                     tally.count("notes_dropped")
                 if tx is not None:
@@ -955,6 +955,7 @@ def rename_old_names(
         if v.doc.startswith(old_names.SOUL):
             docs.add(v.doc[len(old_names.SOUL) :])
     reserved |= (agents & RESERVED_AGENT_NAMES) - set(OWN_ACTORS)  # `cairn`, `agent`: no actor
+    reserved |= docs & RESERVED_AGENT_NAMES  # a soul document alone names its agent
     if not (
         reserved
         or any(old_names.old_shape(n) for n in agents)

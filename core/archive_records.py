@@ -125,10 +125,10 @@ _WORKSPACE = _Shape(
     "a workspace id is ws_ and 16 lower-case hex digits, as Cairn makes it",
 )
 # The marks Cairn keeps on a memory (docs/data-model.md): `adopted`, `scan:<rule>` for each
-# scanner finding when it was stored - and `redacted`, which reads add. Until 2026-12-01 an
+# scanner finding when it was stored - and `redacted`, which reads add. Until 2026-11-30 an
 # archive could bring any text here, and agents were handed it. A newer Cairn's scanner may have
 # a rule this one lacks: a `scan:` mark comes in when its rule has a rule name's shape (and holds
-# no secret, `parse_memory`); until 2026-12-01 one naming a rule unknown here refused the archive.
+# no secret, `parse_memory`).
 FLAGS = frozenset({ADOPTED_FLAG, "redacted", *(f"scan:{rule}" for rule in RULES)})
 
 

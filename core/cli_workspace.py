@@ -36,7 +36,7 @@ def cmd_workspace(args: argparse.Namespace) -> int:
 
         def table() -> None:
             # a folder registered before 2026-11-30 may hold a control character, and an id an
-            # archive brought before 2026-12-01 an escape sequence: shown, not obeyed (until
+            # archive brought before 2026-11-30 an escape sequence: shown, not obeyed (until
             # then they reached the terminal)
             for w in rows:
                 gone = "" if w["exists"] else "  (folder missing)"

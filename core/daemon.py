@@ -64,7 +64,7 @@ class Runtime:
         self._settings = settings
         self._janitor_interval = janitor_interval
         self._file_check_interval = file_check_interval
-        self._own_files: dict[Path, tuple[int, int]] = {}  # path -> (device, inode) when opened
+        self._own_files: dict[Path, tuple[int, int] | None] = {}  # path -> (device, inode) at start
         # Why it stopped on its own when its socket file or database went (else None): the tray
         # tells the person, who sees it vanish.
         self.lost: str | None = None
@@ -123,7 +123,7 @@ class Runtime:
                         data={"port": port},
                     ) from e
             # owner-only, and a link at the path is replaced, never written through (until
-            # 2026-12-01 the umask's mode, through any link)
+            # 2026-11-30 the umask's mode, through any link)
             try:
                 write_atomically(self.pid_file, str(os.getpid()), mode=0o600)
             except OSError as e:  # a folder in its way, say: said, and the socket cleaned up
@@ -140,8 +140,11 @@ class Runtime:
         cairn.policy.watch()  # an edit of the policy file applies while Cairn runs
         if cairn.notes.folder is not None:
             cairn.notes.start()  # the first pass runs on its own thread
+        # A file gone already (its folder deleted while Cairn started) is recorded as missing,
+        # and the first look stops Cairn cleanly (it escaped start as a traceback, the store open)
         self._own_files = {
-            path: _identity(path) for path in (self.socket, self.paths.database, self.pid_file)
+            path: _identity_or_none(path)
+            for path in (self.socket, self.paths.database, self.pid_file)
         }
         self._tasks.append(asyncio.create_task(self._keep_house()))
         self._tasks.append(asyncio.create_task(self._watch_files()))
@@ -191,7 +194,7 @@ class Runtime:
                 now = None
             except OSError:
                 continue  # unreadable for a moment: not a reason to stop
-            if now != self._own_files.get(path):
+            if now is None or now != self._own_files.get(path):
                 consequence = (
                     "no client can reach this Cairn any more"
                     if path == self.socket
@@ -347,6 +350,13 @@ def _identity(path: Path) -> tuple[int, int]:
     """The file at `path` (not what a link there points to): its device and inode."""
     st = os.lstat(path)
     return st.st_dev, st.st_ino
+
+
+def _identity_or_none(path: Path) -> tuple[int, int] | None:
+    try:
+        return _identity(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def _alive(pid: int) -> bool:

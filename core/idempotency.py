@@ -91,15 +91,13 @@ def _as_sent_before(req: WriteRequest, caller: Caller) -> Iterator[str]:
     """The hashes `req` had when sent before 2026-11-30 with its line breaks spelt one of the old
     ways throughout (CRLF, a lone CR, NEL): a retry across the upgrade of such a write is the same
     write, and gets its first answer rather than `idempotency_mismatch`. A request that holds no
-    line feed has no other spelling."""
+    line feed has no other spelling. Tags are left as they are: they are read as sent, then and
+    now."""
     texts = ("content", "summary", "keywords", "dedupe_key", "source")
-    if not any("\n" in (getattr(req, f) or "") for f in texts) and not any(
-        "\n" in t for t in req.tags
-    ):
+    if not any("\n" in (getattr(req, f) or "") for f in texts):
         return
     for brk in _OLD_BREAKS:
         changes: dict[str, Any] = {
             f: getattr(req, f).replace("\n", brk) for f in texts if getattr(req, f)
         }
-        changes["tags"] = tuple(t.replace("\n", brk) for t in req.tags)
         yield request_hash(dataclasses.replace(req, **changes), caller)

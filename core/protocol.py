@@ -552,7 +552,7 @@ def hello(
         raise InvalidInput("role must be 'agent' or 'human'", data={"field": "role"})
     # On TCP (where anyone on the machine may connect) who is asking is checked first, so a
     # wrong token gets the same answer whatever workspace or session it carries: it learns
-    # nothing about the owner's folders (until 2026-12-01 the path was looked at first, so a
+    # nothing about the owner's folders (until 2026-11-30 the path was looked at first, so a
     # wrong token could tell an existing folder from a missing one). On the Unix socket the
     # peer is the owner, and the path and session are checked first, as before.
     who_first = session.transport != "unix"

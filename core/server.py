@@ -323,7 +323,7 @@ class Server:
         if self._full(transport):
             self.cairn.activity.count("refused_too_many")
             # A stop while this waits (cancelling the handler) still answers and closes, and the
-            # handler ends quietly: until 2026-12-01 it left the connection open - the client
+            # handler ends quietly: until 2026-11-30 it left the connection open - the client
             # heard nothing, not even an end of file, and the transport leaked.
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 # The client's first frame (its hello) is read first: a socket closed with what
@@ -362,7 +362,7 @@ class Server:
     def _full(self, transport: str) -> bool:
         """Whether a new connection on `transport` is refused. A TCP connection that has not
         completed its hello counts only against `server.max_tcp_unauthenticated`, never against
-        `server.max_connections`: anyone on the machine can open one, and until 2026-12-01
+        `server.max_connections`: anyone on the machine can open one, and until 2026-11-30
         enough silent ones left the owner's agents on the Unix socket "too many connections"."""
         pending = self._pending_tcp()
         served = len(self._connections) - pending
@@ -382,7 +382,7 @@ class Server:
     def tcp_admits(self) -> bool:
         """Whether a TCP connection whose hello comes now may take one of `max_connections`
         (it is counted as pending until then): the limit holds for every transport together
-        (until 2026-12-01 TCP connections admitted while silent could all say hello and serve
+        (until 2026-11-30 TCP connections admitted while silent could all say hello and serve
         beyond it, leaving the Unix socket "too many connections")."""
         return len(self._connections) - self._pending_tcp() < self.limits.max_connections
 

@@ -1057,7 +1057,7 @@ def test_a_person_can_let_one_finding_pass(governed: Cairn, ws: str) -> None:
 def test_an_allowlist_note_is_checked_like_every_note(governed: Cairn) -> None:
     """`scanner.allow`'s note was stored as sent: a token, an escape sequence that reached the
     person's terminal when the allowlist was listed, and 900 KB were all kept (until
-    2026-12-01)."""
+    2026-11-30)."""
     from core import scanner
 
     [finding] = scanner.scan(INJECTION)
@@ -1080,7 +1080,7 @@ def test_a_secret_fingerprint_allowed_under_another_rule_still_refuses_the_secre
 ) -> None:
     """The allowlist refused a secret's rule but not a secret's fingerprint filed under another
     rule's name (`scanner.allow {fingerprint, rule: "bidi-control"}`): the gate then skipped the
-    secret, and a person's write holding the token was stored (until 2026-12-01)."""
+    secret, and a person's write holding the token was stored (until 2026-11-30)."""
     from core import scanner
 
     [secret] = scanner.scan(GITHUB_TOKEN)

@@ -158,11 +158,16 @@ def test_an_idempotency_key_stored_with_a_carriage_return_replays_its_first_answ
 
 
 @pytest.mark.parametrize(
-    ("content", "dedupe_key"),
-    [("line one\r\nline two", None), ("line one\rline two", None), ("one line", "editor\r")],
+    ("content", "dedupe_key", "tags"),
+    [
+        ("line one\r\nline two", None, []),
+        ("line one\rline two", None, []),
+        ("one line", "editor\r", []),
+        ("line one\r\nline two", None, ["two\r\nwords"]),  # tags are read as sent, then and now
+    ],
 )
 def test_a_retry_of_a_write_sent_with_carriage_returns_before_replays_its_first_answer(
-    paths: Paths, opened: None, content: str, dedupe_key: str | None
+    paths: Paths, opened: None, content: str, dedupe_key: str | None, tags: list[str]
 ) -> None:
     """A request whose text held CRs before 2026-11-30 was hashed as sent; its retry is read
     with line feeds now, so the hashes differed and the agent got `idempotency_mismatch` -
@@ -172,6 +177,8 @@ def test_a_retry_of_a_write_sent_with_carriage_returns_before_replays_its_first_
     params: dict[str, Any] = {"content": content, "kind": "fact", "scope": "global"}
     if dedupe_key is not None:
         params["dedupe_key"] = dedupe_key
+    if tags:
+        params["tags"] = tags
     as_sent = dataclasses.replace(
         WriteRequest.from_params(params), content=content, dedupe_key=dedupe_key
     )  # an old Cairn kept the text as sent

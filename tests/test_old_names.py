@@ -384,3 +384,33 @@ def test_an_old_export_holding_an_agent_named_human_imports_with_it_renamed(
         assert again["names_renamed"] == report["names_renamed"]
     finally:
         app.close()
+
+
+def test_an_old_soul_document_of_an_agent_named_human_alone_is_renamed_too(
+    short_tmp: Path, paths: Paths
+) -> None:
+    """An old store whose agent `human` had a soul document and no memory: the rename looked
+    only at memories' agents, so `soul:human` came in as it was - a document no agent can ever
+    read, since no agent may be called `human`."""
+    Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock()).close()
+    conn = sqlite3.connect(paths.database, isolation_level=None)
+    conn.execute(
+        "INSERT INTO identity_version (doc, version, content, author_kind, author, created_at, "
+        "content_hash) VALUES ('soul:human', 1, 'You help.', 'human', 'human', 1, ?)",
+        (content_hash("You help."),),
+    )
+    conn.close()
+    old = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+    try:
+        old.archive.export(Caller.human(), short_tmp / "old.zip")
+    finally:
+        old.close()
+    app = Cairn.open(
+        paths_for(short_tmp / "other"), settings=Settings.defaults(), clock=FakeClock()
+    )
+    try:
+        report = app.archive.import_(Caller.human(), short_tmp / "old.zip").to_dict()
+        assert report["names_renamed"] == [{"what": "agent", "was": "human", "now": "human-2"}]
+        assert app.identity.get(Caller.human(), "soul:human-2").content == "You help."
+    finally:
+        app.close()

@@ -161,7 +161,7 @@ def test_a_connection_being_refused_as_one_too_many_when_cairn_stops_is_closed(
 
 def test_a_folder_in_the_pid_files_way_is_said_and_leaves_no_socket(short_tmp: Path) -> None:
     """A folder at `run/cairn.pid` made `cairn serve` end in a traceback after it had started
-    listening, leaving its socket behind (until 2026-12-01)."""
+    listening, leaving its socket behind (until 2026-11-30)."""
     home = short_tmp / "h"
     paths = paths_for(home)
     paths.runtime.mkdir(parents=True, mode=0o700)

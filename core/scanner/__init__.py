@@ -344,7 +344,7 @@ def passes(finding: Finding, allowed: Collection[str]) -> bool:
     """Whether a person's allowlist lets `finding` pass: its fingerprint is allowed and it is
     not a secret. A secret never passes: the allowlist refuses a secret's rule, but a fingerprint
     is only a hash - a secret's filed under another rule's name made the gate skip the secret
-    and store it (until 2026-12-01)."""
+    and store it (until 2026-11-30)."""
     return finding.family is not Family.SECRET and finding.fingerprint in allowed
 
 

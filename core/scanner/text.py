@@ -59,7 +59,7 @@ def _char_class(ranges: Sequence[tuple[int, int]]) -> str:
 
 
 # Every format character (general category Cf, Unicode 14.0.0), written out: working it out at
-# import walked 135k code points, 13 ms on every command's start until 2026-12-01. A test
+# import walked 135k code points, 13 ms on every command's start until 2026-11-30. A test
 # recomputes it; after a Python upgrade changes it, regenerate with scripts/format_table.py.
 FORMAT_CHARACTERS: tuple[tuple[int, int], ...] = (
     (0x00AD, 0x00AD),
@@ -179,7 +179,7 @@ def fold_spaced(text: str, t: _Text) -> _Text:
     (the fold is per character, so only the hidden characters' places change: each dropped
     one becomes a space of its own, each decoded tag character a space in its place). Folding
     again cost as much as the first fold: on Persian text, where ZWNJ sits between letters, the
-    second look doubled the scan until 2026-12-01."""
+    second look doubled the scan until 2026-11-30."""
     norm, starts, origins, linear = t.norm, t.starts, t.origins, t.linear
     parts: list[str] = []
     starts2: list[int] = []
