@@ -19,7 +19,7 @@ from core import audit, old_names, tombstones
 from core.archive_reader import (
     Archive,
 )
-from core.archive_records import OWN_ACTORS, SESSION_CONTROL, ArchivedMemory
+from core.archive_records import OWN_ACTORS, ArchivedMemory
 from core.clock import Clock
 from core.dedupe import dedupe_holder, dedupe_memory_id, text_key
 from core.errors import InvalidInput
@@ -47,6 +47,7 @@ from core.records import (
 from core.revisions import MemoryObserver
 from core.validation import (
     CONTROL,
+    SESSION_CONTROL,
     content_hash,
     control_in_path,
     normalize_breaks,

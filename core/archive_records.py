@@ -29,6 +29,7 @@ from core.scanner import MAX_RULE_CHARS, RULE_NAME, RULES, secret_rule
 from core.settings import KIND_WORD
 from core.validation import (
     EVER_REFUSED,
+    MAX_SESSION_CHARS,
     Limits,
     check_kind,
     check_tags,
@@ -110,12 +111,9 @@ class _Shape:
         return _Shape(lambda v: v is None or self.check(v), self.rule)
 
 
-# A session id as an agent's hello gives it (`core/protocol.py`, `MAX_SESSION_CHARS`; the
-# protocol imports the import, so the limit is spelt here too and a test ties the two). Hello
-# refuses a control character in one since 2026-11-30, and a store from before may hold one:
-# that is checked at import (`archive_import`), keeping out only what holds it.
-MAX_SESSION_CHARS = 128
-SESSION_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # what hello refuses in a session id
+# A session id as an agent's hello gives it (`validation.MAX_SESSION_CHARS`). Hello refuses a
+# control character in one since 2026-11-30, and a store from before may hold one: that is
+# checked at import (`archive_import`, `SESSION_CONTROL`), keeping out only what holds it.
 _SESSION = _Shape(
     lambda v: _is_text(v) and len(v) <= MAX_SESSION_CHARS,
     f"a session id is at most {MAX_SESSION_CHARS} characters, as an agent's hello gives it",

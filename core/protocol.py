@@ -65,6 +65,7 @@ from core.requests import (
     text,
 )
 from core.search import Horizon, SearchRequest
+from core.validation import MAX_SESSION_CHARS, SESSION_CONTROL
 from core.workspace import canonical_path
 
 if TYPE_CHECKING:
@@ -75,7 +76,6 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
-MAX_SESSION_CHARS = 128
 
 
 @dataclass
@@ -488,7 +488,7 @@ def _session_id(p: Mapping[str, Any]) -> str | None:
         raise InvalidInput(
             f"session ids are at most {MAX_SESSION_CHARS} characters", data={"field": "session"}
         )
-    if session_id is not None and any(ord(c) < 32 or ord(c) == 127 for c in session_id):
+    if session_id is not None and SESSION_CONTROL.search(session_id):
         raise InvalidInput(
             "a session id may not hold control characters", data={"field": "session"}
         )

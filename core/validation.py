@@ -18,6 +18,11 @@ from core.wording import CONTROLS
 # the fields that take line breaks store both as a line feed first (`normalize_breaks`), so
 # only a caller that skipped that step meets the refusal.
 CONTROL = re.compile(f"[{CONTROLS}]")
+
+# A session id as an agent's hello gives it: at most this long, no C0 control or DEL (since
+# 2026-11-30; a store from before may hold one, which an import keeps out).
+MAX_SESSION_CHARS = 128
+SESSION_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # A folder's path refuses tab and line feed as well (every character of Unicode category Cc): a
 # path is shown on one line, at a terminal too.
 _CONTROL_IN_PATH = re.compile(f"[\t\n{CONTROLS}]")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core import archive_records, protocol, scanner
+from core import scanner
 from core.app import Cairn
 from core.cli_archive import describe_import
 from core.errors import InvalidInput
@@ -147,7 +147,6 @@ def test_an_archive_hiding_a_secret_in_an_identifier_or_a_mark_is_refused_naming
             assert words in message and "nothing was imported" in message, message
             assert SECRET not in message and SECRET not in str(caught.value.data), message
         assert state(empty) == before and imports(empty) == 0
-    assert archive_records.MAX_SESSION_CHARS == protocol.MAX_SESSION_CHARS
 
 
 def test_a_secret_or_escape_in_a_tombstones_session_is_left_out_and_the_tombstone_kept(
