@@ -180,6 +180,13 @@ class PolicyHolder:
                 log.warning("policy file %s: %s; keeping the last valid policy", self.path, e)
                 self._on_invalid(f"{self.path.name} {e}; the last valid policy stays in effect")
                 return
+            except Exception as e:  # a bug in reading it: never the watcher's (or start's) end
+                log.exception("policy file %s could not be read", self.path)
+                self._on_invalid(
+                    f"{self.path.name} could not be applied ({type(e).__name__}: {e}); the "
+                    "last valid policy stays in effect"
+                )
+                return
             self._on_invalid(None)
             changed = policy != self._policy
             self._policy = policy
