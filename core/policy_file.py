@@ -157,10 +157,14 @@ class PolicyHolder:
         with self._lock:
             try:
                 text = self.path.read_text(encoding="utf-8-sig")  # a BOM (Notepad) is no TOML
+            # Read again once it is back: the same text must clear the warning (until 2026-11-30
+            # a file moved away and back unchanged left "missing" in health for good).
             except FileNotFoundError:
+                self._text = None
                 self._on_invalid(f"{self.path} is missing; the last valid policy stays in effect")
                 return
             except (OSError, UnicodeDecodeError) as e:
+                self._text = None
                 self._on_invalid(f"{self.path} cannot be read ({e}); the last valid policy stays")
                 return
             if text == self._text:

@@ -120,3 +120,38 @@ def test_a_wrong_type_at_start_falls_back_to_the_last_valid_policy(
         assert "agents.bot.kinds must be a table" in _warning(again)
     finally:
         again.close()
+
+
+# -- a file that goes away and comes back ------------------------------------------------------
+
+
+def test_the_missing_file_warning_clears_when_the_same_file_comes_back(
+    cairn: Cairn, paths: Paths
+) -> None:
+    """Until 2026-11-30 the warning stayed for good when the file came back unchanged: the text
+    read last was still the same, so nothing was read again and nothing cleared."""
+    cairn.policy.watch()
+    path = paths.config / "policy.toml"
+    path.write_text(PAUSED, encoding="utf-8")
+    assert _until(lambda: cairn.policy.current().paused)
+    aside = path.with_name("policy.toml.bak")
+    path.rename(aside)
+    assert _until(lambda: "missing" in _warning(cairn)), _warning(cairn)
+    aside.rename(path)
+    assert _until(lambda: _warning(cairn) == ""), _warning(cairn)
+    assert cairn.policy.current().paused
+
+
+def test_the_unreadable_file_warning_clears_when_it_is_readable_again(
+    cairn: Cairn, paths: Paths
+) -> None:
+    path = paths.config / "policy.toml"
+    path.write_text(PAUSED, encoding="utf-8")
+    cairn.policy.reload()
+    path.write_bytes(b"\xff\xfe not utf-8")
+    cairn.policy.reload()
+    assert "cannot be read" in _warning(cairn)
+    path.write_text(PAUSED, encoding="utf-8")  # the same text as read last
+    cairn.policy.reload()
+    assert _warning(cairn) == ""
+    assert cairn.policy.current().paused
