@@ -5,8 +5,10 @@ kept), never a crash of Cairn or of its watcher."""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -155,3 +157,45 @@ def test_the_unreadable_file_warning_clears_when_it_is_readable_again(
     cairn.policy.reload()
     assert _warning(cairn) == ""
     assert cairn.policy.current().paused
+
+
+# -- a file that is a symbolic link (a dotfile manager's) -------------------------------------
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
+def test_a_symlinked_policy_file_is_followed_edited_and_written_through(
+    cairn: Cairn, paths: Paths, tmp_path: Path
+) -> None:
+    """Until 2026-11-30 an edit to the file a symlinked policy.toml points to was never seen:
+    only the config folder was watched."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "policy.toml"
+    target.write_text(DEFAULT_TEXT, encoding="utf-8")
+    path = paths.config / "policy.toml"
+    link = path.with_name("policy.toml.link")
+    link.symlink_to(target)
+    os.replace(link, path)
+    cairn.policy.watch()
+    assert _until(lambda: _warning(cairn) == "")
+    target.write_text(PAUSED, encoding="utf-8")  # edited where it lives, in place
+    assert _until(lambda: cairn.policy.current().paused), "an edit to the target was missed"
+    saved = dotfiles / ".policy.toml.swp"  # an editor's save: a new file moved over the target
+    saved.write_text(PAUSED.replace('idea = "ask"', 'idea = "auto"'), encoding="utf-8")
+    os.replace(saved, target)
+    assert _until(lambda: cairn.policy.current().kinds["idea"] is Mode.AUTO)
+    # A change through Cairn goes into the target; the link stays a link.
+    cairn.policy.set(Caller.human(), "paused", False)
+    assert path.is_symlink() and "paused = false" in target.read_text(encoding="utf-8")
+    # The link pointed elsewhere: the new target is read, and watched from then on.
+    other = tmp_path / "elsewhere" / "policy.toml"
+    other.parent.mkdir()
+    other.write_text(DEFAULT_TEXT, encoding="utf-8")
+    link.symlink_to(other)
+    os.replace(link, path)
+    assert _until(lambda: cairn.policy.current().kinds["idea"] is Mode.ASK)
+    other.write_text(PAUSED, encoding="utf-8")
+    assert _until(lambda: cairn.policy.current().paused), "an edit to the new target was missed"
+    target.write_text(DEFAULT_TEXT.replace('fact = "auto"', 'fact = "off"'), encoding="utf-8")
+    threading.Event().wait(0.5)  # the old target is no longer the policy
+    assert cairn.policy.current().kinds["fact"] is Mode.AUTO
