@@ -214,10 +214,18 @@ def _line_of(text: str, key: str, section: str | None = None) -> int | None:
 
 
 _AT_LINE = re.compile(r"\(at line (\d+)")
+# A policy file is a few KB. Until 2026-11-30 there was no cap: parsing takes ~20 us a line, so
+# an 8 MB file (a log written into it by mistake) held up every later edit and `policy.set`.
+MAX_POLICY_CHARS = 1024 * 1024
 
 
 def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
     """Read the policy file's text. Raises PolicyInvalid naming the line and what is wrong."""
+    if len(text) > MAX_POLICY_CHARS:  # before any parsing
+        raise PolicyInvalid(
+            f"file too big: {len(text):,} characters, where a policy file is a few KB and Cairn "
+            "reads at most 1 MiB - was something else written into it?"
+        )
     try:  # the standard parser first: it names the line at fault (tomlkit, a later one)
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -199,3 +199,28 @@ def test_a_symlinked_policy_file_is_followed_edited_and_written_through(
     target.write_text(DEFAULT_TEXT.replace('fact = "auto"', 'fact = "off"'), encoding="utf-8")
     threading.Event().wait(0.5)  # the old target is no longer the policy
     assert cairn.policy.current().kinds["fact"] is Mode.AUTO
+
+
+# -- a file far too big ------------------------------------------------------------------------
+
+
+def test_a_huge_policy_file_is_refused_before_it_is_parsed(cairn: Cairn, paths: Paths) -> None:
+    """Until 2026-11-30 there was no cap: an 8 MB file (a log written into it by mistake) took
+    seconds to parse, holding up every later edit and every `policy.set` behind it."""
+    huge = PAUSED + "\n" + "# filler comment line\n" * 400_000
+    with pytest.raises(PolicyInvalid, match="too big") as caught:
+        parse_policy(huge, BUILTIN_KINDS)
+    assert "1 MiB" in caught.value.reason
+    cairn.policy.watch()
+    path = paths.config / "policy.toml"
+    path.write_text(huge, encoding="utf-8")
+    assert _until(lambda: "too big" in _warning(cairn)), _warning(cairn)
+    assert not cairn.policy.current().paused  # the last valid policy stays
+    with pytest.raises(InvalidInput, match="too big"):
+        cairn.policy.set(Caller.human(), "kinds.idea", Mode.AUTO)
+    path.write_text(PAUSED, encoding="utf-8")
+    assert _until(lambda: cairn.policy.current().paused, seconds=1.5)
+    assert _warning(cairn) == ""
+    # A file just under the cap is still read.
+    near = PAUSED + "#" * (1024 * 1024 - len(PAUSED) - 1) + "\n"
+    assert parse_policy(near, BUILTIN_KINDS).paused
