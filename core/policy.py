@@ -214,10 +214,18 @@ def _line_of(text: str, key: str, section: str | None = None) -> int | None:
 
 
 _AT_LINE = re.compile(r"\(at line (\d+)")
+# A policy file is a few KB. Until 2026-11-30 there was no cap: parsing takes ~20 us a line, so
+# an 8 MB file (a log written into it by mistake) held up every later edit and `policy.set`.
+MAX_POLICY_CHARS = 1024 * 1024
 
 
 def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
     """Read the policy file's text. Raises PolicyInvalid naming the line and what is wrong."""
+    if len(text) > MAX_POLICY_CHARS:  # before any parsing
+        raise PolicyInvalid(
+            f"file too big: {len(text):,} characters, where a policy file is a few KB and Cairn "
+            "reads at most 1 MiB - was something else written into it?"
+        )
     try:  # the standard parser first: it names the line at fault (tomlkit, a later one)
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -272,9 +280,13 @@ def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
     return Policy(paused, kinds, other, scopes, extracted, agents)
 
 
+_KINDS_EXAMPLE = '{ idea = "auto" }'
+_SCOPES_EXAMPLE = '{ user = "auto" }'
+
+
 def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) -> AgentRule:
     section = f"agents.{name}"
-    line = _line_of(text, "", section)
+    line = _line_of(text, "", section) or _line_of(text, name, "agents")
     secret = secret_rule(name)  # first: the other messages show the name
     if secret is not None:  # policy.get shows agent names to every agent
         raise PolicyInvalid(f"agents: an agent name looks like a secret (rule {secret})", line)
@@ -293,9 +305,18 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
                 "scopes)",
                 _line_of(text, key, section) or line,
             )
+    # Each override group must be a table: until 2026-11-30 `kinds = "auto"` here raised a
+    # ValueError (Cairn did not start; a running one's watcher died), `kinds = ["ab"]` read
+    # as a kind "a".
     kinds: dict[str, Mode] = {}
     kinds_line = _line_of(text, "kinds", section) or line
-    for kind, value in dict(raw.get("kinds", {})).items():
+    raw_kinds = raw.get("kinds", {})
+    if not isinstance(raw_kinds, dict):
+        raise PolicyInvalid(
+            f"agents.{_key(name)}.kinds must be a table of kind = mode, like {_KINDS_EXAMPLE}",
+            kinds_line,
+        )
+    for kind, value in raw_kinds.items():
         if kind not in known_kinds:
             raise PolicyInvalid(
                 f"agents.{_key(name)}.kinds.{_key(kind)}: unknown kind (known: "
@@ -305,7 +326,13 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
         kinds[kind] = _mode(value, f"agents.{_key(name)}.kinds.{_key(kind)}", line=kinds_line)
     scopes: dict[Scope, Mode] = {}
     scopes_line = _line_of(text, "scopes", section) or line
-    for scope_name, value in dict(raw.get("scopes", {})).items():
+    raw_scopes = raw.get("scopes", {})
+    if not isinstance(raw_scopes, dict):
+        raise PolicyInvalid(
+            f"agents.{_key(name)}.scopes must be a table of scope = mode, like {_SCOPES_EXAMPLE}",
+            scopes_line,
+        )
+    for scope_name, value in raw_scopes.items():
         where = f"agents.{_key(name)}.scopes.{_key(scope_name)}"
         scopes[_scope(scope_name, where, line=scopes_line)] = _mode(value, where, line=scopes_line)
     extracted = None

@@ -135,7 +135,9 @@ class PolicyHolder:
         self._lock = threading.RLock()
         self._text: str | None = None
         self._observer: Any = None
+        self._watches: dict[str, Any] = {}  # folder -> watchdog's watch of it
         self._timer: threading.Timer | None = None
+        self._handler: Any = None
         # A file gone while Cairn was stopped is not a wish for the defaults (that would lift
         # a pause): the policy last in effect is written back, and the person told.
         restored = not path.exists() and last_valid is not None
@@ -155,12 +157,17 @@ class PolicyHolder:
 
     def _load(self, *, announce: bool = True) -> None:
         with self._lock:
+            self._follow()
             try:
                 text = self.path.read_text(encoding="utf-8-sig")  # a BOM (Notepad) is no TOML
+            # Read again once it is back: the same text must clear the warning (until 2026-11-30
+            # a file moved away and back unchanged left "missing" in health for good).
             except FileNotFoundError:
+                self._text = None
                 self._on_invalid(f"{self.path} is missing; the last valid policy stays in effect")
                 return
             except (OSError, UnicodeDecodeError) as e:
+                self._text = None
                 self._on_invalid(f"{self.path} cannot be read ({e}); the last valid policy stays")
                 return
             if text == self._text:
@@ -179,6 +186,13 @@ class PolicyHolder:
             except PolicyInvalid as e:
                 log.warning("policy file %s: %s; keeping the last valid policy", self.path, e)
                 self._on_invalid(f"{self.path.name} {e}; the last valid policy stays in effect")
+                return
+            except Exception as e:  # a bug in reading it: never the watcher's (or start's) end
+                log.exception("policy file %s could not be read", self.path)
+                self._on_invalid(
+                    f"{self.path.name} could not be applied ({type(e).__name__}: {e}); the "
+                    "last valid policy stays in effect"
+                )
                 return
             self._on_invalid(None)
             changed = policy != self._policy
@@ -203,7 +217,9 @@ class PolicyHolder:
             except tomlkit.exceptions.TOMLKitError:
                 text = render_changes(DEFAULT_TEXT, wanted)
                 check = parse_policy(text, self._known)
-            write_atomically(self.path, text)
+            # Into the file a symlinked policy.toml points to: replacing the link with a file
+            # would cut it from the person's dotfiles.
+            write_atomically(Path(os.path.realpath(self.path)), text)
             self._text = text
             self._policy = check
             self._on_invalid(None)
@@ -234,24 +250,53 @@ class PolicyHolder:
 
     def watch(self) -> None:
         """Start watching the file's directory (editors save by writing a temporary file and
-        moving it over the original, so moves count as much as modifications)."""
+        moving it over the original, so moves count as much as modifications) - and, when the
+        file is a symbolic link (a dotfile manager's), the directory of the file it points to,
+        followed again whenever the link changes. (Until 2026-11-30 the path was resolved once
+        and only the config directory watched: edits to a link's target were never seen.)"""
         from watchdog.events import FileSystemEvent, FileSystemEventHandler
         from watchdog.observers import Observer
 
         holder = self
-        target = os.path.realpath(self.path)
+        link = os.path.abspath(self.path)
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event: FileSystemEvent) -> None:
+                target = os.path.realpath(holder.path)  # again each time: the link may move
                 paths = [event.src_path, getattr(event, "dest_path", "")]
-                if any(p and os.path.realpath(os.fsdecode(p)) == target for p in paths):
-                    holder._schedule()
+                for p in (os.fsdecode(p) for p in paths if p):
+                    if os.path.abspath(p) == link or os.path.realpath(p) == target:
+                        holder._schedule()
+                        return
 
         observer = Observer()
-        observer.schedule(Handler(), str(self.path.parent), recursive=False)
         observer.daemon = True
+        self._handler = Handler()
+        with self._lock:
+            self._observer = observer
+            self._follow()
         observer.start()
-        self._observer = observer
+
+    def _follow(self) -> None:
+        """Watch the config directory and the directory the file really lives in (the same
+        one unless policy.toml is a symbolic link); stop watching one no longer needed."""
+        if self._observer is None:
+            return
+        wanted = {
+            os.path.abspath(self.path.parent),
+            os.path.dirname(os.path.realpath(self.path)),
+        }
+        for folder in [f for f in self._watches if f not in wanted]:
+            with contextlib.suppress(KeyError, OSError):
+                self._observer.unschedule(self._watches[folder])
+            del self._watches[folder]
+        for folder in wanted - self._watches.keys():
+            try:
+                self._watches[folder] = self._observer.schedule(
+                    self._handler, folder, recursive=False
+                )
+            except OSError as e:  # a link into a folder that is gone: read as missing
+                log.warning("cannot watch %s for the policy file: %s", folder, e)
 
     def _schedule(self) -> None:
         # Several events arrive for one save; read once they have settled.
@@ -266,10 +311,12 @@ class PolicyHolder:
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(5)
-            self._observer = None
+        with self._lock:
+            observer, self._observer = self._observer, None
+            self._watches.clear()
+        if observer is not None:
+            observer.stop()
+            observer.join(5)
 
 
 class PolicyService:

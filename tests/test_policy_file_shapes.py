@@ -1,0 +1,226 @@
+"""The policy file as a person may really leave it: values of the wrong type, a file that goes
+away and comes back, a file that is a symbolic link, a file far too big. Each is a clear
+warning naming the line (or refused at start as other invalid files are: the last valid policy
+kept), never a crash of Cairn or of its watcher."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from core.app import Cairn
+from core.errors import InvalidInput
+from core.model import BUILTIN_KINDS, Caller
+from core.paths import Paths
+from core.policy import DEFAULT_TEXT, Mode, PolicyInvalid, parse_policy
+from tests.conftest import FakeClock
+
+PAUSED = DEFAULT_TEXT.replace("paused = false", "paused = true")
+
+
+@pytest.fixture
+def cairn(paths: Paths, clock: FakeClock) -> Iterator[Cairn]:
+    app = Cairn.open(paths, clock=clock)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+def _until(check: Callable[[], bool], seconds: float = 5.0) -> bool:
+    wait = threading.Event()
+    for _ in range(int(seconds / 0.05)):
+        if check():
+            return True
+        wait.wait(0.05)
+    return check()
+
+
+def _warning(cairn: Cairn) -> str:
+    return cairn.warnings.snapshot().get("policy_invalid", "")
+
+
+# -- values of the wrong type ------------------------------------------------------------------
+
+_BAD_SHAPES = [
+    ('[agents.bot]\nkinds = "auto"\n', "agents.bot.kinds must be a table of kind = mode", 46),
+    ('[agents.bot]\nkinds = ["ab"]\n', "agents.bot.kinds must be a table of kind = mode", 46),
+    ("[agents.bot]\nscopes = 5\n", "agents.bot.scopes must be a table of scope = mode", 46),
+    ('[agents.bot]\nextracted = ["auto"]\n', "agents.bot.extracted: expected", 46),
+    ("[agents.bot]\nkinds = { idea = 5 }\n", "agents.bot.kinds.idea: expected", 46),
+    ("[agents]\nbot = 5\n", "agents.bot must be a table", 46),
+]
+
+
+@pytest.mark.parametrize(("tail", "needle", "line"), _BAD_SHAPES)
+def test_an_agent_override_of_the_wrong_type_names_the_key_and_line(
+    tail: str, needle: str, line: int
+) -> None:
+    text = DEFAULT_TEXT + "\n" + tail
+    with pytest.raises(PolicyInvalid) as caught:
+        parse_policy(text, BUILTIN_KINDS)
+    assert needle in caught.value.reason
+    assert caught.value.line == line, str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('kinds = "auto"\n', "[kinds] must be a table"),
+        ("scopes = 5\n", "[scopes] must be a table"),
+        ('agents = "bot"\n', "[agents] must be a table"),
+        ('paused = "yes"\n', "paused: expected true or false"),
+        ("other_kinds = 1\n", "other_kinds: expected"),
+        ("extracted = []\n", "extracted: expected"),
+        ("[kinds]\nidea = { a = 1 }\n", "kinds.idea: expected"),
+        ("[scopes]\nuser = true\n", "scopes.user: expected"),
+    ],
+)
+def test_every_top_level_value_of_the_wrong_type_is_invalid(text: str, needle: str) -> None:
+    with pytest.raises(PolicyInvalid) as caught:
+        parse_policy(text, BUILTIN_KINDS)
+    assert needle in caught.value.reason
+    assert caught.value.line == 1 + text.count("\n", 0, text.index("=")), str(caught.value)
+
+
+def test_a_wrong_type_while_running_keeps_the_last_valid_policy(cairn: Cairn, paths: Paths) -> None:
+    """Until 2026-11-30 `kinds = "auto"` under `[agents.bot]` raised a ValueError: the watcher's
+    read died, health kept the last warning and `policy.set` answered internal_error."""
+    cairn.policy.watch()
+    path = paths.config / "policy.toml"
+    path.write_text(PAUSED, encoding="utf-8")
+    assert _until(lambda: cairn.policy.current().paused)
+    for tail, needle, _ in _BAD_SHAPES[:3]:
+        path.write_text(PAUSED + "\n" + tail, encoding="utf-8")
+        assert _until(lambda needle=needle: needle in _warning(cairn)), _warning(cairn)  # type: ignore[misc]
+        assert "line 46" in _warning(cairn)
+        assert cairn.policy.current().paused  # the last valid policy stays
+        with pytest.raises(InvalidInput, match="fix it first"):
+            cairn.policy.set(Caller.human(), "kinds.idea", Mode.AUTO)
+    path.write_text(DEFAULT_TEXT, encoding="utf-8")  # the watcher still runs: fixed, applied
+    assert _until(lambda: not cairn.policy.current().paused)
+    assert _until(lambda: _warning(cairn) == "")
+
+
+def test_a_wrong_type_at_start_falls_back_to_the_last_valid_policy(
+    paths: Paths, clock: FakeClock
+) -> None:
+    first = Cairn.open(paths, clock=clock)
+    first.policy.set(Caller.human(), "paused", True)
+    first.close()
+    path = paths.config / "policy.toml"
+    path.write_text(
+        path.read_text(encoding="utf-8") + '\n[agents.bot]\nkinds = "auto"\n', encoding="utf-8"
+    )
+    again = Cairn.open(paths, clock=clock)
+    try:
+        assert again.policy.current().paused
+        assert "agents.bot.kinds must be a table" in _warning(again)
+    finally:
+        again.close()
+
+
+# -- a file that goes away and comes back ------------------------------------------------------
+
+
+def test_the_missing_file_warning_clears_when_the_same_file_comes_back(
+    cairn: Cairn, paths: Paths
+) -> None:
+    """Until 2026-11-30 the warning stayed for good when the file came back unchanged: the text
+    read last was still the same, so nothing was read again and nothing cleared."""
+    cairn.policy.watch()
+    path = paths.config / "policy.toml"
+    path.write_text(PAUSED, encoding="utf-8")
+    assert _until(lambda: cairn.policy.current().paused)
+    aside = path.with_name("policy.toml.bak")
+    path.rename(aside)
+    assert _until(lambda: "missing" in _warning(cairn)), _warning(cairn)
+    aside.rename(path)
+    assert _until(lambda: _warning(cairn) == ""), _warning(cairn)
+    assert cairn.policy.current().paused
+
+
+def test_the_unreadable_file_warning_clears_when_it_is_readable_again(
+    cairn: Cairn, paths: Paths
+) -> None:
+    path = paths.config / "policy.toml"
+    path.write_text(PAUSED, encoding="utf-8")
+    cairn.policy.reload()
+    path.write_bytes(b"\xff\xfe not utf-8")
+    cairn.policy.reload()
+    assert "cannot be read" in _warning(cairn)
+    path.write_text(PAUSED, encoding="utf-8")  # the same text as read last
+    cairn.policy.reload()
+    assert _warning(cairn) == ""
+    assert cairn.policy.current().paused
+
+
+# -- a file that is a symbolic link (a dotfile manager's) -------------------------------------
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
+def test_a_symlinked_policy_file_is_followed_edited_and_written_through(
+    cairn: Cairn, paths: Paths, tmp_path: Path
+) -> None:
+    """Until 2026-11-30 an edit to the file a symlinked policy.toml points to was never seen:
+    only the config folder was watched."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "policy.toml"
+    target.write_text(DEFAULT_TEXT, encoding="utf-8")
+    path = paths.config / "policy.toml"
+    link = path.with_name("policy.toml.link")
+    link.symlink_to(target)
+    os.replace(link, path)
+    cairn.policy.watch()
+    assert _until(lambda: _warning(cairn) == "")
+    target.write_text(PAUSED, encoding="utf-8")  # edited where it lives, in place
+    assert _until(lambda: cairn.policy.current().paused), "an edit to the target was missed"
+    saved = dotfiles / ".policy.toml.swp"  # an editor's save: a new file moved over the target
+    saved.write_text(PAUSED.replace('idea = "ask"', 'idea = "auto"'), encoding="utf-8")
+    os.replace(saved, target)
+    assert _until(lambda: cairn.policy.current().kinds["idea"] is Mode.AUTO)
+    # A change through Cairn goes into the target; the link stays a link.
+    cairn.policy.set(Caller.human(), "paused", False)
+    assert path.is_symlink() and "paused = false" in target.read_text(encoding="utf-8")
+    # The link pointed elsewhere: the new target is read, and watched from then on.
+    other = tmp_path / "elsewhere" / "policy.toml"
+    other.parent.mkdir()
+    other.write_text(DEFAULT_TEXT, encoding="utf-8")
+    link.symlink_to(other)
+    os.replace(link, path)
+    assert _until(lambda: cairn.policy.current().kinds["idea"] is Mode.ASK)
+    other.write_text(PAUSED, encoding="utf-8")
+    assert _until(lambda: cairn.policy.current().paused), "an edit to the new target was missed"
+    target.write_text(DEFAULT_TEXT.replace('fact = "auto"', 'fact = "off"'), encoding="utf-8")
+    threading.Event().wait(0.5)  # the old target is no longer the policy
+    assert cairn.policy.current().kinds["fact"] is Mode.AUTO
+
+
+# -- a file far too big ------------------------------------------------------------------------
+
+
+def test_a_huge_policy_file_is_refused_before_it_is_parsed(cairn: Cairn, paths: Paths) -> None:
+    """Until 2026-11-30 there was no cap: an 8 MB file (a log written into it by mistake) took
+    seconds to parse, holding up every later edit and every `policy.set` behind it."""
+    huge = PAUSED + "\n" + "# filler comment line\n" * 400_000
+    with pytest.raises(PolicyInvalid, match="too big") as caught:
+        parse_policy(huge, BUILTIN_KINDS)
+    assert "1 MiB" in caught.value.reason
+    cairn.policy.watch()
+    path = paths.config / "policy.toml"
+    path.write_text(huge, encoding="utf-8")
+    assert _until(lambda: "too big" in _warning(cairn)), _warning(cairn)
+    assert not cairn.policy.current().paused  # the last valid policy stays
+    with pytest.raises(InvalidInput, match="too big"):
+        cairn.policy.set(Caller.human(), "kinds.idea", Mode.AUTO)
+    path.write_text(PAUSED, encoding="utf-8")
+    assert _until(lambda: cairn.policy.current().paused, seconds=1.5)
+    assert _warning(cairn) == ""
+    # A file just under the cap is still read.
+    near = PAUSED + "#" * (1024 * 1024 - len(PAUSED) - 1) + "\n"
+    assert parse_policy(near, BUILTIN_KINDS).paused
