@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import protocol
+from core import audit, protocol
 from core.agents import AgentStatus
 from core.changes import Change, ChangeSet
 from core.errors import CairnError, ErrorCode, InvalidRequest
@@ -205,6 +205,8 @@ def visible_change(caller: Caller, change: Change) -> bool:
     """Whether a pushed change may go to this connection (the same horizon as every read)."""
     if caller.is_human:
         return True
+    if not audit.agent_may_see(change.action):  # the same rule as changes.since
+        return False
     if change.memory_id is None or change.scope is None:
         return False
     if change.scope in (Scope.GLOBAL.value, Scope.USER.value):
