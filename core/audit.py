@@ -22,7 +22,7 @@ from typing import Any
 
 from core.atomic_file import fsync_dir, replacing
 from core.changes import Change, Topic
-from core.model import Caller, Memory, Scope, Tier
+from core.model import Caller, Memory, Scope, Surface, Tier
 from core.writer import WriteTx
 
 PREVIEW_CHARS = 80
@@ -250,6 +250,23 @@ def agent_may_see(action: str) -> bool:
     """Whether an event of this action may reach an agent at all (its horizon decides the rest)."""
     return action in AGENT_ACTIONS
 
+
+# The events of a write served (a `write=True` method of core/protocol.py), which health's
+# `last_write` reads back after a restart: the memory actions, the review queue's decisions and
+# proposals, policy, identity and workspace changes - by an agent, a person or an import.
+WRITE_ACTIONS: frozenset[str] = AGENT_ACTIONS | {
+    "propose",
+    "reobserve",
+    "adopt",
+    "reject",
+    "policy_changed",
+    "identity_version",
+    "workspace_moved",
+    "workspace_merged",
+}
+WRITE_SURFACES: frozenset[str] = frozenset(
+    {Surface.AGENT.value, Surface.HUMAN.value, Surface.IMPORT.value}
+)
 
 _MEMORY_TOPICS = frozenset({Topic.MEMORIES, Topic.HEALTH})
 _AGENT_TOPICS = frozenset({Topic.AGENTS, Topic.HEALTH})
