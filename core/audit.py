@@ -22,7 +22,7 @@ from typing import Any
 
 from core.atomic_file import fsync_dir, replacing
 from core.changes import Change, Topic
-from core.model import Caller, Memory, Scope, Tier
+from core.model import Caller, Memory, Scope, Surface, Tier
 from core.writer import WriteTx
 
 PREVIEW_CHARS = 80
@@ -54,6 +54,24 @@ def record(
         memory_id = memory_id or memory.id
         revision = revision if revision is not None else memory.revision
         workspace_id = workspace_id or memory.workspace_id
+        scope: str | None = memory.scope.value
+        session_id = memory.session_id
+    elif memory_id is not None:
+        # Where the memory lives now - what `changes.since` reports for this event, so the push
+        # and the catch-up agree (until 2026-11-30 an `adopt` or `resolve` was pushed with no
+        # scope and reached agents through `changes.since` only).
+        found = tx.conn.execute(
+            "SELECT workspace_id, scope, session_id FROM memory WHERE id = ? UNION ALL "
+            "SELECT workspace_id, scope, session_id FROM tombstone WHERE memory_id = ? LIMIT 1",
+            (memory_id, memory_id),
+        ).fetchone()
+        if found is not None:
+            workspace_id = workspace_id or found[0]
+            scope, session_id = found[1], found[2]
+        else:
+            scope = session_id = None
+    else:
+        scope = session_id = None
     cur = tx.conn.execute(
         "INSERT INTO audit (at, actor_kind, actor, verified, action, memory_id, revision, preview,"
         " detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -78,8 +96,8 @@ def record(
         revision=revision,
         workspace_id=workspace_id,
         actor=caller.actor,
-        scope=memory.scope.value if memory is not None else None,
-        session_id=memory.session_id if memory is not None else None,
+        scope=scope,
+        session_id=session_id,
     )
     tx.changes.append(change)
     return change
@@ -198,6 +216,57 @@ def event_from_row(row: Any) -> AuditEvent:
     """Build an AuditEvent from a row of the audit table's model."""
     return event_from_values([getattr(row, c) for c in AUDIT_COLUMNS])
 
+
+# The one rule for what an agent's change feed holds, pushed (core/server.py `visible_change`) and
+# read back (`changes.since`): these memory actions, on memories in its horizon. Every other
+# action - the review queue's, policy, scanner, raw reads, identity, workspaces, agents, rotation -
+# is for people only (docs/protocol.md). An allow-list, so a new action stays people-only until
+# it is added here. (Until 2026-11-30 `changes.since` gave agents any event naming a memory in
+# their horizon - a person's `read_raw`, an `adopt`.)
+AGENT_ACTIONS: frozenset[str] = frozenset(
+    {
+        "write",
+        "update",
+        "upsert",
+        "pin",
+        "unpin",
+        "archive",
+        "unarchive",
+        "supersede",
+        "unsupersede",
+        "rebind",
+        "expire",
+        "forget",
+        "purge",
+        "feedback",
+        "contradict",
+        "resolve",
+        "import",
+    }
+)
+
+
+def agent_may_see(action: str) -> bool:
+    """Whether an event of this action may reach an agent at all (its horizon decides the rest)."""
+    return action in AGENT_ACTIONS
+
+
+# The events of a write served (a `write=True` method of core/protocol.py), which health's
+# `last_write` reads back after a restart: the memory actions, the review queue's decisions and
+# proposals, policy, identity and workspace changes - by an agent, a person or an import.
+WRITE_ACTIONS: frozenset[str] = AGENT_ACTIONS | {
+    "propose",
+    "reobserve",
+    "adopt",
+    "reject",
+    "policy_changed",
+    "identity_version",
+    "workspace_moved",
+    "workspace_merged",
+}
+WRITE_SURFACES: frozenset[str] = frozenset(
+    {Surface.AGENT.value, Surface.HUMAN.value, Surface.IMPORT.value}
+)
 
 _MEMORY_TOPICS = frozenset({Topic.MEMORIES, Topic.HEALTH})
 _AGENT_TOPICS = frozenset({Topic.AGENTS, Topic.HEALTH})

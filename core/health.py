@@ -106,6 +106,10 @@ class HealthService:
                 me.to_dict() if me else {}
             )
             return out
+        # The person's last write is read from the store too, so a restart does not forget it
+        # (until 2026-11-30 it was only the writes served since Cairn started).
+        served = [t for t in (out["last_write"], store_wide.pop("last_write_stored")) if t]
+        out["last_write"] = max(served, default=None)
         out.update(store_wide)
         out.update(
             {
@@ -146,7 +150,16 @@ def _store_wide(conn: sqlite3.Connection, now: int) -> dict[str, Any]:
         "SELECT coalesce(max(value), 0) FROM counter WHERE name = 'review_evicted'"
     ).fetchone()[0]
     saved_policy = conn.execute("SELECT value FROM meta WHERE key = 'policy'").fetchone()
+    # The newest event of a write served to an agent or a person (newest first, so the scan
+    # stops at the first: housekeeping and raw reads in between are few).
+    actions, surfaces = sorted(audit.WRITE_ACTIONS), sorted(audit.WRITE_SURFACES)
+    last_write = conn.execute(
+        f"SELECT at FROM audit WHERE action IN ({', '.join('?' * len(actions))}) "
+        f"AND actor_kind IN ({', '.join('?' * len(surfaces))}) ORDER BY seq DESC LIMIT 1",
+        [*actions, *surfaces],
+    ).fetchone()
     return {
+        "last_write_stored": int(last_write[0]) if last_write else None,
         "audit_events": int(audit_events),
         "review": {
             "pending": int(pending),

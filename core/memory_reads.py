@@ -130,11 +130,12 @@ class MemoryReader:
             args: list[Any] = [seq, limit]
         else:
             where, params = horizon_sql(caller, alias="v")
+            allowed = sorted(audit.AGENT_ACTIONS)
             sql = (
                 f"SELECT * FROM ({events}) v WHERE v.memory_id IS NOT NULL AND {where} "
-                "ORDER BY v.seq LIMIT ?"
+                f"AND v.action IN ({', '.join('?' * len(allowed))}) ORDER BY v.seq LIMIT ?"
             )
-            args = [seq, *params, limit]
+            args = [seq, *params, *allowed, limit]
         # The changes, the oldest left and the newest: one snapshot. (Until 2026-11-30 the oldest
         # was read before it, and a rotation committing in between skipped events unreported.)
         with self._store.read_db.atomic():

@@ -410,10 +410,18 @@ METHODS: dict[str, Method] = {
         Method("policy.set", policy_set, "change one policy setting", human=True, write=True),
         Method("review.list", review_list, "proposals waiting for a person", human=True),
         Method("review.get", review_get, "one proposal and what it would change", human=True),
-        Method("review.adopt", review_adopt, "adopt a proposal, maybe edited", human=True),
+        Method(
+            "review.adopt", review_adopt, "adopt a proposal, maybe edited", human=True, write=True
+        ),
         Method("review.reject", review_reject, "reject a proposal", human=True, write=True),
-        Method("review.adopt_many", review_many(True), "adopt several proposals", human=True),
-        Method("review.reject_many", review_many(False), "reject several", human=True),
+        Method(
+            "review.adopt_many",
+            review_many(True),
+            "adopt several proposals",
+            human=True,
+            write=True,
+        ),
+        Method("review.reject_many", review_many(False), "reject several", human=True, write=True),
         Method("scanner.allow", scanner_allow, "let one scanner finding pass", human=True),
         Method("scanner.unallow", scanner_unallow, "stop letting a finding pass", human=True),
         Method("scanner.allowed", scanner_allowed, "the findings let through", human=True),

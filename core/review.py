@@ -185,6 +185,13 @@ class ReviewService:
             raise _gone(conn, suggestion_id)
         return self._shown(conn, found)
 
+    def reasons_of(self, suggestion_id: str) -> tuple[str, ...]:
+        """Why a waiting proposal waits: its reason codes, first to last, each once (health's
+        `held_for_review` counts them all - an answer names only the first). Empty once it was
+        decided. Codes only, never content."""
+        found = suggestions.fetch(self._store.read_db.conn(), suggestion_id)
+        return tuple(dict.fromkeys(r.code for r in found.reasons)) if found is not None else ()
+
     def waiting_among(self, caller: Caller, ids: Iterable[str]) -> frozenset[str]:
         """Which of the proposals `ids` still wait: a window holding a person's unsaved edits
         of proposals learns which were decided elsewhere meanwhile (their edits cannot be kept).

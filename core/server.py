@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import protocol
+from core import audit, protocol
 from core.agents import AgentStatus
 from core.changes import Change, ChangeSet
 from core.errors import CairnError, ErrorCode, InvalidRequest
@@ -55,6 +55,11 @@ _REFUSAL_CODES = {
     ErrorCode.CAPTURE_PAUSED,
     ErrorCode.FORGOTTEN,
     ErrorCode.FORBIDDEN,
+    # since 2026-11-30 (docs/health.md always listed them): a wrong token, a request before
+    # hello, and an agent paused or revoked since its hello
+    ErrorCode.UNAUTHENTICATED,
+    ErrorCode.AGENT_PAUSED,
+    ErrorCode.AGENT_REVOKED,
 }
 
 
@@ -205,6 +210,8 @@ def visible_change(caller: Caller, change: Change) -> bool:
     """Whether a pushed change may go to this connection (the same horizon as every read)."""
     if caller.is_human:
         return True
+    if not audit.agent_may_see(change.action):  # the same rule as changes.since
+        return False
     if change.memory_id is None or change.scope is None:
         return False
     if change.scope in (Scope.GLOBAL.value, Scope.USER.value):
@@ -720,6 +727,7 @@ class Connection:
             raise _Close from None
         if method != "hello":
             self.cairn.activity.count("refused_hello")
+            self.cairn.activity.refusal(None, ErrorCode.UNAUTHENTICATED.label)
             if not notification:
                 await self._send(
                     response_error(
@@ -756,6 +764,8 @@ class Connection:
             )
         except CairnError as e:
             self.cairn.activity.count("refused_hello")
+            if e.code in _REFUSAL_CODES:  # a wrong token: `unauthenticated`, no agent's own
+                self.cairn.activity.refusal(None, e.code.label)
             if not notification:
                 await self._send(response_error(req_id, e.code, e.message, e.data))
             raise _Close from None
@@ -794,27 +804,37 @@ class Connection:
             await self._send_quietly({"jsonrpc": "2.0", "id": req_id, "result": result})
 
     def _call(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
-        """On a pool thread: check, run, count."""
-        if name == "hello":
-            raise InvalidRequest(
-                "hello was already accepted on this connection; open another connection to "
-                "speak as another agent or in another workspace"
-            )
-        method = protocol.lookup(name, self.session)
-        protocol.check_agent_allowed(self.cairn, self.session)
+        """On a pool thread: check, run, count. Every request counts, failed or not (until
+        2026-11-30 only those that succeeded); only a write or search served moves `writes`,
+        `last_write` and `last_search`."""
         caller = self.session.bound()
-        result = method.handler(self.cairn, self.session, params)
-        self.cairn.activity.request(
-            caller.agent if caller.agent else None,
-            verified=caller.verified,
-            at_ms=self.cairn.clock.now_ms(),
-            write=method.write,
-            search=method.search,
-        )
+        served: protocol.Method | None = None
+        try:
+            if name == "hello":
+                raise InvalidRequest(
+                    "hello was already accepted on this connection; open another connection to "
+                    "speak as another agent or in another workspace"
+                )
+            method = protocol.lookup(name, self.session)
+            protocol.check_agent_allowed(self.cairn, self.session)
+            result = method.handler(self.cairn, self.session, params)
+            served = method
+        finally:
+            self.cairn.activity.request(
+                caller.agent if caller.agent else None,
+                verified=caller.verified,
+                at_ms=self.cairn.clock.now_ms(),
+                write=served is not None and served.write,
+                search=served is not None and served.search,
+            )
         if result.get("status") == "refused":
             self.cairn.activity.refusal(caller.agent, str(result.get("reason_code", "refused")))
         elif result.get("status") == "pending":
-            self.cairn.activity.hold(str(result.get("reason_code", "policy")))
+            first = str(result.get("reason_code", "policy"))
+            waiting = result.get("suggestion_id")
+            reasons = self.cairn.review.reasons_of(waiting) if isinstance(waiting, str) else ()
+            for reason in reasons or (first,):  # every reason, `similar` included
+                self.cairn.activity.hold(reason)
         return result
 
     def _count_refusal(self, error: CairnError) -> None:
