@@ -109,9 +109,15 @@ class Runtime:
         cairn.shutdown_hook = hook
         if self._stop_asked is not None:  # a signal came while Cairn was opening its store
             self._request_stop(self._stop_asked)
+        # The files this Cairn serves, as they are when it made or opened them: taken then, not
+        # once it is up - a folder deleted and a new Cairn serving there meanwhile would have
+        # been taken for its own. One gone already is recorded as missing, and the first look
+        # stops Cairn cleanly.
+        own: dict[Path, tuple[int, int] | None] = {}
         try:
             self.server = Server(cairn, confirm_human=self._confirm_human)
             await self.server.start_unix(self.socket)
+            own = {path: _identity_or_none(path) for path in (self.socket, self.paths.database)}
             port = cairn.settings.integer("server.tcp_port")
             if port:
                 try:
@@ -122,8 +128,12 @@ class Runtime:
                         "choose another port, or 0 to turn the TCP listener off",
                         data={"port": port},
                     ) from e
-            # owner-only, and a link at the path is replaced, never written through (until
-            # 2026-11-30 the umask's mode, through any link)
+            cairn.policy.watch()  # an edit of the policy file applies while Cairn runs
+            if cairn.notes.folder is not None:
+                cairn.notes.start()  # the first pass runs on its own thread
+            # Last, so a pid file says Cairn is fully up. Owner-only, and a link at the path is
+            # replaced, never written through (until 2026-11-30 the umask's mode, through any
+            # link).
             try:
                 write_atomically(self.pid_file, str(os.getpid()), mode=0o600)
             except OSError as e:  # a folder in its way, say: said, and the socket cleaned up
@@ -132,20 +142,13 @@ class Runtime:
                     "what is in its way and start again",
                     data={"path": str(self.pid_file)},
                 ) from e
+            own[self.pid_file] = _identity_or_none(self.pid_file)
         except BaseException:
             await self._close_server_and_store()
             with contextlib.suppress(FileNotFoundError):
                 self.socket.unlink()
             raise
-        cairn.policy.watch()  # an edit of the policy file applies while Cairn runs
-        if cairn.notes.folder is not None:
-            cairn.notes.start()  # the first pass runs on its own thread
-        # A file gone already (its folder deleted while Cairn started) is recorded as missing,
-        # and the first look stops Cairn cleanly (it escaped start as a traceback, the store open)
-        self._own_files = {
-            path: _identity_or_none(path)
-            for path in (self.socket, self.paths.database, self.pid_file)
-        }
+        self._own_files = own
         self._tasks.append(asyncio.create_task(self._keep_house()))
         self._tasks.append(asyncio.create_task(self._watch_files()))
         log.info("Cairn %s serving the store at %s", __version__, self.paths.database)

@@ -275,7 +275,18 @@ class PolicyHolder:
         with self._lock:
             self._observer = observer
             self._follow()
-        observer.start()
+        try:
+            observer.start()
+        except OSError as e:  # the folder went meanwhile (deleted as Cairn started, say)
+            with self._lock:
+                self._observer = None  # never started: nothing to stop at close
+                self._watches.clear()
+            log.warning(
+                "cannot watch %s for edits (%s); an edit applies at the next start or through "
+                "`cairn policy set`",
+                self.path,
+                e.strerror or e,
+            )
 
     def _follow(self) -> None:
         """Watch the config directory and the directory the file really lives in (the same

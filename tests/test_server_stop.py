@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -69,6 +70,20 @@ def _serving(daemon: Daemon) -> Daemon:
     return daemon
 
 
+def _delete(home: Path) -> None:
+    """Delete a running Cairn's folder as a person would with `rm -rf`: a file it writes
+    meanwhile (its first scheduled backup, say) can make one pass find a folder not empty."""
+    for _ in range(20):
+        try:
+            shutil.rmtree(home)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.05)
+    shutil.rmtree(home)
+
+
 def _ended(daemon: Daemon, timeout: float = 30) -> int | None:
     """The daemon's exit status once it has ended on its own, None if it still runs."""
     try:
@@ -85,7 +100,7 @@ def test_a_daemon_whose_folder_is_deleted_stops_and_says_why(short_tmp: Path) ->
     daemon = start_daemon(home)
     try:
         _serving(daemon)
-        shutil.rmtree(home)
+        _delete(home)
         status = _ended(daemon)
         assert daemon.proc.stderr is not None
         log = daemon.proc.stderr.read() if status is not None else ""
@@ -106,7 +121,7 @@ def test_a_daemon_whose_folder_was_deleted_leaves_the_cairn_serving_there_now_al
     old = start_daemon(home)
     try:
         _serving(old).proc.send_signal(signal.SIGSTOP)
-        shutil.rmtree(home)
+        _delete(home)
         with running_daemon(home) as new:
             _serving(new)
             old.proc.send_signal(signal.SIGCONT)
