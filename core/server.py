@@ -289,9 +289,6 @@ class Server:
         `daemon.shutdown` that asked for this gets its reply), then close every connection."""
         for server in self._servers:
             server.close()
-        # A connection accepted just before has its handler scheduled but not started: let it
-        # start (and register), so it is answered or closed below rather than left open.
-        await asyncio.sleep(0)
         running = [task for conn in self._connections for task in conn.in_flight()]
         if running:
             await asyncio.wait(running, timeout=drain_s)
