@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.agents import NAME as AGENT_NAME
+from core.audit import REVISION_ACTIONS
 from core.errors import CairnError, InvalidInput
 from core.model import (
     RESERVED_AGENT_NAMES,
@@ -198,19 +199,7 @@ def _wrong_name(name: str, value: Any) -> str | None:
 
 # What a revision of a kept memory may have done (docs/data-model.md): every action a write
 # records but `forget`, whose memory is never in an archive (only its tombstone is).
-KEPT_ACTIONS = (
-    "write",
-    "update",
-    "upsert",
-    "pin",
-    "unpin",
-    "archive",
-    "unarchive",
-    "supersede",
-    "unsupersede",
-    "rebind",
-    "expire",
-)
+KEPT_ACTIONS = tuple(a for a in REVISION_ACTIONS if a != "forget")
 _POSITIVE = _between(1, 2**62)
 # A time is milliseconds since 1970, up to the end of the year 9999: what a date can show, and
 # far inside what SQLite's INTEGER holds (2**64 made the import crash half-way until 2026-11-30).

@@ -217,6 +217,22 @@ def event_from_row(row: Any) -> AuditEvent:
     return event_from_values([getattr(row, c) for c in AUDIT_COLUMNS])
 
 
+# What a revision of a memory records as its `action` (and its audit event as the change's).
+REVISION_ACTIONS = (
+    "write",
+    "update",
+    "upsert",
+    "pin",
+    "unpin",
+    "archive",
+    "unarchive",
+    "supersede",
+    "unsupersede",
+    "rebind",
+    "expire",
+    "forget",
+)
+
 # The one rule for what an agent's change feed holds, pushed (core/server.py `visible_change`) and
 # read back (`changes.since`): these memory actions, on memories in its horizon. Every other
 # action - the review queue's, policy, scanner, raw reads, identity, workspaces, agents, rotation -
@@ -224,25 +240,7 @@ def event_from_row(row: Any) -> AuditEvent:
 # it is added here. (Until 2026-11-30 `changes.since` gave agents any event naming a memory in
 # their horizon - a person's `read_raw`, an `adopt`.)
 AGENT_ACTIONS: frozenset[str] = frozenset(
-    {
-        "write",
-        "update",
-        "upsert",
-        "pin",
-        "unpin",
-        "archive",
-        "unarchive",
-        "supersede",
-        "unsupersede",
-        "rebind",
-        "expire",
-        "forget",
-        "purge",
-        "feedback",
-        "contradict",
-        "resolve",
-        "import",
-    }
+    {*REVISION_ACTIONS, "purge", "feedback", "contradict", "resolve", "import"}
 )
 
 
