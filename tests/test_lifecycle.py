@@ -375,3 +375,37 @@ def test_the_service_refuses_a_relative_workspace_path(
         cairn.lifecycle.merge_workspaces(Caller.human(), str(other_dir), "proj")
     with pytest.raises(InvalidInput, match=r"'\./proj' is a relative path"):
         cairn.lifecycle.move_workspace(Caller.human(), "./proj", str(other_dir))
+
+
+def test_after_a_merge_a_memorys_events_are_caught_up_where_it_lives_now(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    """docs/protocol.md: `changes.since` reads where each memory lives now, a push where it lived
+    when it was sent; after a merge the two differ for the moved memory's earlier events."""
+    from core.changes import ChangeSet
+    from core.server import visible_change
+
+    other_dir = short_tmp / "clone"
+    other_dir.mkdir()
+    other = cairn.workspaces.resolve(str(other_dir))
+    b = Caller(Surface.AGENT, agent="agent-a", verified=True, workspace_id=other.id)
+    seen: list[ChangeSet] = []
+    cairn.bus.subscribe(seen.append)
+    start = cairn.store.committed_seq
+    moved = write(cairn, b, "tests live in t/")
+    cairn.lifecycle.merge_workspaces(Caller.human(), str(other_dir), str(short_tmp / "proj"))
+
+    def seen_by(caller: Caller) -> list[tuple[str, str | None]]:
+        return [
+            (c.action, c.memory_id) for s in seen for c in s.changes if visible_change(caller, c)
+        ]
+
+    def caught_up(caller: Caller) -> list[tuple[str, str | None]]:
+        return [
+            (c.action, c.memory_id) for c in cairn.memories.changes_since(caller, start).changes
+        ]
+
+    assert seen_by(b) == [("write", moved)]  # live, the write was in b's workspace
+    assert seen_by(agent) == [("rebind", moved)]  # the move was pushed where it went
+    assert caught_up(agent) == [("write", moved), ("rebind", moved)]
+    assert caught_up(b) == []
