@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import unicodedata
 
 from core.wording import visible
+from tests.conftest import ROOT
 
 
 def _spans(codepoints: set[int]) -> str:
@@ -43,3 +45,22 @@ def test_visible_marks_exactly_what_a_terminal_would_obey_or_show_as_nothing() -
     for kept in ("\t", "\n", "\u00ad", "\u200c", "\u200d", "\ufe0f", "\U000e0100", "a", "中"):
         assert visible(kept) == kept
     assert visible("a\u202eb\u2800c\x1b") == "a\\u202eb\\u2800c\\e"
+
+
+def test_wording_stays_light_to_import() -> None:
+    """Every `cairn` command imports `core.wording`: it takes its table from
+    core/format_characters.py, not from the scanner (~90 ms to import) or `unicodedata`."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, core.wording; print(*sorted(m for m in sys.modules"
+            " if m.startswith(('core', 'unicodedata'))))",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert loaded.stdout.split() == ["core", "core.format_characters", "core.wording"]
