@@ -5,6 +5,14 @@ on recalled memory text, and stored text with its control characters shown as ma
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from core.format_characters import (
+    BLANK_LETTERS,
+    FORMAT_CHARACTERS,
+    LATER_FORMAT_CHARACTERS,
+    char_class,
+)
 
 # Above recalled memory text wherever it may reach a model: the MCP tools' answers, and the
 # `cairn` reads run by an agent or a program.
@@ -25,24 +33,44 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
 # spelling of them: `validation.CONTROL` refuses them in a write, `_OBEYED` marks them.
 CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
 
+# Format characters that scripts and emoji use in place, printed as they are: the soft hyphen (a
+# word's break points), ZWNJ and ZWJ (Persian and Indic spelling, emoji sequences). Variation
+# selectors print as they are too: they are no format characters (category Mn).
+_IN_PLACE = frozenset((0x00AD, 0x200C, 0x200D))
+
+
+def _without(ranges: Sequence[tuple[int, int]], left_out: frozenset[int]) -> list[tuple[int, int]]:
+    """`ranges` with the code points of `left_out` taken out."""
+    out = []
+    for lo, hi in ranges:
+        start = lo
+        for cp in sorted(c for c in left_out if lo <= c <= hi):
+            if start < cp:
+                out.append((start, cp - 1))
+            start = cp + 1
+        if start <= hi:
+            out.append((start, hi))
+    return out
+
+
 # Characters a terminal or a window would obey rather than show: every C0 control but tab and
-# line feed, DEL, and the C1 range (U+0080-U+009F: CSI, OSC, NEL, ...); and format characters that
-# reorder or hide what is shown - direction overrides, embeddings, isolates and marks, the line
-# and paragraph separators, zero-width spaces and invisible operators, the byte-order mark,
-# interlinear annotations and tag characters (invisible text). Not the joiners, variation
-# selectors or soft hyphens that emoji and scripts use in place.
-# The second line holds the rest of the format characters (category Cf, as of Unicode 15.1:
-# Arabic and Kaithi number signs, the Mongolian vowel separator, Egyptian hieroglyph, shorthand
-# and musical format controls) and the letters that show as nothing - the Hangul fillers, the
-# Khmer inherent vowels, the Braille pattern blank - and the reserved U+FFF0-U+FFF8; until
-# 2026-11-30 they printed raw. Written out, not derived: walking every code point at import
-# would cost each `cairn` command; tests/test_wording.py checks it against `unicodedata`.
+# line feed, DEL, and the C1 range (U+0080-U+009F: CSI, OSC, NEL, ...); the line and paragraph
+# separators (U+2028, U+2029); every format character (core/format_characters.py: direction
+# overrides, embeddings, isolates and marks, zero-width spaces, invisible operators, the
+# byte-order mark, interlinear annotations, tag characters, Arabic and Kaithi number signs, the
+# Mongolian vowel separator, Egyptian hieroglyph, shorthand and musical format controls) but
+# those used in place, and the ones a later Unicode added; the letters that show as nothing (the
+# Hangul fillers, the Khmer inherent vowels, the Braille pattern blank); the reserved
+# U+FFF0-U+FFF8 and the whole tag block U+E0000-U+E007F, unassigned ones too (default ignorable:
+# shown as nothing once assigned). Until 2026-11-30 the format characters but the direction,
+# zero-width, invisible-operator, byte-order, annotation and tag ones, the blank letters and
+# U+FFF0-U+FFF8 printed raw. Built from ranges, not by walking every code point, which would cost
+# each `cairn` command; tests/test_wording.py checks it code point by code point against
+# `unicodedata`.
 _OBEYED = re.compile(
-    f"[{CONTROLS}\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064"
-    "\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5\u180e\u2800\u3164"
-    "\uffa0\ufff0-\ufff8\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a"
-    "\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+    f"[{CONTROLS}\u2028\u2029"
+    f"{char_class(_without(FORMAT_CHARACTERS, _IN_PLACE))}{char_class(LATER_FORMAT_CHARACTERS)}"
+    f"{char_class(BLANK_LETTERS)}\ufff0-\ufff8\U000e0000-\U000e007f]"
 )
 _NAMED = {"\r": "\\r", "\x1b": "\\e"}
 

@@ -649,18 +649,3 @@ def test_findings_with_hidden_characters_are_those_of_the_old_second_look() -> N
         for _ in range(1 + len(chars) // 10):
             chars.insert(rng.randrange(len(chars) + 1), rng.choice(_HIDDEN_SAMPLES))
         _same_fold("".join(chars))
-
-
-def test_the_format_character_table_is_this_pythons_unicode() -> None:
-    """FORMAT_CHARACTERS is written out (working it out at import cost every command 13 ms);
-    a Python with another Unicode database must not leave it stale."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        format_table = importlib.import_module("format_table")
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
-    assert list(scanner.text.FORMAT_CHARACTERS) == format_table.format_ranges(), (
-        f"Unicode {unicodedata.unidata_version} has other format characters (Cf) than "
-        "core/scanner/text.py's FORMAT_CHARACTERS: replace the table with the output of "
-        "`.venv/bin/python scripts/format_table.py`"
-    )

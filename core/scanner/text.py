@@ -10,6 +10,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from core.format_characters import FORMAT_CHARACTERS, char_class
+
 # -- folding: the text the patterns see, the map back to the original, hidden characters -------
 
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode 15.1): characters a
@@ -53,42 +55,10 @@ def _ranges(codepoints: frozenset[int]) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-def _char_class(ranges: Sequence[tuple[int, int]]) -> str:
-    """The inside of a regex character class holding `ranges`."""
-    return "".join(chr(lo) if lo == hi else f"{chr(lo)}-{chr(hi)}" for lo, hi in ranges)
-
-
-# Every format character (general category Cf, Unicode 14.0.0), written out: working it out at
-# import walked 135k code points, 13 ms on every command's start until 2026-11-30. A test
-# recomputes it; after a Python upgrade changes it, regenerate with scripts/format_table.py.
-FORMAT_CHARACTERS: tuple[tuple[int, int], ...] = (
-    (0x00AD, 0x00AD),
-    (0x0600, 0x0605),
-    (0x061C, 0x061C),
-    (0x06DD, 0x06DD),
-    (0x070F, 0x070F),
-    (0x0890, 0x0891),
-    (0x08E2, 0x08E2),
-    (0x180E, 0x180E),
-    (0x200B, 0x200F),
-    (0x202A, 0x202E),
-    (0x2060, 0x2064),
-    (0x2066, 0x206F),
-    (0xFEFF, 0xFEFF),
-    (0xFFF9, 0xFFFB),
-    (0x110BD, 0x110BD),
-    (0x110CD, 0x110CD),
-    (0x13430, 0x13438),
-    (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A),
-    (0xE0001, 0xE0001),
-    (0xE0020, 0xE007F),
-)
-
-
-# Format characters outside Default_Ignorable_Code_Point (number signs, interlinear annotation,
-# Egyptian hieroglyph controls, ...) hide in words as well: until 2026-11-30 they were neither
-# folded nor reported, and 'Friday.\ufffbIgnore all previous instructions.' had no finding.
+# Format characters (FORMAT_CHARACTERS) outside Default_Ignorable_Code_Point (number signs,
+# interlinear annotation, Egyptian hieroglyph controls, ...) hide in words as well: until
+# 2026-11-30 they were neither folded nor reported, and 'Friday.\ufffbIgnore all previous
+# instructions.' had no finding.
 _SHOWN_FORMAT = _codepoints(FORMAT_CHARACTERS) - _codepoints(DEFAULT_IGNORABLE)
 _IGNORABLE = _codepoints(DEFAULT_IGNORABLE) | _SHOWN_FORMAT
 # Hidden characters the `invisible-char` rule reports: the ignorable ones but direction controls
@@ -153,13 +123,13 @@ _FOLD_RUN_ANY = re.compile(
     "(" + _complement_class(SAFE_RANGES, 0xFFFF)[:-2] + "\U00010000-\U0010ffff]+)"
 )
 # What folds although NFKC keeps it: look-alikes and the ignorable characters.
-_FOLD_ANY = re.compile(f"[\u0370-\u052f{_FOLDS_TOO}{_char_class(_ranges(_IGNORABLE))}]")
+_FOLD_ANY = re.compile(f"[\u0370-\u052f{_FOLDS_TOO}{char_class(_ranges(_IGNORABLE))}]")
 # Every hidden character, for the second look with each of them read as a space.
-_HIDDEN_CHAR = re.compile(f"[{_char_class(_ranges(_IGNORABLE))}]")
+_HIDDEN_CHAR = re.compile(f"[{char_class(_ranges(_IGNORABLE))}]")
 
 
 # Hidden characters between two letters or digits: dropped, they join two words into one.
-_JOINS_WORDS = re.compile(f"(?<=[^\\W_])[{_char_class(_ranges(_IGNORABLE))}]+(?=[^\\W_])")
+_JOINS_WORDS = re.compile(f"(?<=[^\\W_])[{char_class(_ranges(_IGNORABLE))}]+(?=[^\\W_])")
 
 
 def joins_words(text: str) -> bool:
@@ -405,7 +375,7 @@ _SPACELESS: tuple[tuple[int, int], ...] = (
     (0xFF66, 0xFF9F),
     (0x20000, 0x3134F),
 )
-_SPACELESS_CHAR = re.compile(f"[{_char_class(_SPACELESS)}]")
+_SPACELESS_CHAR = re.compile(f"[{char_class(_SPACELESS)}]")
 # Right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, NKo, Samaritan, Mandaic, their
 # presentation forms and the historic ones): a direction mark near one of their letters
 # keeps a number or a Latin word where it belongs.
@@ -417,7 +387,7 @@ _RTL_RANGES: tuple[tuple[int, int], ...] = (
     (0x10800, 0x10FFF),
     (0x1E800, 0x1EFFF),
 )
-_RTL_CHAR = re.compile(f"[{_char_class(_RTL_RANGES)}]")
+_RTL_CHAR = re.compile(f"[{char_class(_RTL_RANGES)}]")
 _RTL_REACH = 32  # how far from a direction mark a right-to-left letter makes it one in use
 _DIRECTION_MARKS = frozenset((0x200E, 0x200F, 0x061C))
 
@@ -435,9 +405,9 @@ def _word_break(before: str, after: str) -> bool:
     return (b and (a or _wordish(after))) or (a and _wordish(before))
 
 
-_H_BIDI = _char_class(_BIDI_RANGES)
-_H_INVISIBLE = _char_class(_INVISIBLE_RANGES)
-_H_TAG = _char_class(_TAG_RANGES)
+_H_BIDI = char_class(_BIDI_RANGES)
+_H_INVISIBLE = char_class(_INVISIBLE_RANGES)
+_H_TAG = char_class(_TAG_RANGES)
 # One finding per run of hidden characters of one kind, never a visible character in it.
 _HIDDEN_SPAN = {
     rule: re.compile(f"[{chars}]++")
