@@ -3,7 +3,9 @@ archive - or a plain JSON-lines file of memories - back into a store.
 
 The archive format and writing it live in `core/archive_export.py`; the records' exact shapes in
 `core/archive_records.py`; reading and verifying an archive in `core/archive_reader.py`; bringing
-it into the store in `core/archive_import.py`; docs/backup-and-export.md describes the files.
+it into the store in `core/archive_import.py` (with `archive_renames`, `archive_facts`,
+`archive_refusals`), and what an import reports in `core/archive_report.py`;
+docs/backup-and-export.md describes the files.
 Everything here is a person's action: an agent's connection is refused.
 """
 
@@ -23,15 +25,11 @@ from core.archive_export import (
     Filters,
     Manifest,
 )
-from core.archive_import import (
-    CHUNK,
-    ImportReport,
-    Placement,
-    Tally,
-    rename_old_names,
-)
+from core.archive_import import CHUNK, Placement
 from core.archive_reader import is_archive, read_archive, read_lines
 from core.archive_records import lone_surrogate
+from core.archive_renames import rename_old_names
+from core.archive_report import ImportReport, Tally
 from core.bulk import refused_forgotten
 from core.clock import Clock
 from core.dedupe import dedupe_memory_id, dedupe_target, live_with_text, text_key, upserted

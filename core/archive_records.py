@@ -114,7 +114,7 @@ class _Shape:
 
 # A session id as an agent's hello gives it (`validation.MAX_SESSION_CHARS`). Hello refuses a
 # control character in one since 2026-11-30, and a store from before may hold one: that is
-# checked at import (`archive_import`, `SESSION_CONTROL`), keeping out only what holds it.
+# checked at import (`archive_refusals`, `SESSION_CONTROL`), keeping out only what holds it.
 _SESSION = _Shape(
     lambda v: _is_text(v) and len(v) <= MAX_SESSION_CHARS,
     f"a session id is at most {MAX_SESSION_CHARS} characters, as an agent's hello gives it",
@@ -163,7 +163,7 @@ OWN_ACTORS = (Surface.HUMAN, Surface.NOTES, Surface.IMPORT, Surface.SYSTEM)
 def _is_agent(v: Any) -> bool:
     """An agent's name as every door takes it - or one an old Cairn let end in line breaks, or
     one it let an agent take that Cairn keeps for itself (`human`, `cairn`: until 2026-11-30),
-    which the import renames (`core/old_names.py`, `archive_import.rename_old_names`)."""
+    which the import renames (`core/old_names.py`, `archive_renames.rename_old_names`)."""
     if not isinstance(v, str):
         return False
     if old_shape(v) or v in RESERVED_AGENT_NAMES:

@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from core.daemon import Runtime
     from desktop.desk import Desk
 
+# Fixtures shared by several test modules, kept in modules of their own: registered here, a test
+# asks for them by name (importing a fixture into a test module shadows it - ruff's F811).
+pytest_plugins = ("tests.archive_stores",)
+
 ROOT = Path(__file__).resolve().parent.parent
 # Windows under test render offscreen (the real tray test runs its own Xvfb in a subprocess).
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

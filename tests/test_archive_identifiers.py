@@ -5,7 +5,7 @@ every other field an import stores. Real stores, real archives edited as a hand 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +15,11 @@ from core import scanner
 from core.app import Cairn
 from core.cli_archive import describe_import
 from core.errors import InvalidInput
+from tests.archive_stores import Rich, build_rich, open_store
 from tests.serving import running_daemon
 from tests.test_archive import (
     SECRET,
     SLACK_TOKEN,
-    Rich,
-    build_rich,
     edited,
     export,
     import_,
@@ -28,32 +27,11 @@ from tests.test_archive import (
     jsonl,
     jsonl_lines,
     members,
-    open_store,
     state,
 )
 from tests.test_cli_serving import at_terminal
 
 _Edit = Callable[[dict[str, bytes]], None]
-
-
-@pytest.fixture
-def rich(short_tmp: Path) -> Iterator[Rich]:
-    folder = short_tmp / "billing"
-    folder.mkdir()
-    c = open_store(short_tmp / "a")
-    try:
-        yield build_rich(c, folder)
-    finally:
-        c.close()
-
-
-@pytest.fixture
-def empty(short_tmp: Path) -> Iterator[Cairn]:
-    c = open_store(short_tmp / "b")
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 def _records(name: str, change: Callable[[list[dict[str, Any]]], None]) -> _Edit:

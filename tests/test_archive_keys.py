@@ -5,45 +5,12 @@ archives edited as an old Cairn would have written them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from core.app import Cairn
 from core.cli_archive import describe_import
-from tests.test_archive import (
-    Rich,
-    build_rich,
-    edited,
-    export,
-    import_,
-    jsonl,
-    jsonl_lines,
-    members,
-    open_store,
-    write,
-)
-
-
-@pytest.fixture
-def rich(short_tmp: Path) -> Iterator[Rich]:
-    folder = short_tmp / "billing"
-    folder.mkdir()
-    c = open_store(short_tmp / "a")
-    try:
-        yield build_rich(c, folder)
-    finally:
-        c.close()
-
-
-@pytest.fixture
-def empty(short_tmp: Path) -> Iterator[Cairn]:
-    c = open_store(short_tmp / "b")
-    try:
-        yield c
-    finally:
-        c.close()
+from tests.archive_stores import Rich, write
+from tests.test_archive import edited, export, import_, jsonl, jsonl_lines, members
 
 
 def keys(c: Cairn) -> dict[str, str]:

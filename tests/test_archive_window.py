@@ -22,8 +22,9 @@ from core.paths import Paths
 from core.requests import WriteRequest
 from desktop.desk import Desk
 from desktop.windows.archive import ArchiveWindow
+from tests.archive_stores import open_store, write
 from tests.conftest import desk_on, settle
-from tests.test_archive import export, open_store, write
+from tests.test_archive import export
 
 pytestmark = pytest.mark.gui
 
