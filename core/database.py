@@ -20,6 +20,7 @@ import peewee
 
 from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
+from core.old_writes import repair_if_marked
 from core.paths import ensure_private_dir
 from core.settings import Settings
 
@@ -344,7 +345,9 @@ def open_write_database(
     *,
     before_migrate: Callable[[int, int], None] | None = None,
 ) -> WriteDatabase:
-    """Open (creating if needed) the database file, check it, migrate it, and return the writer.
+    """Open (creating if needed) the database file, check it, migrate it, repair what an older
+    Cairn of this major wrote in shapes this one repairs (`core/old_writes.py`), and return the
+    writer.
 
     Raises:
         IntegrityFailure: quick_check failed.
@@ -364,6 +367,7 @@ def open_write_database(
         conn = db.conn()
         _require_wal(conn, path)
         migrate(conn, before_migrate=before_migrate)
+        repair_if_marked(conn)  # what an older Cairn of this major wrote, before any serving
     except (sqlite3.DatabaseError, peewee.DatabaseError) as e:
         db.close()
         raise StoreUnavailable(

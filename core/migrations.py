@@ -354,6 +354,18 @@ def _v2_3(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v2_4(conn: sqlite3.Connection) -> None:
+    # A minor step: triggers, which older code keeps up. An older Cairn of this major may open a
+    # store of a later minor and write the names and keys 2.1 and 2.3 repaired; the triggers mark
+    # such a write as it happens, and opening repairs them (core/old_writes.py). What an older
+    # Cairn wrote before this step is repaired here.
+    from core.old_writes import repair_in, trigger_statements
+
+    for statement in trigger_statements():
+        conn.execute(statement)
+    repair_in(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(SchemaVersion(1, 0), "memories, revisions, audit, tombstones, relations", _V1_0),
     Migration(SchemaVersion(1, 1), "full-text index (FTS5) of every memory", _v1_1),
@@ -373,6 +385,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         SchemaVersion(2, 3),
         "dedupe and idempotency keys with old line breaks as read now; notes' sources indexed",
         _v2_3,
+    ),
+    Migration(
+        SchemaVersion(2, 4),
+        "an older Cairn's old names and keys marked as written, and repaired at open",
+        _v2_4,
     ),
 )
 

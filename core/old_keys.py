@@ -80,6 +80,8 @@ def _dedupe_keys(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE memory SET dedupe_key = ? WHERE id = ?", (key, holder))
             old.remove(taker)
         for mid, raw, *_ in old:
+            if _kept(conn, mid, raw, holder):  # said when the store was repaired before
+                continue
             conn.execute(
                 "INSERT INTO audit (at, actor_kind, actor, verified, action, memory_id, detail) "
                 "VALUES (?, 'system', 'system', 0, ?, ?, ?)",
@@ -93,6 +95,17 @@ def _dedupe_keys(conn: sqlite3.Connection) -> None:
                 holder,
                 key,
             )
+
+
+def _kept(conn: sqlite3.Connection, mid: str, key: str, holder: str) -> bool:
+    """Whether memory `mid` was told before that it keeps its old `key` beside `holder` (a repair
+    runs again when an older Cairn writes old keys again, `core/old_writes.py`)."""
+    row = conn.execute(
+        "SELECT 1 FROM audit WHERE memory_id = ? AND action = ? "
+        "AND json_extract(detail, '$.key') = ? AND json_extract(detail, '$.held_by') = ?",
+        (mid, KEPT_ACTION, key, holder),
+    ).fetchone()
+    return row is not None
 
 
 def _idempotency_keys(conn: sqlite3.Connection) -> None:

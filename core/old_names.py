@@ -219,7 +219,13 @@ def rename_in_store(conn: sqlite3.Connection) -> Renames:
     policy_agents = set(policy.get("agents", {})) if isinstance(policy, dict) else set()
     kinds |= _policy_kinds(policy)
     known = Renames.from_json(_meta(conn, RENAMED_KEY))
-    renames = plan(names | policy_agents, doc_agents, kinds, taken=names | doc_agents, known=known)
+    # A name renamed before, written again by an older Cairn (core/old_writes.py), whose new name
+    # is held now: it takes the first free name, as any old name does whose name is held -
+    # following the record would put it onto the holder's rows (an agent's key, a document's
+    # versions).
+    held = names | doc_agents
+    free = Renames({o: n for o, n in known.agents.items() if n not in held}, known.kinds)
+    renames = plan(names | policy_agents, doc_agents, kinds, taken=held, known=free)
     if not renames:
         return renames
     now = int(time.time() * 1000)
@@ -237,7 +243,8 @@ def rename_in_store(conn: sqlite3.Connection) -> Renames:
             "UPDATE meta SET value = ? WHERE key = 'policy'",
             (json.dumps(renamed_policy(policy, renames), sort_keys=True),),
         )
-    _set_meta(conn, RENAMED_KEY, known.merged(renames).to_json())
+    # the record keeps a name's first rename: an old export holding it names that agent
+    _set_meta(conn, RENAMED_KEY, renames.merged(known).to_json())
     carry = Renames.from_json(_meta(conn, TO_CARRY_KEY)).merged(renames)
     _set_meta(conn, TO_CARRY_KEY, carry.to_json())
     return renames

@@ -153,6 +153,8 @@ def populate(conn: sqlite3.Connection, version: SchemaVersion) -> None:
             "INSERT INTO idempotency (actor, key, request_hash, response, created_at) "
             "VALUES ('b', 'retry\r\n', 'h', '{}', 1)"
         )
+    if version >= SchemaVersion(2, 3):  # an older Cairn of schema 2.0 on this store, since
+        conn.execute("UPDATE memory SET kind = 'decision\n' WHERE id = 'm_1'")
 
 
 @pytest.mark.parametrize("step", range(len(MIGRATIONS)), ids=[str(m.version) for m in MIGRATIONS])
@@ -185,6 +187,16 @@ def test_each_migration_from_the_previous_version(short_tmp: Path, step: int) ->
         assert conn.execute("SELECT dedupe_key FROM memory").fetchall() == [("node\n",)]
         assert conn.execute("SELECT key FROM idempotency").fetchall() == [("retry\n",)]
         assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_notes'").fetchone()
+    if MIGRATIONS[step].version == SchemaVersion(2, 4):  # what an older Cairn wrote, repaired
+        assert conn.execute("SELECT name FROM agent").fetchall() == [("helper",)]
+        assert conn.execute("SELECT kind, dedupe_key FROM memory").fetchall() == [
+            ("decision", "node\n")
+        ]
+        assert conn.execute("SELECT key FROM idempotency").fetchall() == [("retry\n",)]
+        conn.execute("UPDATE memory SET dedupe_key = 'node\r'")  # and the next one is marked
+        assert conn.execute("SELECT value FROM meta WHERE key = 'old_writes'").fetchone() == (
+            "memory",
+        )
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.close()
     store = open_store(db)  # and the migrated file opens as a store
@@ -509,7 +521,9 @@ def test_a_store_failing_after_it_opened_is_refused_and_released(short_tmp: Path
     conn.close()
     writers = {t for t in threading.enumerate() if t.name == "cairn-writer"}
     for _ in range(2):  # the second time is not "already open in another Cairn process"
-        with pytest.raises(StoreUnavailable, match=r"cannot open the memory database .*seq"):
+        with pytest.raises(
+            StoreUnavailable, match=r"cannot open the memory database .*no such column"
+        ):
             open_store(db)
     assert {t for t in threading.enumerate() if t.name == "cairn-writer"} <= writers
 
