@@ -206,3 +206,25 @@ def test_opening_a_store_on_a_full_disk_says_so_not_restore_a_backup(short_tmp: 
         assert app.memories.get(Caller.human(), stored.id).memory.content == "the kingfisher fact"
     finally:
         app.close()
+
+
+def test_health_warns_while_the_store_cannot_be_written(cairn: Cairn) -> None:
+    """Agents' writes failing for a full disk showed nowhere in the person's health but as
+    requests, unless some background work failed too. Now a standing warning says so until a
+    write lands again."""
+    human = Caller.human()
+
+    def write(text: str) -> None:
+        cairn.memories.write(human, WriteRequest(content=text, kind="fact", scope=Scope.USER))
+
+    write("the first fact")
+    assert "store_unwritable" not in cairn.health.snapshot(human)["warnings"]
+    with disk_full(), pytest.raises(IOFault):
+        write("a fact for a full disk")
+    warning = cairn.health.snapshot(human)["warnings"]["store_unwritable"]
+    assert warning.startswith("the memory store could not be written: ")
+    assert str(cairn.paths.data) in warning
+    cairn.store.writer.run(lambda tx: None)  # housekeeping with nothing to do proves nothing
+    assert "store_unwritable" in cairn.health.snapshot(human)["warnings"]
+    write("a fact once there is room")
+    assert "store_unwritable" not in cairn.health.snapshot(human)["warnings"]
