@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sqlite3
 import sys
 import threading
@@ -21,7 +20,7 @@ import peewee
 
 from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
-from core.paths import ensure_private_dir
+from core.paths import ensure_private_dir, free_space
 from core.settings import Settings
 
 T = TypeVar("T")
@@ -169,7 +168,7 @@ class StoreLock:
                 handle.close()
             raise IOFault(
                 f"cannot write the memory store's lock file {self.path}: {e.strerror or e}. "
-                f"Cairn needs to write in its data directory ({_free_space(self.path.parent)}); "
+                f"Cairn needs to write in its data directory ({free_space(self.path.parent)}); "
                 "free some space and start Cairn again",
                 data={"path": str(self.path)},
             ) from e
@@ -385,7 +384,7 @@ def open_write_database(
             # Not a damaged file, most likely: until 2026-12-01 a full disk was sent to restore
             # a backup.
             raise IOFault(
-                f"cannot open the memory database {path}: {e} ({_free_space(path.parent)}). "
+                f"cannot open the memory database {path}: {e} ({free_space(path.parent)}). "
                 "Cairn has not changed it. Is its disk full? Free some space and start Cairn "
                 "again",
                 data={"path": str(path)},
@@ -402,15 +401,6 @@ def open_write_database(
         db.close()
         raise
     return db
-
-
-def _free_space(folder: Path) -> str:
-    """How much room the disk holding `folder` has left, for a message."""
-    try:
-        free = shutil.disk_usage(folder).free
-    except OSError:
-        return "its free space could not be read"
-    return f"{free:,} bytes free on its disk"
 
 
 def in_lists(values: Sequence[T]) -> Iterator[tuple[list[T], str]]:

@@ -228,3 +228,32 @@ def test_health_warns_while_the_store_cannot_be_written(cairn: Cairn) -> None:
     assert "store_unwritable" in cairn.health.snapshot(human)["warnings"]
     write("a fact once there is room")
     assert "store_unwritable" not in cairn.health.snapshot(human)["warnings"]
+
+
+def test_a_command_that_cannot_start_cairn_on_a_full_disk_says_where_to_look(
+    short_tmp: Path,
+) -> None:
+    """The daemon a command starts could not write its error into its log (on the full disk
+    too): the command said only "Cairn could not be started (exit 1): no log". Now it says the
+    log is empty and how much room its disk has."""
+
+    def preexec() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+
+    env = cairn_env(short_tmp / "c")
+    env.pop("CAIRN_NO_AUTOSTART", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "core.cli", "add", "--kind", "fact", "a fact for a full disk"],
+        cwd=short_tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=preexec,
+        check=False,
+    )
+    assert done.returncode == ErrorCode.NOT_RUNNING.exit_status, done.stderr
+    log = paths_for(short_tmp / "c").logs / "daemon.log"
+    assert f"wrote nothing to its log {log}" in done.stderr
+    assert "bytes free on its disk" in done.stderr and "Is its disk full?" in done.stderr
