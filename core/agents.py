@@ -8,11 +8,13 @@ clients in the keychain (`core.keychain`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import re
 import secrets
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -22,6 +24,7 @@ from core.clock import Clock
 from core.errors import (
     AgentPaused,
     AgentRevoked,
+    CairnError,
     Conflict,
     Forbidden,
     InvalidInput,
@@ -167,7 +170,7 @@ class AgentService:
                 )
             return self._issue(tx, name, token, actor=caller, created_by=caller.actor)
 
-        return self._store.writer.run(job), token
+        return self._registered(job, name, token), token
 
     def enroll(self, name: str) -> tuple[Agent, str]:
         """Register a name never seen before, with a fresh token, at the agent's own request -
@@ -198,7 +201,20 @@ class AgentService:
                 )
             return self._issue(tx, name, token, actor=actor, created_by=SELF_ENROLLED)
 
-        return self._store.writer.run(job), token
+        return self._registered(job, name, token), token
+
+    def _registered(self, job: Callable[[WriteTx], Agent], name: str, token: str) -> Agent:
+        """Run a job that issues `token` to `name`. When it fails after the token store took
+        the token - the commit failed, for a full disk say - the token is taken back: kept for
+        a name the store never registered, its agent (the MCP bridge) would present it and be
+        refused at every hello (until 2026-12-01 it was kept)."""
+        try:
+            return self._store.writer.run(job)
+        except BaseException:
+            with contextlib.suppress(CairnError, OSError):
+                if self.tokens.get(name) == token:
+                    self.tokens.delete(name)
+            raise
 
     def _issue(
         self, tx: WriteTx, name: str, token: str, *, actor: Caller, created_by: str

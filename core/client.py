@@ -30,7 +30,14 @@ from core.errors import (
     NotRunning,
 )
 from core.keychain import open_token_store
-from core.paths import HOME_ENV, Paths, cairn_home, ensure_private_dir, resolve_paths
+from core.paths import (
+    HOME_ENV,
+    Paths,
+    cairn_home,
+    ensure_private_dir,
+    free_space,
+    resolve_paths,
+)
 from core.protocol import PROTOCOL_VERSION
 from core.runtime import probe, socket_path
 
@@ -115,8 +122,12 @@ def _tail(path: Path) -> str:
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
     except OSError:
-        return "no log"
-    return lines[-1] if lines else "no log"
+        lines = []
+    if lines:
+        return lines[-1]
+    # It could not even say why: its log is on a full disk, most likely (until 2026-12-01 this
+    # said only "no log").
+    return f"it wrote nothing to its log {path}. Is its disk full? ({free_space(path.parent)})"
 
 
 def _hello_params(

@@ -21,7 +21,7 @@ import peewee
 from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
 from core.old_writes import repair_if_marked
-from core.paths import ensure_private_dir
+from core.paths import ensure_private_dir, free_space
 from core.settings import Settings
 
 T = TypeVar("T")
@@ -157,10 +157,22 @@ class StoreLock:
                 f"(pid {holder}); stop it first, or use the running Cairn",
                 data={"pid": holder},
             ) from e
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
+        try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(os.getpid()))
+            handle.flush()
+        except OSError as e:  # a full disk: said (until 2026-12-01 a traceback)
+            with contextlib.suppress(OSError):
+                _unlock_file(handle)
+            with contextlib.suppress(OSError):
+                handle.close()
+            raise IOFault(
+                f"cannot write the memory store's lock file {self.path}: {e.strerror or e}. "
+                f"Cairn needs to write in its data directory ({free_space(self.path.parent)}); "
+                "free some space and start Cairn again",
+                data={"path": str(self.path)},
+            ) from e
         self._file = handle
         return self
 
@@ -352,7 +364,8 @@ def open_write_database(
     Raises:
         IntegrityFailure: quick_check failed.
         SchemaTooNew: the file was written by a newer major version of Cairn.
-        StoreUnavailable: the file cannot be opened (permissions, not a database, disk).
+        StoreUnavailable: the file cannot be opened (permissions, not a database).
+        IOFault: a disk I/O error or a full disk (the message gives the free space).
     """
     ensure_private_dir(path.parent)
     _check_before_opening(path, settings)
@@ -370,6 +383,16 @@ def open_write_database(
         repair_if_marked(conn)  # what an older Cairn of this major wrote, before any serving
     except (sqlite3.DatabaseError, peewee.DatabaseError) as e:
         db.close()
+        text = str(e).lower()
+        if "disk i/o error" in text or "disk is full" in text:
+            # Not a damaged file, most likely: until 2026-12-01 a full disk was sent to restore
+            # a backup.
+            raise IOFault(
+                f"cannot open the memory database {path}: {e} ({free_space(path.parent)}). "
+                "Cairn has not changed it. Is its disk full? Free some space and start Cairn "
+                "again",
+                data={"path": str(path)},
+            ) from e
         raise StoreUnavailable(
             f"cannot open the memory database {path}: {e}. If the file is damaged, restore a "
             "backup with `cairn restore`",

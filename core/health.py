@@ -14,6 +14,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from core import audit
@@ -134,12 +135,28 @@ class HealthService:
                     site: {"count": f.count, "last_error": f.last_error, "at": f.last_at_ms}
                     for site, f in self._failures.snapshot().items()
                 },
-                "warnings": self.warnings.snapshot(),
+                "warnings": self._warnings(),
                 "notes_errors": self.notes_errors()[:50],
                 "set_aside": set_aside(self._paths),
             }
         )
         return out
+
+    def _warnings(self) -> dict[str, str]:
+        """The standing warnings, and `store_unwritable` while the last write that failed for
+        the store (a full disk) is not followed by one that landed (since 2026-12-01)."""
+        out = self.warnings.snapshot()
+        why = self._store.writer.unwritable
+        if why is not None:
+            out["store_unwritable"] = _unwritable_warning(why, self._paths.data)
+        return out
+
+
+def _unwritable_warning(why: str, data: Path) -> str:
+    return (
+        f"{why}. Writes fail until that is fixed - for a full disk, free some space on the disk "
+        f"holding {data}; Cairn carries on by itself once there is room"
+    )
 
 
 def _store_wide(conn: sqlite3.Connection, now: int) -> dict[str, Any]:

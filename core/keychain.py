@@ -18,7 +18,7 @@ import keyring
 import keyring.errors
 
 from core.atomic_file import write_atomically
-from core.errors import KeychainFault
+from core.errors import IOFault, KeychainFault
 from core.paths import Paths, ensure_private_dir
 from core.runtime import check_private_dir
 
@@ -35,7 +35,10 @@ class TokenStore(Protocol):
 
     def get(self, agent: str) -> str | None: ...
 
-    def set(self, agent: str, token: str) -> None: ...
+    def set(self, agent: str, token: str) -> None:
+        """Keep `token` for `agent`. Raises KeychainFault (the keychain refused) or IOFault (the
+        token file could not be written: a full disk)."""
+        ...
 
     def delete(self, agent: str) -> None: ...
 
@@ -85,7 +88,14 @@ class FileTokens:
     def set(self, agent: str, token: str) -> None:
         ensure_private_dir(self._dir)
         check_private_dir(self._dir, "token directory")
-        write_atomically(self._path(agent), token + "\n", mode=0o600)
+        path = self._path(agent)
+        try:
+            write_atomically(path, token + "\n", mode=0o600)
+        except OSError as e:  # a full disk: said, not an internal error (until 2026-12-01)
+            raise IOFault(
+                f"could not write the token file {path}: {e.strerror or e}",
+                data={"path": str(path)},
+            ) from e
 
     def delete(self, agent: str) -> None:
         with contextlib.suppress(FileNotFoundError):

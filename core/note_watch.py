@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.clock import Clock
+from core.errors import EnvironmentFault
 from core.failures import BackgroundFailures
 from core.note_file import eligible, folder_identity, relative_path
 
@@ -53,6 +54,9 @@ class NoteWatch:
         # path holds a file again (a swap) is not gone: this is how it keeps its memory.
         self._moves: list[tuple[str, str]] = []
         self._pending_full = False
+        # The last pass could not write the store (a full disk): the next idle check runs a
+        # full pass, so what changed meanwhile is taken in once there is room.
+        self._retry = False
         self._first_event = 0.0
         self._last_event = 0.0
         self._observer: Any = None
@@ -207,7 +211,7 @@ class NoteWatch:
                         break
                     if wait is None:
                         idle = not self._cond.wait(POLL_S)
-                        if idle and not self._pending_full and self._watch_lost():
+                        if idle and not self._pending_full and (self._retry or self._watch_lost()):
                             self._pending_full = True
                             self._first_event = self._last_event = time.monotonic() - DEBOUNCE_S
                         continue
@@ -216,8 +220,15 @@ class NoteWatch:
                     return
                 paths, full, moves = self._pending, self._pending_full, self._moves
                 self._pending, self._pending_full, self._moves = set(), False, []
+                self._retry = False
             try:
                 self._run_pass(None if full else paths, moves)
+            except EnvironmentFault as e:
+                # Its events are taken: tried again at the next idle check (until 2026-12-01 the
+                # notes changed while the disk was full waited for another edit, or a restart).
+                self._failures.record(SITE, e, self._clock.now_ms())
+                with self._cond:
+                    self._retry = True
             except Exception as e:
                 log.exception("the notes folder pass failed")
                 self._failures.record(SITE, e, self._clock.now_ms())
@@ -241,6 +252,7 @@ class NoteWatch:
         with self._cond:
             self._halted = False
             self._pending, self._pending_full, self._moves = set(), False, []
+            self._retry = False
         self._watch_failed = False
         self._rewatch = False
 

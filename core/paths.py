@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -137,6 +138,15 @@ def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
         state=state,
         runtime=runtime,
     )
+
+
+def free_space(folder: Path) -> str:
+    """How much room the disk holding `folder` has left, said for a message."""
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return "its free space could not be read"
+    return f"{free:,} bytes free on its disk"
 
 
 def ensure_private_dir(path: Path) -> Path:

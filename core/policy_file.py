@@ -27,7 +27,7 @@ from core import audit
 from core.atomic_file import write_atomically
 from core.changes import ChangeSet, Topic
 from core.clock import Clock
-from core.errors import CairnError, Forbidden, InvalidInput
+from core.errors import CairnError, Forbidden, InvalidInput, IOFault
 from core.health import Warnings
 from core.model import Caller
 from core.policy import (
@@ -206,7 +206,8 @@ class PolicyHolder:
 
     def update(self, changes: Callable[[Policy], Policy], *, actor: str) -> Policy:
         """Apply a change made through Cairn: write it into the file (comments kept) and make it
-        the policy in effect. Raises PolicyInvalid when the result is not a valid policy."""
+        the policy in effect. Raises PolicyInvalid when the result is not a valid policy, and
+        IOFault when the file cannot be written (a full disk); either way nothing changes."""
         with self._lock:
             self._refuse_over_an_invalid_file()
             wanted = changes(self._policy)
@@ -219,7 +220,15 @@ class PolicyHolder:
                 check = parse_policy(text, self._known)
             # Into the file a symlinked policy.toml points to: replacing the link with a file
             # would cut it from the person's dotfiles.
-            write_atomically(Path(os.path.realpath(self.path)), text)
+            target = Path(os.path.realpath(self.path))
+            try:
+                write_atomically(target, text)
+            except OSError as e:  # a full disk: said (until 2026-12-01 an internal error)
+                raise IOFault(
+                    f"could not write the policy file {target}: {e.strerror or e}; the policy "
+                    "in effect is unchanged",
+                    data={"path": str(target)},
+                ) from e
             self._text = text
             self._policy = check
             self._on_invalid(None)
@@ -394,6 +403,7 @@ class PolicyService:
         Raises:
             Forbidden: the caller is not a person.
             InvalidInput: an unknown setting or value.
+            IOFault: the policy file cannot be written (a full disk); the policy is unchanged.
         """
         if not caller.is_human:
             raise Forbidden(

@@ -18,7 +18,7 @@ import tomlkit.exceptions
 
 from core.atomic_file import write_atomically
 from core.changes import ChangeBus, ChangeSet, Topic
-from core.errors import ConfigInvalid, Forbidden, InvalidInput
+from core.errors import ConfigInvalid, Forbidden, InvalidInput, IOFault
 from core.model import BUILTIN_KINDS, Caller
 from core.settings import KNOB_BY_NAME, Settings, Value, read_settings_text, validate_document
 
@@ -62,6 +62,7 @@ class SettingsService:
             Forbidden: the caller is not a person.
             InvalidInput: an unknown setting, or a value its knob refuses.
             ConfigInvalid: the file on disk is not valid (fix it first); nothing is written.
+            IOFault: the file cannot be written (a full disk); the setting is unchanged.
         """
         if not caller.is_human:
             raise Forbidden("only a person can change Cairn's settings")
@@ -100,7 +101,14 @@ class SettingsService:
                     data={"path": str(self._path), "problems": problems},
                 )
             self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            write_atomically(self._path, text)
+            try:
+                write_atomically(self._path, text)
+            except OSError as e:  # a full disk: said (until 2026-12-01 an internal error)
+                raise IOFault(
+                    f"could not write the settings file {self._path}: {e.strerror or e}; the "
+                    "setting is unchanged",
+                    data={"path": str(self._path)},
+                ) from e
             self._current = Settings(values, self._path)
             settings = self._current
         log.info("setting %s changed to %r", name, checked)

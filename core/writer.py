@@ -43,6 +43,7 @@ class WriteTx:
     request: Callable[[Callable[[WriteTx], object], str], None]
     changes: list[Change] = field(default_factory=list)
     after_commit: list[Callable[[], None]] = field(default_factory=list)
+    wrote: bool = False  # set by the writer: the job changed rows
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -110,6 +111,9 @@ class Writer:
         self._closed = False
         self.committed_seq = 0
         self.commits = 0
+        # Why the store could not be written (a full disk, a read-only file), from the last
+        # write that failed so, until one lands again: health shows it as a warning.
+        self.unwritable: str | None = None
         # Whoever holds this lock owns the write connection: the writer thread, or a caller
         # running its job in place.
         self._connection = threading.Lock()
@@ -229,12 +233,18 @@ class Writer:
             if not job.future.done():
                 job.future.set_exception(error)
 
+    def _translated(self, e: BaseException) -> BaseException:
+        error = translate_db_error(e) or e
+        if isinstance(error, IOFault):
+            self.unwritable = error.message
+        return error
+
     def _run_alone(self, job: _Job[Any]) -> None:
         tx = WriteTx(self._db, self._tables, self.submit_background)
         try:
             result = job.fn(tx)
         except BaseException as e:
-            job.future.set_exception(translate_db_error(e) or e)
+            job.future.set_exception(self._translated(e))
             return
         job.future.set_result(result)
 
@@ -247,15 +257,17 @@ class Writer:
             with self._db.atomic():
                 for job in batch:
                     tx = WriteTx(self._db, self._tables, self.submit_background)
+                    before = self._db.conn().total_changes
                     try:
                         with self._db.atomic():  # a savepoint: only this job rolls back on error
                             result = job.fn(tx)
+                        tx.wrote = self._db.conn().total_changes != before
                     except BaseException as e:
-                        outcomes.append((job, tx, None, translate_db_error(e) or e))
+                        outcomes.append((job, tx, None, self._translated(e)))
                     else:
                         outcomes.append((job, tx, result, None))
         except BaseException as e:  # the commit itself failed: nothing in the batch landed
-            error = translate_db_error(e) or e
+            error = self._translated(e)
             for job in batch:
                 if not job.future.done():
                     job.future.set_exception(error)
@@ -267,14 +279,18 @@ class Writer:
         tx = WriteTx(self._db, self._tables, self.submit_background)
         try:
             with self._db.atomic():
+                before = self._db.conn().total_changes
                 result = job.fn(tx)
+                tx.wrote = self._db.conn().total_changes != before
         except BaseException as e:
-            job.future.set_exception(translate_db_error(e) or e)
+            job.future.set_exception(self._translated(e))
             return
         self._finish([(job, tx, result, None)])
 
     def _finish(self, outcomes: list[tuple[_Job[Any], WriteTx, Any, BaseException | None]]) -> None:
         self.commits += 1
+        if any(err is None and tx.wrote for _, tx, _, err in outcomes):
+            self.unwritable = None  # rows were written: the store can be written again
         landed = [c for _, tx, _, err in outcomes if err is None for c in tx.changes]
         if landed:
             self.committed_seq = max(self.committed_seq, *(c.seq for c in landed))

@@ -1,0 +1,259 @@
+"""When the disk is full: every write that cannot be made is a clear `io_error`, nothing half
+written stays behind, and Cairn goes on by itself once there is room again.
+
+A full disk is made portably with RLIMIT_FSIZE (SIGXFSZ ignored): a file cannot grow past the
+limit, as on a full disk, and the write fails with an OSError (EFBIG) - SQLite's as a disk I/O
+error. With a limit of 0 nothing can be written; with a small one small files still can, while
+the database's write-ahead log, already larger, cannot grow. The real thing (a full tmpfs) was
+run by hand: docs/health.md, "When the disk is full".
+"""
+
+from __future__ import annotations
+
+import resource
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.app import Cairn
+from core.daemon import Runtime
+from core.errors import ErrorCode, IOFault
+from core.model import Caller, Scope
+from core.paths import Paths
+from core.requests import WriteRequest
+from core.runtime import socket_path
+from core.settings import Settings
+from tests.conftest import ROOT, cairn_env, open_policy
+from tests.serving import RawClient, paths_for, served_in_thread, write_settings
+from tests.test_protocol import assert_error
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(resource, "RLIMIT_FSIZE"), reason="needs RLIMIT_FSIZE (a POSIX system)"
+)
+
+
+@contextmanager
+def disk_full(limit: int = 0) -> Iterator[None]:
+    """No file of this process can grow past `limit` bytes meanwhile."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+
+
+@pytest.fixture
+def served(short_tmp: Path) -> Iterator[Runtime]:
+    # no backup at start: it would be writing while a test fills the disk
+    write_settings(short_tmp / "c", "[backup]\ninterval_hours = 0\n")
+    with served_in_thread(paths_for(short_tmp / "c"), confirm_human=lambda _s: None) as runtime:
+        yield runtime
+
+
+def person(paths: Paths) -> RawClient:
+    c = RawClient(socket_path(paths))
+    assert "result" in c.request("hello", {"protocol_version": 1, "role": "human"})
+    return c
+
+
+def hello(paths: Paths, agent: str, **params: object) -> tuple[RawClient, dict[str, Any]]:
+    c = RawClient(socket_path(paths))
+    return c, c.hello(agent, **params)
+
+
+def test_a_policy_change_on_a_full_disk_is_an_io_error_and_changes_nothing(
+    served: Runtime,
+) -> None:
+    """The policy file could not be written: `internal_error` ("see the Cairn log") and a
+    traceback in the log; now `io_error` naming the file, and the policy is as it was."""
+    paths = served.paths
+    policy_file = paths.config / "policy.toml"
+    before = policy_file.read_bytes()
+    c = person(paths)
+    with disk_full():
+        reply = c.request("policy.set", {"setting": "kinds.fact", "value": "off"})
+    assert_error(reply, ErrorCode.IO, str(policy_file))
+    assert policy_file.read_bytes() == before
+    assert sorted(p.name for p in policy_file.parent.iterdir()) == sorted(
+        p.name for p in policy_file.parent.iterdir() if not p.name.endswith(".tmp")
+    )
+    assert c.request("policy.get")["result"]["kinds"]["fact"] == "auto"
+    # With room again, the same change is made, without a restart.
+    assert "result" in c.request("policy.set", {"setting": "kinds.fact", "value": "off"})
+    assert c.request("policy.get")["result"]["kinds"]["fact"] == "off"
+    c.close()
+
+
+def test_enrolling_on_a_full_disk_is_answered_and_registers_nothing(served: Runtime) -> None:
+    """The token file could not be written: the hello went unanswered, the connection was
+    closed (the client said Cairn had closed it) and the log held a traceback. Now the hello
+    is answered `io_error`, nothing is registered, and enrolling works once there is room."""
+    paths = served.paths
+    with disk_full():
+        c, reply = hello(paths, "newbot", enroll=True)
+    assert_error(reply, ErrorCode.IO, "token")
+    c.close()
+    assert not list(paths.state.glob("tokens/newbot.token*"))
+    p = person(paths)
+    names = [a["name"] for a in p.request("agent.list")["result"]["agents"]]
+    assert "newbot" not in names
+    c, reply = hello(paths, "newbot", enroll=True)
+    assert reply["result"]["enrolled"]["token"]
+    c.close()
+    p.close()
+
+
+def test_a_token_whose_agent_could_not_be_registered_is_not_kept(served: Runtime) -> None:
+    """The token file is written inside the transaction that registers the agent: when the
+    commit then failed for a full disk, the file stayed, for a name the store never registered.
+    The MCP bridge found it and connected with it, refused as a wrong token at every start -
+    locked out until a person removed the file. Now a failed registration takes its token
+    back, and enrolling works once there is room."""
+    paths = served.paths
+    tokens = paths.state / "tokens"
+    wal = Path(f"{paths.database}-wal")
+    limit = 64 * 1024  # room for a token file, none for the log to grow
+    assert wal.stat().st_size > limit
+    p = person(paths)
+    with disk_full(limit):
+        c, reply = hello(paths, "newbot", enroll=True)
+        added = p.request("agent.add", {"name": "helper"})
+    assert_error(reply, ErrorCode.IO, "could not be written")
+    assert_error(added, ErrorCode.IO, "could not be written")
+    c.close()
+    assert sorted(f.name for f in tokens.iterdir()) == []
+    c, reply = hello(paths, "newbot", enroll=True)
+    token = reply["result"]["enrolled"]["token"]
+    c.close()
+    c, reply = hello(paths, "newbot", token=token)
+    assert reply["result"]["verified"] is True
+    assert "result" in p.request("agent.add", {"name": "helper"})
+    c.close()
+    p.close()
+
+
+def test_a_setting_changed_on_a_full_disk_is_an_io_error_and_changes_nothing(
+    cairn: Cairn, paths: Paths, human: Caller
+) -> None:
+    """The Settings window's change could not be written: a bare OSError (an internal error
+    in the window); now an IOFault naming the file, and the setting is as it was."""
+    with disk_full(), pytest.raises(IOFault, match="settings file") as raised:
+        cairn.config.set(human, "backup.keep_daily", 3)
+    assert str(paths.settings_file) in raised.value.message
+    assert not paths.settings_file.exists()
+    assert cairn.config.current().integer("backup.keep_daily") == 7
+    assert cairn.config.set(human, "backup.keep_daily", 3).integer("backup.keep_daily") == 3
+
+
+def serve_on_a_full_disk(home: Path, limit: int) -> subprocess.CompletedProcess[str]:
+    """`cairn serve` in a subprocess none of whose files can grow past `limit` bytes."""
+
+    def preexec() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    return subprocess.run(
+        [sys.executable, "-m", "core.cli", "serve"],
+        cwd=ROOT,
+        env=cairn_env(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=preexec,
+        check=False,
+    )
+
+
+def test_starting_a_new_store_on_a_full_disk_says_so(short_tmp: Path) -> None:
+    """The lock file's pid could not be written: a traceback, exit 1. Now one line naming the
+    file and the free space, and the I/O exit status."""
+    done = serve_on_a_full_disk(short_tmp / "new", 0)
+    assert done.returncode == ErrorCode.IO.exit_status, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("cairn: cannot write the memory store's lock file ")
+    assert "bytes free on its disk" in done.stderr
+
+
+def test_opening_a_store_on_a_full_disk_says_so_not_restore_a_backup(short_tmp: Path) -> None:
+    """SQLite's "disk I/O error" on opening was said as a damaged file: "restore a backup with
+    `cairn restore`" - for a store that only needed room. Now it says the free space and asks
+    whether the disk is full; once there is room, the same store opens with what it held."""
+    home = short_tmp / "c"
+    paths = paths_for(home)
+    open_policy(paths.config)
+    app = Cairn.open(paths, settings=Settings.defaults())
+    stored = app.memories.write(
+        Caller.human(), WriteRequest(content="the kingfisher fact", kind="fact", scope=Scope.USER)
+    )
+    app.close()
+    assert stored.id is not None
+    done = serve_on_a_full_disk(home, 16)  # the lock file's pid fits, SQLite's files cannot grow
+    assert done.returncode == ErrorCode.IO.exit_status, done.stderr
+    assert "Is its disk full? Free some space" in done.stderr
+    assert "bytes free on its disk" in done.stderr
+    assert "restore" not in done.stderr and "Traceback" not in done.stderr
+    app = Cairn.open(paths, settings=Settings.defaults())
+    try:
+        assert app.memories.get(Caller.human(), stored.id).memory.content == "the kingfisher fact"
+    finally:
+        app.close()
+
+
+def test_health_warns_while_the_store_cannot_be_written(cairn: Cairn) -> None:
+    """Agents' writes failing for a full disk showed nowhere in the person's health but as
+    requests, unless some background work failed too. Now a standing warning says so until a
+    write lands again."""
+    human = Caller.human()
+
+    def write(text: str) -> None:
+        cairn.memories.write(human, WriteRequest(content=text, kind="fact", scope=Scope.USER))
+
+    write("the first fact")
+    assert "store_unwritable" not in cairn.health.snapshot(human)["warnings"]
+    with disk_full(), pytest.raises(IOFault):
+        write("a fact for a full disk")
+    warning = cairn.health.snapshot(human)["warnings"]["store_unwritable"]
+    assert warning.startswith("the memory store could not be written: ")
+    assert str(cairn.paths.data) in warning
+    cairn.store.writer.run(lambda tx: None)  # housekeeping with nothing to do proves nothing
+    assert "store_unwritable" in cairn.health.snapshot(human)["warnings"]
+    write("a fact once there is room")
+    assert "store_unwritable" not in cairn.health.snapshot(human)["warnings"]
+
+
+def test_a_command_that_cannot_start_cairn_on_a_full_disk_says_where_to_look(
+    short_tmp: Path,
+) -> None:
+    """The daemon a command starts could not write its error into its log (on the full disk
+    too): the command said only "Cairn could not be started (exit 1): no log". Now it says the
+    log is empty and how much room its disk has."""
+
+    def preexec() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+
+    env = cairn_env(short_tmp / "c")
+    env.pop("CAIRN_NO_AUTOSTART", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "core.cli", "add", "--kind", "fact", "a fact for a full disk"],
+        cwd=short_tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=preexec,
+        check=False,
+    )
+    assert done.returncode == ErrorCode.NOT_RUNNING.exit_status, done.stderr
+    log = paths_for(short_tmp / "c").logs / "daemon.log"
+    assert f"wrote nothing to its log {log}" in done.stderr
+    assert "bytes free on its disk" in done.stderr and "Is its disk full?" in done.stderr
