@@ -181,9 +181,14 @@ class Runtime:
         self._housekeeper.shutdown(wait=True, cancel_futures=True)
         await self._close_server_and_store()
         for path in (self.socket, self.pid_file):
-            # Only its own: after its folder was deleted, another Cairn may serve there now.
+            # Only its own: after its folder was deleted, another Cairn may serve there now. A
+            # pid file is its own only while it names this process too: a file system may give
+            # a new file the inode of one deleted a moment before (until 2026-12-01 the old
+            # Cairn then removed the new one's pid file).
             with contextlib.suppress(FileNotFoundError):
-                if self._own_files.get(path) in (None, _identity(path)):
+                if self._own_files.get(path) in (None, _identity(path)) and (
+                    path != self.pid_file or _names(path, os.getpid())
+                ):
                     path.unlink()
         log.info("Cairn stopped")
 

@@ -11,7 +11,7 @@ import pytest
 from core.app import Cairn
 from core.errors import Conflict, Forbidden, InvalidInput
 from core.janitor import Janitor
-from core.model import Caller, Status, Surface, WriteStatus
+from core.model import Caller, Scope, Status, Surface, WriteStatus
 from core.paths import Paths
 from core.requests import WriteRequest
 from core.search import SearchRequest
@@ -409,3 +409,30 @@ def test_after_a_merge_a_memorys_events_are_caught_up_where_it_lives_now(
     assert seen_by(agent) == [("rebind", moved)]  # the move was pushed where it went
     assert caught_up(agent) == [("write", moved), ("rebind", moved)]
     assert caught_up(b) == []
+
+
+def test_after_a_scope_is_widened_its_earlier_events_are_caught_up_by_who_sees_it_now(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    """docs/protocol.md: a project memory widened to user scope by a person - an agent of
+    another workspace was pushed none of its earlier events, and catches them up now (it can
+    read the memory and its history)."""
+    from core.changes import ChangeSet
+    from core.requests import UpdateRequest
+    from core.server import visible_change
+
+    other_dir = short_tmp / "other"
+    other_dir.mkdir()
+    other = cairn.workspaces.resolve(str(other_dir))
+    b = Caller(Surface.AGENT, agent="agent-b", verified=True, workspace_id=other.id)
+    seen: list[ChangeSet] = []
+    cairn.bus.subscribe(seen.append)
+    start = cairn.store.committed_seq
+    mid = write(cairn, agent, "deploys go through the staging cluster first")
+    cairn.memories.update(Caller.human(), UpdateRequest(id=mid, if_revision=1, scope=Scope.USER))
+    pushed = [(c.action, c.memory_id) for s in seen for c in s.changes if visible_change(b, c)]
+    caught_up = [(c.action, c.memory_id) for c in cairn.memories.changes_since(b, start).changes]
+    assert pushed == [("update", mid)]
+    assert caught_up == [("write", mid), ("update", mid)]
+    history = cairn.memories.get(b, mid, history=True).revisions
+    assert [r.revision for r in history] == [1, 2]

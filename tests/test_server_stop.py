@@ -196,3 +196,25 @@ def test_a_folder_in_the_pid_files_way_is_said_and_leaves_no_socket(short_tmp: P
     assert f"could not write the pid file {paths.runtime / PID_FILE}" in run.stderr
     assert "Traceback" not in run.stderr
     assert sorted(p.name for p in paths.runtime.iterdir()) == [PID_FILE]  # no socket left
+
+
+def test_a_stopping_cairn_leaves_a_pid_file_naming_another_process(short_tmp: Path) -> None:
+    """A file system may give a new file the inode of one deleted a moment before: after its
+    folder was deleted and a new Cairn started there, the old one took the new one's pid file
+    for its own (same device and inode) and removed it (seen once in the suite, under load).
+    A pid file is its own only while it names its process; here the path keeps its inode and
+    names another process, as after such a reuse."""
+    home = short_tmp / "reused"
+    daemon = start_daemon(home)
+    pid_file = daemon.paths.runtime / PID_FILE
+    try:
+        _serving(daemon)
+        with open(pid_file, "r+", encoding="utf-8") as f:  # the same inode, another Cairn's pid
+            f.seek(0)
+            f.truncate()
+            f.write("4242424")
+        daemon.proc.send_signal(signal.SIGTERM)
+        assert _ended(daemon) == 0
+    finally:
+        daemon.stop()
+    assert pid_file.read_text(encoding="utf-8") == "4242424"
