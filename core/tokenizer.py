@@ -31,6 +31,8 @@ from enum import StrEnum
 
 import snowballstemmer
 
+from core.script_blocks import INDIC, INDIC_MARKS, SPACELESS
+
 TOKENIZER_VERSION = "cairn-tok-7"
 
 # Characters FTS5's unicode61 tokenizer must keep inside tokens, because our symbol terms use them.
@@ -84,61 +86,19 @@ _CJK = (
     "\uf900-\ufaff"  # CJK compatibility ideographs
 )
 
-
-def _block_chars(blocks: tuple[tuple[int, int], ...], categories: str) -> str:
-    """A regex class body of the characters in `blocks` whose general category starts with one
-    of `categories` (by this Python's Unicode data, like `\\w`), as ranges."""
-    points = [
-        c
-        for first, last in blocks
-        for c in range(first, last + 1)
-        if unicodedata.category(chr(c))[0] in categories
-    ]
-    ranges: list[list[int]] = []
-    for c in points:
-        if ranges and ranges[-1][1] == c - 1:
-            ranges[-1][1] = c
-        else:
-            ranges.append([c, c])
-    return "".join(
-        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
-        for a, b in ranges
-    )
-
-
-# Thai, Lao, Myanmar (and its extensions A and B), Khmer: no spaces between words. Their letters
-# and marks make a run; their digits and punctuation do not (`๒๕๖๗` is a number, `។` a full stop).
-_SPACELESS = _block_chars(
-    (
-        (0x0E00, 0x0E7F),
-        (0x0E80, 0x0EFF),
-        (0x1000, 0x109F),
-        (0x1780, 0x17FF),
-        (0xA9E0, 0xA9FF),
-        (0xAA60, 0xAA7F),
-    ),
-    "LM",
-)
-# Devanagari to Sinhala, Tibetan, Vedic extensions, Devanagari extended: their combining marks
-# (vowel signs, virama, anusvara, subjoined letters) are part of the word. Python's `\w` does
-# not match a mark, so every `\w` class below that a word's letters meet carries these too.
-_INDIC = "\u0900-\u0dff\u0f00-\u0fff\u1cd0-\u1cff\ua8e0-\ua8ff"
-_INDIC_MARKS = _block_chars(
-    ((0x0900, 0x0DFF), (0x0F00, 0x0FFF), (0x1CD0, 0x1CFF), (0xA8E0, 0xA8FF)), "M"
-)
-_IS_INDIC_MARK = re.compile(f"[{_INDIC_MARKS}]")
+_IS_INDIC_MARK = re.compile(f"[{INDIC_MARKS}]")
 # Zero-width joiners inside an Indic word only choose a glyph (a half form, a visible virama):
 # the word is the same without them.
-_INDIC_JOINERS = re.compile(f"(?<=[{_INDIC}])[\u200c\u200d]+(?=[{_INDIC}])")
+_INDIC_JOINERS = re.compile(f"(?<=[{INDIC}])[\u200c\u200d]+(?=[{INDIC}])")
 
-_CHUNK = re.compile(rf"[{_CJK}]+|[{_SPACELESS}]+|[^\s{_CJK}{_SPACELESS}]+")
+_CHUNK = re.compile(rf"[{_CJK}]+|[{SPACELESS}]+|[^\s{_CJK}{SPACELESS}]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
-_IS_SPACELESS = re.compile(rf"[{_SPACELESS}]")
-_EDGE = re.compile(rf"^[^\w~/#@]+|[^\w{_INDIC_MARKS}+#]+$")
+_IS_SPACELESS = re.compile(rf"[{SPACELESS}]")
+_EDGE = re.compile(rf"^[^\w~/#@]+|[^\w{INDIC_MARKS}+#]+$")
 _SEPARATOR = re.compile(r"[._:/\\\-@#+~=?&,;'\"()\[\]{}<>|!*$%^`]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_WORD = re.compile(rf"^[\w{_INDIC_MARKS}]+$")
-_LETTERS_OR_DIGITS = re.compile(rf"(?:[^\W\d_]|[{_INDIC_MARKS}])+|\d+")
+_WORD = re.compile(rf"^[\w{INDIC_MARKS}]+$")
+_LETTERS_OR_DIGITS = re.compile(rf"(?:[^\W\d_]|[{INDIC_MARKS}])+|\d+")
 # An acronym in the plural (APIs, PRs, URLs): the acronym's word, not a CamelCase name
 _ACRONYM_PLURAL = re.compile(r"^[A-Z]{2,}s$")
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
@@ -151,7 +111,7 @@ _BREAK = re.compile(r"[,;=?&()\[\]{}<>|!*$%^\"'`\u0964\u0965\u0f0b]+")
 # a host before its port, a file name at the end of a path, a version without its "v".
 _IPV4 = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
 _HOST_PORT = re.compile(r"^((?=[\w.-]*[^\W\d_])[\w.-]+):\d{1,5}$")  # a letter: 10:30 is a time
-_FILE_NAME = re.compile(rf"/([\w{_INDIC_MARKS}.+-]+\.\w+)$")
+_FILE_NAME = re.compile(rf"/([\w{INDIC_MARKS}.+-]+\.\w+)$")
 _V_VERSION = re.compile(r"^v(\d+(?:\.\d+)+)$")
 # The port after a host name or an IPv4 address: the index holds it as a piece, but a person
 # names it on its own (`5432` of 10.0.0.12:5432), so it pins (`named`).
@@ -160,7 +120,7 @@ _V_VERSION = re.compile(r"^v(\d+(?:\.\d+)+)$")
 _PORT_AFTER_HOST = re.compile(
     r"(?:^|[/@])(?:(?=[\w.-]*[^\W\d_])[\w.-]+|\d{1,3}(?:\.\d{1,3}){3}):(\d{2,5})(?=/|$)"
 )
-_KEEP = re.compile(rf"[^\w{_INDIC_MARKS}{re.escape(TERM_CHARS)}]+")
+_KEEP = re.compile(rf"[^\w{INDIC_MARKS}{re.escape(TERM_CHARS)}]+")
 
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(
     """a about above after again against all am an and any are aren't as at be because been
