@@ -1,6 +1,7 @@
 """Candidates of one search: the memories in the caller's horizon that an FTS5 OR over the
-query's terms finds (the rarest first), and for Chinese, Japanese and Korean the memories that
-hold the query's single characters when the character pairs leave the page short."""
+query's terms finds (the rarest first), and for Chinese, Japanese and Korean (and Thai, Lao,
+Khmer and Myanmar) the memories that hold the query's single characters (clusters) when the
+pairs leave the page short."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from core.search_documents import Documents
 from core.search_query import Query, Where, quote
 from core.search_ranking import rank
 from core.search_stats import Stats
-from core.tokenizer import TermKind
+from core.tokenizer import PAIR_KINDS, UNIT_KINDS
 
 
 def choose_terms(
@@ -22,10 +23,11 @@ def choose_terms(
     ones exist, at most `candidate_terms` of them (`common`: with them)."""
     df = stats.df
     terms = q.weights(1.0)
-    if config.cjk_pairs_find and any(t.kind is TermKind.CJK_BIGRAM for t in q.terms):
-        # Chinese, Japanese, Korean: character pairs find the candidates; single characters
-        # (in a large share of any store) still count in the ranking of what was found.
-        single = {t.text for t in q.terms if t.kind is TermKind.CJK_UNIGRAM}
+    if config.cjk_pairs_find and any(t.kind in PAIR_KINDS for t in q.terms):
+        # Chinese, Japanese, Korean (and Thai, Lao, Khmer, Myanmar clusters): pairs find the
+        # candidates; single characters (in a large share of any store) still count in the
+        # ranking of what was found.
+        single = {t.text for t in q.terms if t.kind in UNIT_KINDS}
         terms = {t: w for t, w in terms.items() if t not in single}
     present = sorted((t for t in terms if df.get(t, 0) > 0), key=lambda t: df[t])
     # Very common terms (in more than a few percent of a large store) make an OR query scan
@@ -121,13 +123,11 @@ def add_single_character_matches(
     pairs leave the page short, memories holding the query's not-common single characters
     fill it - after every pair match, so they never push one down."""
     c = config
-    if not c.cjk_pairs_find or not any(t.kind is TermKind.CJK_BIGRAM for t in q.terms):
+    if not c.cjk_pairs_find or not any(t.kind in PAIR_KINDS for t in q.terms):
         return
     cap = max(c.common_term_min_df, c.common_term_share * stats.total)
     singles = [
-        t.text
-        for t in q.terms
-        if t.kind is TermKind.CJK_UNIGRAM and 0 < stats.df.get(t.text, 0) <= cap
+        t.text for t in q.terms if t.kind in UNIT_KINDS and 0 < stats.df.get(t.text, 0) <= cap
     ]
     revisions: dict[int, int] = {}
     more = [

@@ -26,7 +26,7 @@ class EngineConfig:
     candidate_terms: int = 16
     common_term_share: float = 0.05
     common_term_min_df: int = 1000
-    cjk_pairs_find: int = 1
+    cjk_pairs_find: int = 1  # and Thai, Lao, Khmer, Myanmar cluster pairs (tokenizer 7)
     candidates: int = 100
     feedback_docs: int = 10
     feedback_terms: int = 20

@@ -26,9 +26,12 @@ from core.tokenizer import TERM_CHARS, TOKENIZER_VERSION, index_text
 from core.writer import WriteTx
 
 FTS_COLUMNS = ("content", "summary", "tags", "keywords")
+# Combining marks (`M*`) are token characters: by default unicode61 splits at them, and an Indic
+# word (`पायथन`: `प` `यथन`) or a Thai cluster pair matched any other with the same letters.
 CREATE_FTS = (
     "CREATE VIRTUAL TABLE memory_fts USING fts5(content, summary, tags, keywords, "
-    f"tokenize = \"unicode61 remove_diacritics 0 tokenchars '{TERM_CHARS}'\")"
+    "tokenize = \"unicode61 remove_diacritics 0 categories 'L* N* Co M*' "
+    f"tokenchars '{TERM_CHARS}'\")"
 )
 CREATE_VOCAB = "CREATE VIRTUAL TABLE memory_fts_vocab USING fts5vocab('memory_fts', 'row')"
 CREATE_TERM_DOCS = (
@@ -195,7 +198,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
 
 def recount(conn: sqlite3.Connection) -> None:
     """`term_docs` from the index rows, split as every write splits them (`_row_terms`) -
-    FTS5's vocabulary splits a few characters (`‿`, `·`, Devanagari marks) differently, and
+    FTS5's vocabulary splits a few characters (`‿`, `·`) differently, and
     counts taken one way then changed the other would drift."""
     counts: Counter[str] = Counter()
     cursor = conn.execute("SELECT content, summary, tags, keywords FROM memory_fts")

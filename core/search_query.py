@@ -39,6 +39,10 @@ class Query:
 def parse(text: str) -> Query:
     seen: dict[str, Term] = {}
     for term in analyze(text):
+        # A cluster inside a longer Thai, Lao, Khmer or Myanmar run is a letter of the query's
+        # word: its pairs look for the word (`TermKind.CLUSTER_PART`).
+        if term.kind is TermKind.CLUSTER_PART:
+            continue
         if not is_stop(term) and term.text not in seen:
             seen[term.text] = term
     # A query of stopwords alone has nothing to look for: they are never indexed, and the

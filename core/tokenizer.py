@@ -5,6 +5,12 @@
   `configuration`).
 - Runs of Han, Kana and Hangul become character bigrams plus unigrams, so two-character Chinese
   words match (SQLite's trigram tokenizer cannot).
+- Runs of Thai, Lao, Khmer and Myanmar script (written without spaces between words) become
+  cluster bigrams plus clusters - a cluster is a letter with the combining marks that follow it -
+  so a word inside a sentence matches. Cairn carries no dictionary to find the words themselves.
+- In the Indic scripts (Devanagari, Bengali, Gurmukhi, Gujarati, Oriya, Tamil, Telugu, Kannada,
+  Malayalam, Sinhala) and Tibetan, vowel signs and other combining marks stay inside words:
+  `पायथन` is one word, never `प` + `यथन`. A Tibetan syllable is a word.
 - Symbols - identifiers, paths, versions, IPs and ports, URLs, numbers - are kept whole (one
   exact term) and also split at their separators and camel-case humps (`snake_case` gives
   `snake_case`, `snake`, `case`; `127.0.0.1:3080` gives the whole, `127`, `0`, `1`, `3080`).
@@ -16,6 +22,7 @@ be handed to FTS5 as space-separated text and quoted safely in a MATCH expressio
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -24,7 +31,9 @@ from enum import StrEnum
 
 import snowballstemmer
 
-TOKENIZER_VERSION = "cairn-tok-6"
+from core.script_blocks import INDIC, INDIC_MARKS, SPACELESS
+
+TOKENIZER_VERSION = "cairn-tok-7"
 
 # Characters FTS5's unicode61 tokenizer must keep inside tokens, because our symbol terms use them.
 TERM_CHARS = "._:/-@#+~"
@@ -37,6 +46,19 @@ class TermKind(StrEnum):
     PART = "part"  # a piece of a symbol
     CJK_UNIGRAM = "cjk1"
     CJK_BIGRAM = "cjk2"
+    # Thai, Lao, Khmer, Myanmar (tokenizer 7): a run of one cluster (a word on its own), a pair of
+    # clusters, and a cluster inside a longer run - indexed, so a one-cluster word is found inside
+    # a sentence, but never a query's term: it is a letter of the query's word, whose pairs carry
+    # it, and as a term it made any memory sharing letters a match, with presence up to `weak`.
+    CLUSTER = "cl1"
+    CLUSTER_PAIR = "cl2"
+    CLUSTER_PART = "cl1p"
+
+
+# Units and pairs of the scripts read as runs: the pairs find candidates, the units only score
+# (unless the pairs leave the page short: `search_candidates`).
+UNIT_KINDS = frozenset({TermKind.CJK_UNIGRAM, TermKind.CLUSTER})
+PAIR_KINDS = frozenset({TermKind.CJK_BIGRAM, TermKind.CLUSTER_PAIR})
 
 
 @dataclass(frozen=True)
@@ -63,24 +85,33 @@ _CJK = (
     "\uac00-\ud7af"  # Hangul syllables
     "\uf900-\ufaff"  # CJK compatibility ideographs
 )
-_CHUNK = re.compile(rf"[{_CJK}]+|[^\s{_CJK}]+")
+
+_IS_INDIC_MARK = re.compile(f"[{INDIC_MARKS}]")
+# Zero-width joiners inside an Indic word only choose a glyph (a half form, a visible virama):
+# the word is the same without them.
+_INDIC_JOINERS = re.compile(f"(?<=[{INDIC}])[\u200c\u200d]+(?=[{INDIC}])")
+
+_CHUNK = re.compile(rf"[{_CJK}]+|[{SPACELESS}]+|[^\s{_CJK}{SPACELESS}]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
-_EDGE = re.compile(r"^[^\w~/#@]+|[^\w+#]+$")
+_IS_SPACELESS = re.compile(rf"[{SPACELESS}]")
+_EDGE = re.compile(rf"^[^\w~/#@]+|[^\w{INDIC_MARKS}+#]+$")
 _SEPARATOR = re.compile(r"[._:/\\\-@#+~=?&,;'\"()\[\]{}<>|!*$%^`]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_WORD = re.compile(r"^\w+$")
+_WORD = re.compile(rf"^[\w{INDIC_MARKS}]+$")
+_LETTERS_OR_DIGITS = re.compile(rf"(?:[^\W\d_]|[{INDIC_MARKS}])+|\d+")
 # An acronym in the plural (APIs, PRs, URLs): the acronym's word, not a CamelCase name
 _ACRONYM_PLURAL = re.compile(r"^[A-Z]{2,}s$")
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")  # 1,000,000 is one number
 # Punctuation that separates things inside a chunk ("1,2,3", "f(a,b)=c", "?q=x&y=z"): each side
 # is a chunk of its own, never glued into one symbol ("123").
-_BREAK = re.compile(r"[,;=?&()\[\]{}<>|!*$%^\"'`]+")
+# So do the Indic danda and double danda (`।`, `॥`) and the Tibetan tsheg (`་`, between syllables).
+_BREAK = re.compile(r"[,;=?&()\[\]{}<>|!*$%^\"'`\u0964\u0965\u0f0b]+")
 # What a person names on its own inside a whole symbol: an IPv4 address (in host:port or a URL),
 # a host before its port, a file name at the end of a path, a version without its "v".
 _IPV4 = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
 _HOST_PORT = re.compile(r"^((?=[\w.-]*[^\W\d_])[\w.-]+):\d{1,5}$")  # a letter: 10:30 is a time
-_FILE_NAME = re.compile(r"/([\w.+-]+\.\w+)$")
+_FILE_NAME = re.compile(rf"/([\w{INDIC_MARKS}.+-]+\.\w+)$")
 _V_VERSION = re.compile(r"^v(\d+(?:\.\d+)+)$")
 # The port after a host name or an IPv4 address: the index holds it as a piece, but a person
 # names it on its own (`5432` of 10.0.0.12:5432), so it pins (`named`).
@@ -89,7 +120,7 @@ _V_VERSION = re.compile(r"^v(\d+(?:\.\d+)+)$")
 _PORT_AFTER_HOST = re.compile(
     r"(?:^|[/@])(?:(?=[\w.-]*[^\W\d_])[\w.-]+|\d{1,3}(?:\.\d{1,3}){3}):(\d{2,5})(?=/|$)"
 )
-_KEEP = re.compile(rf"[^\w{re.escape(TERM_CHARS)}]+")
+_KEEP = re.compile(rf"[^\w{INDIC_MARKS}{re.escape(TERM_CHARS)}]+")
 
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(
     """a about above after again against all am an and any are aren't as at be because been
@@ -168,6 +199,27 @@ def _cjk_terms(run: str) -> list[Term]:
     return terms
 
 
+@functools.lru_cache(maxsize=50_000)
+def _cluster_run_terms(run: str) -> tuple[Term, ...]:
+    return tuple(_cluster_terms(run))
+
+
+def _cluster_terms(run: str) -> list[Term]:
+    """A run of Thai, Lao, Khmer or Myanmar: its clusters (each a letter and the combining marks
+    that follow it) and each pair of neighbouring clusters; a run of one cluster is that cluster."""
+    units: list[str] = []
+    for ch in run:
+        if units and unicodedata.category(ch)[0] == "M":
+            units[-1] += ch
+        else:
+            units.append(ch)
+    if len(units) == 1:
+        return [Term(units[0], TermKind.CLUSTER)]
+    terms = [Term(u, TermKind.CLUSTER_PART) for u in units]
+    terms.extend(Term(a + b, TermKind.CLUSTER_PAIR) for a, b in itertools.pairwise(units))
+    return terms
+
+
 def _word_terms(piece: str) -> list[Term]:
     """A run of word characters (no separators left) as word or number terms."""
     out: list[Term] = []
@@ -183,13 +235,28 @@ def _word_terms(piece: str) -> list[Term]:
 
 
 def _strip_marks(text: str) -> str:
-    """Drop combining marks from Latin-script text (café -> cafe); CJK never reaches here."""
+    """Drop combining marks from Latin-script text (café -> cafe), but not an Indic script's
+    (its vowel signs are letters: `काम` work, `कम` less); CJK and the runs of Thai, Lao, Khmer
+    and Myanmar never reach here."""
     if text.isascii():
         return text
     decomposed = unicodedata.normalize("NFD", text)
-    return unicodedata.normalize(
-        "NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+    stripped = unicodedata.normalize(
+        "NFC",
+        "".join(
+            c
+            for c in decomposed
+            if unicodedata.category(c) != "Mn" or _IS_INDIC_MARK.match(c) is not None
+        ),
     )
+    return _INDIC_JOINERS.sub("", stripped)
+
+
+def _is_letters(chunk: str) -> bool:
+    """`str.isalpha`, with an Indic word's marks counted as its letters."""
+    if _IS_INDIC_MARK.search(chunk):
+        chunk = _IS_INDIC_MARK.sub("", chunk)
+    return chunk.isalpha()
 
 
 _POSSESSIVE = re.compile(r"'s$", re.IGNORECASE)
@@ -219,10 +286,10 @@ def _chunk_terms_uncached(chunk: str) -> list[Term]:
         chunk = chunk[:-1]  # "APIs" is "API" ("ap" + "is" matched nothing); a word below
     compound = bool(_SEPARATOR.search(chunk)) or bool(_CAMEL.search(chunk))
     if not compound and _WORD.match(chunk):
-        if chunk.isalpha() or chunk.isdigit():
+        if _is_letters(chunk) or chunk.isdigit():
             return _word_terms(chunk)
         # letters and digits mixed (k8s, utf8, x86): an exact symbol, and its runs
-        parts = re.findall(r"[^\W\d_]+|\d+", chunk)
+        parts = _LETTERS_OR_DIGITS.findall(chunk)
         return [Term(chunk.casefold(), TermKind.SYMBOL)] + [
             Term(p.casefold(), TermKind.PART) for p in parts if len(parts) > 1
         ]
@@ -259,6 +326,8 @@ def analyze(text: str) -> list[Term]:
         chunk = match.group()
         if _IS_CJK.match(chunk):
             terms.extend(_cjk_run_terms(chunk))
+        elif _IS_SPACELESS.match(chunk):
+            terms.extend(_cluster_run_terms(chunk))
         else:
             terms.extend(_chunk_terms(chunk))
     return terms
@@ -301,6 +370,8 @@ def _chunk_index_text(chunk: str) -> str:
     its terms there as well would only hold memory (and slow the garbage collector)."""
     if _IS_CJK.match(chunk):
         terms: Iterable[Term] = _cjk_terms(chunk.casefold())
+    elif _IS_SPACELESS.match(chunk):
+        terms = _cluster_terms(chunk)
     else:
         terms = _chunk_terms_uncached(chunk)
     return " ".join([t.text for t in terms if not is_stop(t)])

@@ -271,8 +271,8 @@ operations = st.lists(
 
 def counted(cairn: Cairn) -> tuple[dict[str, int], dict[str, int]]:
     """`term_docs`, and the number of index rows holding each term - the terms as search reads
-    them, our tokenizer's, space-separated in each row (for a few characters, such as `‿`, `·`
-    and Devanagari marks, FTS5's own split differs)."""
+    them, our tokenizer's, space-separated in each row (for a few characters, such as `‿` and
+    `·`, FTS5's own split differs)."""
     conn = cairn.store.read_db.conn()
     ours = dict(conn.execute("SELECT term, docs FROM term_docs"))
     rows: Counter[str] = Counter()
