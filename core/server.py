@@ -707,7 +707,17 @@ class Connection:
             await asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)
             return True
         caller = self.session.caller
-        self.cairn.activity.refusal(caller.agent if caller else None, "rate_limited")
+        agent = caller.agent if caller else None
+        # A request refused for the rate is a request all the same (docs/health.md: every
+        # request after the hello counts; until 2026-12-01 only those that ran did).
+        self.cairn.activity.request(
+            agent,
+            verified=caller.verified if caller else False,
+            at_ms=self.cairn.clock.now_ms(),
+            write=False,
+            search=False,
+        )
+        self.cairn.activity.refusal(agent, "rate_limited")
         await self._send(
             response_error(
                 req_id,

@@ -4,13 +4,14 @@ forgotten at restart, and only requests that succeeded were counted)."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 from core.daemon import Runtime
 from core.runtime import socket_path
-from tests.serving import RawClient, paths_for, served_in_thread
+from tests.serving import RawClient, paths_for, served_in_thread, write_settings
 
 
 def connect(runtime: Runtime, **hello: Any) -> RawClient:
@@ -85,5 +86,37 @@ def test_failed_requests_count_and_every_refusal_and_hold_reason_shows(short_tmp
         assert snapshot["refusals"].get("agent_paused") == 1, snapshot["refusals"]
         assert mine["refusals"] == 2, mine  # forbidden, agent_paused: the wrong token is no one's
         assert snapshot["held_for_review"].get("similar") == 1, snapshot["held_for_review"]
+        person.close()
+        bot.close()
+
+
+def test_a_rate_limited_request_counts_as_the_agents_request(short_tmp: Path) -> None:
+    """docs/health.md: every request after the hello counts. Of 40 pipelined requests 24 were
+    refused `rate_limited`, and the agent's `requests` rose by 16: only those that ran."""
+    home, ws = short_tmp / "h", short_tmp / "ws"
+    ws.mkdir()
+    write_settings(home, "[server]\nmax_in_flight = 2\n")
+    with served_in_thread(paths_for(home), confirm_human=lambda _s: None) as runtime:
+        person = connect(runtime, role="human")
+        bot = connect(runtime, agent="bot", workspace=str(ws))
+        before = health(person)
+        frames = [
+            {"jsonrpc": "2.0", "id": 100 + i, "method": "memory.search", "params": {"query": "x y"}}
+            for i in range(30)
+        ]
+        bot.send("".join(json.dumps(f) + "\n" for f in frames).encode())
+        answers = [bot.read() for _ in frames]
+        limited = sum(
+            a.get("error", {}).get("data", {}).get("error") == "rate_limited" for a in answers
+        )
+        assert limited > 0, answers  # the test needs some refused
+        after = health(person)
+        mine, was = (
+            after["agents"]["bot"],
+            before["agents"].get("bot", {"requests": 0, "refusals": 0}),
+        )
+        assert mine["requests"] - was["requests"] == len(frames), (limited, mine)
+        assert mine["refusals"] - was["refusals"] == limited, mine
+        assert after["refusals"].get("rate_limited") == limited, after["refusals"]
         person.close()
         bot.close()
