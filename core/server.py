@@ -26,7 +26,7 @@ from core import audit, protocol
 from core.agents import AgentStatus
 from core.changes import Change, ChangeSet
 from core.errors import CairnError, ErrorCode, InvalidRequest
-from core.model import Caller, Scope, Surface
+from core.model import Caller, Scope, Surface, WriteStatus
 from core.runtime import Peer, bind_unix, has_terminal, peer_credentials
 
 if TYPE_CHECKING:
@@ -816,9 +816,10 @@ class Connection:
     def _call(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
         """On a pool thread: check, run, count. Every request counts, failed or not (until
         2026-11-30 only those that succeeded); only a write or search served moves `writes`,
-        `last_write` and `last_search`."""
+        `last_write` and `last_search` - a write refused is none."""
         caller = self.session.bound()
         served: protocol.Method | None = None
+        wrote = False
         try:
             if name == "hello":
                 raise InvalidRequest(
@@ -829,12 +830,16 @@ class Connection:
             protocol.check_agent_allowed(self.cairn, self.session)
             result = method.handler(self.cairn, self.session, params)
             served = method
+            # A write refused (a secret, a forgotten text...) stored nothing: it is no
+            # write and moves no `last_write`, which after a restart is read back from the
+            # store's events (until 2026-12-01 it counted, and the two disagreed).
+            wrote = method.write and result.get("status") != WriteStatus.REFUSED.value
         finally:
             self.cairn.activity.request(
                 caller.agent if caller.agent else None,
                 verified=caller.verified,
                 at_ms=self.cairn.clock.now_ms(),
-                write=served is not None and served.write,
+                write=wrote,
                 search=served is not None and served.search,
             )
         if result.get("status") == "refused":

@@ -120,3 +120,37 @@ def test_a_rate_limited_request_counts_as_the_agents_request(short_tmp: Path) ->
         assert after["refusals"].get("rate_limited") == limited, after["refusals"]
         person.close()
         bot.close()
+
+
+def test_a_write_refused_as_a_secret_is_no_write_and_leaves_last_write(short_tmp: Path) -> None:
+    """A write refused for holding a secret counted in the agent's `writes` and moved
+    `last_write` (the agent's and the person's) - and after a restart the person's `last_write`
+    was the last write served, earlier: only a served write moves it now, live as after."""
+    home, ws = short_tmp / "h", short_tmp / "ws"
+    ws.mkdir()
+    with served_in_thread(paths_for(home), confirm_human=lambda _s: None) as runtime:
+        person = connect(runtime, role="human")
+        bot = connect(runtime, agent="bot", workspace=str(ws))
+        fact = {"content": "the build cache holds 40 GB", "kind": "fact", "scope": "project"}
+        assert bot.request("memory.write", fact)["result"]["status"] == "stored"
+        served, own = health(person), health(bot)
+        time.sleep(0.05)
+        secret = "key AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+        refused = bot.request(
+            "memory.write", {"content": secret, "kind": "fact", "scope": "project"}
+        )["result"]
+        assert refused["status"] == "refused" and refused["reason_code"] == "secret", refused
+        live = health(person)
+        mine = live["agents"]["bot"]
+        assert mine["writes"] == served["agents"]["bot"]["writes"] == 1, mine
+        assert mine["requests"] == served["agents"]["bot"]["requests"] + 2, mine  # health, write
+        assert mine["refusals"] == 1 and live["refusals"].get("secret") == 1, live
+        assert live["last_write"] == served["last_write"]
+        assert health(bot)["last_write"] == own["last_write"]
+        person.close()
+        bot.close()
+    with served_in_thread(paths_for(home), confirm_human=lambda _s: None) as runtime:
+        person = connect(runtime, role="human")
+        again = health(person)["last_write"]
+        assert again is not None and live["last_write"] - 1000 < again <= live["last_write"]
+        person.close()
