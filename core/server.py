@@ -472,6 +472,18 @@ class Server:
         )
 
 
+def _refused_agent(error: CairnError) -> str | None:
+    """The agent a hello's refusal counts under: the one named by `agent_paused` or
+    `agent_revoked` - its token matched (a token is checked before the agent's standing) or,
+    without one, the name is declared, as every request of a declared name counts under it. A
+    wrong token or a missing one (`unauthenticated`) is no agent's own. Until 2026-12-01 none
+    counted under its agent."""
+    if error.code not in (ErrorCode.AGENT_PAUSED, ErrorCode.AGENT_REVOKED):
+        return None
+    agent = error.data.get("agent")
+    return agent if isinstance(agent, str) else None
+
+
 def _own_uid() -> int:
     return os.getuid()
 
@@ -774,8 +786,10 @@ class Connection:
             )
         except CairnError as e:
             self.cairn.activity.count("refused_hello")
-            if e.code in _REFUSAL_CODES:  # a wrong token: `unauthenticated`, no agent's own
-                self.cairn.activity.refusal(None, e.code.label)
+            if e.code in _REFUSAL_CODES:
+                self.cairn.activity.refusal(
+                    _refused_agent(e), e.code.label, verified=params.get("token") is not None
+                )
             if not notification:
                 await self._send(response_error(req_id, e.code, e.message, e.data))
             raise _Close from None

@@ -154,3 +154,32 @@ def test_a_write_refused_as_a_secret_is_no_write_and_leaves_last_write(short_tmp
         again = health(person)["last_write"]
         assert again is not None and live["last_write"] - 1000 < again <= live["last_write"]
         person.close()
+
+
+def test_a_paused_agents_hello_with_its_token_counts_under_that_agent(short_tmp: Path) -> None:
+    """A hello with a paused agent's correct token was counted as `agent_paused` overall but not
+    in that agent's own refusals; the token proves who it is. A wrong token stays no one's; a
+    paused declared name (no token) counts under that name, as all its requests do."""
+    home, ws = short_tmp / "h", short_tmp / "ws"
+    ws.mkdir()
+    with served_in_thread(paths_for(home), confirm_human=lambda _s: None) as runtime:
+        person = connect(runtime, role="human")
+        token = person.request("agent.add", {"name": "xbot"})["result"]["token"]
+        connect(runtime, agent="ybot", workspace=str(ws)).close()  # a declared name
+        for name in ("xbot", "ybot"):
+            assert "result" in person.request("agent.pause", {"name": name})
+        for name, given, refused_as in (
+            ("xbot", token, "agent_paused"),
+            ("xbot", "cairn_" + "A" * 43, "unauthenticated"),
+            ("ybot", None, "agent_paused"),
+        ):
+            c = RawClient(socket_path(runtime.paths))
+            answer = c.hello(agent=name, token=given, workspace=str(ws))
+            assert answer["error"]["data"]["error"] == refused_as, answer
+            c.close()
+        snapshot = health(person)
+        assert snapshot["refusals"] == {"agent_paused": 2, "unauthenticated": 1}, snapshot
+        agents = snapshot["agents"]
+        assert (agents["xbot"]["refusals"], agents["xbot"]["verified"]) == (1, True), agents
+        assert (agents["ybot"]["refusals"], agents["ybot"]["verified"]) == (1, False), agents
+        person.close()
