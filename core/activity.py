@@ -161,9 +161,14 @@ class Activity:
             self.held[reason] += 1
         self._moved()
 
-    def refusal(self, agent: str | None, reason: str) -> None:
+    def refusal(self, agent: str | None, reason: str, *, verified: bool | None = None) -> None:
+        """A refused request or write, counted under `agent` when it is known whose it is;
+        `verified` says whether a token proved it (a refused hello's: nothing else does)."""
         with self._lock:
             self.refusals[reason] += 1
             if agent is not None:
-                self.agents.setdefault(agent, AgentActivity()).refusals += 1
+                entry = self.agents.setdefault(agent, AgentActivity())
+                entry.refusals += 1
+                if verified is not None:
+                    entry.verified = verified
         self._moved()

@@ -18,7 +18,7 @@ from core.dedupe import dedupe_holder
 from core.errors import Forbidden, InvalidInput, NotFound
 from core.health import Warnings
 from core.memory_service import MemoryService
-from core.model import Caller, Memory, Status
+from core.model import Caller, Memory, Scope, Status
 from core.ownership import NOTES_SOURCE
 from core.records import fetch_memories
 from core.settings import Settings
@@ -34,6 +34,10 @@ from core.writer import WriteTx
 
 _BATCH = 500
 _DAY_MS = 86_400_000
+_SESSION_STAYS = (
+    "a session's scratch memory: it stays with its session here (a session of the same id "
+    "there is another session) and expires when the session ends; merge again once it is gone"
+)
 
 
 @dataclass(frozen=True)
@@ -252,7 +256,13 @@ class Lifecycle:
         archived: a person settles which of the two is right (forgets or supersedes one). A
         superseded or forgotten one - history, or the clash settled - moves and leaves the key
         to the holder (its `rebind` revision says so; until 2026-11-30 a superseded one stayed
-        behind for good, and a forgotten one failed the merge on the key's unique index)."""
+        behind for good, and a forgotten one failed the merge on the key's unique index).
+
+        A session memory stays too, reported as kept: the same session id in `into` is another
+        session, whose agents must not read it, and its own agent, bound to `source`, still
+        does. It expires with its session; once it is purged, the next merge removes `source`
+        (until 2026-12-01 it moved with its session id, into the other workspace's session of
+        that id)."""
         _person(caller)
         src, dst = self._find(source), self._find(into)
         if src.id == dst.id:
@@ -272,6 +282,9 @@ class Lifecycle:
             found = fetch_memories(tx.conn, ids, now)
             for mid in ids:
                 memory = found[mid]
+                if memory.scope is Scope.SESSION:
+                    kept.append({"id": mid, "reason": _SESSION_STAYS})
+                    continue
                 reason = f"merged into {dst.path}"
                 holder = _key_holder(tx, memory, dst.id)
                 if holder is not None and memory.status in (Status.ACTIVE, Status.ARCHIVED):

@@ -26,7 +26,7 @@ from core import audit, protocol
 from core.agents import AgentStatus
 from core.changes import Change, ChangeSet
 from core.errors import CairnError, ErrorCode, InvalidRequest
-from core.model import Caller, Scope, Surface
+from core.model import Caller, Scope, Surface, WriteStatus
 from core.runtime import Peer, bind_unix, has_terminal, peer_credentials
 
 if TYPE_CHECKING:
@@ -472,6 +472,18 @@ class Server:
         )
 
 
+def _refused_agent(error: CairnError) -> str | None:
+    """The agent a hello's refusal counts under: the one named by `agent_paused` or
+    `agent_revoked` - its token matched (a token is checked before the agent's standing) or,
+    without one, the name is declared, as every request of a declared name counts under it. A
+    wrong token or a missing one (`unauthenticated`) is no agent's own. Until 2026-12-01 none
+    counted under its agent."""
+    if error.code not in (ErrorCode.AGENT_PAUSED, ErrorCode.AGENT_REVOKED):
+        return None
+    agent = error.data.get("agent")
+    return agent if isinstance(agent, str) else None
+
+
 def _own_uid() -> int:
     return os.getuid()
 
@@ -707,7 +719,17 @@ class Connection:
             await asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)
             return True
         caller = self.session.caller
-        self.cairn.activity.refusal(caller.agent if caller else None, "rate_limited")
+        agent = caller.agent if caller else None
+        # A request refused for the rate is a request all the same (docs/health.md: every
+        # request after the hello counts; until 2026-12-01 only those that ran did).
+        self.cairn.activity.request(
+            agent,
+            verified=caller.verified if caller else False,
+            at_ms=self.cairn.clock.now_ms(),
+            write=False,
+            search=False,
+        )
+        self.cairn.activity.refusal(agent, "rate_limited")
         await self._send(
             response_error(
                 req_id,
@@ -764,8 +786,10 @@ class Connection:
             )
         except CairnError as e:
             self.cairn.activity.count("refused_hello")
-            if e.code in _REFUSAL_CODES:  # a wrong token: `unauthenticated`, no agent's own
-                self.cairn.activity.refusal(None, e.code.label)
+            if e.code in _REFUSAL_CODES:
+                self.cairn.activity.refusal(
+                    _refused_agent(e), e.code.label, verified=params.get("token") is not None
+                )
             if not notification:
                 await self._send(response_error(req_id, e.code, e.message, e.data))
             raise _Close from None
@@ -806,9 +830,10 @@ class Connection:
     def _call(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
         """On a pool thread: check, run, count. Every request counts, failed or not (until
         2026-11-30 only those that succeeded); only a write or search served moves `writes`,
-        `last_write` and `last_search`."""
+        `last_write` and `last_search` - a write refused is none."""
         caller = self.session.bound()
         served: protocol.Method | None = None
+        wrote = False
         try:
             if name == "hello":
                 raise InvalidRequest(
@@ -819,12 +844,16 @@ class Connection:
             protocol.check_agent_allowed(self.cairn, self.session)
             result = method.handler(self.cairn, self.session, params)
             served = method
+            # A write refused (a secret, a forgotten text...) stored nothing: it is no
+            # write and moves no `last_write`, which after a restart is read back from the
+            # store's events (until 2026-12-01 it counted, and the two disagreed).
+            wrote = method.write and result.get("status") != WriteStatus.REFUSED.value
         finally:
             self.cairn.activity.request(
                 caller.agent if caller.agent else None,
                 verified=caller.verified,
                 at_ms=self.cairn.clock.now_ms(),
-                write=served is not None and served.write,
+                write=wrote,
                 search=served is not None and served.search,
             )
         if result.get("status") == "refused":

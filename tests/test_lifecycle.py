@@ -4,7 +4,10 @@ move, merge and warn when their folder is gone."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,9 +17,10 @@ from core.janitor import Janitor
 from core.model import Caller, Scope, Status, Surface, WriteStatus
 from core.paths import Paths
 from core.requests import WriteRequest
+from core.runtime import socket_path
 from core.search import SearchRequest
 from tests.conftest import FakeClock
-from tests.serving import paths_for, served_in_thread
+from tests.serving import RawClient, paths_for, served_in_thread
 from tests.test_cli_serving import at_terminal
 
 DAY = 86_400
@@ -436,3 +440,78 @@ def test_after_a_scope_is_widened_its_earlier_events_are_caught_up_by_who_sees_i
     assert caught_up == [("write", mid), ("update", mid)]
     history = cairn.memories.get(b, mid, history=True).revisions
     assert [r.revision for r in history] == [1, 2]
+
+
+def test_a_merge_leaves_a_sessions_scratch_with_its_session(short_tmp: Path) -> None:
+    """docs/protocol.md: the same session id in another workspace is another session. A merge
+    moved session memories too, keeping their session id: agent `bb`, in the target's session
+    "default", could then read and find what agent `aa` had noted in the merged workspace's
+    session "default". Now a session memory stays with its session (reported as kept) and its
+    agent still sees it; the rest moves."""
+    home, a_dir, b_dir = short_tmp / "h", short_tmp / "a", short_tmp / "b"
+    a_dir.mkdir()
+    b_dir.mkdir()
+    with (
+        served_in_thread(paths_for(home), confirm_human=lambda _s: None) as runtime,
+        contextlib.ExitStack() as clients,
+    ):
+
+        def connect(**hello: Any) -> RawClient:
+            c = RawClient(socket_path(runtime.paths))
+            clients.callback(c.close)
+            assert "result" in c.hello(**hello)
+            return c
+
+        aa = connect(agent="aa", workspace=str(a_dir), session="default")
+        bb = connect(agent="bb", workspace=str(b_dir), session="default")
+        scratch_text = "aa private scratch: the staging password rotation is tomorrow"
+        scratch = aa.request(
+            "memory.write", {"content": scratch_text, "kind": "fact", "scope": "session"}
+        )["result"]["id"]
+        shared = aa.request(
+            "memory.write",
+            {"content": "the a service owns refunds", "kind": "fact", "scope": "project"},
+        )["result"]["id"]
+        person = connect(role="human")
+        merged = person.request("workspace.merge", {"workspace": str(a_dir), "into": str(b_dir)})
+
+        assert bb.request("memory.get", {"id": shared})["result"]["content"]  # the project's
+        refused = bb.request("memory.get", {"id": scratch})
+        assert refused.get("error", {}).get("data", {}).get("error") == "not_found", refused
+        found = bb.request("memory.search", {"query": "staging password rotation"})["result"]
+        assert scratch not in json.dumps(found)
+
+        result = merged["result"]
+        assert result["moved"] == 1, result
+        assert [k["id"] for k in result["kept"]] == [scratch], result
+        assert "stays with its session" in result["kept"][0]["reason"]
+        assert aa.request("memory.get", {"id": scratch})["result"]["content"] == scratch_text
+        again = connect(agent="aa", workspace=str(a_dir), session="default")
+        assert again.request("memory.get", {"id": scratch})["result"]["content"] == scratch_text
+
+
+def test_a_merged_workspace_goes_once_its_sessions_scratch_has(
+    cairn: Cairn, agent: Caller, short_tmp: Path, clock: FakeClock
+) -> None:
+    """A session memory kept behind by a merge expires with its session and is purged; the next
+    merge then finds the workspace empty and removes it."""
+    other_dir = short_tmp / "clone"
+    other_dir.mkdir()
+    other = cairn.workspaces.resolve(str(other_dir))
+    b = Caller(Surface.AGENT, agent="agent-a", workspace_id=other.id, session_id="s-1")
+    scratch = write(cairn, b, "scratch: try the -O2 build", scope="session")
+    cairn.lifecycle.session_seen("s-1", other.id)
+    first = cairn.lifecycle.merge_workspaces(
+        Caller.human(), str(other_dir), str(short_tmp / "proj")
+    )
+    assert (first["moved"], [k["id"] for k in first["kept"]]) == (0, [scratch])
+    assert cairn.memories.get(Caller.human(), scratch).memory.workspace_id == other.id
+    clock.advance(8 * DAY)
+    janitor(cairn).run()  # the session ended: its scratch expires
+    clock.advance(8 * DAY)
+    assert janitor(cairn).run().purged == 1
+    again = cairn.lifecycle.merge_workspaces(
+        Caller.human(), str(other_dir), str(short_tmp / "proj")
+    )
+    assert (again["moved"], again["kept"]) == (0, [])
+    assert [w["id"] for w in cairn.lifecycle.workspaces(Caller.human())] == [agent.workspace_id]
