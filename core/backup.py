@@ -276,6 +276,48 @@ def retained(backups: Sequence[BackupInfo], *, keep_daily: int, keep_weekly: int
     return keep
 
 
+def check_backup(paths: Paths, source: Path) -> None:
+    """Refuse a backup `restore` would refuse for what it is, before the person is asked to
+    confirm (until 2026-12-01 a damaged file or one that is no database was refused only after
+    the person typed `restore`). The file is read in place, read-only, and never written to;
+    `restore` checks its copy again, holding the store's lock.
+
+    Raises:
+        NotFound, InvalidInput, IntegrityFailure, SchemaTooNew: as `restore` does.
+    """
+    source = _backup_file(paths, source)
+    _verify(source, source, in_place=True)
+
+
+def _backup_file(paths: Paths, source: Path) -> Path:
+    """`source` as an absolute path, when it is a file that may be restored over `paths`' store.
+
+    Raises:
+        NotFound: it is not a file.
+        InvalidInput: it is a folder, the live database, or has a write-ahead log beside it.
+    """
+    source = Path(os.path.abspath(os.path.expanduser(source)))
+    if source.is_dir():
+        raise InvalidInput(
+            f"{source} is a folder; give a backup file (`cairn backup --list` shows them)",
+            data={"path": str(source)},
+        )
+    if not source.is_file():
+        raise NotFound(
+            f"there is no backup file {source}; `cairn backup --list` shows the backups",
+            data={"path": str(source)},
+        )
+    if paths.database.exists() and source.samefile(paths.database):
+        raise InvalidInput(f"{source} is the live database itself; choose a backup")
+    if Path(f"{source}-wal").exists() and Path(f"{source}-wal").stat().st_size > 0:
+        raise InvalidInput(
+            f"{source} has a write-ahead log next to it ({source.name}-wal), so the file alone "
+            "is not the whole database; choose a backup made by Cairn",
+            data={"path": str(source)},
+        )
+    return source
+
+
 def refuse_while_running(paths: Paths) -> None:
     """Raise AlreadyRunning when a Cairn answers on the socket."""
     try:
@@ -310,26 +352,8 @@ def restore(paths: Paths, source: Path) -> RestoreReport:
         SchemaTooNew: the backup was written by a newer major version of Cairn.
         IOFault: the files could not be copied or moved.
     """
-    source = Path(os.path.abspath(os.path.expanduser(source)))
-    if source.is_dir():
-        raise InvalidInput(
-            f"{source} is a folder; give a backup file (`cairn backup --list` shows them)",
-            data={"path": str(source)},
-        )
-    if not source.is_file():
-        raise NotFound(
-            f"there is no backup file {source}; `cairn backup --list` shows the backups",
-            data={"path": str(source)},
-        )
+    source = _backup_file(paths, source)
     database = paths.database
-    if database.exists() and source.samefile(database):
-        raise InvalidInput(f"{source} is the live database itself; choose a backup")
-    if Path(f"{source}-wal").exists() and Path(f"{source}-wal").stat().st_size > 0:
-        raise InvalidInput(
-            f"{source} has a write-ahead log next to it ({source.name}-wal), so the file alone "
-            "is not the whole database; choose a backup made by Cairn",
-            data={"path": str(source)},
-        )
     refuse_while_running(paths)
     lock = _hold_store_lock(paths)
     try:
@@ -487,10 +511,15 @@ def _hold_store_lock(paths: Paths) -> StoreLock:
         ) from e
 
 
-def _verify(copy: Path, source: Path) -> tuple[SchemaVersion, int]:
-    """Check the copy of a backup; return its schema version and how many memories it holds."""
+def _verify(copy: Path, source: Path, *, in_place: bool = False) -> tuple[SchemaVersion, int]:
+    """Check the copy of a backup; return its schema version and how many memories it holds.
+    `in_place`: `copy` is the person's file itself, opened immutable (read-only, no locks, no
+    -shm or -wal made beside it) and left as it is; a copy is made one self-contained file."""
     try:
-        conn = sqlite3.connect(copy, isolation_level=None)
+        if in_place:
+            conn = sqlite3.connect(f"{copy.as_uri()}?immutable=1", uri=True, isolation_level=None)
+        else:
+            conn = sqlite3.connect(copy, isolation_level=None)
         try:
             version = read_version(conn)
             problems = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
@@ -530,7 +559,8 @@ def _verify(copy: Path, source: Path) -> tuple[SchemaVersion, int]:
                     0
                 ]
             )
-            conn.execute("PRAGMA journal_mode=DELETE").fetchone()  # no -wal to carry along
+            if not in_place:
+                conn.execute("PRAGMA journal_mode=DELETE").fetchone()  # no -wal to carry along
         finally:
             conn.close()
     except sqlite3.DatabaseError as e:

@@ -285,8 +285,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_health(args: argparse.Namespace) -> int:
     as_person = args.agent is None and at_terminal()
-    # a person's snapshot is the whole store's; an agent's depends on its workspace
-    with connect(args, as_person=as_person, needs_folder=not as_person) as client:
+    # a person's snapshot is the whole store's (no workspace); an agent's depends on its own
+    with connect(args, as_person=as_person) as client:
         snapshot = client.call("health.get")
 
     def lines(value: Any, indent: str = "") -> None:
@@ -315,10 +315,15 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     paths = resolve_paths()
     try:
-        # At a terminal it is a person asking (whole-store counts); otherwise an agent's share.
-        role = "human" if at_terminal() else "agent"
+        # At a terminal it is a person asking (whole-store counts, no workspace: binding the
+        # folder would register it); otherwise an agent's share, which its folder's is part of.
+        person = at_terminal()
         with Client.connect(
-            paths, autostart=False, agent="cli", role=role, workspace=working_folder(needed=False)
+            paths,
+            autostart=False,
+            agent="cli",
+            role="human" if person else "agent",
+            workspace=None if person else working_folder(needed=False),
         ) as client:
             status = client.call("status") | {"running": True}
     except NotRunning:
@@ -439,7 +444,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     params.update({k: getattr(args, k) for k in _ADD_FIELDS if getattr(args, k) is not None})
     if args.tags:
         params["tags"] = args.tags
-    with connect(args, as_person=speaks_for_a_person(args)) as client:
+    with connect(args, as_person=speaks_for_a_person(args), stores_here=True) as client:
         result = client.call("memory.write", params)
     emit(args, result, lambda: print(describe_write(result)))
     return write_status(result)
@@ -451,7 +456,7 @@ def add_jsonl(args: argparse.Namespace) -> int:
     when nothing reads the output any more (`| head`)."""
     source = sys.stdin.buffer if args.jsonl == "-" else open_input(args.jsonl)
     failures = 0
-    with source, connect(args, as_person=speaks_for_a_person(args)) as client:
+    with source, connect(args, as_person=speaks_for_a_person(args), stores_here=True) as client:
         largest = int(client.hello.get("limits", {}).get("max_frame_bytes", 1 << 20))
         for number, line in enumerate(source, 1):
             # A byte order mark (Notepad) is no JSON: until 2026-11-30 the first line failed

@@ -13,7 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.backup import list_backups, newest_backup, refuse_while_running, restore
+from core.backup import (
+    check_backup,
+    list_backups,
+    newest_backup,
+    refuse_while_running,
+    restore,
+)
 from core.paths import Paths, resolve_paths
 from core.terminal import (
     WHERE_CAIRN_LOOKS,
@@ -104,7 +110,11 @@ def cmd_restore(args: argparse.Namespace) -> int:
         source = newest_backup(paths.backups)
     else:
         source = Path(os.path.abspath(os.path.expanduser(args.file)))
-    refuse_while_running(paths)  # before asking; `restore` checks again, holding the lock
+    # Before asking: whether Cairn runs, then the file itself (a damaged one, or no database,
+    # was refused after the person typed `restore` until 2026-12-01); `restore` checks both
+    # again, holding the lock.
+    refuse_while_running(paths)
+    check_backup(paths, source)
     confirm(
         f"Replace your memory database {paths.database} with the backup {source}?\n"
         "The database it replaces is kept next to it as cairn.db.replaced-<time>.",

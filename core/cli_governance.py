@@ -271,7 +271,10 @@ def _decide(args: argparse.Namespace, action: str) -> int:
         return exit_status(e)
     results: list[dict[str, Any]] = []
     failed: CairnError | None = None
-    with connect_as_person(prompt, expected) as client:
+    # A proposal the person makes project-scope lands in the folder the command runs in: only
+    # then is it bound (binding registers the folder as a workspace).
+    lands_here = (edits or {}).get("scope") == "project"
+    with connect_as_person(prompt, expected, bind_cwd=lands_here) as client:
         for sid in ids:  # each on its own: one that fails does not stop or hide the others
             if action == "adopt":
                 params: dict[str, Any] = {"id": sid, "allow_flags": args.allow_flags}

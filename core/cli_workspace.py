@@ -31,7 +31,7 @@ def add_parsers(sub: Any) -> None:
 def cmd_workspace(args: argparse.Namespace) -> int:
     action = args.workspace_command
     if action == "list":
-        with looking_as_person("workspace list", bind_cwd=False) as client:
+        with looking_as_person("workspace list") as client:
             rows = client.call("workspace.list")["workspaces"]
 
         def table() -> None:
@@ -58,14 +58,14 @@ def cmd_workspace(args: argparse.Namespace) -> int:
             # and a folder that is a workspace already - another one, or this one named by its
             # id (until 2026-11-30 after the typed confirmation, exit 67); without a terminal
             # the tray asks once and the running Cairn refuses the same after it
-            with looking_as_person("workspace move", bind_cwd=False) as client:
+            with looking_as_person("workspace move") as client:
                 known = client.call("workspace.list")["workspaces"]
             moving = next((w["id"] for w in known if old in (w["id"], w["path"])), None)
             holder = next(((w["id"], w["path"]) for w in known if w["path"] == target), None)
             if moving is not None:
                 refuse_move_onto(old, moving, target, holder)
         with connect_as_person(
-            f"Move workspace {visible(old)} to {visible(new)}?", "move", bind_cwd=False
+            f"Move workspace {visible(old)} to {visible(new)}?", "move"
         ) as client:
             result = client.call("workspace.move", {"workspace": old, "to": new})
         emit(args, result, lambda: print(visible(f"{result['id']} now lives at {result['to']}")))
@@ -77,7 +77,6 @@ def cmd_workspace(args: argparse.Namespace) -> int:
         f"Merge workspace {visible(source)} into {visible(into)}? Each memory moves with a "
         "revision.",
         "merge",
-        bind_cwd=False,
     ) as client:
         result = client.call("workspace.merge", {"workspace": source, "into": into})
 

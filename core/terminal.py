@@ -89,13 +89,18 @@ def working_folder(*, needed: bool = True, instead: str = "") -> str | None:
 
 
 def connect(
-    args: argparse.Namespace, *, as_person: bool = False, needs_folder: bool = True
+    args: argparse.Namespace, *, as_person: bool = False, stores_here: bool = False
 ) -> Client:
-    """A connection for a memory command, bound to `--workspace` or the folder it runs in;
-    `needs_folder=False` binds none when that folder was deleted (a person's health)."""
+    """A connection for a memory command. An agent's is bound to `--workspace` or the folder
+    it runs in (its horizon, where its project memories land). A person sees every workspace,
+    so a person's binds none - binding a folder registers it as a workspace, and a person's
+    `get` or `health` from any folder added one to `workspace list` until 2026-12-01 - unless
+    `stores_here`: a person's `add`, whose project memory lands there."""
+    if as_person and not stores_here:
+        return Client.connect(role="human", workspace=None, session=args.session)
     workspace = args.workspace
     if workspace is None:
-        workspace = working_folder(needed=needs_folder, instead=" (or give --workspace)")
+        workspace = working_folder(instead=" (or give --workspace)")
     if as_person:
         return Client.connect(role="human", workspace=workspace, session=args.session)
     return Client.connect(agent=args.agent, workspace=workspace, session=args.session)
@@ -103,9 +108,9 @@ def connect(
 
 def connect_as_agent(agent: str | None) -> Client:
     """An agent's connection for a subcommand's own `--agent NAME` (None: $CAIRN_AGENT or cli),
-    bound to the current directory like `connect` - none when it was deleted: what these
-    commands read (identity, policy) does not depend on it."""
-    return Client.connect(agent=agent, workspace=working_folder(needed=False))
+    bound to no workspace: what these commands read or propose (identity, policy) does not
+    depend on one, and binding the folder would register it."""
+    return Client.connect(agent=agent, workspace=None)
 
 
 def for_a_person(what: str | None = None) -> None:
@@ -140,12 +145,12 @@ EXIT_REFUSED = 77  # a write Cairn refused (policy off, capture paused, a secret
 
 
 def connect_as_person(
-    prompt: str, expected: str, *, autostart: bool = True, bind_cwd: bool = True
+    prompt: str, expected: str, *, autostart: bool = True, bind_cwd: bool = False
 ) -> Client:
     """A person's connection: from an interactive terminal after a typed confirmation, or,
     without a terminal, confirmed by the person in the running tray (`asked_in_the_tray`).
-    `bind_cwd=False` binds no workspace (commands about workspaces must not register the
-    directory they happen to run in); a deleted directory binds none."""
+    It binds no workspace - binding the directory it runs in registers it as one - unless
+    `bind_cwd` (a decision that lands a memory there); a deleted directory binds none."""
     workspace = working_folder(needed=False) if bind_cwd else None
     if not at_terminal():
         return asked_in_the_tray(workspace)
@@ -153,13 +158,13 @@ def connect_as_person(
     return Client.connect(role="human", workspace=workspace, autostart=autostart)
 
 
-def looking_as_person(what: str, *, bind_cwd: bool = True) -> Client:
+def looking_as_person(what: str) -> Client:
     """A person's connection for a command that only looks: an interactive terminal (no typed
-    confirmation), or the tray's confirmation without one. A deleted directory binds none."""
-    workspace = working_folder(needed=False) if bind_cwd else None
+    confirmation), or the tray's confirmation without one. It binds no workspace: a person
+    sees them all, and binding the directory it runs in would register it as one."""
     if not at_terminal():
-        return asked_in_the_tray(workspace, what)
-    return Client.connect(role="human", workspace=workspace)
+        return asked_in_the_tray(None, what)
+    return Client.connect(role="human", workspace=None)
 
 
 def asked_in_the_tray(workspace: str | None, what: str | None = None) -> Client:

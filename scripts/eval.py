@@ -38,9 +38,11 @@ from evaldata import (
     DataError,
     ZhMemory,
     ZhQuery,
+    exit_status,
     load_locomo,
     load_memoree,
     load_zh,
+    require_folder,
 )
 
 from core.app import Cairn
@@ -764,9 +766,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     data: Path = args.data
-    if not data.is_dir():
-        print(f"eval: data directory {data} does not exist (give --data DIR)", file=sys.stderr)
-        return 2
+    try:
+        require_folder(data)
+    except DataError as e:  # until 2026-12-01 exit 2, the status of a mistyped option
+        print(f"eval: {e}", file=sys.stderr)
+        return exit_status(e)
     session = Session(overrides=parse_overrides(args.set))
     started = time.perf_counter()
     results: dict[str, Any] = {}
@@ -785,7 +789,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seconds[name] = time.perf_counter() - t0
     except (DataError, EvalError) as e:
         print(f"eval: {e}", file=sys.stderr)
-        return 1
+        return exit_status(e) if isinstance(e, DataError) else 1
     wall = time.perf_counter() - started
 
     print(f"engine config {session.digest}")

@@ -26,7 +26,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evaldata import DEFAULT_DATA, load_locomo, load_zh
+from evaldata import (
+    DEFAULT_DATA,
+    DataError,
+    exit_status,
+    load_locomo,
+    load_zh,
+    read_jsonl,
+    require_folder,
+)
 
 from core.ranking import idf as rsj_idf
 from core.similarity import SIMILAR_THRESHOLD, terms_of, weighted_overlap
@@ -42,11 +50,7 @@ def memoree_pairs(
     data: Path,
 ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]], list[str]]:
     """(kind, a, b) positives, (a, b) negatives, and every text."""
-    rows = [
-        json.loads(line)
-        for line in (data / "memoree-v2" / "seed.jsonl").read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
+    rows = read_jsonl(data / "memoree-v2" / "seed.jsonl")
     artifacts = {
         r["label"]: f"{r.get('title', '')}\n{r['content']['data']}"
         for r in rows
@@ -83,14 +87,19 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
-    positives, negatives, texts = memoree_pairs(args.data)
-    conversations = load_locomo(args.data)
+    try:
+        require_folder(args.data)
+        positives, negatives, texts = memoree_pairs(args.data)
+        conversations = load_locomo(args.data)
+        zh = load_zh(args.data)
+    except DataError as e:  # until 2026-12-01 a traceback
+        print(f"eval_similarity: {e}", file=sys.stderr)
+        return exit_status(e)
     for conv in conversations:
         turns = [t.content.split(": ", 1)[-1] for t in conv.turns]
         texts.extend(turns)
         for i, a in enumerate(turns):
             negatives.extend((a, b) for b in turns[i + 1 : i + 21])
-    zh = load_zh(args.data)
     zh_texts = [m.text for m in zh.memories]
     texts.extend(zh_texts)
     texts.extend(d.text for d in zh.distractors)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from eval import Session, throwaway_store, workspace, write_all
-from evaldata import DEFAULT_DATA, load_locomo
+from evaldata import DEFAULT_DATA, DataError, exit_status, load_locomo, require_folder
 
 from core.model import Caller, Scope, Surface
 from core.requests import WriteRequest
@@ -141,7 +141,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--typo-words", type=int, default=200, help="stored words to misspell per store"
     )
     args = parser.parse_args(argv)
-    conversations = load_locomo(args.data)
+    try:
+        require_folder(args.data)
+        conversations = load_locomo(args.data)
+    except DataError as e:  # until 2026-12-01 a traceback
+        print(f"eval_spelling: {e}", file=sys.stderr)
+        return exit_status(e)
     first, dev, held = conversations[0], conversations[:5], conversations[5:]
     outside = set(words_of([t.content for c in held for t in c.turns]))
     stores = [

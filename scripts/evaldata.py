@@ -18,8 +18,31 @@ _SESSION_KEY = re.compile(r"session_(\d+)")
 _EVIDENCE_SPLIT = re.compile(r"[;,\s]+")
 
 
+# A script's exit status when its data is not there: no such input, as `cairn`'s not_found.
+EXIT_NO_DATA = 66
+
+# What a script says to do about missing data.
+_GIVE_DATA = "give --data DIR, the folder holding locomo/, memoree-v2/ and knowledge-seam-zh/"
+
+
 class DataError(Exception):
     """A data file is missing or does not have the shape the loader expects."""
+
+
+class DataMissing(DataError):
+    """The data folder, or a file a loader reads in it, is not there (until 2026-12-01 a script
+    run without ../shared/data beside the checkout ended in a traceback)."""
+
+
+def exit_status(error: DataError) -> int:
+    """A script's exit status for `error`: 66 when the data is not there, else 1."""
+    return EXIT_NO_DATA if isinstance(error, DataMissing) else 1
+
+
+def require_folder(data: Path) -> None:
+    """Raises DataMissing, naming `data` and --data, when the data folder does not exist."""
+    if not data.is_dir():
+        raise DataMissing(f"the data folder {data} does not exist; {_GIVE_DATA}")
 
 
 def _read_json(path: Path) -> Any:
@@ -27,21 +50,30 @@ def _read_json(path: Path) -> Any:
         with path.open(encoding="utf-8") as f:
             return json.load(f)
     except FileNotFoundError:
-        raise DataError(f"{path} is missing") from None
+        raise DataMissing(f"{path} is missing; {_GIVE_DATA}") from None
     except json.JSONDecodeError as e:
         raise DataError(f"{path} is not valid JSON: {e}") from None
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file, blank lines skipped.
+
+    Raises:
+        DataMissing: there is no such file.
+        DataError: a line is not a JSON object.
+    """
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        raise DataError(f"{path} is missing") from None
+        raise DataMissing(f"{path} is missing; {_GIVE_DATA}") from None
     out: list[dict[str, Any]] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        value = json.loads(line)
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path}:{number} is not valid JSON: {e}") from None
         if not isinstance(value, dict):
             raise DataError(f"{path}:{number} is not a JSON object")
         out.append(value)
@@ -199,7 +231,7 @@ def load_memoree(data: Path) -> tuple[list[SeedMemory], list[SeedRelation], list
     base = data / "memoree-v2"
     memories: list[SeedMemory] = []
     relations: list[SeedRelation] = []
-    for item in _read_jsonl(base / "seed.jsonl"):
+    for item in read_jsonl(base / "seed.jsonl"):
         label = _str(item, "label", "memoree seed")
         where = f"memoree seed {label}"
         context = item.get("context") or {}
@@ -223,7 +255,7 @@ def load_memoree(data: Path) -> tuple[list[SeedMemory], list[SeedRelation], list
         else:
             raise DataError(f"{where}: unknown entity {entity!r}")
     cases: list[MemoreeCase] = []
-    for item in _read_jsonl(base / "cases.jsonl"):
+    for item in read_jsonl(base / "cases.jsonl"):
         case_id = _str(item, "case_id", "memoree case")
         context = item.get("context") or {}
         conflicts = tuple(

@@ -19,12 +19,14 @@ import subprocess
 import sys
 import tempfile
 import threading
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtGui import QFont, QFontDatabase, QFontMetrics
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
 from core.app import Cairn
@@ -40,6 +42,29 @@ from desktop.tray import WINDOWS, Tray, window_class
 from desktop.windows.review import ReviewWindow
 
 HERE = Path(__file__).resolve().parent.parent
+
+# The Debian package of the font `.ci/run` installs for Chinese glyphs.
+CJK_FONT_PACKAGE = "fonts-wqy-microhei"
+EXIT_NO_CJK_FONT = 69  # unavailable (sysexits): a font this machine lacks
+
+
+def chinese_of_the_windows() -> str:
+    """Every CJK character (Han, CJK and full-width punctuation) of the windows' zh_CN texts."""
+    translations = ET.parse(HERE / "resources" / "i18n" / "cairn_zh_CN.ts").getroot()
+    text = "".join(t.text or "" for t in translations.iter("translation"))
+    return "".join(
+        sorted({c for c in text if "\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef"})
+    )
+
+
+def font_for(text: str) -> str | None:
+    """A font family Qt finds for Simplified Chinese that draws every character of `text`; None
+    when there is none - Qt would then draw each as an empty box, and say nothing."""
+    for family in QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese):
+        metrics = QFontMetrics(QFont(family))
+        if all(metrics.inFontUcs4(ord(c)) for c in text):
+            return family
+    return None
 
 
 def seed(cairn: Cairn, project: Path) -> None:
@@ -164,6 +189,18 @@ def main(argv: list[str] | None = None) -> int:
     project.mkdir()
     app = QApplication([])
     app.setApplicationName("Cairn")
+    # Without a font for Chinese the Chinese screenshots are empty boxes (until 2026-12-01 they
+    # were saved so, without a word): refuse before taking any.
+    if wanted("review-zh_CN") and font_for(chinese_of_the_windows()) is None:
+        shutil.rmtree(root, ignore_errors=True)
+        print(
+            "screenshots: Qt finds no font that draws the Chinese windows' text, so their "
+            f"screenshots would show empty boxes; install one (Debian: `apt-get install "
+            f"{CJK_FONT_PACKAGE}`, as .ci/run does) or leave them out (--only with other "
+            "names)",
+            file=sys.stderr,
+        )
+        return EXIT_NO_CJK_FONT
     cairn = Cairn.open(paths)
     desk = Desk(cairn)
     try:

@@ -528,6 +528,38 @@ def test_a_bad_backup_is_refused_and_nothing_is_replaced(
     assert files_in(paths.data) == data_before  # nothing moved aside, no copy left behind
 
 
+@pytest.mark.parametrize(
+    ("kind", "status", "words"),
+    [
+        ("corrupted", 74, "is damaged"),
+        ("truncated", 74, "is damaged"),
+        ("not sqlite", 65, "is not a SQLite database"),
+        ("newer major", 74, "newer Cairn"),
+        ("not cairn's", 65, "not a Cairn store"),
+    ],
+)
+def test_a_bad_backup_is_refused_before_the_person_is_asked(
+    backed_up: tuple[Paths, BackupInfo], kind: str, status: int, words: str
+) -> None:
+    """`cairn restore FILE` asked the person to type `restore` and only then said the file was
+    damaged or no database: other people's commands check what they can before asking. The
+    file is checked read-only - it is not written to - and nothing of the store changes."""
+    paths, info = backed_up
+    home = paths.data.parent
+    bad = home / ("bad-" + "".join(c for c in kind if c.isalpha()) + ".db")
+    damage(kind, info.path, bad)
+    bad_before = bad.read_bytes()
+    database_before = paths.database.read_bytes()
+    data_before, home_before = files_in(paths.data), files_in(home)
+    code, shown = at_terminal(home, "restore", str(bad), typed="restore")
+    assert code == status, shown
+    assert words in shown and "nothing was restored" in shown, shown
+    assert "to confirm" not in shown, shown
+    assert bad.read_bytes() == bad_before  # no -wal, no journal mode set on the person's file
+    assert files_in(home) == home_before and files_in(paths.data) == data_before
+    assert paths.database.read_bytes() == database_before
+
+
 def test_a_backup_of_a_newer_minor_schema_is_restored_as_opening_accepts_it(
     backed_up: tuple[Paths, BackupInfo], short_tmp: Path
 ) -> None:

@@ -7,6 +7,7 @@ import json
 import os
 import select
 import shutil
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -718,3 +719,73 @@ def test_a_command_run_in_a_deleted_folder_says_so_or_needs_no_folder(
         assert status == 0 and said in shown and "Traceback" not in shown, (command, shown)
     status, shown = in_a_deleted_folder("import", str(out), typed="import")
     assert status == 0 and "Traceback" not in shown, shown
+
+
+def test_a_persons_commands_register_no_folder_they_run_in(daemon: Daemon, short_tmp: Path) -> None:
+    """`cairn status` in one folder and `cairn policy show` in another put both in `workspace
+    list` with 0 memories (and every export then listed them as left out): a person's commands
+    bound the folder they ran in, and binding a folder registers it. Only those that need a
+    folder bind one: a person's `add`, and `review adopt --set scope=project`, which lands there."""
+    home = daemon.home
+    project = short_tmp / "project"
+    project.mkdir()
+    status, shown = at_terminal(home, "add", "the lift is slow", typed="", cwd=project)
+    assert status == 0, shown
+    memory_id = shown.split("stored ", 1)[1].split("@", 1)[0]
+    proposed = [
+        json.loads(cairn(home, "add", text, "--scope", "user", "--json").stdout)["suggestion_id"]
+        for text in ("prefers tabs", "prefers dark themes")
+    ]
+
+    def folders() -> list[str]:
+        status, shown = at_terminal(home, "workspace", "list", "--json", typed="")
+        assert status == 0, shown
+        return sorted(w["path"] for w in json.loads(shown))
+
+    before = folders()
+    assert str(project.resolve()) in before
+    commands: list[tuple[tuple[str, ...], str]] = [
+        (("status",), ""),
+        (("health",), ""),
+        (("review", "list"), ""),
+        (("review", "show", proposed[0]), ""),
+        (("policy", "show"), ""),
+        (("policy", "show", "--agent", "helper"), ""),
+        (("identity", "list"), ""),
+        (("identity", "show", "user"), ""),
+        (("identity", "show", "user", "--agent", "helper"), ""),
+        (("identity", "history", "user"), ""),
+        (("agent", "list"), ""),
+        (("search", "lift", "--all-workspaces"), ""),
+        (("get", memory_id), ""),
+        (("policy", "set", "kinds.idea", "ask"), "set kinds.idea ask"),
+        (("agent", "add", "bot"), "add bot"),
+        (("review", "reject", proposed[1]), f"reject {proposed[1]}"),
+        (("forget", memory_id), f"forget {memory_id}"),
+    ]
+    for number, (command, typed) in enumerate(commands):
+        here = short_tmp / f"looker-{number}"
+        here.mkdir()
+        status, shown = at_terminal(home, *command, typed=typed, cwd=here)
+        assert status == 0, (command, shown)
+    assert folders() == before
+
+    # a user proposal the person makes project-scope lands in the folder the command runs in
+    adopter = short_tmp / "adopter"
+    adopter.mkdir()
+    status, shown = at_terminal(
+        home,
+        *("review", "adopt", proposed[0], "--set", "scope=project"),
+        typed=f"adopt {proposed[0]}",
+        cwd=adopter,
+    )
+    assert status == 0, shown
+    assert folders() == sorted([*before, str(adopter.resolve())])
+
+    stopper = short_tmp / "stopper"
+    stopper.mkdir()
+    status, shown = at_terminal(home, "stop", typed="stop", cwd=stopper)
+    assert status == 0 and daemon.proc.wait(20) == 0, shown
+    with sqlite3.connect(f"{daemon.paths.database.as_uri()}?mode=ro", uri=True) as db:
+        paths = sorted(row[0] for row in db.execute("SELECT path FROM workspace"))
+    assert paths == sorted([*before, str(adopter.resolve())])

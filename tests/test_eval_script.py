@@ -109,3 +109,29 @@ def test_spelling_eval_counts_rewrites_and_fixes(short_tmp: Path) -> None:
             assert 0 <= typo["fixed"] <= typo["n"], (name, kind)
         # each stored word that is misspelled has one of its typos counted, most of them fixed
         assert sum(t["fixed"] for t in store["typos"].values()) > 20, name
+
+
+@pytest.mark.parametrize("script", ["eval.py", "eval_similarity.py", "eval_spelling.py"])
+def test_an_eval_without_its_data_says_where_it_looked_in_one_line(
+    short_tmp: Path, script: str
+) -> None:
+    """Without ../shared/data beside the checkout eval_similarity.py and eval_spelling.py ended
+    in a FileNotFoundError (or DataError) traceback, and eval.py exited 2, the status of a
+    mistyped option. Each now names the folder, or the file missing in it, and --data, exit 66
+    (no such input)."""
+    empty = short_tmp / "data"
+    empty.mkdir()
+    for data, named in ((short_tmp / "absent", "absent"), (empty, "data/")):
+        proc = subprocess.run(
+            [sys.executable, f"scripts/{script}", "--data", str(data)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        said = [line for line in proc.stderr.splitlines() if not line.endswith(" ...")]
+        assert proc.returncode == 66, proc.stderr
+        assert len(said) == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert named in said[0] and "--data" in said[0], said
+        assert proc.stdout == ""
