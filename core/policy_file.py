@@ -42,6 +42,7 @@ from core.policy import (
     without_override,
 )
 from core.store import Store
+from core.toml_text import TextRefused, read_text
 from core.writer import WriteTx
 
 log = logging.getLogger(__name__)
@@ -158,17 +159,8 @@ class PolicyHolder:
     def _load(self, *, announce: bool = True) -> None:
         with self._lock:
             self._follow()
-            try:
-                text = self.path.read_text(encoding="utf-8-sig")  # a BOM (Notepad) is no TOML
-            # Read again once it is back: the same text must clear the warning (until 2026-11-30
-            # a file moved away and back unchanged left "missing" in health for good).
-            except FileNotFoundError:
-                self._text = None
-                self._on_invalid(f"{self.path} is missing; the last valid policy stays in effect")
-                return
-            except (OSError, UnicodeDecodeError) as e:
-                self._text = None
-                self._on_invalid(f"{self.path} cannot be read ({e}); the last valid policy stays")
+            text = self._read()
+            if text is None:
                 return
             if text == self._text:
                 return
@@ -199,6 +191,23 @@ class PolicyHolder:
             self._policy = policy
         if changed and announce:
             self._on_change(PolicyChange(policy, "file", "policy file"))
+
+    def _read(self) -> str | None:
+        """The file's text; None, with the warning given, when there is none to read."""
+        try:
+            return read_text(self.path)  # never waited on, never past 1 MiB; a BOM left out
+        # Read again once it is back: the same text must clear the warning (until 2026-11-30
+        # a file moved away and back unchanged left "missing" in health for good).
+        except FileNotFoundError:
+            problem = f"{self.path} is missing"
+        except TextRefused as e:  # a FIFO, a device, a folder, a file far too big
+            problem = f"{self._where()} {e}"
+            log.warning("policy file %s; keeping the last valid policy", problem)
+        except (OSError, UnicodeDecodeError) as e:
+            problem = f"{self.path} cannot be read ({e})"
+        self._text = None
+        self._on_invalid(f"{problem}; the last valid policy stays in effect")
+        return None
 
     def reload(self) -> None:
         """Read the file again now (the watcher calls this; tests may too)."""
@@ -235,13 +244,21 @@ class PolicyHolder:
         self._on_change(PolicyChange(check, "cairn", actor))
         return check
 
+    def _where(self) -> str:
+        """The file as a message names it: with the file a symbolic link leads to."""
+        if not self.path.is_symlink():
+            return str(self.path)
+        return f"{self.path} (a link to {os.path.realpath(self.path)})"
+
     def _refuse_over_an_invalid_file(self) -> None:
         """A change is written into the person's file: over one that does not parse it would
         drop their edits (rebuilt from the template, or the last valid values over theirs)."""
         try:
-            text = self.path.read_text(encoding="utf-8-sig")
+            text = read_text(self.path)
         except FileNotFoundError:
             return  # nothing to keep: the change writes a whole file
+        except TextRefused as e:  # the change would replace what is there: said, not done
+            raise PolicyInvalid(f"{self._where()} {e}; fix it first") from e
         except (OSError, UnicodeDecodeError) as e:
             raise PolicyInvalid(f"{self.path} cannot be read ({e}); fix it first") from e
         if not text.strip():

@@ -1,0 +1,170 @@
+"""A policy file that is no file, far too big, nested past reason or very long: each is a clear
+warning (or a clear refusal of `policy set`) in about the time a valid file takes, never a hang,
+a memory blow-up or a traceback - Cairn reads it while holding the lock every edit and every
+`policy set` waits on."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.app import Cairn
+from core.errors import InvalidInput
+from core.model import Caller
+from core.paths import Paths
+from core.policy import DEFAULT_TEXT, Mode
+from tests.conftest import FakeClock
+
+PAUSED = DEFAULT_TEXT.replace("paused = false", "paused = true")
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="FIFOs and /dev files are POSIX's")
+
+
+@pytest.fixture
+def cairn(paths: Paths, clock: FakeClock) -> Iterator[Cairn]:
+    app = Cairn.open(paths, clock=clock)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+def _warning(cairn: Cairn) -> str:
+    return cairn.warnings.snapshot().get("policy_invalid", "")
+
+
+def _point_at(path: Path, target: Path | str) -> None:
+    """Make the policy file a symbolic link to `target` (as a dotfile manager does)."""
+    link = path.with_name("policy.toml.link")
+    link.symlink_to(target)
+    os.replace(link, path)
+
+
+def _within(seconds: float, call: Callable[[], Any], unblock: Callable[[], None]) -> Any:
+    """`call()`'s result (or the exception it raised), which must come within `seconds`;
+    `unblock` then frees a call still waiting, so a failing test does not hang the run."""
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append(call())
+        except Exception as e:
+            out.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    hung = thread.is_alive()
+    if hung:
+        unblock()
+        thread.join(10)
+    assert not hung, f"still waiting after {seconds} s"
+    return out[0]
+
+
+def _unblock_reader(fifo: Path) -> Callable[[], None]:
+    def unblock() -> None:  # a writer that opens and closes: the blocked reader reads nothing
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    return unblock
+
+
+# -- a file that is no file --------------------------------------------------------------------
+
+
+def test_a_policy_file_leading_to_a_fifo_is_refused_not_waited_on(
+    cairn: Cairn, paths: Paths, tmp_path: Path
+) -> None:
+    """Until 2026-12-01 Cairn opened a FIFO and waited for a writer, holding the policy lock:
+    no warning, `policy set` timed out, and SIGTERM no longer stopped it."""
+    path = paths.config / "policy.toml"
+    path.write_text(PAUSED, encoding="utf-8")
+    cairn.policy.reload()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    _point_at(path, fifo)
+    _within(5, cairn.policy.reload, _unblock_reader(fifo))
+    assert "is not a regular file" in _warning(cairn) and "FIFO" in _warning(cairn)
+    assert cairn.policy.current().paused  # the last valid policy stays
+    refused = _within(
+        5,
+        lambda: cairn.policy.set(Caller.human(), "kinds.idea", Mode.AUTO),
+        _unblock_reader(fifo),
+    )
+    assert isinstance(refused, InvalidInput) and "is not a regular file" in refused.message
+    assert cairn.policy.current().kinds["idea"] is Mode.ASK
+    _point_at(path, paths.config / "real.toml")
+    (paths.config / "real.toml").write_text(PAUSED, encoding="utf-8")
+    cairn.policy.reload()
+    assert _warning(cairn) == ""
+
+
+def test_a_fifo_in_place_of_the_policy_file_at_start_is_a_warning(
+    paths: Paths, clock: FakeClock
+) -> None:
+    """Until 2026-12-01 Cairn never started, logged nothing and ignored SIGTERM."""
+    first = Cairn.open(paths, clock=clock)
+    first.policy.set(Caller.human(), "paused", True)
+    first.close()
+    path = paths.config / "policy.toml"
+    path.unlink()
+    os.mkfifo(path)
+    again = _within(10, lambda: Cairn.open(paths, clock=clock), _unblock_reader(path))
+    assert isinstance(again, Cairn), again
+    try:
+        assert "is not a regular file" in _warning(again)
+        assert again.policy.current().paused  # what the person last had, not the defaults
+    finally:
+        again.close()
+
+
+def test_a_policy_file_leading_to_a_device_is_refused(cairn: Cairn, paths: Paths) -> None:
+    """Until 2026-12-01 a link to /dev/zero held the lock for good and one to /dev/urandom
+    grew Cairn's memory without limit (1.1 GB in 8 s)."""
+    path = paths.config / "policy.toml"
+    for device in ("/dev/zero", "/dev/urandom", "/dev/null"):
+        _point_at(path, device)
+        _within(5, cairn.policy.reload, lambda: None)
+        assert "is not a regular file" in _warning(cairn), _warning(cairn)
+        assert "device" in _warning(cairn)
+        with pytest.raises(InvalidInput, match="is not a regular file"):
+            cairn.policy.set(Caller.human(), "kinds.idea", Mode.AUTO)
+
+
+def test_a_folder_in_place_of_the_policy_file_is_named_as_one(cairn: Cairn, paths: Paths) -> None:
+    path = paths.config / "policy.toml"
+    path.unlink()
+    path.mkdir()
+    cairn.policy.reload()
+    assert "is not a regular file (a folder)" in _warning(cairn), _warning(cairn)
+
+
+# -- a file far too big ------------------------------------------------------------------------
+
+
+def test_a_huge_policy_file_is_refused_without_reading_it_whole(
+    cairn: Cairn, paths: Paths, tmp_path: Path
+) -> None:
+    """Until 2026-12-01 a 512 MiB file was read whole (622 MB of memory at its peak) before the
+    1 MiB cap was checked on its text."""
+    huge = tmp_path / "huge.toml"
+    with huge.open("wb") as f:
+        f.truncate(256 * 1024 * 1024)  # sparse: no disk used, every byte read costs memory
+    path = paths.config / "policy.toml"
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    _point_at(path, huge)
+    cairn.policy.reload()
+    grew_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grew_mib < 64, f"reading the file grew memory by {grew_mib:.0f} MiB"
+    assert "too big" in _warning(cairn) and "1 MiB" in _warning(cairn), _warning(cairn)
+    assert "268,435,456 bytes" in _warning(cairn)
+    with pytest.raises(InvalidInput, match="too big"):
+        cairn.policy.set(Caller.human(), "kinds.idea", Mode.AUTO)
