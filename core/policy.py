@@ -20,6 +20,7 @@ import tomlkit.exceptions
 from core.agents import NAME as AGENT_NAME
 from core.model import RESERVED_AGENT_NAMES, Scope
 from core.scanner import secret_rule
+from core.toml_text import TooDeep, check_nesting
 
 log = logging.getLogger(__name__)
 
@@ -219,22 +220,32 @@ _AT_LINE = re.compile(r"\(at line (\d+)")
 MAX_POLICY_CHARS = 1024 * 1024
 
 
-def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
-    """Read the policy file's text. Raises PolicyInvalid naming the line and what is wrong."""
-    if len(text) > MAX_POLICY_CHARS:  # before any parsing
+def _document(text: str) -> dict[str, Any]:
+    """The file's text as TOML, checked before any parser reads it (its size, its nesting)."""
+    if len(text) > MAX_POLICY_CHARS:
         raise PolicyInvalid(
             f"file too big: {len(text):,} characters, where a policy file is a few KB and Cairn "
             "reads at most 1 MiB - was something else written into it?"
         )
+    try:  # past it the parsers take minutes (a dotted key) or raise RecursionError (arrays)
+        check_nesting(text)
+    except TooDeep as e:
+        raise PolicyInvalid(e.reason, e.line) from e
     try:  # the standard parser first: it names the line at fault (tomlkit, a later one)
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         at = _AT_LINE.search(str(e))
         raise PolicyInvalid(f"not valid TOML: {e}", int(at.group(1)) if at else None) from e
     try:
-        doc = tomlkit.parse(text).unwrap()
+        doc: dict[str, Any] = tomlkit.parse(text).unwrap()
     except tomlkit.exceptions.ParseError as e:
         raise PolicyInvalid(f"not valid TOML: {e}", getattr(e, "line", None)) from e
+    return doc
+
+
+def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
+    """Read the policy file's text. Raises PolicyInvalid naming the line and what is wrong."""
+    doc = _document(text)
     allowed = {"paused", "kinds", "other_kinds", "scopes", "extracted", "agents"}
     for key in doc:
         if key not in allowed:

@@ -10,6 +10,7 @@ waiting for a writer for good, a link to /dev/zero or /dev/urandom read without 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -98,3 +99,125 @@ def read_text(path: Path, *, limit: int = MAX_BYTES) -> str:
     if len(data) > limit:
         raise TooBig(max(info.st_size, len(data)), limit)
     return data.decode("utf-8-sig")
+
+
+# -- nesting ----------------------------------------------------------------------------------
+
+# How deep a key, a table header or a value may nest: a policy file's deepest key is 4 levels
+# (`agents.<name>.kinds.<kind>`), a settings file's 2. Past it the parsers fail badly: tomllib
+# takes quadratic time over a dotted key's parts (95 s for 50,000 in 100 KB), and tomlkit (and
+# tomllib, for arrays) recurse once a level, raising RecursionError from about 300 levels.
+MAX_DEPTH = 32
+
+# What the scan needs of TOML: strings (in which nothing counts), comments, bare keys and the
+# characters that open, close, separate and assign. Anything else (numbers, dates, spaces) is
+# skipped over by `finditer` without a token.
+_TOKEN = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*"""(?:""?(?!"))?'  # a multi-line basic string
+    r"|'''(?:[^']|'(?!''))*'''(?:''?(?!'))?"  # a multi-line literal string
+    r'|"(?:[^"\\\n]|\\.)*"'  # a basic string
+    r"|'[^'\n]*'"  # a literal string
+    r"|#[^\n]*"  # a comment
+    r"|[A-Za-z0-9_-]+"  # a bare key (or a number, a date, a word of a value)
+    r"|[\[\]{}.=,\n]",
+    re.DOTALL,
+)
+
+
+class TooDeep(TextRefused):
+    """The text nests keys, tables or values more than `MAX_DEPTH` levels deep; `line`
+    (1-based) is where it first does."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(
+            f"nested more than {MAX_DEPTH} levels deep (a dotted key or table header of more "
+            f"than {MAX_DEPTH} parts, or arrays and inline tables inside each other) - a "
+            "person's file nests a few levels"
+        )
+        self.line = line
+
+
+# A line that is plainly shallow, matched whole: a header, or `key = value` where the value is
+# a string, a word (a number, a date, true) or an array or inline table of those - nearly every
+# line of a real file, taken in one match (a token at a time, 1 MiB took up to 1.3 s).
+_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
+_KEY = rf"{_PART}(?:[ \t]*\.[ \t]*{_PART}){{0,7}}"  # at most 8 parts
+_WORD = r"""(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s#,\[\]{}"'=]+(?:[ \t]+[^\s#,\[\]{}"'=]+)?)"""
+_PAIR = rf"{_KEY}[ \t]*=[ \t]*{_WORD}"
+_VALUE = (
+    rf"(?:{_WORD}"
+    rf"|\{{[ \t]*(?:{_PAIR}(?:[ \t]*,[ \t]*{_PAIR})*)?[ \t]*\}}"
+    rf"|\[[ \t]*(?:{_WORD}(?:[ \t]*,[ \t]*{_WORD})*[ \t]*,?)?[ \t]*\])"
+)
+_PLAIN_LINE = re.compile(
+    rf"[ \t]*(?:\[\[?[ \t]*{_KEY}[ \t]*\]\]?|{_KEY}(?:[ \t]*=[ \t]*{_VALUE})?)?"
+    r"[ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)"
+)
+
+
+def check_nesting(text: str) -> None:
+    """Refuse TOML text nested past `MAX_DEPTH`, in one pass over its tokens, before a parser
+    sees it. Valid or not, text nested less passes: the parser then says what is wrong.
+
+    Raises:
+        TooDeep: naming the line.
+    """
+    scan = _Scan()
+    at, end = 0, len(text)
+    while at < end:
+        if scan.at_line_start():
+            plain = _PLAIN_LINE.match(text, at)
+            if plain is not None:
+                scan.line += 1
+                at = plain.end()
+                continue
+        token = _TOKEN.search(text, at)
+        if token is None:
+            return
+        scan.step(token.group())
+        if len(scan.brackets) + scan.parts > MAX_DEPTH:
+            raise TooDeep(scan.line)
+        at = token.end()
+
+
+class _Scan:
+    """Where a pass over TOML tokens is: its line, the brackets open, the key being read."""
+
+    def __init__(self) -> None:
+        self.line = 1
+        self.brackets: list[str] = []  # the arrays (`[`) and inline tables (`{`) open here
+        self.parts = 0  # parts of the key (or table header) being read
+        self.in_key = True  # a key comes next: a line's start, or after `{` or `,` in a table
+        self.in_header = False
+
+    def at_line_start(self) -> bool:
+        return self.in_key and not self.parts and not self.brackets and not self.in_header
+
+    def step(self, token: str) -> None:
+        first = token[0]
+        self.line += token.count("\n")  # a line break, or a multi-line string's
+        if first == "\n":
+            if not self.brackets:
+                self.in_key, self.in_header, self.parts = True, False, 0
+        elif first == "#":
+            pass
+        elif self.in_header or (self.in_key and first not in "=[]{},"):
+            # a key's parts: its first, and one more after each dot
+            self.parts += first == "." or (not self.parts and first not in "[]")
+        elif self.in_key and first == "[" and not self.brackets and not self.parts:
+            self.in_header = True
+        elif self.in_key and first == "=":
+            self.in_key, self.parts = False, 0
+        else:
+            self._value(first)
+
+    def _value(self, first: str) -> None:
+        if first in "[{":
+            self.brackets.append(first)
+            self.in_key = first == "{"
+        elif first in "]}":
+            if self.brackets:
+                self.brackets.pop()
+            self.in_key = False
+        elif first == "," and self.brackets and self.brackets[-1] == "{":
+            self.in_key, self.parts = True, 0

@@ -17,9 +17,9 @@ import pytest
 
 from core.app import Cairn
 from core.errors import InvalidInput
-from core.model import Caller
+from core.model import BUILTIN_KINDS, Caller
 from core.paths import Paths
-from core.policy import DEFAULT_TEXT, Mode
+from core.policy import DEFAULT_TEXT, Mode, PolicyInvalid, parse_policy
 from tests.conftest import FakeClock
 
 PAUSED = DEFAULT_TEXT.replace("paused = false", "paused = true")
@@ -167,4 +167,51 @@ def test_a_huge_policy_file_is_refused_without_reading_it_whole(
     assert "too big" in _warning(cairn) and "1 MiB" in _warning(cairn), _warning(cairn)
     assert "268,435,456 bytes" in _warning(cairn)
     with pytest.raises(InvalidInput, match="too big"):
+        cairn.policy.set(Caller.human(), "kinds.idea", Mode.AUTO)
+
+
+# -- a file nested past reason -----------------------------------------------------------------
+
+_DEEP = {
+    "a dotted key": "kinds." + ".".join(["a"] * 10_000) + ' = "auto"',
+    "a table header": "[" + ".".join(["a"] * 10_000) + "]",
+    "arrays": "x = " + "[" * 3000 + "]" * 3000,
+    "inline tables": "x = " + "{ a = " * 3000 + "1" + " }" * 3000,
+    "an array of inline tables": "x = " + "[{ a = " * 1500 + "1" + " }]" * 1500,
+}
+
+
+@pytest.mark.parametrize("shape", list(_DEEP))
+def test_a_file_nested_past_reason_is_refused_before_it_is_parsed(shape: str) -> None:
+    """Until 2026-12-01 a dotted key 50,000 levels deep (100 KB) took the parser 95 s, and
+    arrays or inline tables 3,000 deep (6 KB) raised RecursionError, with no line."""
+    text = DEFAULT_TEXT + "\n" + _DEEP[shape] + "\n"
+    with pytest.raises(PolicyInvalid) as caught:
+        parse_policy(text, BUILTIN_KINDS)
+    assert "nested more than 32 levels deep" in caught.value.reason, caught.value.reason
+    assert caught.value.line == 45
+
+
+def test_nesting_a_person_writes_is_taken() -> None:
+    text = DEFAULT_TEXT + (
+        '\n[agents."gpt-4.1"]\nkinds = { idea = "auto" }\n'
+        '[agents.b.c.d]\n# "[[[[[[" in a comment, and in a string:\n'
+        'x = "[[[[{{{{ a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e.f.g.h"\n'
+    )
+    with pytest.raises(PolicyInvalid) as caught:  # a valid depth: read on to what is wrong
+        parse_policy(text, BUILTIN_KINDS)
+    assert "nested" not in caught.value.reason, caught.value.reason
+    fine = DEFAULT_TEXT + '\n[agents."gpt-4.1"]\nkinds = { idea = "auto" }\nextracted = "off"\n'
+    assert parse_policy(fine, BUILTIN_KINDS).agents["gpt-4.1"].extracted is Mode.OFF
+
+
+def test_a_deeply_nested_edit_is_a_warning_naming_its_line(cairn: Cairn, paths: Paths) -> None:
+    """Until 2026-12-01 health said "could not be applied (RecursionError: ...)" with no line,
+    the log had a traceback of about 1,000 frames, and `policy set` answered internal_error."""
+    path = paths.config / "policy.toml"
+    path.write_text(PAUSED + "\n" + _DEEP["arrays"] + "\n", encoding="utf-8")
+    cairn.policy.reload()
+    assert "line 45: nested more than 32 levels deep" in _warning(cairn), _warning(cairn)
+    assert "RecursionError" not in _warning(cairn)
+    with pytest.raises(InvalidInput, match="fix it first"):
         cairn.policy.set(Caller.human(), "kinds.idea", Mode.AUTO)
