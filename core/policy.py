@@ -20,7 +20,7 @@ import tomlkit.exceptions
 from core.agents import NAME as AGENT_NAME
 from core.model import RESERVED_AGENT_NAMES, Scope
 from core.scanner import secret_rule
-from core.toml_text import TooDeep, check_nesting
+from core.toml_text import KeyLines, TooDeep, key_lines
 
 log = logging.getLogger(__name__)
 
@@ -196,98 +196,79 @@ def _key(key: str) -> str:
     )
 
 
-def _line_of(text: str, key: str, section: str | None = None) -> int | None:
-    """The line where `key =` is written (inside `[section]` when given); None if not found."""
-    current: str | None = None
-    header = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*(#.*)?$")
-    assign = re.compile(r"^\s*(\"[^\"]*\"|'[^']*'|[A-Za-z0-9_.-]+)\s*=")
-    for number, line in enumerate(text.splitlines(), 1):
-        m = header.match(line)
-        if m:
-            current = m.group(1).replace('"', "").replace("'", "")
-            if section is not None and current == section and key == "":
-                return number
-            continue
-        a = assign.match(line)
-        if a and a.group(1).strip("\"'") == key and (section is None or current == section):
-            return number
-    return None
-
-
 _AT_LINE = re.compile(r"\(at line (\d+)")
 # A policy file is a few KB. Until 2026-11-30 there was no cap: parsing takes ~20 us a line, so
 # an 8 MB file (a log written into it by mistake) held up every later edit and `policy.set`.
 MAX_POLICY_CHARS = 1024 * 1024
 
 
-def _document(text: str) -> dict[str, Any]:
-    """The file's text as TOML, checked before any parser reads it (its size, its nesting)."""
+def _document(text: str) -> tuple[dict[str, Any], KeyLines]:
+    """The file's text as TOML, and where each of its keys is written - checked before any
+    parser reads it (its size, its nesting)."""
     if len(text) > MAX_POLICY_CHARS:
         raise PolicyInvalid(
             f"file too big: {len(text):,} characters, where a policy file is a few KB and Cairn "
             "reads at most 1 MiB - was something else written into it?"
         )
     try:  # past it the parsers take minutes (a dotted key) or raise RecursionError (arrays)
-        check_nesting(text)
+        lines = key_lines(text)
     except TooDeep as e:
         raise PolicyInvalid(e.reason, e.line) from e
-    try:  # the standard parser first: it names the line at fault (tomlkit, a later one)
-        tomllib.loads(text)
+    # The standard parser names the line at fault. (Until 2026-12-01 tomlkit parsed the text
+    # again for the values: 6 s of a 1 MiB file; it is only needed to write a change back.)
+    try:
+        return tomllib.loads(text), lines
     except tomllib.TOMLDecodeError as e:
         at = _AT_LINE.search(str(e))
-        raise PolicyInvalid(f"not valid TOML: {e}", int(at.group(1)) if at else None) from e
-    try:
-        doc: dict[str, Any] = tomlkit.parse(text).unwrap()
-    except tomlkit.exceptions.ParseError as e:
-        raise PolicyInvalid(f"not valid TOML: {e}", getattr(e, "line", None)) from e
-    return doc
+        line = int(at.group(1)) if at else None
+        if line is None and "(at end of document)" in str(e):  # the last line's fault
+            line = text.count("\n") + 1
+        raise PolicyInvalid(f"not valid TOML: {e}", line) from e
 
 
 def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
     """Read the policy file's text. Raises PolicyInvalid naming the line and what is wrong."""
-    doc = _document(text)
+    doc, lines = _document(text)
     allowed = {"paused", "kinds", "other_kinds", "scopes", "extracted", "agents"}
     for key in doc:
         if key not in allowed:
             raise PolicyInvalid(
                 f"unknown setting {key!r} (allowed: {', '.join(sorted(allowed))})",
-                _line_of(text, key, None) or _line_of(text, "", key),
+                lines.line(key),
             )
     paused = doc.get("paused", False)
     if not isinstance(paused, bool):
-        raise PolicyInvalid(
-            f"paused: expected true or false, got {paused!r}", _line_of(text, "paused")
-        )
+        raise PolicyInvalid(f"paused: expected true or false, got {paused!r}", lines.line("paused"))
     kinds: dict[str, Mode] = dict(DEFAULT_KINDS)
     raw_kinds = doc.get("kinds", {})
     if not isinstance(raw_kinds, dict):
-        raise PolicyInvalid("[kinds] must be a table", _line_of(text, "kinds"))
+        raise PolicyInvalid("[kinds] must be a table", lines.line("kinds"))
     for kind, value in raw_kinds.items():
-        line = _line_of(text, kind, "kinds")
+        line = lines.line("kinds", kind)
         if kind not in known_kinds:
             raise PolicyInvalid(
                 f"kinds.{_key(kind)}: unknown kind (known: {', '.join(known_kinds)})", line
             )
         kinds[kind] = _mode(value, f"kinds.{_key(kind)}", line=line)
     other = _mode(
-        doc.get("other_kinds", Mode.ASK.value), "other_kinds", line=_line_of(text, "other_kinds")
+        doc.get("other_kinds", Mode.ASK.value), "other_kinds", line=lines.line("other_kinds")
     )
     scopes: dict[Scope, Mode] = {Scope.GLOBAL: Mode.ASK, Scope.USER: Mode.ASK}
     raw_scopes = doc.get("scopes", {})
     if not isinstance(raw_scopes, dict):
-        raise PolicyInvalid("[scopes] must be a table", _line_of(text, "scopes"))
+        raise PolicyInvalid("[scopes] must be a table", lines.line("scopes"))
     for name, value in raw_scopes.items():
-        line = _line_of(text, name, "scopes")
+        line = lines.line("scopes", name)
         scopes[_scope(name, f"scopes.{_key(name)}", line=line)] = _mode(
             value, f"scopes.{_key(name)}", line=line
         )
     extracted = _mode(
-        doc.get("extracted", Mode.ASK.value), "extracted", line=_line_of(text, "extracted")
+        doc.get("extracted", Mode.ASK.value), "extracted", line=lines.line("extracted")
     )
     raw_agents = doc.get("agents", {})
     if not isinstance(raw_agents, dict):
-        raise PolicyInvalid("[agents] must be a table of agents", _line_of(text, "agents"))
-    agents = {name: _parse_agent(text, name, raw, known_kinds) for name, raw in raw_agents.items()}
+        raise PolicyInvalid("[agents] must be a table of agents", lines.line("agents"))
+    agents = {name: _parse_agent(lines, name, raw, known_kinds) for name, raw in raw_agents.items()}
     return Policy(paused, kinds, other, scopes, extracted, agents)
 
 
@@ -295,9 +276,8 @@ _KINDS_EXAMPLE = '{ idea = "auto" }'
 _SCOPES_EXAMPLE = '{ user = "auto" }'
 
 
-def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) -> AgentRule:
-    section = f"agents.{name}"
-    line = _line_of(text, "", section) or _line_of(text, name, "agents")
+def _parse_agent(lines: KeyLines, name: str, raw: object, known_kinds: Sequence[str]) -> AgentRule:
+    line = lines.line("agents", name)
     secret = secret_rule(name)  # first: the other messages show the name
     if secret is not None:  # policy.get shows agent names to every agent
         raise PolicyInvalid(f"agents: an agent name looks like a secret (rule {secret})", line)
@@ -314,13 +294,13 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
             raise PolicyInvalid(
                 f"agents.{_key(name)}.{_key(key)}: unknown override (allowed: extracted, kinds, "
                 "scopes)",
-                _line_of(text, key, section) or line,
+                lines.line("agents", name, key),
             )
     # Each override group must be a table: until 2026-11-30 `kinds = "auto"` here raised a
     # ValueError (Cairn did not start; a running one's watcher died), `kinds = ["ab"]` read
     # as a kind "a".
     kinds: dict[str, Mode] = {}
-    kinds_line = _line_of(text, "kinds", section) or line
+    kinds_line = lines.line("agents", name, "kinds")
     raw_kinds = raw.get("kinds", {})
     if not isinstance(raw_kinds, dict):
         raise PolicyInvalid(
@@ -332,11 +312,15 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
             raise PolicyInvalid(
                 f"agents.{_key(name)}.kinds.{_key(kind)}: unknown kind (known: "
                 f"{', '.join(known_kinds)})",
-                kinds_line,
+                lines.line("agents", name, "kinds", kind),
             )
-        kinds[kind] = _mode(value, f"agents.{_key(name)}.kinds.{_key(kind)}", line=kinds_line)
+        kinds[kind] = _mode(
+            value,
+            f"agents.{_key(name)}.kinds.{_key(kind)}",
+            line=lines.line("agents", name, "kinds", kind),
+        )
     scopes: dict[Scope, Mode] = {}
-    scopes_line = _line_of(text, "scopes", section) or line
+    scopes_line = lines.line("agents", name, "scopes")
     raw_scopes = raw.get("scopes", {})
     if not isinstance(raw_scopes, dict):
         raise PolicyInvalid(
@@ -345,13 +329,14 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
         )
     for scope_name, value in raw_scopes.items():
         where = f"agents.{_key(name)}.scopes.{_key(scope_name)}"
-        scopes[_scope(scope_name, where, line=scopes_line)] = _mode(value, where, line=scopes_line)
+        at = lines.line("agents", name, "scopes", scope_name)
+        scopes[_scope(scope_name, where, line=at)] = _mode(value, where, line=at)
     extracted = None
     if "extracted" in raw:
         extracted = _mode(
             raw["extracted"],
             f"agents.{_key(name)}.extracted",
-            line=_line_of(text, "extracted", section) or line,
+            line=lines.line("agents", name, "extracted"),
         )
     return AgentRule(kinds, scopes, extracted)
 

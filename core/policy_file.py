@@ -265,11 +265,18 @@ class PolicyHolder:
             return  # caught mid-save, or emptied: nothing of the person's to keep either
         try:
             parse_policy(text, self._known)
+            tomlkit.parse(text)  # what writes the change in, keeping comments (parse_policy's
+            # tomllib takes some text it does not: rebuilt from the template, it lost them)
         except PolicyInvalid as e:
             raise PolicyInvalid(
                 f"{self.path.name} is not valid ({e.reason}); fix it first - a change made now "
                 "would overwrite your edits in it",
                 e.line,
+            ) from e
+        except tomlkit.exceptions.TOMLKitError as e:
+            raise PolicyInvalid(
+                f"{self.path.name} cannot be changed keeping its layout ({e}); fix it first",
+                getattr(e, "line", None),
             ) from e
 
     # -- watching --------------------------------------------------------------------------

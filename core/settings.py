@@ -16,7 +16,7 @@ from typing import Any
 
 from core.errors import ConfigInvalid
 from core.model import BUILTIN_KINDS, Tier
-from core.toml_text import TextRefused, TooDeep, check_nesting, read_text
+from core.toml_text import TextRefused, TooDeep, key_lines, read_text
 from core.wording import plural
 
 Value = bool | int | float | str | tuple[str, ...]
@@ -603,7 +603,7 @@ def read_settings_text(path: Path) -> str:
         OSError, UnicodeDecodeError: it cannot be read, or is not UTF-8.
     """
     text = read_text(path)
-    check_nesting(text)
+    key_lines(text)  # refuses nesting past reason
     return text
 
 

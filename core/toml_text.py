@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import tomllib
 from pathlib import Path
 
 # A policy or settings file is a few KB: 1 MiB is far more than a person writes, and small
@@ -150,14 +151,42 @@ _VALUE = (
     rf"|\[[ \t]*(?:{_WORD}(?:[ \t]*,[ \t]*{_WORD})*[ \t]*,?)?[ \t]*\])"
 )
 _PLAIN_LINE = re.compile(
-    rf"[ \t]*(?:\[\[?[ \t]*{_KEY}[ \t]*\]\]?|{_KEY}(?:[ \t]*=[ \t]*{_VALUE})?)?"
+    rf"[ \t]*(?:\[\[?[ \t]*(?P<header>{_KEY})[ \t]*\]\]?"
+    rf"|(?P<key>{_KEY})(?:[ \t]*=[ \t]*{_VALUE})?)?"
     r"[ \t]*(?:#[^\n]*)?(?:\r?\n|\Z)"
 )
+_PARTS = re.compile(_PART)
+
+KeyPath = tuple[str, ...]
 
 
-def check_nesting(text: str) -> None:
-    """Refuse TOML text nested past `MAX_DEPTH`, in one pass over its tokens, before a parser
-    sees it. Valid or not, text nested less passes: the parser then says what is wrong.
+class KeyLines:
+    """Where each key of a TOML text is first written (1-based lines), by its path from the
+    root: `[agents.bot]` on line 3 is ("agents",) and ("agents", "bot") unless either was
+    written before, and `kinds.idea = 5` below it ("agents", "bot", "kinds") and
+    ("agents", "bot", "kinds", "idea")."""
+
+    def __init__(self) -> None:
+        self._lines: dict[KeyPath, int] = {}
+
+    def note(self, path: KeyPath, line: int) -> None:
+        for n in range(1, len(path) + 1):
+            self._lines.setdefault(path[:n], line)
+
+    def line(self, *path: str) -> int | None:
+        """The line `path` is written on, else that of the nearest table holding it that is
+        (an inline table's keys are on its own line); None when no part of it is written."""
+        for n in range(len(path), 0, -1):
+            found = self._lines.get(path[:n])
+            if found is not None:
+                return found
+        return None
+
+
+def key_lines(text: str) -> KeyLines:
+    """Where each key of TOML `text` is written, found in one pass over it before any parser
+    reads it - refusing text nested past `MAX_DEPTH`. Valid or not, text nested less passes:
+    a parser then says what is wrong.
 
     Raises:
         TooDeep: naming the line.
@@ -168,56 +197,96 @@ def check_nesting(text: str) -> None:
         if scan.at_line_start():
             plain = _PLAIN_LINE.match(text, at)
             if plain is not None:
-                scan.line += 1
+                scan.plain(plain["header"], plain["key"])
                 at = plain.end()
                 continue
         token = _TOKEN.search(text, at)
         if token is None:
-            return
+            break
         scan.step(token.group())
-        if len(scan.brackets) + scan.parts > MAX_DEPTH:
+        if len(scan.brackets) + len(scan.key) > MAX_DEPTH:
             raise TooDeep(scan.line)
         at = token.end()
+    return scan.lines
+
+
+def _name(token: str) -> str:
+    """A key's part as the parsers read it: a bare key as it is, a quoted one unquoted."""
+    if token[0] == '"' and "\\" in token:
+        try:
+            return str(tomllib.loads(f"k = {token}")["k"])
+        except tomllib.TOMLDecodeError:
+            pass
+    return token[1:-1] if token[0] in "\"'" else token
 
 
 class _Scan:
-    """Where a pass over TOML tokens is: its line, the brackets open, the key being read."""
+    """Where a pass over TOML tokens is: its line, the brackets open, the key being read, the
+    table the keys are in, and the lines of the keys read so far."""
 
     def __init__(self) -> None:
+        self.lines = KeyLines()
         self.line = 1
-        self.brackets: list[str] = []  # the arrays (`[`) and inline tables (`{`) open here
-        self.parts = 0  # parts of the key (or table header) being read
+        self.brackets: list[tuple[str, KeyPath]] = []  # arrays (`[`), inline tables (`{`) open
+        self.key: list[str] = []  # the parts of the key (or table header) being read
+        self.dot = False  # the last token of the key was a dot
         self.in_key = True  # a key comes next: a line's start, or after `{` or `,` in a table
         self.in_header = False
+        self.table: KeyPath = ()  # the last table header's
+        self.value: KeyPath = ()  # the key whose value is being read
 
     def at_line_start(self) -> bool:
-        return self.in_key and not self.parts and not self.brackets and not self.in_header
+        return self.in_key and not self.key and not self.brackets and not self.in_header
+
+    def plain(self, header: str | None, key: str | None) -> None:
+        """A plain line was read whole (`_PLAIN_LINE`)."""
+        if header is not None:
+            self.table = tuple(_name(p) for p in _PARTS.findall(header))
+            self.lines.note(self.table, self.line)
+        elif key is not None:
+            self.lines.note(self.table + tuple(_name(p) for p in _PARTS.findall(key)), self.line)
+        self.line += 1
 
     def step(self, token: str) -> None:
         first = token[0]
-        self.line += token.count("\n")  # a line break, or a multi-line string's
         if first == "\n":
             if not self.brackets:
-                self.in_key, self.in_header, self.parts = True, False, 0
+                self.in_key, self.in_header, self.key, self.dot = True, False, [], False
         elif first == "#":
             pass
         elif self.in_header or (self.in_key and first not in "=[]{},"):
-            # a key's parts: its first, and one more after each dot
-            self.parts += first == "." or (not self.parts and first not in "[]")
-        elif self.in_key and first == "[" and not self.brackets and not self.parts:
+            self._key(token)
+        elif self.in_key and first == "[" and not self.brackets and not self.key:
             self.in_header = True
         elif self.in_key and first == "=":
-            self.in_key, self.parts = False, 0
+            inside = self.brackets[-1][1] if self.brackets and self.brackets[-1][0] == "{" else ()
+            self.value = (inside or self.table) + tuple(self.key)
+            self.lines.note(self.value, self.line)
+            self.in_key, self.key, self.dot = False, [], False
         else:
             self._value(first)
+        self.line += token.count("\n")  # a line break, or a multi-line string's
+
+    def _key(self, token: str) -> None:
+        first = token[0]
+        if first == ".":
+            self.dot = True
+        elif first == "]" and self.in_header and self.key:
+            self.table = tuple(self.key)
+            self.lines.note(self.table, self.line)
+            self.in_header, self.key = False, []
+            self.in_key = False  # nothing but a comment follows a header on its line
+        elif first not in "[]" and (not self.key or self.dot):
+            self.key.append(_name(token))
+            self.dot = False
 
     def _value(self, first: str) -> None:
         if first in "[{":
-            self.brackets.append(first)
+            self.brackets.append((first, self.value))
             self.in_key = first == "{"
         elif first in "]}":
             if self.brackets:
                 self.brackets.pop()
             self.in_key = False
-        elif first == "," and self.brackets and self.brackets[-1] == "{":
-            self.in_key, self.parts = True, 0
+        elif first == "," and self.brackets and self.brackets[-1][0] == "{":
+            self.in_key, self.key, self.dot = True, [], False
