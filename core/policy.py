@@ -21,6 +21,7 @@ from core.agents import NAME as AGENT_NAME
 from core.model import RESERVED_AGENT_NAMES, Scope
 from core.scanner import secret_rule
 from core.toml_text import KeyLines, TooDeep, key_lines
+from core.wording import cut
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +170,9 @@ def _mode(value: object, where: str, *, line: int | None) -> Mode:
     if isinstance(value, str):
         with contextlib.suppress(ValueError):
             return Mode(value.strip().lower())
-    raise PolicyInvalid(f'{where}: expected "auto", "ask" or "off", got {value!r}', line)
+    raise PolicyInvalid(
+        f'{cut(where, 120)}: expected "auto", "ask" or "off", got {_shown(value)}', line
+    )
 
 
 def _scope(value: str, where: str, *, line: int | None) -> Scope:
@@ -179,7 +182,9 @@ def _scope(value: str, where: str, *, line: int | None) -> Scope:
         scope = None
     if scope not in WIDE_SCOPES:
         raise PolicyInvalid(
-            f"{where}: only the wide scopes global and user have a rule, not {value!r}", line
+            f"{cut(where, 120)}: only the wide scopes global and user have a rule, not "
+            f"{_shown(value)}",
+            line,
         )
     assert scope is not None
     return scope
@@ -189,11 +194,19 @@ def _key(key: str) -> str:
     """A key of the file as a message shows it: as TOML writes it (tomlkit's own spelling: bare
     when it can be, else quoted with escapes), and with every character still not printable
     escaped too - tomlkit writes C1 controls and format characters as they are (until 2026-11-30
-    a key `"bot\\n"` was shown with a raw line break, splitting the message)."""
-    return "".join(
-        c if c.isprintable() else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
-        for c in tomlkit.key(key).as_string()
+    a key `"bot\\n"` was shown with a raw line break, splitting the message); cut to 60
+    characters."""
+    return cut(
+        "".join(
+            c if c.isprintable() else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+            for c in tomlkit.key(key[:61]).as_string()  # no more is shown
+        )
     )
+
+
+def _shown(value: object) -> str:
+    """A value (or a name) of the file as a message shows it: as Python writes it, cut."""
+    return cut(repr(value))
 
 
 _AT_LINE = re.compile(r"\(at line (\d+)")
@@ -233,12 +246,14 @@ def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
     for key in doc:
         if key not in allowed:
             raise PolicyInvalid(
-                f"unknown setting {key!r} (allowed: {', '.join(sorted(allowed))})",
+                f"unknown setting {_shown(key)} (allowed: {', '.join(sorted(allowed))})",
                 lines.line(key),
             )
     paused = doc.get("paused", False)
     if not isinstance(paused, bool):
-        raise PolicyInvalid(f"paused: expected true or false, got {paused!r}", lines.line("paused"))
+        raise PolicyInvalid(
+            f"paused: expected true or false, got {_shown(paused)}", lines.line("paused")
+        )
     kinds: dict[str, Mode] = dict(DEFAULT_KINDS)
     raw_kinds = doc.get("kinds", {})
     if not isinstance(raw_kinds, dict):
@@ -443,12 +458,12 @@ def with_mode(
     agent = _agent_target(target)
     if agent is not None:
         return _with_agent_mode(policy, target, *agent, mode, known_kinds=known_kinds)
-    raise PolicyInvalid(f"unknown policy setting {target!r}")
+    raise PolicyInvalid(f"unknown policy setting {_shown(target)}")
 
 
 def _known_kind(target: str, kind: str, known_kinds: Sequence[str]) -> None:
     if known_kinds and kind not in known_kinds:
-        raise PolicyInvalid(f"{target}: unknown kind (known: {', '.join(known_kinds)})")
+        raise PolicyInvalid(f"{cut(target, 120)}: unknown kind (known: {', '.join(known_kinds)})")
 
 
 def _agent_target(target: str) -> tuple[str, list[str]] | None:
@@ -482,9 +497,11 @@ def _with_agent_mode(
     if secret is not None:  # policy.get shows every agent's name to agents
         raise PolicyInvalid(f"the agent name looks like a secret (rule {secret})")
     if not AGENT_NAME.fullmatch(name):
-        raise PolicyInvalid(f"{name!r} is not a valid agent name ({_NAME_RULE})")
+        raise PolicyInvalid(f"{_shown(name)} is not a valid agent name ({_NAME_RULE})")
     if name in RESERVED_AGENT_NAMES:
-        raise PolicyInvalid(f"the agent name {name!r} is reserved (Cairn records people by it)")
+        raise PolicyInvalid(
+            f"the agent name {_shown(name)} is reserved (Cairn records people by it)"
+        )
     rule = policy.agents.get(name, AgentRule())
     if rest == ["extracted"]:
         rule = replace(rule, extracted=mode)
@@ -495,7 +512,7 @@ def _with_agent_mode(
         scope = _scope(rest[1], target, line=None)
         rule = replace(rule, scopes={**rule.scopes, scope: mode})
     else:
-        raise PolicyInvalid(f"unknown policy setting {target!r}")
+        raise PolicyInvalid(f"unknown policy setting {_shown(target)}")
     return replace(policy, agents={**policy.agents, name: rule})
 
 

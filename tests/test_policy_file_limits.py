@@ -265,3 +265,36 @@ def test_a_fault_written_in_any_toml_shape_names_its_line(
         parse_policy(text, BUILTIN_KINDS)
     assert needle in caught.value.reason, caught.value.reason
     assert caught.value.line == line, str(caught.value)
+
+
+# -- very long names ---------------------------------------------------------------------------
+
+_LONG = "k" * 500_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'[kinds]\n"{_LONG}" = "auto"\n',
+        f'[agents.{_LONG}]\nextracted = "ask"\n',
+        f'[agents.bot]\nkinds = {{ "{_LONG}" = "auto" }}\n',
+        f'[agents.bot]\n"{_LONG}" = "auto"\n',
+        f'"{_LONG}" = 1\n',
+        f'[kinds]\nidea = "{_LONG}"\n',
+        f"paused = [{', '.join(['1'] * 100_000)}]\n",
+    ],
+)
+def test_a_very_long_name_or_value_is_shown_cut(text: str) -> None:
+    """Until 2026-12-01 a 500,000-character key put a 500 KB message into health and the log."""
+    with pytest.raises(PolicyInvalid) as caught:
+        parse_policy(text, BUILTIN_KINDS)
+    message = str(caught.value)
+    assert len(message) < 400, f"{len(message):,} characters: {message[:200]}"
+    assert "kkkkkkkkkk…" in message or "1, 1, 1…" in message, message
+
+
+def test_a_very_long_setting_asked_of_cairn_is_shown_cut(cairn: Cairn) -> None:
+    for target in (f"agents.{_LONG}.extracted", f"kinds.{_LONG}", _LONG):
+        with pytest.raises(InvalidInput) as caught:
+            cairn.policy.set(Caller.human(), target, Mode.AUTO)
+        assert len(caught.value.message) < 400, caught.value.message[:200]
