@@ -101,6 +101,22 @@ def write_policy(path: Path, policy: Policy) -> None:
     write_atomically(path, render_changes(DEFAULT_TEXT, policy))
 
 
+def _existing(folder: str) -> str:
+    """`folder`, or the nearest folder above it that exists."""
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def _identity(folder: str) -> tuple[int, int] | None:
+    """What tells a folder from another made at the same path since (None: there is none)."""
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
 # -- the live policy ---------------------------------------------------------------------------
 
 
@@ -136,7 +152,8 @@ class PolicyHolder:
         self._lock = threading.RLock()
         self._text: str | None = None
         self._observer: Any = None
-        self._watches: dict[str, Any] = {}  # folder -> watchdog's watch of it
+        # folder -> watchdog's watch of it, and the folder's (device, inode) when it began
+        self._watches: dict[str, tuple[Any, tuple[int, int] | None]] = {}
         self._timer: threading.Timer | None = None
         self._handler: Any = None
         # A file gone while Cairn was stopped is not a wish for the defaults (that would lift
@@ -297,8 +314,16 @@ class PolicyHolder:
             def on_any_event(self, event: FileSystemEvent) -> None:
                 target = os.path.realpath(holder.path)  # again each time: the link may move
                 paths = [event.src_path, getattr(event, "dest_path", "")]
-                for p in (os.fsdecode(p) for p in paths if p):
-                    if os.path.abspath(p) == link or os.path.realpath(p) == target:
+                for p in (os.path.abspath(os.fsdecode(p)) for p in paths if p):
+                    if p == link or os.path.realpath(p) == target:
+                        holder._schedule()
+                        return
+                    # A folder on the way to the file made, moved or deleted (one gone is
+                    # watched from the nearest folder still there): watch the new one.
+                    on_the_way = (target + os.sep).startswith(p + os.sep) or (
+                        link + os.sep
+                    ).startswith(p + os.sep)
+                    if on_the_way and event.event_type in ("created", "moved", "deleted"):
                         holder._schedule()
                         return
 
@@ -323,24 +348,34 @@ class PolicyHolder:
 
     def _follow(self) -> None:
         """Watch the config directory and the directory the file really lives in (the same
-        one unless policy.toml is a symbolic link); stop watching one no longer needed."""
+        one unless policy.toml is a symbolic link) - or, while one is gone, the nearest folder
+        above it still there, to see it made again; stop watching one no longer needed. A
+        folder deleted and made again is a new folder: watchdog's watch of the old one has
+        ended (until 2026-12-01 it was kept, and the new folder never watched)."""
         if self._observer is None:
             return
-        wanted = {
-            os.path.abspath(self.path.parent),
-            os.path.dirname(os.path.realpath(self.path)),
-        }
-        for folder in [f for f in self._watches if f not in wanted]:
-            with contextlib.suppress(KeyError, OSError):
-                self._observer.unschedule(self._watches[folder])
-            del self._watches[folder]
-        for folder in wanted - self._watches.keys():
-            try:
-                self._watches[folder] = self._observer.schedule(
-                    self._handler, folder, recursive=False
-                )
-            except OSError as e:  # a link into a folder that is gone: read as missing
-                log.warning("cannot watch %s for the policy file: %s", folder, e)
+        for _ in range(8):  # again while folders are being made (`mkdir -p`) meanwhile
+            wanted = {
+                _existing(os.path.abspath(self.path.parent)),
+                _existing(os.path.dirname(os.path.realpath(self.path))),
+            }
+            alive = {e.watch for e in self._observer.emitters if e.is_alive()}
+            for folder, (watch, began) in list(self._watches.items()):
+                ended = self._observer.is_alive() and watch not in alive
+                if folder not in wanted or ended or _identity(folder) != began:
+                    with contextlib.suppress(KeyError, OSError):
+                        self._observer.unschedule(watch)
+                    del self._watches[folder]
+            if wanted <= self._watches.keys():
+                return
+            for folder in wanted - self._watches.keys():
+                began = _identity(folder)
+                try:
+                    watch = self._observer.schedule(self._handler, folder, recursive=False)
+                except OSError as e:  # gone again meanwhile: the next pass finds its parent
+                    log.warning("cannot watch %s for the policy file: %s", folder, e)
+                    continue
+                self._watches[folder] = (watch, began)
 
     def _schedule(self) -> None:
         # Several events arrive for one save; read once they have settled.
