@@ -345,6 +345,10 @@ class PolicyHolder:
                 self.path,
                 e.strerror or e,
             )
+            return
+        # Read again: an edit saved since the file was read at start (Cairn opens the store,
+        # then listens, then watches) raised no event seen here.
+        self._load()
 
     def _follow(self) -> None:
         """Watch the config directory and the directory the file really lives in (the same

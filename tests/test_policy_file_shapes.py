@@ -254,6 +254,18 @@ def test_a_config_folder_deleted_and_made_again_is_watched_again(
     assert _until(lambda: not cairn.policy.current().paused)
 
 
+def test_an_edit_made_before_the_watch_began_applies_when_it_begins(
+    cairn: Cairn, paths: Paths
+) -> None:
+    """Cairn reads the file as it opens the store and starts watching it only once it
+    listens: until 2026-12-01 an edit saved in between (an agent's first request can come in
+    that moment) was not applied until the file changed again."""
+    (paths.config / "policy.toml").write_text(PAUSED, encoding="utf-8")
+    assert not cairn.policy.current().paused  # read before this edit
+    cairn.policy.watch()
+    assert _until(lambda: cairn.policy.current().paused, seconds=2)
+
+
 # -- a file far too big ------------------------------------------------------------------------
 
 
