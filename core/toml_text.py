@@ -131,8 +131,8 @@ class TooDeep(TextRefused):
 
     def __init__(self, line: int) -> None:
         super().__init__(
-            f"nested more than {MAX_DEPTH} levels deep (a dotted key or table header of more "
-            f"than {MAX_DEPTH} parts, or arrays and inline tables inside each other) - a "
+            f"nested more than {MAX_DEPTH} levels deep: a dotted key or table header of more "
+            f"than {MAX_DEPTH} parts, or arrays and inline tables inside each other, where a "
             "person's file nests a few levels"
         )
         self.line = line
