@@ -34,6 +34,7 @@ import tomlkit.items
 from core.atomic_file import write_atomically
 from core.keychain import TokenStore
 from core.model import RESERVED_AGENT_NAMES
+from core.toml_text import TextRefused, read_text
 
 log = logging.getLogger(__name__)
 
@@ -394,7 +395,8 @@ def carry_renames(renames: Renames, policy_path: Path, tokens: TokenStore) -> No
     clears `TO_CARRY_KEY` (`carried`) once this returns.
 
     Raises:
-        NotCarried: the policy file is not UTF-8 or not valid TOML - the person's own mistake,
+        NotCarried: the policy file is not UTF-8, not valid TOML, no regular file (a FIFO) or
+            over 1 MiB - the person's own mistake,
             which the policy window names; the token store was carried, the file was left as it
             is, and the caller keeps the renames for the next start (until 2026-11-30 a file
             that was not UTF-8 stopped every start, and one with a syntax error lost them).
@@ -407,11 +409,13 @@ def carry_renames(renames: Renames, policy_path: Path, tokens: TokenStore) -> No
             tokens.delete(old)
             log.warning("the token of agent %r is now kept as agent %r's", old, new)
     try:
-        text = policy_path.read_text(encoding="utf-8")
+        text = read_text(policy_path)  # never waited on (a FIFO), never past 1 MiB
     except FileNotFoundError:
         return
     except UnicodeDecodeError as e:
         raise NotCarried(_waiting(policy_path, "is not valid UTF-8", renames)) from e
+    except TextRefused as e:
+        raise NotCarried(_waiting(policy_path, e.reason, renames)) from e
     try:
         doc = tomlkit.parse(text)
     except tomlkit.exceptions.TOMLKitError as e:

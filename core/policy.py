@@ -20,6 +20,8 @@ import tomlkit.exceptions
 from core.agents import NAME as AGENT_NAME
 from core.model import RESERVED_AGENT_NAMES, Scope
 from core.scanner import secret_rule
+from core.toml_text import KeyLines, TooDeep, key_lines
+from core.wording import cut
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +170,9 @@ def _mode(value: object, where: str, *, line: int | None) -> Mode:
     if isinstance(value, str):
         with contextlib.suppress(ValueError):
             return Mode(value.strip().lower())
-    raise PolicyInvalid(f'{where}: expected "auto", "ask" or "off", got {value!r}', line)
+    raise PolicyInvalid(
+        f'{cut(where, 120)}: expected "auto", "ask" or "off", got {_shown(value)}', line
+    )
 
 
 def _scope(value: str, where: str, *, line: int | None) -> Scope:
@@ -178,7 +182,9 @@ def _scope(value: str, where: str, *, line: int | None) -> Scope:
         scope = None
     if scope not in WIDE_SCOPES:
         raise PolicyInvalid(
-            f"{where}: only the wide scopes global and user have a rule, not {value!r}", line
+            f"{cut(where, 120)}: only the wide scopes global and user have a rule, not "
+            f"{_shown(value)}",
+            line,
         )
     assert scope is not None
     return scope
@@ -188,29 +194,19 @@ def _key(key: str) -> str:
     """A key of the file as a message shows it: as TOML writes it (tomlkit's own spelling: bare
     when it can be, else quoted with escapes), and with every character still not printable
     escaped too - tomlkit writes C1 controls and format characters as they are (until 2026-11-30
-    a key `"bot\\n"` was shown with a raw line break, splitting the message)."""
-    return "".join(
-        c if c.isprintable() else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
-        for c in tomlkit.key(key).as_string()
+    a key `"bot\\n"` was shown with a raw line break, splitting the message); cut to 60
+    characters."""
+    return cut(
+        "".join(
+            c if c.isprintable() else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+            for c in tomlkit.key(key[:61]).as_string()  # no more is shown
+        )
     )
 
 
-def _line_of(text: str, key: str, section: str | None = None) -> int | None:
-    """The line where `key =` is written (inside `[section]` when given); None if not found."""
-    current: str | None = None
-    header = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*(#.*)?$")
-    assign = re.compile(r"^\s*(\"[^\"]*\"|'[^']*'|[A-Za-z0-9_.-]+)\s*=")
-    for number, line in enumerate(text.splitlines(), 1):
-        m = header.match(line)
-        if m:
-            current = m.group(1).replace('"', "").replace("'", "")
-            if section is not None and current == section and key == "":
-                return number
-            continue
-        a = assign.match(line)
-        if a and a.group(1).strip("\"'") == key and (section is None or current == section):
-            return number
-    return None
+def _shown(value: object) -> str:
+    """A value (or a name) of the file as a message shows it: as Python writes it, cut."""
+    return cut(repr(value))
 
 
 _AT_LINE = re.compile(r"\(at line (\d+)")
@@ -219,64 +215,75 @@ _AT_LINE = re.compile(r"\(at line (\d+)")
 MAX_POLICY_CHARS = 1024 * 1024
 
 
-def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
-    """Read the policy file's text. Raises PolicyInvalid naming the line and what is wrong."""
-    if len(text) > MAX_POLICY_CHARS:  # before any parsing
+def _document(text: str) -> tuple[dict[str, Any], KeyLines]:
+    """The file's text as TOML, and where each of its keys is written - checked before any
+    parser reads it (its size, its nesting)."""
+    if len(text) > MAX_POLICY_CHARS:
         raise PolicyInvalid(
             f"file too big: {len(text):,} characters, where a policy file is a few KB and Cairn "
             "reads at most 1 MiB - was something else written into it?"
         )
-    try:  # the standard parser first: it names the line at fault (tomlkit, a later one)
-        tomllib.loads(text)
+    try:  # past it the parsers take minutes (a dotted key) or raise RecursionError (arrays)
+        lines = key_lines(text)
+    except TooDeep as e:
+        raise PolicyInvalid(e.reason, e.line) from e
+    # The standard parser names the line at fault. (Until 2026-12-01 tomlkit parsed the text
+    # again for the values: 6 s of a 1 MiB file; it is only needed to write a change back.)
+    try:
+        return tomllib.loads(text), lines
     except tomllib.TOMLDecodeError as e:
         at = _AT_LINE.search(str(e))
-        raise PolicyInvalid(f"not valid TOML: {e}", int(at.group(1)) if at else None) from e
-    try:
-        doc = tomlkit.parse(text).unwrap()
-    except tomlkit.exceptions.ParseError as e:
-        raise PolicyInvalid(f"not valid TOML: {e}", getattr(e, "line", None)) from e
+        line = int(at.group(1)) if at else None
+        if line is None and "(at end of document)" in str(e):  # the last line's fault
+            line = text.count("\n") + 1
+        raise PolicyInvalid(f"not valid TOML: {e}", line) from e
+
+
+def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
+    """Read the policy file's text. Raises PolicyInvalid naming the line and what is wrong."""
+    doc, lines = _document(text)
     allowed = {"paused", "kinds", "other_kinds", "scopes", "extracted", "agents"}
     for key in doc:
         if key not in allowed:
             raise PolicyInvalid(
-                f"unknown setting {key!r} (allowed: {', '.join(sorted(allowed))})",
-                _line_of(text, key, None) or _line_of(text, "", key),
+                f"unknown setting {_shown(key)} (allowed: {', '.join(sorted(allowed))})",
+                lines.line(key),
             )
     paused = doc.get("paused", False)
     if not isinstance(paused, bool):
         raise PolicyInvalid(
-            f"paused: expected true or false, got {paused!r}", _line_of(text, "paused")
+            f"paused: expected true or false, got {_shown(paused)}", lines.line("paused")
         )
     kinds: dict[str, Mode] = dict(DEFAULT_KINDS)
     raw_kinds = doc.get("kinds", {})
     if not isinstance(raw_kinds, dict):
-        raise PolicyInvalid("[kinds] must be a table", _line_of(text, "kinds"))
+        raise PolicyInvalid("[kinds] must be a table", lines.line("kinds"))
     for kind, value in raw_kinds.items():
-        line = _line_of(text, kind, "kinds")
+        line = lines.line("kinds", kind)
         if kind not in known_kinds:
             raise PolicyInvalid(
                 f"kinds.{_key(kind)}: unknown kind (known: {', '.join(known_kinds)})", line
             )
         kinds[kind] = _mode(value, f"kinds.{_key(kind)}", line=line)
     other = _mode(
-        doc.get("other_kinds", Mode.ASK.value), "other_kinds", line=_line_of(text, "other_kinds")
+        doc.get("other_kinds", Mode.ASK.value), "other_kinds", line=lines.line("other_kinds")
     )
     scopes: dict[Scope, Mode] = {Scope.GLOBAL: Mode.ASK, Scope.USER: Mode.ASK}
     raw_scopes = doc.get("scopes", {})
     if not isinstance(raw_scopes, dict):
-        raise PolicyInvalid("[scopes] must be a table", _line_of(text, "scopes"))
+        raise PolicyInvalid("[scopes] must be a table", lines.line("scopes"))
     for name, value in raw_scopes.items():
-        line = _line_of(text, name, "scopes")
+        line = lines.line("scopes", name)
         scopes[_scope(name, f"scopes.{_key(name)}", line=line)] = _mode(
             value, f"scopes.{_key(name)}", line=line
         )
     extracted = _mode(
-        doc.get("extracted", Mode.ASK.value), "extracted", line=_line_of(text, "extracted")
+        doc.get("extracted", Mode.ASK.value), "extracted", line=lines.line("extracted")
     )
     raw_agents = doc.get("agents", {})
     if not isinstance(raw_agents, dict):
-        raise PolicyInvalid("[agents] must be a table of agents", _line_of(text, "agents"))
-    agents = {name: _parse_agent(text, name, raw, known_kinds) for name, raw in raw_agents.items()}
+        raise PolicyInvalid("[agents] must be a table of agents", lines.line("agents"))
+    agents = {name: _parse_agent(lines, name, raw, known_kinds) for name, raw in raw_agents.items()}
     return Policy(paused, kinds, other, scopes, extracted, agents)
 
 
@@ -284,9 +291,8 @@ _KINDS_EXAMPLE = '{ idea = "auto" }'
 _SCOPES_EXAMPLE = '{ user = "auto" }'
 
 
-def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) -> AgentRule:
-    section = f"agents.{name}"
-    line = _line_of(text, "", section) or _line_of(text, name, "agents")
+def _parse_agent(lines: KeyLines, name: str, raw: object, known_kinds: Sequence[str]) -> AgentRule:
+    line = lines.line("agents", name)
     secret = secret_rule(name)  # first: the other messages show the name
     if secret is not None:  # policy.get shows agent names to every agent
         raise PolicyInvalid(f"agents: an agent name looks like a secret (rule {secret})", line)
@@ -303,13 +309,13 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
             raise PolicyInvalid(
                 f"agents.{_key(name)}.{_key(key)}: unknown override (allowed: extracted, kinds, "
                 "scopes)",
-                _line_of(text, key, section) or line,
+                lines.line("agents", name, key),
             )
     # Each override group must be a table: until 2026-11-30 `kinds = "auto"` here raised a
     # ValueError (Cairn did not start; a running one's watcher died), `kinds = ["ab"]` read
     # as a kind "a".
     kinds: dict[str, Mode] = {}
-    kinds_line = _line_of(text, "kinds", section) or line
+    kinds_line = lines.line("agents", name, "kinds")
     raw_kinds = raw.get("kinds", {})
     if not isinstance(raw_kinds, dict):
         raise PolicyInvalid(
@@ -321,11 +327,15 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
             raise PolicyInvalid(
                 f"agents.{_key(name)}.kinds.{_key(kind)}: unknown kind (known: "
                 f"{', '.join(known_kinds)})",
-                kinds_line,
+                lines.line("agents", name, "kinds", kind),
             )
-        kinds[kind] = _mode(value, f"agents.{_key(name)}.kinds.{_key(kind)}", line=kinds_line)
+        kinds[kind] = _mode(
+            value,
+            f"agents.{_key(name)}.kinds.{_key(kind)}",
+            line=lines.line("agents", name, "kinds", kind),
+        )
     scopes: dict[Scope, Mode] = {}
-    scopes_line = _line_of(text, "scopes", section) or line
+    scopes_line = lines.line("agents", name, "scopes")
     raw_scopes = raw.get("scopes", {})
     if not isinstance(raw_scopes, dict):
         raise PolicyInvalid(
@@ -334,13 +344,14 @@ def _parse_agent(text: str, name: str, raw: object, known_kinds: Sequence[str]) 
         )
     for scope_name, value in raw_scopes.items():
         where = f"agents.{_key(name)}.scopes.{_key(scope_name)}"
-        scopes[_scope(scope_name, where, line=scopes_line)] = _mode(value, where, line=scopes_line)
+        at = lines.line("agents", name, "scopes", scope_name)
+        scopes[_scope(scope_name, where, line=at)] = _mode(value, where, line=at)
     extracted = None
     if "extracted" in raw:
         extracted = _mode(
             raw["extracted"],
             f"agents.{_key(name)}.extracted",
-            line=_line_of(text, "extracted", section) or line,
+            line=lines.line("agents", name, "extracted"),
         )
     return AgentRule(kinds, scopes, extracted)
 
@@ -447,12 +458,12 @@ def with_mode(
     agent = _agent_target(target)
     if agent is not None:
         return _with_agent_mode(policy, target, *agent, mode, known_kinds=known_kinds)
-    raise PolicyInvalid(f"unknown policy setting {target!r}")
+    raise PolicyInvalid(f"unknown policy setting {_shown(target)}")
 
 
 def _known_kind(target: str, kind: str, known_kinds: Sequence[str]) -> None:
     if known_kinds and kind not in known_kinds:
-        raise PolicyInvalid(f"{target}: unknown kind (known: {', '.join(known_kinds)})")
+        raise PolicyInvalid(f"{cut(target, 120)}: unknown kind (known: {', '.join(known_kinds)})")
 
 
 def _agent_target(target: str) -> tuple[str, list[str]] | None:
@@ -486,9 +497,11 @@ def _with_agent_mode(
     if secret is not None:  # policy.get shows every agent's name to agents
         raise PolicyInvalid(f"the agent name looks like a secret (rule {secret})")
     if not AGENT_NAME.fullmatch(name):
-        raise PolicyInvalid(f"{name!r} is not a valid agent name ({_NAME_RULE})")
+        raise PolicyInvalid(f"{_shown(name)} is not a valid agent name ({_NAME_RULE})")
     if name in RESERVED_AGENT_NAMES:
-        raise PolicyInvalid(f"the agent name {name!r} is reserved (Cairn records people by it)")
+        raise PolicyInvalid(
+            f"the agent name {_shown(name)} is reserved (Cairn records people by it)"
+        )
     rule = policy.agents.get(name, AgentRule())
     if rest == ["extracted"]:
         rule = replace(rule, extracted=mode)
@@ -499,7 +512,7 @@ def _with_agent_mode(
         scope = _scope(rest[1], target, line=None)
         rule = replace(rule, scopes={**rule.scopes, scope: mode})
     else:
-        raise PolicyInvalid(f"unknown policy setting {target!r}")
+        raise PolicyInvalid(f"unknown policy setting {_shown(target)}")
     return replace(policy, agents={**policy.agents, name: rule})
 
 

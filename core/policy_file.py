@@ -42,6 +42,7 @@ from core.policy import (
     without_override,
 )
 from core.store import Store
+from core.toml_text import TextRefused, read_text
 from core.writer import WriteTx
 
 log = logging.getLogger(__name__)
@@ -100,6 +101,22 @@ def write_policy(path: Path, policy: Policy) -> None:
     write_atomically(path, render_changes(DEFAULT_TEXT, policy))
 
 
+def _existing(folder: str) -> str:
+    """`folder`, or the nearest folder above it that exists."""
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def _identity(folder: str) -> tuple[int, int] | None:
+    """What tells a folder from another made at the same path since (None: there is none)."""
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
 # -- the live policy ---------------------------------------------------------------------------
 
 
@@ -135,7 +152,8 @@ class PolicyHolder:
         self._lock = threading.RLock()
         self._text: str | None = None
         self._observer: Any = None
-        self._watches: dict[str, Any] = {}  # folder -> watchdog's watch of it
+        # folder -> watchdog's watch of it, and the folder's (device, inode) when it began
+        self._watches: dict[str, tuple[Any, tuple[int, int] | None]] = {}
         self._timer: threading.Timer | None = None
         self._handler: Any = None
         # A file gone while Cairn was stopped is not a wish for the defaults (that would lift
@@ -158,17 +176,8 @@ class PolicyHolder:
     def _load(self, *, announce: bool = True) -> None:
         with self._lock:
             self._follow()
-            try:
-                text = self.path.read_text(encoding="utf-8-sig")  # a BOM (Notepad) is no TOML
-            # Read again once it is back: the same text must clear the warning (until 2026-11-30
-            # a file moved away and back unchanged left "missing" in health for good).
-            except FileNotFoundError:
-                self._text = None
-                self._on_invalid(f"{self.path} is missing; the last valid policy stays in effect")
-                return
-            except (OSError, UnicodeDecodeError) as e:
-                self._text = None
-                self._on_invalid(f"{self.path} cannot be read ({e}); the last valid policy stays")
+            text = self._read()
+            if text is None:
                 return
             if text == self._text:
                 return
@@ -199,6 +208,23 @@ class PolicyHolder:
             self._policy = policy
         if changed and announce:
             self._on_change(PolicyChange(policy, "file", "policy file"))
+
+    def _read(self) -> str | None:
+        """The file's text; None, with the warning given, when there is none to read."""
+        try:
+            return read_text(self.path)  # never waited on, never past 1 MiB; a BOM left out
+        # Read again once it is back: the same text must clear the warning (until 2026-11-30
+        # a file moved away and back unchanged left "missing" in health for good).
+        except FileNotFoundError:
+            problem = f"{self.path} is missing"
+        except TextRefused as e:  # a FIFO, a device, a folder, a file far too big
+            problem = f"{self._where()} {e}"
+            log.warning("policy file %s; keeping the last valid policy", problem)
+        except (OSError, UnicodeDecodeError) as e:
+            problem = f"{self.path} cannot be read ({e})"
+        self._text = None
+        self._on_invalid(f"{problem}; the last valid policy stays in effect")
+        return None
 
     def reload(self) -> None:
         """Read the file again now (the watcher calls this; tests may too)."""
@@ -235,24 +261,39 @@ class PolicyHolder:
         self._on_change(PolicyChange(check, "cairn", actor))
         return check
 
+    def _where(self) -> str:
+        """The file as a message names it: with the file a symbolic link leads to."""
+        if not self.path.is_symlink():
+            return str(self.path)
+        return f"{self.path} (a link to {os.path.realpath(self.path)})"
+
     def _refuse_over_an_invalid_file(self) -> None:
         """A change is written into the person's file: over one that does not parse it would
         drop their edits (rebuilt from the template, or the last valid values over theirs)."""
         try:
-            text = self.path.read_text(encoding="utf-8-sig")
+            text = read_text(self.path)
         except FileNotFoundError:
             return  # nothing to keep: the change writes a whole file
+        except TextRefused as e:  # the change would replace what is there: said, not done
+            raise PolicyInvalid(f"{self._where()} {e}; fix it first") from e
         except (OSError, UnicodeDecodeError) as e:
             raise PolicyInvalid(f"{self.path} cannot be read ({e}); fix it first") from e
         if not text.strip():
             return  # caught mid-save, or emptied: nothing of the person's to keep either
         try:
             parse_policy(text, self._known)
+            tomlkit.parse(text)  # what writes the change in, keeping comments (parse_policy's
+            # tomllib takes some text it does not: rebuilt from the template, it lost them)
         except PolicyInvalid as e:
             raise PolicyInvalid(
                 f"{self.path.name} is not valid ({e.reason}); fix it first - a change made now "
                 "would overwrite your edits in it",
                 e.line,
+            ) from e
+        except tomlkit.exceptions.TOMLKitError as e:
+            raise PolicyInvalid(
+                f"{self.path.name} cannot be changed keeping its layout ({e}); fix it first",
+                getattr(e, "line", None),
             ) from e
 
     # -- watching --------------------------------------------------------------------------
@@ -273,8 +314,16 @@ class PolicyHolder:
             def on_any_event(self, event: FileSystemEvent) -> None:
                 target = os.path.realpath(holder.path)  # again each time: the link may move
                 paths = [event.src_path, getattr(event, "dest_path", "")]
-                for p in (os.fsdecode(p) for p in paths if p):
-                    if os.path.abspath(p) == link or os.path.realpath(p) == target:
+                for p in (os.path.abspath(os.fsdecode(p)) for p in paths if p):
+                    if p == link or os.path.realpath(p) == target:
+                        holder._schedule()
+                        return
+                    # A folder on the way to the file made, moved or deleted (one gone is
+                    # watched from the nearest folder still there): watch the new one.
+                    on_the_way = (target + os.sep).startswith(p + os.sep) or (
+                        link + os.sep
+                    ).startswith(p + os.sep)
+                    if on_the_way and event.event_type in ("created", "moved", "deleted"):
                         holder._schedule()
                         return
 
@@ -296,27 +345,41 @@ class PolicyHolder:
                 self.path,
                 e.strerror or e,
             )
+            return
+        # Read again: an edit saved since the file was read at start (Cairn opens the store,
+        # then listens, then watches) raised no event seen here.
+        self._load()
 
     def _follow(self) -> None:
         """Watch the config directory and the directory the file really lives in (the same
-        one unless policy.toml is a symbolic link); stop watching one no longer needed."""
+        one unless policy.toml is a symbolic link) - or, while one is gone, the nearest folder
+        above it still there, to see it made again; stop watching one no longer needed. A
+        folder deleted and made again is a new folder: watchdog's watch of the old one has
+        ended (until 2026-12-01 it was kept, and the new folder never watched)."""
         if self._observer is None:
             return
-        wanted = {
-            os.path.abspath(self.path.parent),
-            os.path.dirname(os.path.realpath(self.path)),
-        }
-        for folder in [f for f in self._watches if f not in wanted]:
-            with contextlib.suppress(KeyError, OSError):
-                self._observer.unschedule(self._watches[folder])
-            del self._watches[folder]
-        for folder in wanted - self._watches.keys():
-            try:
-                self._watches[folder] = self._observer.schedule(
-                    self._handler, folder, recursive=False
-                )
-            except OSError as e:  # a link into a folder that is gone: read as missing
-                log.warning("cannot watch %s for the policy file: %s", folder, e)
+        for _ in range(8):  # again while folders are being made (`mkdir -p`) meanwhile
+            wanted = {
+                _existing(os.path.abspath(self.path.parent)),
+                _existing(os.path.dirname(os.path.realpath(self.path))),
+            }
+            alive = {e.watch for e in self._observer.emitters if e.is_alive()}
+            for folder, (watch, began) in list(self._watches.items()):
+                ended = self._observer.is_alive() and watch not in alive
+                if folder not in wanted or ended or _identity(folder) != began:
+                    with contextlib.suppress(KeyError, OSError):
+                        self._observer.unschedule(watch)
+                    del self._watches[folder]
+            if wanted <= self._watches.keys():
+                return
+            for folder in wanted - self._watches.keys():
+                began = _identity(folder)
+                try:
+                    watch = self._observer.schedule(self._handler, folder, recursive=False)
+                except OSError as e:  # gone again meanwhile: the next pass finds its parent
+                    log.warning("cannot watch %s for the policy file: %s", folder, e)
+                    continue
+                self._watches[folder] = (watch, began)
 
     def _schedule(self) -> None:
         # Several events arrive for one save; read once they have settled.

@@ -16,6 +16,7 @@ from typing import Any
 
 from core.errors import ConfigInvalid
 from core.model import BUILTIN_KINDS, Tier
+from core.toml_text import TextRefused, TooDeep, key_lines, read_text
 from core.wording import plural
 
 Value = bool | int | float | str | tuple[str, ...]
@@ -592,8 +593,18 @@ def _across(values: Mapping[str, Value]) -> list[str]:
 def read_settings_text(path: Path) -> str:
     """The text of `settings.toml`, without the byte order mark some editors (Windows Notepad)
     put at the start: TOML has no place for it, and the parser's "Invalid statement (at line 1,
-    column 1)" did not say what was there."""
-    return path.read_text(encoding="utf-8-sig")
+    column 1)" did not say what was there.
+
+    Raises:
+        TooDeep: the text nests past what a person writes (until 2026-12-01 a dotted key
+            50,000 levels deep took the start 95 s, arrays 3,000 deep a traceback).
+        TextRefused: the path leads to no regular file (a FIFO: until 2026-12-01 the start
+            waited on it for good), or the file is over 1 MiB (`core.toml_text`).
+        OSError, UnicodeDecodeError: it cannot be read, or is not UTF-8.
+    """
+    text = read_text(path)
+    key_lines(text)  # refuses nesting past reason
+    return text
 
 
 def load_settings(path: Path) -> Settings:
@@ -607,6 +618,13 @@ def load_settings(path: Path) -> Settings:
         text = read_settings_text(path)
     except FileNotFoundError:
         return Settings({}, path)
+    except TooDeep as e:
+        raise ConfigInvalid(
+            f"settings file {path}, line {e.line}: {e.reason}",
+            data={"path": str(path), "problems": [f"line {e.line}: {e.reason}"]},
+        ) from e
+    except TextRefused as e:
+        raise ConfigInvalid(f"settings file {path} {e}", data={"path": str(path)}) from e
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigInvalid(
             f"cannot read settings file {path}: {e}", data={"path": str(path)}

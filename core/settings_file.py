@@ -21,6 +21,7 @@ from core.changes import ChangeBus, ChangeSet, Topic
 from core.errors import ConfigInvalid, Forbidden, InvalidInput, IOFault
 from core.model import BUILTIN_KINDS, Caller
 from core.settings import KNOB_BY_NAME, Settings, Value, read_settings_text, validate_document
+from core.toml_text import TextRefused, TooDeep
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +137,15 @@ class SettingsService:
             text = read_settings_text(self._path)
         except FileNotFoundError:
             return tomlkit.document()
+        except TooDeep as e:
+            raise ConfigInvalid(
+                f"settings file {self._path}, line {e.line}: {e.reason}; fix it first",
+                data={"path": str(self._path), "problems": [f"line {e.line}: {e.reason}"]},
+            ) from e
+        except TextRefused as e:
+            raise ConfigInvalid(
+                f"settings file {self._path} {e}; fix it first", data={"path": str(self._path)}
+            ) from e
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigInvalid(
                 f"cannot read settings file {self._path}: {e}", data={"path": str(self._path)}

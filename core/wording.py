@@ -23,6 +23,13 @@ UNTRUSTED = (
 )
 
 
+def cut(text: str, width: int = 60) -> str:
+    """`text` cut to `width` characters, the last of them "…": for a name or value a message
+    quotes from what someone wrote (until 2026-12-01 a policy key of 500,000 characters made a
+    500 KB health warning, and a line as long in the log)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """`1 memory`, `3 memories` (give `many` when adding an s is wrong)."""
     return f"{count} {noun}" if count == 1 else f"{count} {many or noun + 's'}"

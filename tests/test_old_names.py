@@ -3,8 +3,11 @@ by an import, so a person can manage them again."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -415,5 +418,36 @@ def test_an_old_soul_document_of_an_agent_named_human_alone_is_renamed_too(
         report = app.archive.import_(Caller.human(), short_tmp / "old.zip").to_dict()
         assert report["names_renamed"] == [{"what": "agent", "was": "human", "now": "human-2"}]
         assert app.identity.get(Caller.human(), "soul:human-2").content == "You help."
+    finally:
+        app.close()
+
+
+def test_a_policy_file_that_is_a_fifo_keeps_the_renames_and_lets_cairn_start(
+    paths: Paths,
+) -> None:
+    """Carrying the renames read the policy file whole: a FIFO in its place left the start
+    waiting for a writer for good (until 2026-12-01)."""
+    old_store(paths)
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    policy = paths.config / POLICY_FILE
+    policy.unlink(missing_ok=True)
+    os.mkfifo(policy)
+    opened: list[Cairn] = []
+    thread = threading.Thread(
+        target=lambda: opened.append(Cairn.open(paths, settings=settings, clock=FakeClock())),
+        daemon=True,
+    )
+    thread.start()
+    thread.join(10)
+    hung = thread.is_alive()
+    while thread.is_alive():  # free the waiting reads (a writer that opens and closes)
+        with contextlib.suppress(OSError):
+            os.close(os.open(policy, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(0.2)
+    app = opened[0]
+    try:
+        assert not hung, "the start waited on a FIFO"
+        assert "is not a regular file (a FIFO" in app.warnings.items["policy_renames"]
+        assert app.agents.tokens.get("helper-2") == OLD_TOKEN  # the token store was carried
     finally:
         app.close()

@@ -6,6 +6,7 @@ kept), never a crash of Cairn or of its watcher."""
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -199,6 +200,70 @@ def test_a_symlinked_policy_file_is_followed_edited_and_written_through(
     target.write_text(DEFAULT_TEXT.replace('fact = "auto"', 'fact = "off"'), encoding="utf-8")
     threading.Event().wait(0.5)  # the old target is no longer the policy
     assert cairn.policy.current().kinds["fact"] is Mode.AUTO
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
+def test_a_link_target_folder_deleted_and_made_again_is_watched_again(
+    cairn: Cairn, paths: Paths, tmp_path: Path
+) -> None:
+    """Until 2026-12-01 the folder a symlinked policy.toml leads into, once deleted and made
+    again (a dotfiles checkout cloned afresh), was never watched again: edits were ignored -
+    a pause among them - and health said "missing" while the file was there."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "policy.toml"
+    target.write_text(DEFAULT_TEXT, encoding="utf-8")
+    path = paths.config / "policy.toml"
+    link = path.with_name("policy.toml.link")
+    link.symlink_to(target)
+    os.replace(link, path)
+    cairn.policy.watch()
+    target.write_text(PAUSED, encoding="utf-8")
+    assert _until(lambda: cairn.policy.current().paused)
+    shutil.rmtree(dotfiles)
+    assert _until(lambda: "missing" in _warning(cairn)), _warning(cairn)
+    dotfiles.mkdir()
+    target.write_text(DEFAULT_TEXT, encoding="utf-8")
+    assert _until(lambda: _warning(cairn) == ""), _warning(cairn)
+    assert _until(lambda: not cairn.policy.current().paused)
+    target.write_text(PAUSED, encoding="utf-8")  # an edit in the new folder, in place
+    assert _until(lambda: cairn.policy.current().paused), "the new folder is not watched"
+    saved = dotfiles / ".policy.toml.swp"  # and an editor's save there
+    saved.write_text(PAUSED.replace('idea = "ask"', 'idea = "auto"'), encoding="utf-8")
+    os.replace(saved, target)
+    assert _until(lambda: cairn.policy.current().kinds["idea"] is Mode.AUTO)
+
+
+def test_a_config_folder_deleted_and_made_again_is_watched_again(
+    cairn: Cairn, paths: Paths
+) -> None:
+    """The same for the config folder itself: put back from a backup, its policy.toml is
+    read, and edits to it apply."""
+    cairn.policy.watch()
+    path = paths.config / "policy.toml"
+    kept = {f.name: f.read_bytes() for f in paths.config.iterdir() if f.is_file()}
+    shutil.rmtree(paths.config)
+    assert _until(lambda: "missing" in _warning(cairn)), _warning(cairn)
+    paths.config.mkdir()
+    for name, data in kept.items():
+        (paths.config / name).write_bytes(data)
+    path.write_text(PAUSED, encoding="utf-8")
+    assert _until(lambda: cairn.policy.current().paused), "the folder made again is not watched"
+    assert _until(lambda: _warning(cairn) == ""), _warning(cairn)
+    path.write_text(DEFAULT_TEXT, encoding="utf-8")
+    assert _until(lambda: not cairn.policy.current().paused)
+
+
+def test_an_edit_made_before_the_watch_began_applies_when_it_begins(
+    cairn: Cairn, paths: Paths
+) -> None:
+    """Cairn reads the file as it opens the store and starts watching it only once it
+    listens: until 2026-12-01 an edit saved in between (an agent's first request can come in
+    that moment) was not applied until the file changed again."""
+    (paths.config / "policy.toml").write_text(PAUSED, encoding="utf-8")
+    assert not cairn.policy.current().paused  # read before this edit
+    cairn.policy.watch()
+    assert _until(lambda: cairn.policy.current().paused, seconds=2)
 
 
 # -- a file far too big ------------------------------------------------------------------------

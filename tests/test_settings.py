@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -155,3 +157,58 @@ def test_a_byte_order_mark_at_the_start_is_taken(short_tmp: Path) -> None:
     f = short_tmp / "settings.toml"
     f.write_bytes(b'\xef\xbb\xbf[store]\nsynchronous = "FULL"\n')
     assert load_settings(f).text("store.synchronous") == "FULL"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX's")
+def test_a_settings_file_that_is_no_file_is_refused_not_waited_on(short_tmp: Path) -> None:
+    """Until 2026-12-01 a FIFO in place of settings.toml (or a link to one) left the start
+    waiting for a writer for good, and a link to /dev/urandom filled memory."""
+    f = short_tmp / "settings.toml"
+    os.mkfifo(f)
+    refused: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            load_settings(f)
+        except ConfigInvalid as e:
+            refused.append(e)
+
+    thread = threading.Thread(target=load, daemon=True)
+    thread.start()
+    thread.join(5)
+    if thread.is_alive():  # free it: a writer that opens and closes the FIFO
+        os.close(os.open(f, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(10)
+        pytest.fail("load_settings waited on a FIFO")
+    assert refused and "is not a regular file (a FIFO" in str(refused[0])
+    f.unlink()
+    f.symlink_to("/dev/urandom")
+    with pytest.raises(ConfigInvalid, match="is not a regular file"):
+        load_settings(f)
+
+
+def test_a_huge_settings_file_is_refused_before_it_is_parsed(short_tmp: Path) -> None:
+    f = short_tmp / "settings.toml"
+    with f.open("wb") as out:
+        out.write(b'[store]\nsynchronous = "FULL"\n')
+        out.truncate(64 * 1024 * 1024)  # sparse: a NUL-filled tail, as a crashed write leaves
+    with pytest.raises(ConfigInvalid, match=r"too big: 67,108,864 bytes.*1 MiB"):
+        load_settings(f)
+
+
+@pytest.mark.parametrize(
+    "deep",
+    [
+        "[store]\nx." + ".".join(["a"] * 10_000) + " = 1",
+        "[store]\nx = " + "[" * 3000 + "]" * 3000,
+    ],
+)
+def test_a_settings_file_nested_past_reason_is_refused_naming_the_line(
+    short_tmp: Path, deep: str
+) -> None:
+    """Until 2026-12-01 a dotted key 50,000 levels deep took the start 95 s to read, and one
+    3,000 deep 4 s."""
+    f = short_tmp / "settings.toml"
+    f.write_text(deep + "\n", encoding="utf-8")
+    with pytest.raises(ConfigInvalid, match=r"line 2: nested more than 32 levels deep"):
+        load_settings(f)
