@@ -23,6 +23,7 @@ from typing import Any
 from core.atomic_file import fsync_dir, replacing
 from core.changes import Change, Topic
 from core.model import Caller, Memory, Scope, Surface, Tier
+from core.wording import cut
 from core.writer import WriteTx
 
 PREVIEW_CHARS = 80
@@ -32,7 +33,7 @@ def preview(text: str | None) -> str | None:
     if not text:
         return None
     flat = " ".join(text.split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+    return cut(flat, PREVIEW_CHARS)
 
 
 def record(

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from core.errors import AlreadyRunning, RuntimeUnsafe
 from core.paths import Paths
+from core.wording import cut
 
 SOCKET_NAME = "cairn.sock"
 # Read once into a plain variable so every platform branch is type-checked, not only this one.
@@ -264,4 +265,4 @@ def _cut(text: str, width: int) -> str:
     space, each run of spaces one (padding cannot push words onto a line of their own where
     the text is shown), cut to `width` characters with "…"."""
     text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return cut(text, width)

@@ -28,7 +28,7 @@ from core.paths import Paths
 from core.runtime import probe, socket_path
 from core.scanner import Family, scan, secret_rule
 from core.validation import normalize_breaks
-from core.wording import UNTRUSTED, visible
+from core.wording import UNTRUSTED, cut, visible
 
 if TYPE_CHECKING:
     from core.app import Cairn
@@ -303,7 +303,7 @@ def short(text: str, width: int = 100, flagged: Collection[str] = ()) -> str:
     """`text` on one line (whitespace runs as one space), cut to `width`, controls visible (and
     the hidden characters flagged under `flagged` rules, `visible_flagged`)."""
     flat = visible_flagged(" ".join(text.split()), flagged)
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return cut(flat, width)
 
 
 def memory_line(m: dict[str, Any]) -> str:
