@@ -9,6 +9,7 @@ Agents read the policy that applies to them with `cairn policy show --agent NAME
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -49,7 +50,11 @@ def add_parsers(sub: Any) -> None:
     review = sub.add_parser("review", help="look at, adopt or reject what agents proposed")
     review_sub = review.add_subparsers(dest="review_command", metavar="ACTION", required=True)
     listing = review_sub.add_parser("list", help="proposals waiting for you, most seen first")
-    listing.add_argument("--limit", type=int, default=50, help="at most this many (the most seen)")
+    listing.add_argument("--limit", type=int, default=50, help="at most this many (1-1000)")
+    listing.add_argument(
+        "--offset", type=int, default=0, help="skip this many (the next page: the hint names it)"
+    )
+    listing.add_argument("--agent", metavar="NAME", help="only this agent's proposals")
     show = review_sub.add_parser("show", help="one proposal, and the memory it would change")
     show.add_argument("id", help="the proposal's id (s_...)")
     adopt = review_sub.add_parser(
@@ -221,19 +226,28 @@ def cmd_review(args: argparse.Namespace) -> int:
         return _decide(args, action)
     with looking_as_person(f"review {action}") as client:
         if action == "list":
-            data = client.call("review.list", {"limit": args.limit})
+            asked: dict[str, Any] = {"limit": args.limit, "offset": args.offset}
+            if args.agent is not None:
+                asked["agent"] = args.agent
+            data = client.call("review.list", asked)
         else:
             item = client.call("review.get", {"id": args.id})
     if action == "list":
 
         def listing() -> None:
             if not data["items"]:
-                print("nothing waits for review")
+                if args.offset and data["total"]:
+                    print(f"nothing past the first {args.offset} ({data['total']} wait)")
+                else:
+                    print("nothing waits for review")
             for entry in data["items"]:
                 print(describe(entry))
             shown = len(data["items"])
-            if data["total"] > shown:
-                print(f"... and {data['total'] - shown} more (--limit)")
+            after = args.offset + shown
+            if data["total"] > after and shown:
+                # the next page, not a bigger --limit: past 1,000 that is refused
+                agent = f"--agent {shlex.quote(args.agent)} " if args.agent is not None else ""
+                print(f"... and {data['total'] - after} more (next: {agent}--offset {after})")
 
         emit(args, data, listing)
         return 0

@@ -80,9 +80,15 @@ def policy_set(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]
 
 
 def review_list(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields(p, frozenset({"limit"}), required=())
-    items = cairn.review.pending(s.bound(), limit=integer(p, "limit", default=200))
-    return {"items": items, "total": cairn.review.count()}
+    check_fields(p, frozenset({"limit", "offset", "agent"}), required=())
+    agent = opt_text(p, "agent")
+    items = cairn.review.pending(
+        s.bound(),
+        limit=integer(p, "limit", default=200),
+        offset=integer(p, "offset", default=0),
+        agent=agent,
+    )
+    return {"items": items, "total": cairn.review.count(agent=agent)}
 
 
 def review_get(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:

@@ -152,28 +152,32 @@ class ReviewService:
         caller: Caller,
         *,
         limit: int = 200,
+        offset: int = 0,
         op: Op | None = None,
         target_id: str | None = None,
+        agent: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Waiting proposals, most seen first, then most recent; each with the memory it would
-        change as it stands now (`target`), so a person sees both. `op` and `target_id` keep
-        only the proposals of that operation and target (the whole queue is searched, not the
-        first `limit`)."""
+        """Waiting proposals, most seen first, then most recent (then by id: an order that
+        pages); each with the memory it would change as it stands now (`target`), so a person
+        sees both. `offset` skips that many of them (the next page). `op`, `target_id` and
+        `agent` keep only the proposals of that operation, target and agent (the whole queue is
+        searched, not the first `limit`).
+
+        Raises:
+            Forbidden: the caller is not a person.
+            InvalidInput: `limit` is not 1-1000, or `offset` is negative.
+        """
         self._person(caller)
         if not 1 <= limit <= 1000:
             raise InvalidInput("limit must be between 1 and 1000", data={"field": "limit"})
-        where, params = [], []
-        if op is not None:
-            where.append("op = ?")
-            params.append(op.value)
-        if target_id is not None:
-            where.append("target_id = ?")
-            params.append(target_id)
+        if offset < 0:
+            raise InvalidInput("offset must be 0 or more", data={"field": "offset"})
+        where, params = _narrowing(op, target_id, agent)
         conn = self._store.read_db.conn()
         rows = conn.execute(
-            f"{suggestions.SELECT} {'WHERE ' + ' AND '.join(where) if where else ''} "
-            "ORDER BY hits DESC, last_seen DESC, id ASC LIMIT ?",
-            (*params, limit),
+            f"{suggestions.SELECT} {where} "
+            "ORDER BY hits DESC, last_seen DESC, id ASC LIMIT ? OFFSET ?",
+            (*params, limit, offset),
         ).fetchall()
         return [self._shown(conn, suggestions.from_row(r)) for r in rows]
 
@@ -202,10 +206,23 @@ class ReviewService:
         self._person(caller)
         return suggestions.waiting_among(self._store.read_db.conn(), ids)
 
-    def count(self) -> int:
-        return int(
-            self._store.read_db.conn().execute("SELECT count(*) FROM suggestion").fetchone()[0]
+    def count(self, *, agent: str | None = None) -> int:
+        """How many proposals wait (`agent`: of that agent only)."""
+        where, params = _narrowing(None, None, agent)
+        conn = self._store.read_db.conn()
+        return int(conn.execute(f"SELECT count(*) FROM suggestion {where}", params).fetchone()[0])
+
+    def agents(self, caller: Caller) -> list[str]:
+        """The agents with proposals waiting, by name (the whole queue, not a page of it).
+
+        Raises:
+            Forbidden: the caller is not a person.
+        """
+        self._person(caller)
+        rows = self._store.read_db.conn().execute(
+            "SELECT DISTINCT agent FROM suggestion ORDER BY agent"
         )
+        return [str(r[0]) for r in rows]
 
     def _shown(self, conn: Any, s: Suggestion) -> dict[str, Any]:
         out = suggestions.with_history(conn, s).to_dict()
@@ -729,6 +746,21 @@ class ReviewService:
             )
         edited = tuple(k for k in sorted(edits) if getattr(stored, k) != getattr(target, k))
         return Decided(s.id, s.op, "adopted", result.id, result.revision, edited)
+
+
+def _narrowing(op: Op | None, target_id: str | None, agent: str | None) -> tuple[str, list[str]]:
+    """The WHERE clause (empty for none) and its parameters keeping the proposals of `op`,
+    `target_id` and `agent`."""
+    where, params = [], []
+    for column, value in (
+        ("op", op.value if op is not None else None),
+        ("target_id", target_id),
+        ("agent", agent),
+    ):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    return ("WHERE " + " AND ".join(where) if where else ""), params
 
 
 def check_reason(name: str, reason: str | None) -> None:

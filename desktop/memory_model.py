@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 Index = QModelIndex | QPersistentModelIndex
 PAGE_SIZE = 200
+SEARCH_LIMIT = 100  # a search shows its best this many (the count says more may match)
 # How many new memories a live refresh takes in at the top before it starts the listing again.
 NEWER_LIMIT = 500
 
@@ -65,7 +66,7 @@ class Filters:
         f = self.listing
         return SearchRequest(
             query=self.query,
-            limit=100,
+            limit=SEARCH_LIMIT,
             horizon=Horizon.ALL,
             include_history=Status.SUPERSEDED in f.statuses,
             include_expired=f.include_expired,
@@ -109,6 +110,8 @@ class MemoryTableModel(QAbstractTableModel):
         self._generation = 0
         self.pages = 0  # pages (or searches) landed since the last reset
         self.searching = False
+        # The search returned its best `SEARCH_LIMIT`: more memories may match.
+        self.more_matched = False
         self._refreshing = False
         self._pending_ids: set[str] | None = None  # changes gathered for the next refresh
         # Changes are gathered this long before a refresh: each refresh repaints the table.
@@ -208,6 +211,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._loading = False
         self.pages = 0
         self.searching = bool(filters.query.strip())
+        self.more_matched = False
         self._pending_ids = None
         self._refreshing = False
         self.gather.stop()
@@ -229,7 +233,7 @@ class MemoryTableModel(QAbstractTableModel):
                 self._desk,
                 person,
                 self._filters,
-                on_done=lambda rows: self._landed(generation, rows, None),
+                on_done=lambda hits: self._landed(generation, hits.rows, None, more=hits.more),
                 on_error=lambda e: self._failed(generation, e),
                 owner=self._owner,
             )
@@ -246,10 +250,13 @@ class MemoryTableModel(QAbstractTableModel):
                 owner=self._owner,
             )
 
-    def _landed(self, generation: int, rows: list[Memory], page: Page | None) -> None:
+    def _landed(
+        self, generation: int, rows: list[Memory], page: Page | None, *, more: bool = False
+    ) -> None:
         if generation != self._generation:
             return  # the filters changed meanwhile
         self._loading = False
+        self.more_matched = more
         known = {m.id for m in self._rows}
         rows = [m for m in rows if m.id not in known]  # a live insert may have shown it
         self._cursor = page.next_cursor if page is not None else None
@@ -296,7 +303,7 @@ class MemoryTableModel(QAbstractTableModel):
                 self._desk,
                 self._desk.person,
                 self._filters,
-                on_done=lambda rows: self._replace(generation, rows),
+                on_done=lambda hits: self._replace(generation, hits),
                 on_error=lambda e: self._refresh_failed(generation, e),
                 owner=self._owner,
             )
@@ -370,11 +377,12 @@ class MemoryTableModel(QAbstractTableModel):
         self._rows.insert(at, memory)
         self.endInsertRows()
 
-    def _replace(self, generation: int, rows: list[Memory]) -> None:
+    def _replace(self, generation: int, hits: Hits) -> None:
         """A search ran again: show its hits. Rows are replaced one by one (not reset), so a
         selected memory that is still a hit stays selected."""
         if generation != self._generation:
             return
+        rows, self.more_matched = hits.rows, hits.more
         wanted = {m.id for m in rows}
         for row in range(len(self._rows) - 1, -1, -1):  # drop what left, from the bottom
             if self._rows[row].id not in wanted:
@@ -405,10 +413,20 @@ def _page(desk: Desk, person: Caller, flt: ListFilter, limit: int, cursor: str |
     return desk.cairn.memories.list(person, flt, limit=limit, cursor=cursor)
 
 
-def _search(desk: Desk, person: Caller, filters: Filters) -> list[Memory]:
+@dataclass(frozen=True)
+class Hits:
+    """A search's memories, best first, and whether more may match than it returned."""
+
+    rows: list[Memory]
+    more: bool  # it returned as many as it may: more may match (the engine counts no further)
+
+
+def _search(desk: Desk, person: Caller, filters: Filters) -> Hits:
     # A person looking is not a recall: `count_recall=False` keeps use counts for agents' use.
     result = desk.cairn.search.search(person, filters.search_request(), count_recall=False)
-    return [h.memory for h in result.hits if filters.matches(h.memory)]
+    rows = [h.memory for h in result.hits if filters.matches(h.memory)]
+    full = len(result.hits) >= SEARCH_LIMIT or result.matched > len(result.hits)
+    return Hits(rows, more=full)
 
 
 def _refresh(

@@ -182,7 +182,8 @@ def bench_review(b: Bench, repeat: int) -> None:
     for i in range(1, combo.count()):
         t0 = time.perf_counter()
         combo.setCurrentIndex(i)
-        combo.activated.emit(i)
+        combo.activated.emit(i)  # the agent's proposals are read from the store
+        until(b.idle)
         QApplication.processEvents()
         times.append((time.perf_counter() - t0) * 1000)
         print(f"  agent filter {combo.itemText(i)}: {w.queue.count_label.text()}")
@@ -190,6 +191,7 @@ def bench_review(b: Bench, repeat: int) -> None:
         b.samples("review: choose an agent in the filter", times, b.beat.stalled())
     combo.setCurrentIndex(0)
     combo.activated.emit(0)
+    until(b.idle)
     QApplication.processEvents()
     for verb, act in (("adopt", w.adopt), ("reject", w.reject)):
         times = []

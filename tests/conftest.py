@@ -283,20 +283,40 @@ def crowded_desk(qtbot: QtBot, paths: Paths, workspace_dir: Path) -> Iterator[De
     """The windows' context over a store whose review queue holds 1001 proposals: helper's
     proposal for the identity document "user" first (so the least recent: listed last), then
     1000 memory proposals, each an idea of its own."""
+    yield from _crowded(paths, workspace_dir)
+
+
+@pytest.fixture
+def crowded_with_scout(qtbot: QtBot, paths: Paths, workspace_dir: Path) -> Iterator[Desk]:
+    """`crowded_desk`'s queue with 5 ideas of the agent "scout" before it all: the least recent
+    of 1006, none of them among the 1000 most seen."""
+    yield from _crowded(paths, workspace_dir, scout=5)
+
+
+def _crowded(paths: Paths, workspace_dir: Path, *, scout: int = 0) -> Iterator[Desk]:
     paths.config.mkdir(parents=True, exist_ok=True)
     (paths.config / "settings.toml").write_text("[review]\nmax_items = 2000\n", encoding="utf-8")
     app = Cairn.open(paths)
     try:
+        workspace_id = app.workspaces.resolve(str(workspace_dir)).id
+        scouting = Caller(Surface.AGENT, agent="scout", verified=True, workspace_id=workspace_id)
+        for i in range(scout):
+            result = app.memories.write(
+                scouting,
+                WriteRequest(content=f"scout {made_up_word(9000 + i)}", kind="idea",
+                             scope=Scope.PROJECT),
+            )  # fmt: skip
+            assert result.status is WriteStatus.PENDING, result
         helper = Caller(Surface.AGENT, agent="helper", verified=True)
         app.identity.propose(helper, "user", "Works in Rust and Python.\n", "said so")
-        writer = replace(helper, workspace_id=app.workspaces.resolve(str(workspace_dir)).id)
+        writer = replace(helper, workspace_id=workspace_id)
         for i in range(1000):
             words = " ".join(made_up_word(3 * i + j) for j in range(3))
             result = app.memories.write(
                 writer, WriteRequest(content=f"try {words}", kind="idea", scope=Scope.PROJECT)
             )
             assert result.status is WriteStatus.PENDING, result
-        assert app.review.count() == 1001
+        assert app.review.count() == 1001 + scout
         with desk_on(app) as d:
             yield d
     finally:

@@ -460,3 +460,23 @@ def test_expired_memories_are_shown_on_request_marked_as_expired(
         finally:
             window.close()
             settle(qtbot, desk)
+
+
+def test_a_search_matching_more_than_it_shows_says_so(qtbot: QtBot, desk: Desk) -> None:
+    """A search shows its best 100 hits: one that 150 memories match said "100 results", as if
+    that were all. It now says there are more, and to refine the search; one that matches a
+    single memory says "1 result"."""
+    seed(desk, [note(f"note {i} about the build pipeline") for i in range(150)])
+    seed(desk, [note("the staging database listens on port 5433")])
+    window = opened(qtbot, desk)
+    window.search.setText("pipeline")
+    window.apply_filters()
+    qtbot.waitUntil(lambda: window.model.searching and window.model.pages == 1)
+    settle(qtbot, desk)
+    assert len(shown(window)) == 100
+    assert window.count.text() == "The best 100 results; more may match: refine the search"
+    window.search.setText("staging database")
+    window.apply_filters()
+    qtbot.waitUntil(lambda: window.model.pages == 1 and len(shown(window)) == 1)
+    settle(qtbot, desk)
+    assert window.count.text() == "1 result"

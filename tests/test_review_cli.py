@@ -682,3 +682,44 @@ def test_every_format_character_and_blank_letter_already_stored_is_shown_as_a_ma
     assert not set(BLANK_OR_FORMAT) & set(shown), repr(shown)
     assert "ops\\U00013430x\\U00013436x\\u180ex\\U0001bca1x\\U0001d173x\\u0600x\\u2800x" in shown
     assert "\\u3164x\\u115fx\\u1160x\\uffa0x caf\u00e9\u200d" in shown, repr(shown)
+
+
+def test_review_list_pages_as_its_hint_says_and_narrows_to_one_agent(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """With more waiting than listed, `review list` said "... and N more (--limit)", yet a
+    `--limit` above 1000 is refused (exit 65): past 1,000 there was no way to see the rest. The
+    hint now names the next page (`--offset`), which shows the rest; `--agent` lists one
+    agent's proposals and counts only those."""
+    home = daemon.home
+    proposed: dict[str, list[str]] = {"alpha": [], "beta": []}
+    for name, n in (("alpha", 3), ("beta", 2)):
+        agent = RawClient(socket_path(daemon.paths))
+        assert "result" in agent.hello(agent=name, workspace=str(short_tmp))
+        for i in range(n):
+            answer = agent.request(
+                "memory.write",
+                {"content": f"{name} idea number {i}", "kind": "idea", "scope": "project"},
+            )["result"]
+            assert answer["status"] == "pending", answer
+            proposed[name].append(answer["suggestion_id"])
+        agent.close()
+    everything = proposed["alpha"] + proposed["beta"]
+    status, shown = at_terminal(home, "review", "list", "--limit", "2", typed="")
+    assert status == 0 and "... and 3 more (next: --offset 2)" in shown, shown
+    assert "--limit)" not in shown
+    seen = [sid for sid in everything if sid in shown]
+    assert len(seen) == 2, shown
+    for offset in ("2", "4"):
+        status, shown = at_terminal(
+            home, "review", "list", "--limit", "2", "--offset", offset, typed=""
+        )
+        assert status == 0, shown
+        seen += [sid for sid in everything if sid in shown]
+    assert sorted(seen) == sorted(everything)  # each page once, none twice
+    assert "more" not in shown  # the last page
+    status, shown = at_terminal(home, "review", "list", "--agent", "beta", "--limit", "1", typed="")
+    assert status == 0 and "... and 1 more (next: --agent beta --offset 1)" in shown, shown
+    assert not any(sid in shown for sid in proposed["alpha"]), shown
+    status, shown = at_terminal(home, "review", "list", "--offset", "-1", typed="")
+    assert status == ErrorCode.INVALID_PARAMS.exit_status and "offset" in shown, shown

@@ -1283,3 +1283,76 @@ def test_a_burst_of_proposals_reloads_the_queue_once_a_second_at_most(
     assert window.reload_timer.isActive()
     window.reload_timer.start(0)
     qtbot.waitUntil(lambda: window.queue.table.rowCount() == 5)
+
+
+def test_a_decision_changes_the_decided_row_not_every_row(
+    qtbot: QtBot, crowded_desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With 1,001 waiting, each decision rebuilt all 1,000 rows, then the reload rebuilt them
+    again: about a quarter second the window could not answer, each time (the table flickered
+    and was measured anew). Now the decided row goes, the next one is shown and selected, and
+    the reload adds only the proposal that comes into the list - no other row is touched."""
+    desk = crowded_desk
+    window = window_for(qtbot, desk, rows=1000)
+    table = window.queue.table
+    table.setCurrentCell(5, 0)
+    decided, following = window.queue.id_at(5), window.queue.id_at(6)
+    assert window.current_id() == decided
+    loads = calls_of(monkeypatch, review_window, "load")
+    model = table.model()
+    touched = {"removed": 0, "inserted": 0, "cells": 0, "resets": 0}
+
+    def count(key: str, n: int = 1) -> None:
+        touched[key] += n
+
+    model.rowsRemoved.connect(lambda _p, first, last: count("removed", last - first + 1))
+    model.rowsInserted.connect(lambda _p, first, last: count("inserted", last - first + 1))
+
+    def cells(first: Any, last: Any) -> None:
+        count("cells", (last.row() - first.row() + 1) * (last.column() - first.column() + 1))
+
+    model.dataChanged.connect(cells)
+    model.modelReset.connect(lambda: count("resets"))
+    window.detail.reject_reason.setText("not now")
+    window.reject()
+    qtbot.waitUntil(lambda: window.pending_count() == 1000 and len(loads) == 1)
+    settle(qtbot, desk)
+    qtbot.wait(300)  # a second reload would start meanwhile
+    settle(qtbot, desk)
+    assert len(loads) == 1
+    ids = [window.queue.id_at(r) for r in range(table.rowCount())]
+    assert decided not in ids and len(ids) == 1000  # the 1001st came into the list
+    assert table.currentRow() == 5 and window.current_id() == following
+    assert window.queue.selected_ids() == [following]
+    assert window.queue.count_label.text() == "1000 of 1000 waiting"
+    # one row out, one in at the end (its 7 cells): not 2 x 7,000 cells set again
+    assert touched == {"removed": 1, "inserted": 1, "cells": 7, "resets": 0}, touched
+
+
+def test_the_agent_filter_shows_every_proposal_of_that_agent(
+    qtbot: QtBot, crowded_with_scout: Desk
+) -> None:
+    """The agent filter looked only inside the 1,000 proposals listed: an agent whose proposals
+    were all past them was not offered, and one with some past them showed only those listed,
+    under "N of 3000 waiting". It now asks the store for that agent's proposals."""
+    desk = crowded_with_scout
+    window = window_for(qtbot, desk, rows=1000)
+    assert window.pending_count() == 1006
+    combo = window.queue.agent_filter
+    index = combo.findData("scout")
+    assert index > 0, [combo.itemText(i) for i in range(combo.count())]
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 5)
+    settle(qtbot, desk)
+    assert {row_texts(window, r)[0] for r in range(5)} == {"scout"}
+    assert window.queue.count_label.text() == "5 of 1006 waiting"
+    assert (window.current() or {}).get("agent") == "scout"
+    # back to every agent's: the 1000 most seen again
+    combo.setCurrentIndex(0)
+    combo.activated.emit(0)
+    qtbot.waitUntil(lambda: window.queue.table.rowCount() == 1000)
+    settle(qtbot, desk)
+    assert window.queue.count_label.text() == (
+        "1000 of 1006 waiting (the 1000 most seen are listed)"
+    )

@@ -298,8 +298,10 @@ class MemoriesWindow(ToolWindow):
         n = self.model.rowCount()
         if self.model.loading and n == 0:
             text = self.tr("Loading…")
+        elif self.model.searching and self.model.more_matched:
+            text = self.tr("The best %n results; more may match: refine the search", "", n)
         elif self.model.searching:
-            text = self.tr("%n result(s)", "", n)
+            text = self.tr("%n results", "", n)
         elif self.model.canFetchMore(QModelIndex()):
             text = self.tr("%n memories shown; scroll down for more", "", n)
         else:

@@ -39,18 +39,24 @@ LISTED = 1000
 class Queue:
     """What the window shows, read in one worker call."""
 
-    items: list[Item]  # the LISTED most seen, most seen first
+    items: list[Item]  # the LISTED most seen (of `agent`'s, if given), most seen first
     waiting: int  # how many wait in all
     gone: frozenset[str] = frozenset()  # proposals the window held edits for, decided since
+    agents: tuple[str, ...] = ()  # every agent with proposals waiting, listed or not
+    agent: str | None = None  # the agent the items are narrowed to
+    of_agent: int = 0  # how many of `agent`'s wait
 
 
-def load(desk: Desk, held: frozenset[str] = frozenset()) -> Queue:
-    """The most seen proposals, how many wait, and which of `held` (the proposals the window
-    holds edits or reasons for) no longer wait (a worker call)."""
+def load(desk: Desk, held: frozenset[str] = frozenset(), agent: str | None = None) -> Queue:
+    """The most seen proposals (of `agent`, if given: read from the whole queue, not from the
+    most seen of all), how many wait, every agent who has some waiting, and which of `held`
+    (the proposals the window holds edits or reasons for) no longer wait (a worker call)."""
     review = desk.cairn.review
-    items = review.pending(desk.person, limit=LISTED)
+    items = review.pending(desk.person, limit=LISTED, agent=agent)
     gone = held - review.waiting_among(desk.person, held) if held else frozenset()
-    return Queue(items, review.count(), gone)
+    of_agent = review.count(agent=agent) if agent is not None else 0
+    agents = tuple(review.agents(desk.person))
+    return Queue(items, review.count(), gone, agents, agent, of_agent)
 
 
 class ReviewWindow(ToolWindow):
@@ -65,6 +71,8 @@ class ReviewWindow(ToolWindow):
         self.setWindowTitle(self.tr("Cairn — Review queue"))
         self._items: list[Item] = []
         self._waiting = 0
+        self._agent: str | None = None  # the agent `_items` were read for (None: all)
+        self._of_agent = 0  # how many of that agent's wait
         self._drafts: dict[str, dict[str, Any]] = {}  # unsaved edits of proposals left behind
         self._reasons: dict[str, str] = {}  # reasons typed for rejecting proposals left behind
         self.confirm: QMessageBox | None = None  # the question before forgetting, while open
@@ -90,8 +98,11 @@ class ReviewWindow(ToolWindow):
         layout.addWidget(self.status)
 
         queue, detail = self.queue, self.detail
-        for combo in queue.filters():
-            combo.activated.connect(self._fill_table)
+        # The agent filter asks the store for that agent's proposals (an agent's may lie past
+        # the most seen LISTED); kind and reason narrow the rows listed.
+        queue.agent_filter.activated.connect(self.refresh)
+        queue.kind_filter.activated.connect(self._fill_table)
+        queue.reason_filter.activated.connect(self._fill_table)
         queue.table.currentCellChanged.connect(self._row_changed)
         queue.table.itemSelectionChanged.connect(queue.selection_changed)
         queue.adopt_selected.clicked.connect(self.adopt_many)
@@ -158,7 +169,7 @@ class ReviewWindow(ToolWindow):
 
     def refresh(self) -> None:
         held = frozenset(self._drafts) | frozenset(self._reasons)
-        self.fetch(load, self.desk, held, on_done=self._loaded)
+        self.fetch(load, self.desk, held, self.queue.chosen_agent(), on_done=self._loaded)
 
     def _on_changes(self, changes: ChangeSet) -> None:
         """Reload for a change of the queue, or of what a listed proposal would change - not for
@@ -176,17 +187,23 @@ class ReviewWindow(ToolWindow):
 
     def _loaded(self, queue: Queue) -> None:
         self._items, self._waiting = queue.items, queue.waiting
+        self._agent, self._of_agent = queue.agent, queue.of_agent
         # Edits of a proposal decided elsewhere (`cairn review adopt`, another window) cannot
         # be kept: held on, Quit asked about them for good (until 2026-11-30).
         for sid in queue.gone:
             self._drafts.pop(sid, None)
             self._reasons.pop(sid, None)
-        self.queue.fill_filters(self._items)
+        self.queue.fill_filters(self._items, queue.agents)
         self._fill_table()
 
     def _fill_table(self) -> None:
         current_id = self.current_id()
-        shown, current_row = self.queue.fill(self._items, current_id, waiting=self._waiting)
+        shown, current_row = self.queue.fill(
+            self._items,
+            current_id,
+            waiting=self._waiting,
+            of_agent=self._of_agent if self._agent is not None else None,
+        )
         self._follow(current_id, current_row, shown)
         self.queue.selection_changed()
 
@@ -388,9 +405,12 @@ class ReviewWindow(ToolWindow):
             row = table.currentRow()
             self._show(None)
             # Move on to the next proposal, the way the arrows would.
+            decided = self._item(sid)
             self._items = [i for i in self._items if i["id"] != sid]
             self._waiting -= 1
-            self._fill_table()
+            if decided is not None and decided["agent"] == self._agent:
+                self._of_agent -= 1
+            self._fill_table()  # one row goes (the reload after it adds the next one listed)
             if 0 <= row < table.rowCount():
                 table.setCurrentCell(row, 0)
             table.setFocus()  # the arrows and A, R, E go on from the next proposal

@@ -76,7 +76,14 @@
 <context>
     <name>MemoriesWindow</name>
     <message numerus="yes">
-        <source>%n result(s)</source>
+        <source>The best %n results; more may match: refine the search</source>
+        <translation>
+            <numerusform>The best result; more may match: refine the search</numerusform>
+            <numerusform>The best %n results; more may match: refine the search</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n results</source>
         <translation>
             <numerusform>%n result</numerusform>
             <numerusform>%n results</numerusform>

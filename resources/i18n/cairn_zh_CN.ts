@@ -1067,7 +1067,13 @@
         <translation>正在加载…</translation>
     </message>
     <message numerus="yes">
-        <source>%n result(s)</source>
+        <source>The best %n results; more may match: refine the search</source>
+        <translation>
+            <numerusform>最相关的 %n 条结果；可能还有更多匹配：请细化搜索</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n results</source>
         <translation>
             <numerusform>%n 条结果</numerusform>
         </translation>
@@ -1717,6 +1723,10 @@ The strictest rule that applies wins.</source>
     <message>
         <source>Adopting forgets the memory.</source>
         <translation>采纳后将遗忘这条记忆。</translation>
+    </message>
+    <message>
+        <source> (the {} most seen of this agent&apos;s {} are listed)</source>
+        <translation>（列出此智能体 {1} 条中出现次数最多的 {0} 条）</translation>
     </message>
     <message>
         <source> (the {} most seen are listed)</source>
