@@ -68,6 +68,7 @@ class Runtime:
         # Why it stopped on its own when its socket file or database went (else None): the tray
         # tells the person, who sees it vanish.
         self.lost: str | None = None
+        self._file_replaced = False  # its database was the file removed or replaced
         self.socket = socket_path(paths)  # refuses a path too long for a socket, up front
         self.cairn: Cairn | None = None
         self.server: Server | None = None
@@ -198,6 +199,7 @@ class Runtime:
             except OSError:
                 continue  # unreadable for a moment: not a reason to stop
             if now is None or now != self._own_files.get(path):
+                self._file_replaced = path == self.paths.database
                 consequence = (
                     "no client can reach this Cairn any more"
                     if path == self.socket
@@ -222,8 +224,11 @@ class Runtime:
             await self.server.close()
             self.server = None
         if self.cairn is not None:
-            self.cairn.close()
+            said = self.cairn.close(file_replaced=self._file_replaced).said()
             self.cairn = None
+            if said:
+                log.warning("%s", said[0].upper() + said[1:])
+                self.lost = f"{self.lost}; {said}"  # the tray shows it to the person
 
     async def _keep_house(self) -> None:
         assert self.cairn is not None

@@ -8,6 +8,7 @@ own connection with `query_only` on, so a read path that tried to write would fa
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sqlite3
 import sys
@@ -22,7 +23,10 @@ from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavaila
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
 from core.old_writes import repair_if_marked
 from core.paths import ensure_private_dir, free_space
+from core.replaced_store import aside_name, set_log_aside
 from core.settings import Settings
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -70,6 +74,8 @@ class WriteDatabase(peewee.SqliteDatabase):
             autoconnect=False,
             timeout=settings.integer("store.busy_timeout_ms") / 1000,
         )
+        # Where opening set aside a write-ahead log that was not the file's (else None).
+        self.log_set_aside: Path | None = None
 
     def conn(self) -> sqlite3.Connection:
         """The sqlite3 connection (peewee's `connection()` is untyped)."""
@@ -92,6 +98,9 @@ class ReadDatabase(peewee.SqliteDatabase):
         self._opened_lock = threading.Lock()
         self._closed = False
         self.refused_thread: int | None = None  # see Store.refuse_thread
+        # The file the store opened (device, inode; see Store.open): a connection is opened only
+        # while it is still the one at the path.
+        self.file_identity: tuple[int, int] | None = None
 
     def conn(self) -> sqlite3.Connection:
         """This thread's read-only sqlite3 connection, opened on first use."""
@@ -104,6 +113,17 @@ class ReadDatabase(peewee.SqliteDatabase):
     def _connect(self) -> Any:
         if self._closed:
             raise StoreUnavailable("the store is closed")
+        if self.file_identity is not None and file_identity(Path(self.database)) != (
+            self.file_identity
+        ):
+            # A connection opened on another file put at the path reads that file with this
+            # store's write-ahead log, and, closing, folds the log into it and removes it: the
+            # file put there and this store's last writes were both ruined (until 2026-12-01).
+            raise StoreUnavailable(
+                f"the memory database {self.database} was replaced or removed under this Cairn; "
+                "it stops",
+                data={"path": str(self.database)},
+            )
         conn = super()._connect()  # type: ignore[misc]  # peewee's connect hook, not in its stubs
         with self._opened_lock:
             stale = self._opened.get(threading.get_ident())
@@ -121,6 +141,15 @@ class ReadDatabase(peewee.SqliteDatabase):
         for conn in conns:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """The file SQLite opens at `path` (a link followed): its device and inode, or None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _conn(db: peewee.SqliteDatabase) -> sqlite3.Connection:
@@ -176,6 +205,17 @@ class StoreLock:
         self._file = handle
         return self
 
+    def held_at_path(self) -> bool:
+        """True while this lock is held and the lock file at its path is the one it holds (not
+        removed, nor replaced by another Cairn's)."""
+        if self._file is None:
+            return False
+        try:
+            held, there = os.fstat(self._file.fileno()), os.lstat(self.path)
+        except OSError:
+            return False
+        return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
+
     def release(self) -> None:
         if self._file is not None:
             with contextlib.suppress(OSError):
@@ -227,7 +267,7 @@ def _damaged_message(path: Path, detail: str) -> str:
     )
 
 
-def _check_before_opening(path: Path, settings: Settings) -> None:
+def _check_before_opening(path: Path, settings: Settings) -> Path | None:
     """Look at the database file read-only, before anything opens or creates it for writing:
     refuse a store whose contents were lost (`_refuse_lost_store`), another program's database
     (`migrations.foreign`), a store of a newer major version and, when
@@ -235,8 +275,13 @@ def _check_before_opening(path: Path, settings: Settings) -> None:
     write connection switches it to WAL journaling, which rewrites its header), so each
     refusal's "Cairn has not changed it" is true.
 
+    A damaged file that is sound without the write-ahead log beside it - another file's log, a
+    backup put in its place by hand - gets the log set aside (`_set_foreign_log_aside`) and is
+    opened without it. Returns where the log went, or None.
+
     Raises:
-        IntegrityFailure: the file is damaged.
+        IntegrityFailure: the file is damaged (with its log, and on its own).
+        IOFault: such a log could not be moved aside.
         SchemaTooNew: the file was written by a newer major version of Cairn.
         StoreUnavailable: the store's contents were lost, the path is a folder, or the file is
             another program's database.
@@ -267,7 +312,20 @@ def _check_before_opening(path: Path, settings: Settings) -> None:
             )
     if not path.exists() or path.stat().st_size == 0:
         _refuse_lost_store(path, missing=not path.exists(), unread=True)
-        return
+        return None
+    try:
+        _check_contents(path, settings)
+    except IntegrityFailure:
+        kept = _set_foreign_log_aside(path)
+        if kept is None:
+            raise
+        _check_contents(path, settings)
+        return kept
+    return None
+
+
+def _check_contents(path: Path, settings: Settings) -> None:
+    """The read-only checks of `_check_before_opening` on the file with its log."""
     try:
         conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
     except sqlite3.Error:
@@ -297,6 +355,50 @@ def _check_before_opening(path: Path, settings: Settings) -> None:
             quick_check(conn, path)
     finally:
         conn.close()
+
+
+def _set_foreign_log_aside(path: Path) -> Path | None:
+    """When the file at `path` is sound on its own (`PRAGMA quick_check` without its log), set
+    its write-ahead log and index aside (`replaced_store.set_log_aside`) and return the log's
+    new path; else None, and nothing moves.
+
+    SQLite cannot tell a log is another file's: it applies whatever lies at `<path>-wal`. A
+    file that reads as damaged with the log and sound without it is taken as one whose log is
+    not its own - a backup put over `cairn.db` beside a killed Cairn's log. (A log that is the
+    file's own and breaks it would be set aside the same way: it is kept, so nothing is lost.)
+    The store's lock is held: no one else has the files open."""
+    wal = Path(f"{path}-wal")
+    if not wal.is_file() or wal.stat().st_size == 0:
+        return None
+    try:
+        # immutable: the file alone, as it is on disk - no log is read, no lock taken
+        conn = sqlite3.connect(f"{path.as_uri()}?immutable=1", uri=True)
+        try:
+            if not conn.execute("PRAGMA user_version").fetchone()[0]:
+                return None
+            if [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()] != ["ok"]:
+                return None
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    aside = aside_name(path)
+    try:
+        kept = set_log_aside(path, aside)
+    except OSError as e:
+        raise IOFault(
+            f"the write-ahead log {wal} does not belong to the memory database {path} (applied, "
+            f"it breaks a file that is sound on its own), and it could not be moved aside: {e}",
+            data={"path": str(path)},
+        ) from e
+    log.warning(
+        "the write-ahead log beside %s was not its own (applied, it broke a file that is sound "
+        "on its own: was a backup put in its place?); it is kept as %s and the database opens "
+        "without it",
+        path,
+        kept,
+    )
+    return kept
 
 
 def _refuse_lost_store(path: Path, *, missing: bool, unread: bool) -> None:
@@ -368,7 +470,7 @@ def open_write_database(
         IOFault: a disk I/O error or a full disk (the message gives the free space).
     """
     ensure_private_dir(path.parent)
-    _check_before_opening(path, settings)
+    log_set_aside = _check_before_opening(path, settings)
     created = not path.exists()
     if created:
         # Create the file owner-only before SQLite opens it; the directory is 0700 already.
@@ -404,6 +506,7 @@ def open_write_database(
     except BaseException:
         db.close()
         raise
+    db.log_set_aside = log_set_aside
     return db
 
 

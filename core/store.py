@@ -15,9 +15,10 @@ from typing import Any
 from core import search_index
 from core.changes import ChangeBus
 from core.clock import Clock
-from core.database import ReadDatabase, StoreLock, open_write_database
+from core.database import ReadDatabase, StoreLock, file_identity, open_write_database
 from core.errors import StoreUnavailable
 from core.failures import BackgroundFailures
+from core.replaced_store import Kept, aside_name, keep_open_store, set_log_aside
 from core.schema import Tables, bind_tables
 from core.settings import Settings
 from core.writer import Writer, WriteTx
@@ -76,6 +77,10 @@ class Store:
         self.read_db = read_db
         self.read_tables = bind_tables(read_db)
         self._closed = False
+        # Where opening set aside a write-ahead log that was not the file's (else None).
+        self.log_set_aside: Path | None = None
+        # The log this store writes (device, inode), so a stop moves only its own.
+        self._log_identity: tuple[int, int] | None = None
 
     @classmethod
     def open(
@@ -104,6 +109,7 @@ class Store:
         write_tables = bind_tables(write_db)
         writer = Writer(write_db, write_tables, bus, failures=failures, clock=clock)
         read_db = ReadDatabase(path, settings)
+        read_db.file_identity = file_identity(path)  # the file just opened, the lock held
         store = cls(
             path=path,
             settings=settings,
@@ -114,9 +120,11 @@ class Store:
             write_tables=write_tables,
             read_db=read_db,
         )
+        store.log_set_aside = write_db.log_set_aside
         try:
             store.writer.committed_seq = store._max_audit_seq()
             store.writer.run(_rebuild_index_if_stale)
+            store._log_identity = file_identity(Path(f"{path}-wal"))
         except sqlite3.DatabaseError as e:
             store.close()
             raise StoreUnavailable(
@@ -176,10 +184,37 @@ class Store:
         self.read_db.refused_thread = thread_id
         self.writer.refused_thread = thread_id
 
-    def close(self) -> None:
+    def close(self, *, file_replaced: bool = False) -> Kept:
+        """Close the store. `file_replaced`: its file was replaced or removed under it (the
+        runtime saw another file, or none, at its path) - the store this connection still has
+        open is first kept whole as `cairn.db.replaced-<time>`, and when another file sits at
+        the path, this store's write-ahead log and index are set aside beside it, so they are
+        never applied to that file (`core/replaced_store.py`). Returns what was kept.
+
+        Done only while the store's lock file at its path is still the one this store holds
+        (a folder deleted and a new Cairn serving there: its files are left alone). A copy
+        that fails is logged; the log is set aside in any case."""
         if self._closed:
-            return
+            return Kept()
+        kept_store = kept_log = aside = None
+        if file_replaced and self._lock.held_at_path():
+            aside = aside_name(self.path)
+            try:
+                self.writer.run(lambda tx: keep_open_store(tx.conn, aside), transactional=False)
+                kept_store = aside
+            except (sqlite3.Error, OSError, StoreUnavailable) as e:
+                log.warning("could not keep the store %s had open as %s: %s", self.path, aside, e)
         self._closed = True
         self.writer.close()
         self.read_db.close_all()
+        # The store's own log, after its connections closed (SQLite folds no log into a file
+        # that moved, nor removes it) and before the lock goes (no Cairn opens in between).
+        # With no file at the path the log stays: the next start refuses that pair and says so.
+        wal = Path(f"{self.path}-wal")
+        if aside is not None and self.path.exists() and file_identity(wal) == self._log_identity:
+            try:
+                kept_log = set_log_aside(self.path, aside)
+            except OSError as e:
+                log.warning("could not set the write-ahead log %s aside: %s", wal, e)
         self._lock.release()
+        return Kept(kept_store, kept_log)

@@ -1,0 +1,95 @@
+"""What Cairn keeps when its database file is replaced by hand - the store it had open, and the
+write-ahead log that is no longer the file's - so the log is never applied to another file.
+
+SQLite's write-ahead log (`cairn.db-wal`) says nothing about which file it belongs to: opened
+beside another file under the same name, its pages are laid over that file's (a backup renamed
+or copied over `cairn.db` became "database disk image is malformed"). A set-aside log is named
+`cairn.db.replaced-<time>.wal` (and its index `.shm`), names SQLite never pairs with a file;
+the store Cairn had open, when kept, is `cairn.db.replaced-<time>`, as `cairn restore` names
+the database it replaces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from core.atomic_file import fsync_dir, fsync_file
+
+STAMP = "%Y%m%dT%H%M%SZ"  # as core/backup.py stamps `cairn.db.replaced-<time>`
+LOG_SUFFIXES = (".wal", ".shm")  # what a set-aside -wal and -shm are named after the stamp
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What a Cairn whose file was replaced kept when it stopped."""
+
+    store: Path | None = None  # the store it had open, whole on its own
+    log: Path | None = None  # its write-ahead log, away from the file now at the path
+
+    def said(self) -> str:
+        """As told after why Cairn stopped ("" when nothing was kept)."""
+        parts = []
+        if self.store is not None:
+            parts.append(f"the store it had open is kept as {self.store}")
+        if self.log is not None:
+            parts.append(
+                f"its write-ahead log is kept as {self.log}, so it is never applied to the file "
+                "at the path now"
+            )
+        return "; ".join(parts)
+
+
+def aside_name(database: Path) -> Path:
+    """`cairn.db.replaced-<now>` (`-2`, `-3`... when taken), free together with its sidecars."""
+    stamp = datetime.now(UTC).strftime(STAMP)
+    aside = database.with_name(f"{database.name}.replaced-{stamp}")
+    n = 1
+    while any(Path(f"{aside}{s}").exists() for s in ("", "-wal", "-shm", *LOG_SUFFIXES)):
+        n += 1
+        aside = database.with_name(f"{database.name}.replaced-{stamp}-{n}")
+    return aside
+
+
+def keep_open_store(conn: sqlite3.Connection, aside: Path) -> None:
+    """Copy the store `conn` has open - its file with its log, as the connection reads them -
+    to `aside`, a database that holds it whole on its own. Only reads through `conn`: nothing
+    is written to its file or its log (a checkpoint would write into the log's path, which may
+    be another store's by now).
+
+    Raises:
+        sqlite3.Error, OSError: it could not be copied (nothing is left at `aside`).
+    """
+    temp = aside.with_name(f".{aside.name}.tmp")
+    try:
+        fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.close(fd)
+        dest = sqlite3.connect(temp)
+        try:
+            conn.backup(dest)
+        finally:
+            dest.close()
+        fsync_file(temp)
+        os.replace(temp, aside)
+        fsync_dir(aside.parent)
+    finally:
+        for leftover in (temp, Path(f"{temp}-journal")):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+
+
+def set_log_aside(database: Path, aside: Path) -> Path | None:
+    """Rename `database`'s -wal and -shm to `aside` + `.wal` / `.shm`; returns the log's new
+    path, or None when there was no log."""
+    log = None
+    for suffix, new in zip(("-wal", "-shm"), LOG_SUFFIXES, strict=True):
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(f"{database}{suffix}", f"{aside}{new}")
+            if suffix == "-wal":
+                log = Path(f"{aside}{new}")
+    fsync_dir(database.parent)
+    return log
