@@ -31,7 +31,7 @@ from core.notes import NotesFolder
 from core.paths import Paths, ensure_private_dir
 from core.policy import POLICY_FILE
 from core.policy_file import PolicyService
-from core.replaced_store import Kept
+from core.replaced_store import FileGone, Kept
 from core.review import ReviewQueue, ReviewService
 from core.runtime import socket_path
 from core.search import SearchService
@@ -305,11 +305,11 @@ class Cairn:
             "warnings": counts["warnings"] if caller.is_human else {},
         }
 
-    def close(self, *, file_replaced: bool = False) -> Kept:
-        """Flush recall counts, stop the writer and release the store. `file_replaced`: its
-        file was replaced or removed under it - what `Store.close` then keeps is returned."""
+    def close(self, *, gone: FileGone | None = None) -> Kept:
+        """Flush recall counts, stop the writer and release the store. `gone`: its file went
+        from under it - what `Store.close` then keeps is returned."""
         self.activity.close()
         self.policy.close()
         self.notes.close()
         self.usage.close()
-        return self.store.close(file_replaced=file_replaced)
+        return self.store.close(gone=gone)

@@ -16,12 +16,37 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import Enum
 from pathlib import Path
 
 from core.atomic_file import fsync_dir, fsync_file
 
 STAMP = "%Y%m%dT%H%M%SZ"  # as core/backup.py stamps `cairn.db.replaced-<time>`
 LOG_SUFFIXES = (".wal", ".shm")  # what a set-aside -wal and -shm are named after the stamp
+
+
+class FileGone(Enum):
+    """How the file a store had open went from under it."""
+
+    REPLACED = "replaced"  # another file, or none, at its path (moved over it, removed)
+    OVERWRITTEN = "overwritten"  # the same file, its contents another file's (copied over it)
+
+
+def overwritten(database: Path) -> bool:
+    """True when the file at `database`, which a serving Cairn holds as a write-ahead-logged
+    SQLite store, now holds what such a store never writes there: another header, or a file
+    without the WAL flag (bytes 18 and 19 of the header are 2 from the moment Cairn opens a
+    store, and every page 1 it writes carries them) - a Cairn backup copied over it, for one.
+    A file shorter than a header says nothing (a young store's file stays empty until its first
+    checkpoint; a copy under way is looked at again)."""
+    try:
+        with open(database, "rb") as f:
+            head = f.read(100)
+    except OSError:
+        return False
+    if len(head) < 100:
+        return False
+    return head[:16] != b"SQLite format 3\x00" or head[18:20] != b"\x02\x02"
 
 
 @dataclass(frozen=True)
@@ -34,6 +59,8 @@ class Kept:
     def said(self) -> str:
         """As told after why Cairn stopped ("" when nothing was kept)."""
         parts = []
+        if self.store is None and self.log is not None:
+            parts.append("the store it had open could not be kept whole")
         if self.store is not None:
             parts.append(f"the store it had open is kept as {self.store}")
         if self.log is not None:
@@ -71,6 +98,8 @@ def keep_open_store(conn: sqlite3.Connection, aside: Path) -> None:
         dest = sqlite3.connect(temp)
         try:
             conn.backup(dest)
+            # One self-contained file, as a backup is (and one `overwritten` tells from a store).
+            dest.execute("PRAGMA journal_mode=DELETE").fetchone()
         finally:
             dest.close()
         fsync_file(temp)

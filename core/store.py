@@ -18,7 +18,7 @@ from core.clock import Clock
 from core.database import ReadDatabase, StoreLock, file_identity, open_write_database
 from core.errors import StoreUnavailable
 from core.failures import BackgroundFailures
-from core.replaced_store import Kept, aside_name, keep_open_store, set_log_aside
+from core.replaced_store import FileGone, Kept, aside_name, keep_open_store, set_log_aside
 from core.schema import Tables, bind_tables
 from core.settings import Settings
 from core.writer import Writer, WriteTx
@@ -46,6 +46,31 @@ def _malloc_trim() -> Any:
     """libc's `malloc_trim`, looked up once (`find_library` runs `ldconfig` in a subprocess)."""
     name = ctypes.util.find_library("c")
     return None if name is None else getattr(ctypes.CDLL(name), "malloc_trim", None)
+
+
+@contextlib.contextmanager
+def _held_read_only(path: Path) -> Iterator[None]:
+    """A read transaction on `path`, read-only, for the duration: it holds a shared lock on the
+    file (whatever journal mode the header of a file copied over the store says), so a
+    connection closing meanwhile cannot fold the log into it (`Store.close`), and this one,
+    read-only, never does."""
+    try:
+        conn = sqlite3.connect(
+            f"{path.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None
+        )
+    except sqlite3.Error as e:
+        log.warning("could not hold %s while closing: %s", path, e)
+        yield
+        return
+    try:
+        conn.execute("BEGIN")
+        conn.execute("PRAGMA user_version").fetchone()
+    except sqlite3.Error as e:
+        log.warning("could not hold %s while closing: %s", path, e)
+    try:
+        yield
+    finally:
+        conn.close()
 
 
 class Store:
@@ -184,32 +209,42 @@ class Store:
         self.read_db.refused_thread = thread_id
         self.writer.refused_thread = thread_id
 
-    def close(self, *, file_replaced: bool = False) -> Kept:
-        """Close the store. `file_replaced`: its file was replaced or removed under it (the
-        runtime saw another file, or none, at its path) - the store this connection still has
-        open is first kept whole as `cairn.db.replaced-<time>`, and when another file sits at
-        the path, this store's write-ahead log and index are set aside beside it, so they are
-        never applied to that file (`core/replaced_store.py`). Returns what was kept.
+    def close(self, *, gone: FileGone | None = None) -> Kept:
+        """Close the store. `gone`: its file went from under it (`core/replaced_store.py`); its
+        write-ahead log and index are then set aside as `cairn.db.replaced-<time>.wal` and
+        `.shm` when a file sits at the path, so they are never applied to that file, and
+        neither is anything written into it:
+
+        - REPLACED (another file, or none, at the path): the store this connection still has
+          open is first kept whole as `cairn.db.replaced-<time>` (a failed copy is logged).
+          SQLite folds no log into a file that moved, nor removes it.
+        - OVERWRITTEN (the same file, another's contents): nothing can be kept whole. A
+          read-only connection holds the file while the others close, so none folds the log
+          into it (the last connection to close does; a read-only one cannot).
 
         Done only while the store's lock file at its path is still the one this store holds
-        (a folder deleted and a new Cairn serving there: its files are left alone). A copy
-        that fails is logged; the log is set aside in any case."""
+        (a folder deleted and a new Cairn serving there: its files are left alone). Returns
+        what was kept."""
         if self._closed:
             return Kept()
         kept_store = kept_log = aside = None
-        if file_replaced and self._lock.held_at_path():
+        if gone is not None and self._lock.held_at_path():
             aside = aside_name(self.path)
+        if aside is not None and gone is FileGone.REPLACED:
             try:
                 self.writer.run(lambda tx: keep_open_store(tx.conn, aside), transactional=False)
                 kept_store = aside
             except (sqlite3.Error, OSError, StoreUnavailable) as e:
                 log.warning("could not keep the store %s had open as %s: %s", self.path, aside, e)
-        self._closed = True
-        self.writer.close()
-        self.read_db.close_all()
-        # The store's own log, after its connections closed (SQLite folds no log into a file
-        # that moved, nor removes it) and before the lock goes (no Cairn opens in between).
-        # With no file at the path the log stays: the next start refuses that pair and says so.
+        with contextlib.ExitStack() as holding:
+            if aside is not None and gone is FileGone.OVERWRITTEN:
+                holding.enter_context(_held_read_only(self.path))
+            self._closed = True
+            self.writer.close()
+            self.read_db.close_all()
+        # The store's own log, after its connections closed and before the lock goes (no Cairn
+        # opens in between). With no file at the path the log stays: the next start refuses
+        # that pair and says so.
         wal = Path(f"{self.path}-wal")
         if aside is not None and self.path.exists() and file_identity(wal) == self._log_identity:
             try:

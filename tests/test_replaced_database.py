@@ -18,6 +18,7 @@ from core.app import Cairn
 from core.errors import IntegrityFailure, StoreUnavailable
 from core.model import Caller, Scope
 from core.paths import Paths
+from core.replaced_store import FileGone
 from core.requests import WriteRequest
 from core.settings import Settings
 from tests.conftest import FakeClock, open_policy
@@ -160,6 +161,35 @@ def test_a_backup_renamed_over_the_running_store_opens_next_time_and_the_old_sto
     _serves_the_backup(home, backup_ids, gone=min(written))
 
 
+def test_a_backup_copied_over_the_running_store_is_left_as_copied_and_opens_next_time(
+    short_tmp: Path,
+) -> None:
+    """A person copied a backup over the live cairn.db (`cp`: the same file, its contents
+    rewritten) while Cairn ran. Cairn did not notice: it acknowledged writes into its old log,
+    and at its stop folded that log into the copied file, which then could not be opened
+    ("malformed"). It notices within seconds now - the file is no longer a write-ahead-logged
+    SQLite file, as Cairn's backups are not - and stops without touching the file: the copy is
+    left byte for byte, the old log is kept aside, and the next start serves the backup."""
+    home = short_tmp / "cprun"
+    backup, backup_ids = _seed_with_backup(home)
+    database = paths_for(home).database
+    daemon = start_daemon(home)
+    try:
+        written = _write_through(daemon, WRITES)
+        inode = database.stat().st_ino
+        shutil.copyfile(backup, database)
+        assert database.stat().st_ino == inode
+        status, log = _ended(daemon, timeout=15)
+    finally:
+        daemon.stop()
+    assert status == 0, "Cairn did not notice its database was overwritten"
+    assert f"stopping: its database {database} was overwritten" in log, log
+    assert database.read_bytes() == backup.read_bytes(), "the copied file was written to"
+    (kept,) = database.parent.glob("cairn.db.replaced-*.wal")
+    assert f"its write-ahead log is kept as {kept}" in log, log
+    _serves_the_backup(home, backup_ids, gone=min(written))
+
+
 def test_a_backup_copied_over_a_killed_cairns_store_opens_and_the_stray_log_is_kept(
     short_tmp: Path,
 ) -> None:
@@ -246,7 +276,7 @@ def test_a_read_after_the_file_was_replaced_leaves_the_new_file_as_it_was(short_
     reader = threading.Thread(target=read)
     reader.start()
     reader.join(30)
-    kept = app.close(file_replaced=True)
+    kept = app.close(gone=FileGone.REPLACED)
     assert paths.database.read_bytes() == backup.read_bytes()
     assert [type(e) for e in failure] == [StoreUnavailable], failure
     assert kept.store is not None and _ids(kept.store) == written
