@@ -8,7 +8,6 @@ own connection with `query_only` on, so a read path that tried to write would fa
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sqlite3
 import sys
@@ -23,10 +22,8 @@ from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavaila
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
 from core.old_writes import repair_if_marked
 from core.paths import ensure_private_dir, free_space
-from core.replaced_store import aside_name, set_log_aside
+from core.replaced_store import set_foreign_log_aside
 from core.settings import Settings
-
-log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -276,8 +273,9 @@ def _check_before_opening(path: Path, settings: Settings) -> Path | None:
     refusal's "Cairn has not changed it" is true.
 
     A damaged file that is sound without the write-ahead log beside it - another file's log, a
-    backup put in its place by hand - gets the log set aside (`_set_foreign_log_aside`) and is
-    opened without it. Returns where the log went, or None.
+    backup put in its place by hand - gets the log set aside
+    (`replaced_store.set_foreign_log_aside`) and is opened without it. Returns where the log
+    went, or None.
 
     Raises:
         IntegrityFailure: the file is damaged (with its log, and on its own).
@@ -316,7 +314,7 @@ def _check_before_opening(path: Path, settings: Settings) -> Path | None:
     try:
         _check_contents(path, settings)
     except IntegrityFailure:
-        kept = _set_foreign_log_aside(path)
+        kept = set_foreign_log_aside(path)
         if kept is None:
             raise
         _check_contents(path, settings)
@@ -355,50 +353,6 @@ def _check_contents(path: Path, settings: Settings) -> None:
             quick_check(conn, path)
     finally:
         conn.close()
-
-
-def _set_foreign_log_aside(path: Path) -> Path | None:
-    """When the file at `path` is sound on its own (`PRAGMA quick_check` without its log), set
-    its write-ahead log and index aside (`replaced_store.set_log_aside`) and return the log's
-    new path; else None, and nothing moves.
-
-    SQLite cannot tell a log is another file's: it applies whatever lies at `<path>-wal`. A
-    file that reads as damaged with the log and sound without it is taken as one whose log is
-    not its own - a backup put over `cairn.db` beside a killed Cairn's log. (A log that is the
-    file's own and breaks it would be set aside the same way: it is kept, so nothing is lost.)
-    The store's lock is held: no one else has the files open."""
-    wal = Path(f"{path}-wal")
-    if not wal.is_file() or wal.stat().st_size == 0:
-        return None
-    try:
-        # immutable: the file alone, as it is on disk - no log is read, no lock taken
-        conn = sqlite3.connect(f"{path.as_uri()}?immutable=1", uri=True)
-        try:
-            if not conn.execute("PRAGMA user_version").fetchone()[0]:
-                return None
-            if [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()] != ["ok"]:
-                return None
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return None
-    aside = aside_name(path)
-    try:
-        kept = set_log_aside(path, aside)
-    except OSError as e:
-        raise IOFault(
-            f"the write-ahead log {wal} does not belong to the memory database {path} (applied, "
-            f"it breaks a file that is sound on its own), and it could not be moved aside: {e}",
-            data={"path": str(path)},
-        ) from e
-    log.warning(
-        "the write-ahead log beside %s was not its own (applied, it broke a file that is sound "
-        "on its own: was a backup put in its place?); it is kept as %s and the database opens "
-        "without it",
-        path,
-        kept,
-    )
-    return kept
 
 
 def _refuse_lost_store(path: Path, *, missing: bool, unread: bool) -> None:

@@ -6,12 +6,15 @@ beside another file under the same name, its pages are laid over that file's (a 
 or copied over `cairn.db` became "database disk image is malformed"). A set-aside log is named
 `cairn.db.replaced-<time>.wal` (and its index `.shm`), names SQLite never pairs with a file;
 the store Cairn had open, when kept, is `cairn.db.replaced-<time>`, as `cairn restore` names
-the database it replaces.
+the database it replaces. A serving Cairn sets its own log aside when its file is replaced or
+overwritten (`core/store.py`, `Store.close`); opening sets aside a log that breaks a file sound
+on its own (`set_foreign_log_aside`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -20,6 +23,9 @@ from enum import Enum
 from pathlib import Path
 
 from core.atomic_file import fsync_dir, fsync_file
+from core.errors import IOFault
+
+log = logging.getLogger(__name__)
 
 STAMP = "%Y%m%dT%H%M%SZ"  # as core/backup.py stamps `cairn.db.replaced-<time>`
 LOG_SUFFIXES = (".wal", ".shm")  # what a set-aside -wal and -shm are named after the stamp
@@ -114,11 +120,55 @@ def keep_open_store(conn: sqlite3.Connection, aside: Path) -> None:
 def set_log_aside(database: Path, aside: Path) -> Path | None:
     """Rename `database`'s -wal and -shm to `aside` + `.wal` / `.shm`; returns the log's new
     path, or None when there was no log."""
-    log = None
+    moved = None
     for suffix, new in zip(("-wal", "-shm"), LOG_SUFFIXES, strict=True):
         with contextlib.suppress(FileNotFoundError):
             os.rename(f"{database}{suffix}", f"{aside}{new}")
             if suffix == "-wal":
-                log = Path(f"{aside}{new}")
+                moved = Path(f"{aside}{new}")
     fsync_dir(database.parent)
-    return log
+    return moved
+
+
+def set_foreign_log_aside(path: Path) -> Path | None:
+    """When the file at `path` is sound on its own (`PRAGMA quick_check` without its log), set
+    its write-ahead log and index aside (`set_log_aside`) and return the log's new path; else
+    None, and nothing moves. Called when the file with its log failed the checks on opening.
+
+    SQLite cannot tell a log is another file's: it applies whatever lies at `<path>-wal`. A
+    file that reads as damaged with the log and sound without it is taken as one whose log is
+    not its own - a backup put over `cairn.db` beside a killed Cairn's log. (A log that is the
+    file's own and breaks it would be set aside the same way: it is kept, so nothing is lost.)
+    The store's lock is held: no one else has the files open."""
+    wal = Path(f"{path}-wal")
+    if not wal.is_file() or wal.stat().st_size == 0:
+        return None
+    try:
+        # immutable: the file alone, as it is on disk - no log is read, no lock taken
+        conn = sqlite3.connect(f"{path.as_uri()}?immutable=1", uri=True)
+        try:
+            if not conn.execute("PRAGMA user_version").fetchone()[0]:
+                return None
+            if [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()] != ["ok"]:
+                return None
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    aside = aside_name(path)
+    try:
+        kept = set_log_aside(path, aside)
+    except OSError as e:
+        raise IOFault(
+            f"the write-ahead log {wal} does not belong to the memory database {path} (applied, "
+            f"it breaks a file that is sound on its own), and it could not be moved aside: {e}",
+            data={"path": str(path)},
+        ) from e
+    log.warning(
+        "the write-ahead log beside %s was not its own (applied, it broke a file that is sound "
+        "on its own: was a backup put in its place?); it is kept as %s and the database opens "
+        "without it",
+        path,
+        kept,
+    )
+    return kept
