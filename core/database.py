@@ -22,7 +22,7 @@ from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavaila
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
 from core.old_writes import repair_if_marked
 from core.paths import ensure_private_dir, free_space
-from core.replaced_store import set_foreign_log_aside
+from core.replaced_store import kept_stores, set_foreign_log_aside
 from core.settings import Settings
 
 T = TypeVar("T")
@@ -364,11 +364,25 @@ def _refuse_lost_store(path: Path, *, missing: bool, unread: bool) -> None:
 
     A missing or empty file beside a write-ahead log that holds data is refused in any case,
     before SQLite sees it (`unread`): opening the pair deletes the log, and the writes in it
-    with it."""
+    with it.
+
+    A store a serving Cairn kept when its file was replaced or removed under it
+    (`cairn.db.replaced-<time>`, `core/replaced_store.py`) counts as a backup, and is named
+    first: a young store keeps everything in its log, so its file, copied over it, holds
+    nothing, and the kept store everything."""
     wal = Path(f"{path}-wal")
     wal_bytes = wal.stat().st_size if wal.exists() else 0
     backups = sorted((path.parent / "backups").glob("cairn-*.db"))
     folder = path.parent / "backups"
+    kept = kept_stores(path)
+    bring = "bring back the newest backup with `cairn restore --latest`"
+    if kept:
+        bring = (
+            "bring back the store Cairn kept when its file was replaced, `cairn restore "
+            f"{kept[-1]}`"
+        )
+        if backups:
+            bring += ", or the newest backup with `cairn restore --latest`"
     if wal_bytes and unread:
         also = f", and the folder {folder}," if backups else ""
         files = "the log" if missing else "both"
@@ -377,13 +391,18 @@ def _refuse_lost_store(path: Path, *, missing: bool, unread: bool) -> None:
             f"write-ahead log {wal.name} holds {wal_bytes} bytes of writes, which cannot be read "
             "without it (opening the pair would delete the log). Cairn has not changed "
             f"{'the log, nor made a new database' if missing else 'either file'}. Keep a copy of "
-            f"{files}; then bring back the newest backup with `cairn restore --latest`, or move "
-            f"{files}{also} away to start a new store",
+            f"{files}; then {bring}, or move {files}{also} away to start a new store",
             data={"path": str(path), "wal_bytes": wal_bytes},
         )
-    if not backups:
+    if not backups and not kept:
         return
-    held = "backup of a store lies" if len(backups) == 1 else "backups of a store lie"
+    if backups:
+        held = "backup of a store lies" if len(backups) == 1 else "backups of a store lie"
+        where = f"{len(backups)} {held} in {folder}"
+        away = f"the folder {folder}" + (" and the kept stores" if kept else "")
+    else:
+        where = f"the store Cairn kept when its file was replaced lies beside it, {kept[-1].name}"
+        away = f"{path.name}.replaced-* (the kept stores)"
     if missing:
         state = "is missing,"
         lost = "Was it deleted or moved? Cairn has not made a new one in its place"
@@ -394,10 +413,9 @@ def _refuse_lost_store(path: Path, *, missing: bool, unread: bool) -> None:
             "Cairn has not changed it"
         )
     raise StoreUnavailable(
-        f"the memory database {path} {state} but {len(backups)} {held} in {folder}. {lost}. "
-        "Bring back the newest backup with `cairn restore --latest`, or, to start a new store, "
-        f"move the folder {folder} away",
-        data={"path": str(path), "backups": len(backups)},
+        f"the memory database {path} {state} but {where}. {lost}. {bring[0].upper()}{bring[1:]}, "
+        f"or, to start a new store, move {away} away",
+        data={"path": str(path), "backups": len(backups), "kept": [str(k) for k in kept]},
     )
 
 

@@ -14,6 +14,7 @@ on its own (`set_foreign_log_aside`).
 from __future__ import annotations
 
 import contextlib
+import glob
 import logging
 import os
 import sqlite3
@@ -86,6 +87,13 @@ def aside_name(database: Path) -> Path:
         n += 1
         aside = database.with_name(f"{database.name}.replaced-{stamp}-{n}")
     return aside
+
+
+def kept_stores(database: Path) -> list[Path]:
+    """The whole stores kept beside `database` (`cairn.db.replaced-<time>`, by a serving Cairn
+    whose file was replaced, or by `cairn restore`), oldest first - not their logs."""
+    names = database.parent.glob(f"{glob.escape(database.name)}.replaced-*")
+    return sorted(p for p in names if not p.name.endswith(("-wal", "-shm", *LOG_SUFFIXES)))
 
 
 def keep_open_store(conn: sqlite3.Connection, aside: Path) -> None:

@@ -280,3 +280,34 @@ def test_a_read_after_the_file_was_replaced_leaves_the_new_file_as_it_was(short_
     assert paths.database.read_bytes() == backup.read_bytes()
     assert [type(e) for e in failure] == [StoreUnavailable], failure
     assert kept.store is not None and _ids(kept.store) == written
+
+
+def test_a_young_stores_file_moved_over_it_is_refused_naming_the_kept_store(
+    short_tmp: Path,
+) -> None:
+    """A young store keeps everything in its write-ahead log: its file holds nothing yet. A copy
+    of that file moved over it made Cairn stop and set the log aside, and the next start
+    refused the empty file pointing only at `cairn restore --latest` - a backup older than the
+    store Cairn had just kept whole. The refusal names the kept store first now."""
+    home = short_tmp / "young"
+    database = paths_for(home).database
+    daemon = start_daemon(home)
+    try:
+        written = _write_through(daemon, 3)
+        shutil.copyfile(database, short_tmp / "copy.db")
+        os.replace(short_tmp / "copy.db", database)
+        status, log = _ended(daemon)
+    finally:
+        daemon.stop()
+    assert status == 0, log
+    replaced = database.parent.glob("cairn.db.replaced-*")
+    (kept,) = (p for p in replaced if not p.name.endswith((".wal", ".shm")))
+    assert written <= _ids(kept)
+    again = start_daemon(home, wait=False)
+    try:
+        status, said = _ended(again)
+    finally:
+        again.stop()
+    assert status != 0, "a new, empty store was opened in its place"
+    named = f"the store Cairn kept when its file was replaced, `cairn restore {kept}`"
+    assert named in said, said
