@@ -31,6 +31,7 @@ from core.notes import NotesFolder
 from core.paths import Paths, ensure_private_dir
 from core.policy import POLICY_FILE
 from core.policy_file import PolicyService
+from core.replaced_store import FileGone, Kept
 from core.review import ReviewQueue, ReviewService
 from core.runtime import socket_path
 from core.search import SearchService
@@ -145,6 +146,13 @@ class Cairn:
             )
             undo.callback(usage.close)
             warnings = Warnings()
+            if store.log_set_aside is not None:
+                warnings.set(
+                    "log_set_aside",
+                    f"the write-ahead log beside {paths.database} was not its own (applied, it "
+                    "broke a file that is sound on its own: was a backup put in its place?); it "
+                    f"is kept as {store.log_set_aside} and the database opened without it",
+                )
             tokens, no_keychain = open_token_store(paths)
             _carry_renames(store, paths, tokens, warnings)
             allowlist = Allowlist(store, clock)
@@ -297,10 +305,11 @@ class Cairn:
             "warnings": counts["warnings"] if caller.is_human else {},
         }
 
-    def close(self) -> None:
-        """Flush recall counts, stop the writer and release the store."""
+    def close(self, *, gone: FileGone | None = None) -> Kept:
+        """Flush recall counts, stop the writer and release the store. `gone`: its file went
+        from under it - what `Store.close` then keeps is returned."""
         self.activity.close()
         self.policy.close()
         self.notes.close()
         self.usage.close()
-        self.store.close()
+        return self.store.close(gone=gone)

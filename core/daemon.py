@@ -23,6 +23,7 @@ from core.atomic_file import write_atomically
 from core.errors import AlreadyRunning, ConfigInvalid, IOFault
 from core.janitor import Janitor
 from core.paths import Paths
+from core.replaced_store import FileGone, overwritten
 from core.runtime import (
     claim_socket_path,
     prepare_runtime_dir,
@@ -68,6 +69,7 @@ class Runtime:
         # Why it stopped on its own when its socket file or database went (else None): the tray
         # tells the person, who sees it vanish.
         self.lost: str | None = None
+        self._gone: FileGone | None = None  # how its database went, when that stopped it
         self.socket = socket_path(paths)  # refuses a path too long for a socket, up front
         self.cairn: Cairn | None = None
         self.server: Server | None = None
@@ -194,7 +196,8 @@ class Runtime:
 
     def _files_gone(self) -> str | None:
         """Why this Cairn cannot go on serving - its socket file or its database was removed
-        or replaced (its folder deleted, say) - or None."""
+        or replaced (its folder deleted, say), or another file copied over its database
+        (`replaced_store.overwritten`) - or None."""
         for path, what in ((self.socket, "socket file"), (self.paths.database, "database")):
             try:
                 now = _identity(path)
@@ -208,7 +211,17 @@ class Runtime:
                     if path == self.socket
                     else "what it would store could not be found again"
                 )
+                if path == self.paths.database:
+                    self._gone = FileGone.REPLACED
                 return f"its {what} {path} was removed or replaced; {consequence}"
+            if path == self.paths.database and overwritten(path):
+                # The same file, another's contents (`cp backup.db cairn.db`): not seen until
+                # 2026-12-01, and the stop folded this store's log into the copy.
+                self._gone = FileGone.OVERWRITTEN
+                return (
+                    f"its database {path} was overwritten (another file was copied over it); "
+                    "what it would store could not be found again"
+                )
         return None
 
     async def _watch_files(self) -> None:
@@ -227,8 +240,11 @@ class Runtime:
             await self.server.close()
             self.server = None
         if self.cairn is not None:
-            self.cairn.close()
+            said = self.cairn.close(gone=self._gone).said()
             self.cairn = None
+            if said:
+                log.warning("%s", said[0].upper() + said[1:])
+                self.lost = f"{self.lost}; {said}"  # the tray shows it to the person
 
     async def _keep_house(self) -> None:
         assert self.cairn is not None

@@ -22,6 +22,7 @@ from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavaila
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
 from core.old_writes import repair_if_marked
 from core.paths import ensure_private_dir, free_space
+from core.replaced_store import kept_stores, set_foreign_log_aside
 from core.settings import Settings
 
 T = TypeVar("T")
@@ -70,6 +71,8 @@ class WriteDatabase(peewee.SqliteDatabase):
             autoconnect=False,
             timeout=settings.integer("store.busy_timeout_ms") / 1000,
         )
+        # Where opening set aside a write-ahead log that was not the file's (else None).
+        self.log_set_aside: Path | None = None
 
     def conn(self) -> sqlite3.Connection:
         """The sqlite3 connection (peewee's `connection()` is untyped)."""
@@ -92,6 +95,9 @@ class ReadDatabase(peewee.SqliteDatabase):
         self._opened_lock = threading.Lock()
         self._closed = False
         self.refused_thread: int | None = None  # see Store.refuse_thread
+        # The file the store opened (device, inode; see Store.open): a connection is opened only
+        # while it is still the one at the path.
+        self.file_identity: tuple[int, int] | None = None
 
     def conn(self) -> sqlite3.Connection:
         """This thread's read-only sqlite3 connection, opened on first use."""
@@ -104,6 +110,17 @@ class ReadDatabase(peewee.SqliteDatabase):
     def _connect(self) -> Any:
         if self._closed:
             raise StoreUnavailable("the store is closed")
+        if self.file_identity is not None and file_identity(Path(self.database)) != (
+            self.file_identity
+        ):
+            # A connection opened on another file put at the path reads that file with this
+            # store's write-ahead log, and, closing, folds the log into it and removes it: the
+            # file put there and this store's last writes were both ruined (until 2026-12-01).
+            raise StoreUnavailable(
+                f"the memory database {self.database} was replaced or removed under this Cairn; "
+                "it stops",
+                data={"path": str(self.database)},
+            )
         conn = super()._connect()  # type: ignore[misc]  # peewee's connect hook, not in its stubs
         with self._opened_lock:
             stale = self._opened.get(threading.get_ident())
@@ -121,6 +138,15 @@ class ReadDatabase(peewee.SqliteDatabase):
         for conn in conns:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """The file SQLite opens at `path` (a link followed): its device and inode, or None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _conn(db: peewee.SqliteDatabase) -> sqlite3.Connection:
@@ -176,6 +202,17 @@ class StoreLock:
         self._file = handle
         return self
 
+    def held_at_path(self) -> bool:
+        """True while this lock is held and the lock file at its path is the one it holds (not
+        removed, nor replaced by another Cairn's)."""
+        if self._file is None:
+            return False
+        try:
+            held, there = os.fstat(self._file.fileno()), os.lstat(self.path)
+        except OSError:
+            return False
+        return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
+
     def release(self) -> None:
         if self._file is not None:
             with contextlib.suppress(OSError):
@@ -227,7 +264,7 @@ def _damaged_message(path: Path, detail: str) -> str:
     )
 
 
-def _check_before_opening(path: Path, settings: Settings) -> None:
+def _check_before_opening(path: Path, settings: Settings) -> Path | None:
     """Look at the database file read-only, before anything opens or creates it for writing:
     refuse a store whose contents were lost (`_refuse_lost_store`), another program's database
     (`migrations.foreign`), a store of a newer major version and, when
@@ -235,8 +272,14 @@ def _check_before_opening(path: Path, settings: Settings) -> None:
     write connection switches it to WAL journaling, which rewrites its header), so each
     refusal's "Cairn has not changed it" is true.
 
+    A damaged file that is sound without the write-ahead log beside it - another file's log, a
+    backup put in its place by hand - gets the log set aside
+    (`replaced_store.set_foreign_log_aside`) and is opened without it. Returns where the log
+    went, or None.
+
     Raises:
-        IntegrityFailure: the file is damaged.
+        IntegrityFailure: the file is damaged (with its log, and on its own).
+        IOFault: such a log could not be moved aside.
         SchemaTooNew: the file was written by a newer major version of Cairn.
         StoreUnavailable: the store's contents were lost, the path is a folder, or the file is
             another program's database.
@@ -267,7 +310,20 @@ def _check_before_opening(path: Path, settings: Settings) -> None:
             )
     if not path.exists() or path.stat().st_size == 0:
         _refuse_lost_store(path, missing=not path.exists(), unread=True)
-        return
+        return None
+    try:
+        _check_contents(path, settings)
+    except IntegrityFailure:
+        kept = set_foreign_log_aside(path)
+        if kept is None:
+            raise
+        _check_contents(path, settings)
+        return kept
+    return None
+
+
+def _check_contents(path: Path, settings: Settings) -> None:
+    """The read-only checks of `_check_before_opening` on the file with its log."""
     try:
         conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
     except sqlite3.Error:
@@ -308,11 +364,25 @@ def _refuse_lost_store(path: Path, *, missing: bool, unread: bool) -> None:
 
     A missing or empty file beside a write-ahead log that holds data is refused in any case,
     before SQLite sees it (`unread`): opening the pair deletes the log, and the writes in it
-    with it."""
+    with it.
+
+    A store a serving Cairn kept when its file was replaced or removed under it
+    (`cairn.db.replaced-<time>`, `core/replaced_store.py`) counts as a backup, and is named
+    first: a young store keeps everything in its log, so its file, copied over it, holds
+    nothing, and the kept store everything."""
     wal = Path(f"{path}-wal")
     wal_bytes = wal.stat().st_size if wal.exists() else 0
     backups = sorted((path.parent / "backups").glob("cairn-*.db"))
     folder = path.parent / "backups"
+    kept = kept_stores(path)
+    bring = "bring back the newest backup with `cairn restore --latest`"
+    if kept:
+        bring = (
+            "bring back the store Cairn kept when its file was replaced, `cairn restore "
+            f"{kept[-1]}`"
+        )
+        if backups:
+            bring += ", or the newest backup with `cairn restore --latest`"
     if wal_bytes and unread:
         also = f", and the folder {folder}," if backups else ""
         files = "the log" if missing else "both"
@@ -321,13 +391,18 @@ def _refuse_lost_store(path: Path, *, missing: bool, unread: bool) -> None:
             f"write-ahead log {wal.name} holds {wal_bytes} bytes of writes, which cannot be read "
             "without it (opening the pair would delete the log). Cairn has not changed "
             f"{'the log, nor made a new database' if missing else 'either file'}. Keep a copy of "
-            f"{files}; then bring back the newest backup with `cairn restore --latest`, or move "
-            f"{files}{also} away to start a new store",
+            f"{files}; then {bring}, or move {files}{also} away to start a new store",
             data={"path": str(path), "wal_bytes": wal_bytes},
         )
-    if not backups:
+    if not backups and not kept:
         return
-    held = "backup of a store lies" if len(backups) == 1 else "backups of a store lie"
+    if backups:
+        held = "backup of a store lies" if len(backups) == 1 else "backups of a store lie"
+        where = f"{len(backups)} {held} in {folder}"
+        away = f"the folder {folder}" + (" and the kept stores" if kept else "")
+    else:
+        where = f"the store Cairn kept when its file was replaced lies beside it, {kept[-1].name}"
+        away = f"{path.name}.replaced-* (the kept stores)"
     if missing:
         state = "is missing,"
         lost = "Was it deleted or moved? Cairn has not made a new one in its place"
@@ -338,10 +413,9 @@ def _refuse_lost_store(path: Path, *, missing: bool, unread: bool) -> None:
             "Cairn has not changed it"
         )
     raise StoreUnavailable(
-        f"the memory database {path} {state} but {len(backups)} {held} in {folder}. {lost}. "
-        "Bring back the newest backup with `cairn restore --latest`, or, to start a new store, "
-        f"move the folder {folder} away",
-        data={"path": str(path), "backups": len(backups)},
+        f"the memory database {path} {state} but {where}. {lost}. {bring[0].upper()}{bring[1:]}, "
+        f"or, to start a new store, move {away} away",
+        data={"path": str(path), "backups": len(backups), "kept": [str(k) for k in kept]},
     )
 
 
@@ -368,7 +442,7 @@ def open_write_database(
         IOFault: a disk I/O error or a full disk (the message gives the free space).
     """
     ensure_private_dir(path.parent)
-    _check_before_opening(path, settings)
+    log_set_aside = _check_before_opening(path, settings)
     created = not path.exists()
     if created:
         # Create the file owner-only before SQLite opens it; the directory is 0700 already.
@@ -404,6 +478,7 @@ def open_write_database(
     except BaseException:
         db.close()
         raise
+    db.log_set_aside = log_set_aside
     return db
 
 

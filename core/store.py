@@ -15,9 +15,10 @@ from typing import Any
 from core import search_index
 from core.changes import ChangeBus
 from core.clock import Clock
-from core.database import ReadDatabase, StoreLock, open_write_database
+from core.database import ReadDatabase, StoreLock, file_identity, open_write_database
 from core.errors import StoreUnavailable
 from core.failures import BackgroundFailures
+from core.replaced_store import FileGone, Kept, aside_name, keep_open_store, set_log_aside
 from core.schema import Tables, bind_tables
 from core.settings import Settings
 from core.writer import Writer, WriteTx
@@ -45,6 +46,31 @@ def _malloc_trim() -> Any:
     """libc's `malloc_trim`, looked up once (`find_library` runs `ldconfig` in a subprocess)."""
     name = ctypes.util.find_library("c")
     return None if name is None else getattr(ctypes.CDLL(name), "malloc_trim", None)
+
+
+@contextlib.contextmanager
+def _held_read_only(path: Path) -> Iterator[None]:
+    """A read transaction on `path`, read-only, for the duration: it holds a shared lock on the
+    file (whatever journal mode the header of a file copied over the store says), so a
+    connection closing meanwhile cannot fold the log into it (`Store.close`), and this one,
+    read-only, never does."""
+    try:
+        conn = sqlite3.connect(
+            f"{path.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None
+        )
+    except sqlite3.Error as e:
+        log.warning("could not hold %s while closing: %s", path, e)
+        yield
+        return
+    try:
+        conn.execute("BEGIN")
+        conn.execute("PRAGMA user_version").fetchone()
+    except sqlite3.Error as e:
+        log.warning("could not hold %s while closing: %s", path, e)
+    try:
+        yield
+    finally:
+        conn.close()
 
 
 class Store:
@@ -76,6 +102,10 @@ class Store:
         self.read_db = read_db
         self.read_tables = bind_tables(read_db)
         self._closed = False
+        # Where opening set aside a write-ahead log that was not the file's (else None).
+        self.log_set_aside: Path | None = None
+        # The log this store writes (device, inode), so a stop moves only its own.
+        self._log_identity: tuple[int, int] | None = None
 
     @classmethod
     def open(
@@ -104,6 +134,7 @@ class Store:
         write_tables = bind_tables(write_db)
         writer = Writer(write_db, write_tables, bus, failures=failures, clock=clock)
         read_db = ReadDatabase(path, settings)
+        read_db.file_identity = file_identity(path)  # the file just opened, the lock held
         store = cls(
             path=path,
             settings=settings,
@@ -114,9 +145,11 @@ class Store:
             write_tables=write_tables,
             read_db=read_db,
         )
+        store.log_set_aside = write_db.log_set_aside
         try:
             store.writer.committed_seq = store._max_audit_seq()
             store.writer.run(_rebuild_index_if_stale)
+            store._log_identity = file_identity(Path(f"{path}-wal"))
         except sqlite3.DatabaseError as e:
             store.close()
             raise StoreUnavailable(
@@ -176,10 +209,47 @@ class Store:
         self.read_db.refused_thread = thread_id
         self.writer.refused_thread = thread_id
 
-    def close(self) -> None:
+    def close(self, *, gone: FileGone | None = None) -> Kept:
+        """Close the store. `gone`: its file went from under it (`core/replaced_store.py`); its
+        write-ahead log and index are then set aside as `cairn.db.replaced-<time>.wal` and
+        `.shm` when a file sits at the path, so they are never applied to that file, and
+        neither is anything written into it:
+
+        - REPLACED (another file, or none, at the path): the store this connection still has
+          open is first kept whole as `cairn.db.replaced-<time>` (a failed copy is logged).
+          SQLite folds no log into a file that moved, nor removes it.
+        - OVERWRITTEN (the same file, another's contents): nothing can be kept whole. A
+          read-only connection holds the file while the others close, so none folds the log
+          into it (the last connection to close does; a read-only one cannot).
+
+        Done only while the store's lock file at its path is still the one this store holds
+        (a folder deleted and a new Cairn serving there: its files are left alone). Returns
+        what was kept."""
         if self._closed:
-            return
-        self._closed = True
-        self.writer.close()
-        self.read_db.close_all()
+            return Kept()
+        kept_store = kept_log = aside = None
+        if gone is not None and self._lock.held_at_path():
+            aside = aside_name(self.path)
+        if aside is not None and gone is FileGone.REPLACED:
+            try:
+                self.writer.run(lambda tx: keep_open_store(tx.conn, aside), transactional=False)
+                kept_store = aside
+            except (sqlite3.Error, OSError, StoreUnavailable) as e:
+                log.warning("could not keep the store %s had open as %s: %s", self.path, aside, e)
+        with contextlib.ExitStack() as holding:
+            if aside is not None and gone is FileGone.OVERWRITTEN:
+                holding.enter_context(_held_read_only(self.path))
+            self._closed = True
+            self.writer.close()
+            self.read_db.close_all()
+        # The store's own log, after its connections closed and before the lock goes (no Cairn
+        # opens in between). With no file at the path the log stays: the next start refuses
+        # that pair and says so.
+        wal = Path(f"{self.path}-wal")
+        if aside is not None and self.path.exists() and file_identity(wal) == self._log_identity:
+            try:
+                kept_log = set_log_aside(self.path, aside)
+            except OSError as e:
+                log.warning("could not set the write-ahead log %s aside: %s", wal, e)
         self._lock.release()
+        return Kept(kept_store, kept_log)

@@ -187,8 +187,6 @@ async def serve(
         if on_started is not None:
             on_started(Running(runtime, desk, tray, person_check))
         await runtime.wait()
-        if runtime.lost is not None and on_lost is not None:
-            on_lost(f"Cairn stopped: {runtime.lost}")
     finally:
         # The store closes and the socket goes whatever the windows' teardown does: a failure
         # there (a Qt object already deleted) left both behind until 2026-11-30.
@@ -200,6 +198,9 @@ async def serve(
             _close_windows(person_check, listener, tray, desk)
         finally:
             await runtime.stop()
+    # After the stop: it says what was kept of a store whose file was replaced.
+    if runtime.lost is not None and on_lost is not None:
+        on_lost(f"Cairn stopped: {runtime.lost}")
     return EXIT_OK
 
 
