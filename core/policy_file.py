@@ -155,6 +155,11 @@ class PolicyHolder:
         # folder -> watchdog's watch of it, and the folder's (device, inode) when it began
         self._watches: dict[str, tuple[Any, tuple[int, int] | None]] = {}
         self._timer: threading.Timer | None = None
+        # The timer has a lock of its own: watchdog's thread schedules a read holding its
+        # observer's lock, and a read re-watching folders holds `_lock` while it stops a watch,
+        # which takes the observer's lock - under `_lock` the two waited for each other for good
+        # (until 2026-12-01: Cairn hung at its stop).
+        self._timer_lock = threading.Lock()
         self._handler: Any = None
         # A file gone while Cairn was stopped is not a wish for the defaults (that would lift
         # a pause): the policy last in effect is written back, and the person told.
@@ -383,7 +388,7 @@ class PolicyHolder:
 
     def _schedule(self) -> None:
         # Several events arrive for one save; read once they have settled.
-        with self._lock:
+        with self._timer_lock:
             if self._timer is not None:
                 self._timer.cancel()
             self._timer = threading.Timer(0.1, self._load)
@@ -391,7 +396,7 @@ class PolicyHolder:
             self._timer.start()
 
     def close(self) -> None:
-        with self._lock:
+        with self._timer_lock:
             if self._timer is not None:
                 self._timer.cancel()
         with self._lock:

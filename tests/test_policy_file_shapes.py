@@ -289,3 +289,30 @@ def test_a_huge_policy_file_is_refused_before_it_is_parsed(cairn: Cairn, paths: 
     # A file just under the cap is still read.
     near = PAUSED + "#" * (1024 * 1024 - len(PAUSED) - 1) + "\n"
     assert parse_policy(near, BUILTIN_KINDS).paused
+
+
+def test_folders_deleted_and_made_again_while_edits_arrive_never_lock_the_watch(
+    cairn: Cairn, paths: Paths
+) -> None:
+    """Re-watching a folder (stopping watchdog's old watch) while watchdog delivered an event
+    took the two locks in opposite orders: the reload held the policy's lock and waited for
+    the observer's, the observer's thread held its own and waited for the policy's to schedule
+    the next read. Cairn then hung at its stop, for good (seen: a daemon whose folder was
+    deleted never ended). The folder is deleted and made again until the two meet."""
+    cairn.policy.watch()
+    path = paths.config / "policy.toml"
+    kept = {f.name: f.read_bytes() for f in paths.config.iterdir() if f.is_file()}
+    pause = threading.Event()
+    for i in range(40):
+        shutil.rmtree(paths.config, ignore_errors=True)
+        paths.config.mkdir(exist_ok=True)
+        for name, data in kept.items():
+            (paths.config / name).write_bytes(data)
+        path.write_text(PAUSED if i % 2 else DEFAULT_TEXT, encoding="utf-8")
+        pause.wait(0.1 + (i % 4) * 0.01)  # about when the 0.1 s timer's reload runs
+    path.write_text(PAUSED, encoding="utf-8")
+    assert _until(lambda: cairn.policy.current().paused, 10), "the watch no longer applies edits"
+    closing = threading.Thread(target=cairn.policy.close, daemon=True)
+    closing.start()
+    closing.join(30)
+    assert not closing.is_alive(), "closing the policy hangs: its watch is locked"
