@@ -523,7 +523,8 @@ class Exporter:
             if not audit.belongs(conn, path, start):
                 other.append(path)
                 continue
-            found = audit.read_rotated(path)
+            # A file reaching into the table may be the one a rotation is appending to now.
+            found = audit.read_rotated(path, growing=(audit.span(path) or (0, 0))[1] >= start)
             if found.unreadable:
                 lines = _ranges(found.unreadable)
                 unreadable.append(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import functools
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,15 +63,18 @@ class Janitor:
         *,
         lifecycle: Lifecycle | None = None,
         failures: BackgroundFailures | None = None,
+        rotation_chunk: int = audit.CHUNK_EVENTS,
     ) -> None:
         """With `failures`, a step that fails is recorded there and the round goes on; without
-        (a one-off run), its error is raised."""
+        (a one-off run), its error is raised. `rotation_chunk`: audit events moved per write
+        transaction."""
         self._lifecycle = lifecycle
         self._store = store
         self._memories = memories
         self._failures = failures
         self._max_audit = settings.integer("audit.max_events")
         self._archive = paths.audit_archive
+        self._chunk = rotation_chunk
 
     def run(self, *, live_sessions: frozenset[str] = frozenset()) -> JanitorReport:
         """One round; `live_sessions` have an open connection (never ended)."""
@@ -110,29 +114,49 @@ class Janitor:
         return report
 
     def rotate_audit(self) -> int:
-        """Move audit events beyond `audit.max_events` into files under the state directory.
+        """Move audit events beyond `audit.max_events` into files under the state directory, a
+        chunk (`audit.CHUNK_EVENTS`) per write transaction: the writer is free between chunks,
+        so agents' writes wait for one chunk at most, never for the whole move.
 
         Raises:
             IOFault: the files cannot be written there (the path and what is wrong); the events
-                stay in the database.
+                not yet moved stay in the database.
         """
-
-        def job(tx: WriteTx) -> int:
-            moved = audit.rotate(tx, self._max_audit, self._archive)
-            if moved:
-                audit.record(
-                    tx,
-                    Caller.system(),
-                    "audit_rotated",
-                    detail={"events": moved, "directory": str(self._archive)},
-                    at=self._store.clock.now_ms(),
-                )
-            return moved
-
+        writer = self._store.writer
         try:
-            return self._store.writer.run(job)
+            rotation = writer.run(
+                lambda tx: audit.start_rotation(tx, self._max_audit, self._archive)
+            )
+            if rotation is None:
+                return 0
+
+            chunks: list[float] = []
+
+            def chunk(tx: WriteTx) -> None:
+                began = time.perf_counter()
+                audit.rotate_chunk(tx, rotation, self._chunk)
+                chunks.append(time.perf_counter() - began)
+                if rotation.finished:
+                    audit.record(
+                        tx,
+                        Caller.system(),
+                        "audit_rotated",
+                        detail={"events": rotation.moved, "directory": str(self._archive)},
+                        at=self._store.clock.now_ms(),
+                    )
+
+            while not rotation.finished:  # at least once: an interrupted file may be whole
+                writer.run(chunk)
         except OSError as e:
             raise _rotation_fault(self._archive, e) from e
+        log.info(
+            "audit rotation: %d events into %s in %d write transactions, the longest %.0f ms",
+            rotation.moved,
+            rotation.target.name,
+            len(chunks),
+            max(chunks) * 1000,
+        )
+        return rotation.moved
 
 
 def _rotation_fault(directory: Path, e: OSError) -> IOFault:

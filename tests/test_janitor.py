@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
+import sqlite3
+import subprocess
+import sys
 import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +27,7 @@ from core.paths import Paths
 from core.requests import WriteRequest
 from core.settings import Settings
 from core.writer import WriteTx
-from tests.conftest import FakeClock, open_policy
+from tests.conftest import ROOT, FakeClock, cairn_env, open_policy
 from tests.serving import paths_for, running_daemon, write_settings
 from tests.test_cli_serving import at_terminal
 
@@ -363,8 +370,9 @@ def test_the_running_daemon_names_the_failing_step_in_health_and_ends_sessions(
 
 def test_a_rotation_never_replaces_a_file_already_there(paths: Paths, clock: FakeClock) -> None:
     """A rotation whose transaction did not commit leaves its file behind with the rows still in
-    the table. The next rotation keeps that file when it holds the same bytes, and sets it aside
-    - never overwrites it - when it does not."""
+    the table. The next rotation keeps that file when it holds the same bytes (or fewer: the
+    rest is appended, as after a rotation killed between chunks), and sets it aside - never
+    overwrites it - when its events are not the table's."""
     settings = Settings.defaults().with_values(audit__max_events=1000)
     cairn = Cairn.open(paths, settings=settings, clock=clock)
     archive = paths.audit_archive
@@ -396,13 +404,182 @@ def test_a_rotation_never_replaces_a_file_already_there(paths: Paths, clock: Fak
         with pytest.raises(OSError, match="disk full"):
             cairn.store.writer.run(failed_rotation)
         second = next(p for p in audit.rotated_files(archive) if p != left)
-        damaged = b"".join(second.read_bytes().splitlines(keepends=True)[:-1])  # a line short
-        second.write_bytes(damaged)
+        whole = second.read_bytes()
+        second.write_bytes(b"".join(whole.splitlines(keepends=True)[:-100]))  # 100 lines short
         assert janitor.run().audit_rotated == 501
+        assert audit.rotated_files(archive) == [left, second]
+        assert second.read_bytes() == whole  # carried on, not set aside
+        assert not [p for p in archive.iterdir() if p.is_dir()]
+
+        write(600, "third")  # 1,501 events
+        with pytest.raises(OSError, match="disk full"):
+            cairn.store.writer.run(failed_rotation)
+        third = audit.rotated_files(archive)[-1]
+        lines = third.read_bytes().splitlines(keepends=True)
+        lines[-1] = lines[-1].replace(b'"actor": "', b'"actor": "someone else, ')
+        damaged = b"".join(lines)  # its last event is not the table's
+        third.write_bytes(damaged)
+        assert janitor.run().audit_rotated == 601
         (aside,) = [p for p in archive.iterdir() if p.is_dir()]
         assert aside.name.startswith("replaced-")
-        assert (aside / second.name).read_bytes() == damaged  # set aside whole
-        events = [json.loads(line) for line in second.read_text(encoding="utf-8").splitlines()]
-        assert [e["seq"] for e in events] == list(range(401, 902))
+        assert (aside / third.name).read_bytes() == damaged  # set aside whole
+        events = [json.loads(line) for line in third.read_text(encoding="utf-8").splitlines()]
+        assert [e["seq"] for e in events] == list(range(902, 1503))
+    finally:
+        cairn.close()
+
+
+# -- a rotation of many chunks ------------------------------------------------------------------
+
+
+def audit_rows(paths: Paths) -> list[dict[str, Any]]:
+    """The audit table as the rotated files hold it (no previews), read from the file itself."""
+    conn = sqlite3.connect(f"file:{paths.database}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            f"SELECT {', '.join(audit.AUDIT_COLUMNS)} FROM audit ORDER BY seq"
+        ).fetchall()
+    finally:
+        conn.close()
+    return [audit.event_from_values(r).to_dict() | {"preview": None} for r in rows]
+
+
+def as_lines(events: list[dict[str, Any]]) -> bytes:
+    """The export format's lines, as a rotation wrote them in one transaction before chunks."""
+    return b"".join(
+        json.dumps(e, ensure_ascii=False, sort_keys=True).encode() + b"\n" for e in events
+    )
+
+
+def exported_events(cairn: Cairn, target: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    cairn.archive.export(Caller.human(), target)
+    with zipfile.ZipFile(target) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        lines = z.read("audit.jsonl").decode().splitlines()
+    return manifest, [json.loads(line) for line in lines]
+
+
+def write_facts(cairn: Cairn, n: int, prefix: str) -> None:
+    for start in range(0, n, 1000):
+        reqs = [
+            WriteRequest(content=f"{prefix} {i}", kind="fact", scope=Scope.GLOBAL)
+            for i in range(start, min(n, start + 1000))
+        ]
+        cairn.memories.write_many(Caller.human(), reqs)
+
+
+def test_a_long_rotation_lets_a_write_in_before_it_ends(
+    paths: Paths, clock: FakeClock, short_tmp: Path
+) -> None:
+    """The first housekeeping round of a store far over `audit.max_events` moved every excess
+    event in one write transaction: on a two-year store (297,747 events) every agent's write
+    waited ~15 s. It moves a chunk per transaction now: a write made once the move has begun
+    lands before the move's own `audit_rotated` event, and the rotated file, the export and
+    health read back exactly what one transaction wrote."""
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    cairn = Cairn.open(paths, settings=settings, clock=clock)
+    try:
+        write_facts(cairn, 6000, "guillemot")
+        before = audit_rows(paths)
+        moved = len(before) - 900
+        janitor = Janitor(cairn.store, cairn.memories, settings, paths, rotation_chunk=200)
+        with ThreadPoolExecutor(1) as pool:
+            rotating = pool.submit(janitor.rotate_audit)
+            deadline = time.monotonic() + 30
+            while not audit.rotated_files(paths.audit_archive) and not rotating.done():
+                assert time.monotonic() < deadline, "the rotation never began"
+                time.sleep(0.001)
+            written = cairn.memories.write(
+                Caller.human(),
+                WriteRequest(content="a write during the rotation", kind="fact", scope=Scope.USER),
+            )
+            assert rotating.result(timeout=60) == moved
+        conn = cairn.store.read_db.conn()
+        (write_seq,) = conn.execute(
+            "SELECT seq FROM audit WHERE memory_id = ?", (written.id,)
+        ).fetchone()
+        (rotated_seq,) = conn.execute(
+            "SELECT seq FROM audit WHERE action = 'audit_rotated'"
+        ).fetchone()
+        assert write_seq < rotated_seq, "the write waited for the whole rotation"
+
+        (rotated,) = audit.rotated_files(paths.audit_archive)
+        assert rotated.name == f"audit-{1:012d}-{moved:012d}.jsonl"
+        assert rotated.read_bytes() == as_lines(before[:moved])
+        assert count_audit(cairn) == cairn.health.snapshot(Caller.human())["audit_events"]
+        manifest, events = exported_events(cairn, short_tmp / "all.zip")
+        assert manifest["audit"]["missing_seqs"]["count"] == 0
+        assert not manifest["audit"]["unreadable_lines"]
+        assert [e["seq"] for e in events] == list(range(1, rotated_seq + 1))
+        assert [e | {"preview": None} for e in events[: len(before)]] == before
+    finally:
+        cairn.close()
+
+
+@pytest.mark.parametrize("where", ["committed", "appended", "cut"])
+def test_a_rotation_killed_between_chunks_loses_and_duplicates_nothing(
+    short_tmp: Path, where: str
+) -> None:
+    """SIGKILL during a rotation of many chunks: after a chunk committed, after a chunk's lines
+    were appended and fsynced but before its rows' deletion committed (its events in the file
+    and in the table), and in the middle of an append (a line cut short). The next round carries
+    the same file on: every event ends in exactly one place, the file holds the same bytes a
+    whole rotation would have written, and an export has each event once."""
+    home = short_tmp / "k"
+    paths = paths_for(home)
+    write_settings(home, "[audit]\nmax_events = 1000\n")
+    cairn = Cairn.open(paths)
+    try:
+        write_facts(cairn, 4000, "puffin")
+    finally:
+        cairn.close()
+    before = audit_rows(paths)
+    moved = len(before) - 900
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.kill_rotation", "300", "4", where.replace("cut", "appended")],
+        cwd=ROOT,
+        env=cairn_env(home),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        said = [proc.stdout.readline().strip() for _ in range(4 if where == "committed" else 3)]
+        held = proc.stdout.readline().strip()
+        assert held == "HOLD", (said, held, proc.stderr.read() if proc.stderr else "")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+    (rotated,) = audit.rotated_files(paths.audit_archive)
+    in_file = [json.loads(line) for line in rotated.read_bytes().splitlines()]
+    assert len(in_file) == 1200  # four chunks of 300, the fourth committed or not
+    left = audit_rows(paths)
+    assert left[0]["seq"] == (1201 if where == "committed" else 901)
+    if where == "cut":  # killed halfway through the fourth chunk's last line
+        data = rotated.read_bytes()
+        rotated.write_bytes(data[: len(data) - 40])
+
+    cairn = Cairn.open(paths)
+    try:
+        # An export before the rotation carries on: each event once, no line counted damaged.
+        manifest, events = exported_events(cairn, short_tmp / "before.zip")
+        assert manifest["audit"]["missing_seqs"]["count"] == 0
+        assert not manifest["audit"]["unreadable_lines"]
+        assert [e["seq"] for e in events] == list(range(1, len(before) + 1))
+        janitor = Janitor(cairn.store, cairn.memories, cairn.settings, paths, rotation_chunk=300)
+        assert janitor.run().audit_rotated == moved - (1200 if where == "committed" else 900)
+        assert audit.rotated_files(paths.audit_archive) == [rotated]
+        assert rotated.read_bytes() == as_lines(before[:moved])
+        table = [e["seq"] for e in audit_rows(paths)]
+        assert table[0] == moved + 1 and table[: len(before) - moved] == list(
+            range(moved + 1, len(before) + 1)
+        )
+        manifest, events = exported_events(cairn, short_tmp / "after.zip")
+        assert manifest["audit"]["missing_seqs"]["count"] == 0
+        assert not manifest["audit"]["unreadable_lines"]
+        assert [e["seq"] for e in events] == list(range(1, table[-1] + 1))
     finally:
         cairn.close()
