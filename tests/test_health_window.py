@@ -86,7 +86,8 @@ def test_a_refusal_and_a_search_show_at_once_though_nothing_is_stored(
         assert "result" in found, found
         qtbot.waitUntil(lambda: window.figures["last_search"].text() != "never")
         row = window.agent_row("scribe")
-        assert row is not None and row["Requests"] == "2" and row["Writes"] == "1"
+        # a refused write is no write served (docs/health.md; until 2026-12-01 it counted)
+        assert row is not None and row["Requests"] == "2" and row["Writes"] == "0"
         assert window.snapshot["committed_seq"] == committed
     finally:
         client.close()
