@@ -21,7 +21,7 @@ import peewee
 from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
 from core.old_writes import repair_if_marked
-from core.paths import ensure_private_dir, free_space
+from core.paths import ensure_private_dir, file_identity, free_space
 from core.replaced_store import kept_stores, set_foreign_log_aside
 from core.settings import Settings
 
@@ -138,15 +138,6 @@ class ReadDatabase(peewee.SqliteDatabase):
         for conn in conns:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
-
-
-def file_identity(path: Path) -> tuple[int, int] | None:
-    """The file SQLite opens at `path` (a link followed): its device and inode, or None."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 def _conn(db: peewee.SqliteDatabase) -> sqlite3.Connection:

@@ -149,6 +149,16 @@ def free_space(folder: Path) -> str:
     return f"{free:,} bytes free on its disk"
 
 
+def file_identity(path: Path | str) -> tuple[int, int] | None:
+    """What tells the file or folder at `path` (a link followed) from another put at the same
+    path since: its device and inode; None when there is none (or it cannot be looked at)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def ensure_private_dir(path: Path) -> Path:
     """Create `path` (and missing parents) owner-only; the final directory is created 0700."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,7 @@ from core.clock import Clock
 from core.errors import CairnError, Forbidden, InvalidInput, IOFault
 from core.health import Warnings
 from core.model import Caller
+from core.paths import file_identity
 from core.policy import (
     DEFAULT_TEXT,
     Mode,
@@ -106,15 +107,6 @@ def _existing(folder: str) -> str:
     while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
         folder = os.path.dirname(folder)
     return folder
-
-
-def _identity(folder: str) -> tuple[int, int] | None:
-    """What tells a folder from another made at the same path since (None: there is none)."""
-    try:
-        info = os.stat(folder)
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino)
 
 
 # -- the live policy ---------------------------------------------------------------------------
@@ -371,14 +363,14 @@ class PolicyHolder:
             alive = {e.watch for e in self._observer.emitters if e.is_alive()}
             for folder, (watch, began) in list(self._watches.items()):
                 ended = self._observer.is_alive() and watch not in alive
-                if folder not in wanted or ended or _identity(folder) != began:
+                if folder not in wanted or ended or file_identity(folder) != began:
                     with contextlib.suppress(KeyError, OSError):
                         self._observer.unschedule(watch)
                     del self._watches[folder]
             if wanted <= self._watches.keys():
                 return
             for folder in wanted - self._watches.keys():
-                began = _identity(folder)
+                began = file_identity(folder)
                 try:
                     watch = self._observer.schedule(self._handler, folder, recursive=False)
                 except OSError as e:  # gone again meanwhile: the next pass finds its parent

@@ -15,9 +15,10 @@ from typing import Any
 from core import search_index
 from core.changes import ChangeBus
 from core.clock import Clock
-from core.database import ReadDatabase, StoreLock, file_identity, open_write_database
+from core.database import ReadDatabase, StoreLock, open_write_database
 from core.errors import StoreUnavailable
 from core.failures import BackgroundFailures
+from core.paths import file_identity
 from core.replaced_store import FileGone, Kept, aside_name, keep_open_store, set_log_aside
 from core.schema import Tables, bind_tables
 from core.settings import Settings

@@ -22,8 +22,7 @@ from core.model import BUILTIN_KINDS, Caller
 from core.paths import Paths
 from core.policy import DEFAULT_TEXT, Mode, PolicyInvalid, parse_policy
 from tests.conftest import FakeClock
-
-PAUSED = DEFAULT_TEXT.replace("paused = false", "paused = true")
+from tests.test_policy_file_shapes import PAUSED, _warning
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="FIFOs and /dev files are POSIX's")
 
@@ -35,10 +34,6 @@ def cairn(paths: Paths, clock: FakeClock) -> Iterator[Cairn]:
         yield app
     finally:
         app.close()
-
-
-def _warning(cairn: Cairn) -> str:
-    return cairn.warnings.snapshot().get("policy_invalid", "")
 
 
 def _point_at(path: Path, target: Path | str) -> None:
