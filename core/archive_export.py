@@ -11,6 +11,7 @@ the time of the export lives in the manifest only.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import os
 import sqlite3
@@ -344,7 +345,9 @@ class Exporter:
         policy = self._paths.config / POLICY_FILE
         if policy.is_file():
             m = member(POLICY)
-            m.write(policy.read_bytes())
+            with open(policy, "rb") as fh:  # in pieces: whatever its size, never held whole
+                while piece := fh.read(1 << 20):
+                    m.write(piece)
             tally.files[POLICY] = m.close()
         manifest = Manifest(
             format_version=FORMAT_VERSION,
@@ -516,7 +519,7 @@ class Exporter:
         another history (a replaced database's, numbered with the same seqs) left out."""
         archive_dir = self._paths.audit_archive
         start = audit.table_start(conn)
-        rotated: dict[int, dict[str, Any]] = {}
+        sources: list[Iterator[dict[str, Any]]] = []
         unreadable: list[dict[str, Any]] = []
         other: list[Path] = []
         for path in audit.rotated_files(archive_dir):
@@ -524,15 +527,16 @@ class Exporter:
                 other.append(path)
                 continue
             # A file reaching into the table may be the one a rotation is appending to now.
-            found = audit.read_rotated(path, growing=(audit.span(path) or (0, 0))[1] >= start)
+            growing = (audit.span(path) or (0, 0))[1] >= start
+            found = audit.read_rotated(path, growing=growing)
             if found.unreadable:
                 lines = _ranges(found.unreadable)
                 unreadable.append(
                     {"file": path.name, "count": len(found.unreadable), "lines": lines[:_SHOWN]}
                 )
-            for event in found.events:
-                if int(event["seq"]) < start:
-                    rotated[int(event["seq"])] = event
+            events = audit.iter_rotated(path, growing=growing)
+            # read twice rather than held: a two-year store's files hold ~400k events
+            sources.append(events if found.ascending else iter(sorted(events, key=_seq)))
         other.extend(audit.set_aside_files(archive_dir))
 
         def keep(event: Mapping[str, Any]) -> bool:
@@ -545,8 +549,9 @@ class Exporter:
             )
 
         gaps = _Gaps()
-        for seq, event in sorted(rotated.items()):
-            gaps.see(seq)
+        rotated = (e for e in heapq.merge(*sources, key=_seq) if e["seq"] < start)
+        for event in _last_of_each_seq(rotated):
+            gaps.see(event["seq"])
             if keep(event):
                 out.record(event)
             else:
@@ -566,7 +571,7 @@ class Exporter:
             "other_history": [
                 {
                     "file": p.relative_to(archive_dir).as_posix(),
-                    "events": len(audit.read_rotated(p).events),
+                    "events": audit.read_rotated(p).events,
                 }
                 for p in other
             ],
@@ -632,6 +637,22 @@ def _ranges(numbers: list[int]) -> list[list[int]]:
         else:
             out.append([n, n])
     return out
+
+
+def _seq(event: Mapping[str, Any]) -> int:
+    return int(event["seq"])
+
+
+def _last_of_each_seq(events: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Events ascending by seq, each seq once: the last of those that share one (a later file,
+    or a later line of one file, wins - as it did when they were gathered by seq)."""
+    held: dict[str, Any] | None = None
+    for event in events:
+        if held is not None and held["seq"] != event["seq"]:
+            yield held
+        held = event
+    if held is not None:
+        yield held
 
 
 class _Gaps:

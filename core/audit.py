@@ -466,30 +466,37 @@ _SELECT_ONE = f"SELECT {', '.join(AUDIT_COLUMNS)} FROM audit WHERE seq = ?"  # n
 
 @dataclass(frozen=True)
 class RotatedFile:
-    """What one rotated file holds: its events, and the lines (from 1) that are not an event."""
+    """What one rotated file holds, read without keeping its events (a file can hold hundreds
+    of thousands): how many, the lines (from 1) that are not an event, and whether the events
+    come in ascending seq order, as a rotation writes them (a repeated seq counts as in order)."""
 
-    events: list[dict[str, Any]]
+    events: int
     unreadable: list[int]
+    ascending: bool
 
 
 def read_rotated(path: Path, *, growing: bool = False) -> RotatedFile:
     """Read a rotated file line by line; a damaged line is counted, never fatal. `growing`: a
     rotation may be appending to the file now, so a last line without its line break is one
     being written, not a damaged one (its event is still in the table): left out, not counted."""
-    events: list[dict[str, Any]] = []
+    events = 0
     unreadable: list[int] = []
+    last = 0
+    ascending = True
     for number, event in _lines(path, growing=growing):
         if event is None:
             unreadable.append(number)
-        else:
-            events.append(event)
-    return RotatedFile(events, unreadable)
+            continue
+        events += 1
+        ascending = ascending and event["seq"] >= last
+        last = event["seq"]
+    return RotatedFile(events, unreadable, ascending)
 
 
-def iter_rotated(path: Path) -> Iterator[dict[str, Any]]:
-    """The events of a rotated file, one at a time (a whole file can be large); damaged lines
-    and a last line cut short are skipped."""
-    for _, event in _lines(path, growing=True):
+def iter_rotated(path: Path, *, growing: bool = True) -> Iterator[dict[str, Any]]:
+    """The events of a rotated file, one at a time, in the file's order; damaged lines are
+    skipped, and so is a last line cut short unless `growing` is False (`read_rotated`)."""
+    for _, event in _lines(path, growing=growing):
         if event is not None:
             yield event
 
