@@ -54,6 +54,8 @@ HISTORY_SUFFIX = ".history.jsonl"
 REQUIRED_FILES = (MEMORIES, MEMORIES_MD, SUGGESTIONS, AUDIT, WORKSPACES, TOMBSTONES)
 
 _DateTime = tuple[int, int, int, int, int, int]
+_ZIP_FIRST: _DateTime = (1980, 1, 1, 0, 0, 0)  # the earliest and latest dates a zip member holds
+_ZIP_LAST: _DateTime = (2107, 12, 31, 23, 59, 58)
 _SCOPE_ORDER = (Scope.GLOBAL, Scope.USER, Scope.PROJECT, Scope.SESSION)
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
@@ -324,8 +326,7 @@ class Exporter:
             )
 
     def _write(self, zf: zipfile.ZipFile, filters: Filters, created_at: int) -> Manifest:
-        t = time.localtime(created_at / 1000)
-        when = (t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec)
+        when = _zip_date(created_at)
         tally = _Tally()
 
         def member(name: str) -> _Member:
@@ -593,6 +594,15 @@ class Exporter:
                 )
         tally.records[WORKSPACES] = out.records
         tally.files[WORKSPACES] = out.close()
+
+
+def _zip_date(ms: int) -> _DateTime:
+    """The local time `ms` as a zip member's date, held within what a zip can date (1980 to
+    2107): a clock that reads 1970 (a dead clock battery) made zipfile raise, and the export
+    with it (until 2026-12-01). The manifest keeps the clock's reading."""
+    t = time.localtime(ms / 1000)
+    when = (t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec)
+    return min(max(when, _ZIP_FIRST), _ZIP_LAST)
 
 
 def _heading(m: Memory, paths: Mapping[str, str]) -> str:

@@ -248,17 +248,25 @@ def list_backups(directory: Path) -> list[BackupInfo]:
     return found
 
 
-def retained(backups: Sequence[BackupInfo], *, keep_daily: int, keep_weekly: int) -> set[Path]:
+def retained(
+    backups: Sequence[BackupInfo], *, keep_daily: int, keep_weekly: int, now_ms: int
+) -> set[Path]:
     """The scheduled and manual backups rotation keeps (pre-migration ones are not considered).
 
     Going back from the newest: the newest backup of each of the `keep_daily` most recent days
     that have one; then, among older backups, the newest of each of the `keep_weekly` most recent
-    ISO weeks that have one. Days and weeks are UTC, like the names.
+    ISO weeks that have one. Days and weeks are UTC, like the names. Backups stamped after
+    `now_ms` (taken while the clock ran ahead) come after all the others: they take the places
+    left, never the days of the backups taken since the clock was set right.
     """
     keep: set[Path] = set()
     days: set[date] = set()
     weeks: set[tuple[int, int]] = set()
-    for info in sorted(backups, key=lambda b: (b.created_at_ms, b.path.name), reverse=True):
+
+    def newest_first(b: BackupInfo) -> tuple[bool, int, str]:
+        return (b.created_at_ms <= now_ms + _FUTURE_SLACK_MS, b.created_at_ms, b.path.name)
+
+    for info in sorted(backups, key=newest_first, reverse=True):
         if info.pre_migration:
             continue
         day = datetime.fromtimestamp(info.created_at_ms / 1000, tz=UTC).date()
@@ -485,6 +493,7 @@ def _rotated_away(
         backups,
         keep_daily=settings.integer("backup.keep_daily"),
         keep_weekly=settings.integer("backup.keep_weekly"),
+        now_ms=just_taken.created_at_ms,  # stamped now (a second on, when that one was taken)
     )
     keep.add(just_taken.path)
     return [b.path for b in backups if not b.pre_migration and b.path not in keep]

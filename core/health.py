@@ -181,7 +181,8 @@ def _store_wide(conn: sqlite3.Connection, now: int) -> dict[str, Any]:
         "review": {
             "pending": int(pending),
             "evicted": int(evicted),
-            "oldest_age_s": (now - int(oldest)) // 1000 if oldest is not None else None,
+            # not below 0: a proposal seen "after now" was seen before the clock was set back
+            "oldest_age_s": max(0, now - int(oldest)) // 1000 if oldest is not None else None,
         },
         "capture_paused": bool(saved_policy and json.loads(saved_policy[0]).get("paused", False)),
     }

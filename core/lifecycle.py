@@ -84,9 +84,10 @@ class Lifecycle:
 
     def check_integrity(self) -> None:
         """SQLite's quick_check, at most once a day while running (opening the store checks
-        too); a problem becomes the `integrity` health warning."""
+        too); a problem becomes the `integrity` health warning. A last check dated after now
+        (the clock was set back) counts as a day ago: how long it has been is unknown."""
         now = self._clock.now_ms()
-        if self._checked_at is not None and now - self._checked_at < _DAY_MS:
+        if self._checked_at is not None and 0 <= now - self._checked_at < _DAY_MS:
             return
         self._checked_at = now
         rows = [r[0] for r in self._store.read_db.conn().execute("PRAGMA quick_check(5)")]

@@ -284,6 +284,35 @@ def test_the_readable_memories_file_says_what_has_expired(short_tmp: Path) -> No
         c.close()
 
 
+@pytest.mark.parametrize(
+    "now_ms",
+    [86_400_000, 4_417_977_600_000],  # 1970-01-02 (a dead clock battery) and 2110-01-01
+    ids=["1970", "2110"],
+)
+def test_an_export_works_whatever_year_the_clock_reads(
+    now_ms: int, empty: Cairn, short_tmp: Path
+) -> None:
+    """A zip file can only date its members from 1980 to 2107. Until 2026-12-01 an export on a
+    machine whose clock read 1970 (a dead clock battery, before the network set it) or past
+    2107 failed with 'cairn: internal error' (ValueError, struct.error) and wrote nothing. Now
+    the members' dates stay within the zip's range; the manifest keeps the clock's reading."""
+    c = Cairn.open(
+        paths_for(short_tmp / "odd"), settings=Settings.defaults(), clock=FakeClock(now_ms)
+    )
+    try:
+        mid = write(c, person(c), "The staging database is called heron", scope="user")
+        manifest = export(c, short_tmp / "odd.zip")
+    finally:
+        c.close()
+    assert manifest["created_at"] == now_ms
+    with zipfile.ZipFile(short_tmp / "odd.zip") as zf:
+        years = {info.date_time[0] for info in zf.infolist()}
+    assert years == ({1980} if now_ms < 315_532_800_000 else {2107}), years
+    report = import_(empty, short_tmp / "odd.zip")
+    assert report.added == 1, report
+    assert empty.memories.get(person(empty), mid).memory.created_at == now_ms
+
+
 def test_rotated_audit_files_are_part_of_the_audit(rich: Rich, short_tmp: Path) -> None:
     from core import audit
 

@@ -300,6 +300,35 @@ def test_rotation_over_sixty_days_keeps_exactly_the_expected_backups(
     assert files_in(cairn.paths.backups) == kept
 
 
+def test_backups_stamped_in_the_future_leave_the_days_to_the_backups_of_now(
+    cairn: Cairn, clock: FakeClock
+) -> None:
+    """A clock a month ahead for a week (a bad time server, a wrong clock battery), then set
+    right. Until 2026-12-01 the week's backups, stamped 2027, stayed the 7 newest days: every
+    backup taken since the clock was set right went at the next one's rotation but one a week -
+    twelve days later, yesterday's and every other day's were gone. Now the days of backups
+    stamped up to now come first; a future-stamped one keeps a place only where one is left."""
+    backups = service(cairn)
+    for day in range(1, 8):
+        clock.now = utc_ms(f"2027-01-0{day} 06:00")
+        backups.backup("scheduled")
+    for day in range(1, 13):
+        clock.now = utc_ms(f"2026-12-{day:02d} 06:00")
+        assert backups.due()
+        backups.backup("scheduled")
+    kept = {b.path.name for b in backups.list()}
+    assert kept == {
+        # daily: the 7 most recent days up to now
+        *(f"cairn-2026120{d}T060000Z-scheduled.db" for d in range(6, 10)),
+        *(f"cairn-202612{d}T060000Z-scheduled.db" for d in range(10, 13)),
+        # weekly, older than those: ISO week 49 of 2026; then, in the weekly places left, the
+        # future-stamped ones: the newest of 2027's week 1 and of 2026's week 53
+        "cairn-20261205T060000Z-scheduled.db",
+        "cairn-20270107T060000Z-scheduled.db",
+        "cairn-20270103T060000Z-scheduled.db",
+    }, sorted(kept)
+
+
 # -- before a migration -------------------------------------------------------------------------
 
 

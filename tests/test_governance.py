@@ -843,6 +843,20 @@ def test_the_queue_is_bounded_and_says_what_it_dropped(paths: Paths, clock: Fake
         app.close()
 
 
+def test_a_proposal_seen_after_now_has_waited_no_time_not_a_negative_one(
+    governed: Cairn, ws: str, clock: FakeClock
+) -> None:
+    """An idea proposed, then the clock set back two days (a time server's correction, a
+    machine restored from a snapshot). Until 2026-12-01 health said the oldest proposal had
+    waited -172800 s, and the Health window read "1 (oldest waiting -2880 min)"."""
+    pending(write(governed, agent_caller(ws), "idea: cache the tenant lookup", kind="idea"))
+    clock.advance(-2 * 86_400)
+    review = governed.health.snapshot(Caller.human())["review"]
+    assert (review["pending"], review["oldest_age_s"]) == (1, 0)
+    clock.advance(2 * 86_400 + 90)
+    assert governed.health.snapshot(Caller.human())["review"]["oldest_age_s"] == 90
+
+
 def test_forgetting_a_memory_takes_its_proposals_along(governed: Cairn, ws: str) -> None:
     a, b = agent_caller(ws, "agent-a"), agent_caller(ws, "agent-b")
     mid = stored(write(governed, a, "the vault address is vault.internal"))

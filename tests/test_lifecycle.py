@@ -278,6 +278,33 @@ def test_the_file_is_checked_once_a_day_not_again_right_after_opening(
         cairn.close()
 
 
+def test_the_daily_check_runs_after_the_clock_was_set_back(paths: Paths, clock: FakeClock) -> None:
+    """Cairn started while the clock read 2100 (a wrong clock battery), then the clock was set
+    right. Until 2026-12-01 the daily quick_check waited for the clock to reach 2100 again: a
+    damaged file was never reported while that Cairn ran. A check dated in the future now counts
+    as due."""
+    Cairn.open(paths, clock=clock).close()
+    right = clock.now
+    clock.now = 4_102_444_800_000  # 2100-01-01
+    cairn = Cairn.open(paths, clock=clock)  # checks the file, at "2100"
+    try:
+        checks: list[str] = []
+        cairn.store.read_db.conn().set_trace_callback(
+            lambda sql: checks.append(sql) if "quick_check" in sql else None
+        )
+        clock.now = right + 3600_000  # set right
+        janitor(cairn).run()
+        assert len(checks) == 1
+        clock.advance(3600)
+        janitor(cairn).run()
+        assert len(checks) == 1  # once: then daily again
+        clock.advance(DAY)
+        janitor(cairn).run()
+        assert len(checks) == 2
+    finally:
+        cairn.close()
+
+
 def test_a_keyed_memory_merged_in_is_updated_by_its_key_afterwards(
     cairn: Cairn, agent: Caller, short_tmp: Path
 ) -> None:
