@@ -257,3 +257,29 @@ def test_a_command_that_cannot_start_cairn_on_a_full_disk_says_where_to_look(
     log = paths_for(short_tmp / "c").logs / "daemon.log"
     assert f"wrote nothing to its log {log}" in done.stderr
     assert "bytes free on its disk" in done.stderr and "Is its disk full?" in done.stderr
+
+
+def test_a_failure_repeating_every_flush_does_not_flood_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Recall counts are flushed every 2 s; on a full disk each flush failed and logged a
+    warning: 1,800 lines an hour into a log that is likely on the same full disk. A site's
+    failure is logged when it first happens, when its error changes, and then at most every
+    ten minutes with how many times it failed meanwhile; health counts every one."""
+    from core.failures import BackgroundFailures
+
+    failures = BackgroundFailures()
+    full = "the memory store could not be written: database or disk is full"
+    start = 1_790_000_000_000
+    with caplog.at_level("WARNING", logger="core.failures"):
+        for i in range(1800):  # an hour of flushes
+            failures.record("usage", full, start + i * 2000)
+        failures.record("usage", "disk I/O error", start + 3_600_000)
+    lines = [r.getMessage() for r in caplog.records]
+    assert failures.snapshot()["usage"].count == 1801
+    assert lines[0] == f"background work failed at usage: {full}"
+    assert 5 <= len(lines) <= 8, lines
+    assert lines[1] == (
+        f"background work failed at usage: {full} (300 times since 2026-09-21 14:13 UTC)"
+    )
+    assert lines[-1] == "background work failed at usage: disk I/O error"  # a new error: at once
