@@ -8,7 +8,8 @@ Where: `--workspace`, else the client's first `file://` root, else the working d
 the client says its roots changed, the next call reconnects bound to the new workspace.
 Start: like every client, the first call starts the headless daemon when no Cairn runs, unless
 CAIRN_NO_AUTOSTART=1 - then each call answers a tool error saying Cairn is not running.
-Standard output is the MCP protocol; logs go to standard error only.
+Standard output is the MCP protocol; logs go to standard error only. At the end of input the
+requests read are answered first (core/mcp_stdio.py).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.session import ServerSession
 from mcp.types import CallToolResult, ListRootsRequest, ListRootsResult, TextContent
 
-from core import __version__, mcp_tools
+from core import __version__, mcp_stdio, mcp_tools
 from core.client import Client, RemoteError
 from core.errors import CairnError, ErrorCode, NoAnswer, NotFound, NotRunning
 from core.keychain import open_token_store
@@ -95,6 +96,7 @@ class Link:
         self._last_used = 0.0
         self._tokens: dict[str, str] = {}  # tokens this bridge enrolled, if the store is elsewhere
         self._ending = threading.Event()  # set by `abort`: no new connection is opened
+        self._why_ending = ""
         self.client_label = f"cairn-mcp/{__version__}"
 
     def call(
@@ -107,6 +109,8 @@ class Link:
                 it did not answer within the timeout (NoAnswer).
         """
         with self._lock:
+            if self._ending.is_set():
+                raise NotRunning(f"{self._why_ending}; the request was not sent")
             try:
                 return self._call(agent, workspace, method, params)
             except NoAnswer as e:
@@ -123,6 +127,20 @@ class Link:
                         "before repeating it"
                     ),
                     data={"timeout_s": self._timeout},
+                ) from e
+            except (NotRunning, OSError) as e:
+                if not self._ending.is_set():
+                    raise
+                # Cut off by `abort` (while connecting, or waiting for the answer), not by Cairn.
+                self._drop()
+                raise NotRunning(
+                    f"{self._why_ending}; "
+                    + (
+                        "try again"
+                        if method in _REPEATABLE
+                        else "the request may or may not have been carried out - check before "
+                        "repeating it"
+                    )
                 ) from e
 
     def _call(
@@ -161,13 +179,15 @@ class Link:
         with self._lock:
             self._drop()
 
-    def abort(self) -> None:
-        """The bridge is ending (its client went away): a call still waiting on Cairn wakes and
-        fails at once - its answer has nowhere to go - and no new connection is opened. Does
-        not wait for the call (as `close` would: until 2026-11-30 a bridge whose client left
-        during a call to a stuck Cairn - or while it said hello to one - stayed on for the whole
-        answer timeout)."""
+    def abort(self, why: str) -> None:
+        """The bridge is ending (its client went away, or its input ended and Cairn took too
+        long): a call still waiting on Cairn wakes and fails at once, saying `why`, and no new
+        connection is opened. Does not wait for the call (as `close` would: until 2026-11-30 a
+        bridge whose client left during a call to a stuck Cairn - or while it said hello to
+        one - stayed on for the whole answer timeout)."""
         with self._aborting:
+            if not self._ending.is_set():
+                self._why_ending = why
             self._ending.set()
             clients = [c for c in (self._client, self._opening) if c is not None]
         for client in clients:
@@ -193,7 +213,7 @@ class Link:
 
     def _connected(self, agent: str, workspace: str) -> Client:
         if self._ending.is_set():
-            raise NotRunning("the MCP client went away; the bridge is ending")
+            raise NotRunning(f"{self._why_ending}; the request was not sent")
         stale = time.monotonic() - self._last_used > self._idle_s - 30
         if self._client is not None and self._client.closed_by_server():
             # Cairn restarted (or cut an idle connection): open a new one before sending, so
@@ -293,6 +313,12 @@ class Bridge:
         self._roots_stale = True
         self._roots_asked = anyio.Lock()
         self._session: ServerSession | None = None
+        self._input_ended = False  # the client can answer nothing more (no roots)
+
+    def input_ended(self) -> None:
+        """The client closed the bridge's input: the calls already read go on, but no answer of
+        the client's (to a roots request) can come any more."""
+        self._input_ended = True
 
     # -- who and where -------------------------------------------------------------------------
 
@@ -330,6 +356,9 @@ class Bridge:
         if session is None or session.client_capabilities is None:
             return None
         if session.client_capabilities.roots is None or not session.can_send_request:
+            return None
+        if self._input_ended:
+            log.info("the client's input ended; it cannot list its roots: using the cwd")
             return None
         try:
             with anyio.fail_after(ROOTS_TIMEOUT):
@@ -443,7 +472,12 @@ def run(args: argparse.Namespace) -> int:
         check_name(args.agent)
     log.info("cairn mcp %s ready on stdio", __version__)
     try:
-        build_server(bridge).run("stdio")
+        mcp_stdio.serve(
+            build_server(bridge),
+            timeout=ANSWER_TIMEOUT,
+            ended=bridge.input_ended,
+            cut_off=bridge.link.abort,
+        )
     finally:
-        bridge.link.abort()
+        bridge.link.abort("the bridge is ending")
     return 0

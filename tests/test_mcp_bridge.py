@@ -22,10 +22,11 @@ from pydantic import FileUrl
 from core import mcp_tools
 from core.client import Client
 from core.daemon import Runtime
+from core.keychain import open_token_store
 from core.mcp_bridge import Bridge
 from core.runtime import bind_unix, prepare_runtime_dir, socket_path
 from tests.conftest import ROOT, cairn_env
-from tests.serving import paths_for, running_daemon, served_in_thread
+from tests.serving import paths_for, running_daemon, served_in_thread, stop_cairns_of
 from tests.test_mcp import Roots, bridge, call, data, dirs, person, run, text
 
 
@@ -178,10 +179,11 @@ def _line(message: dict[str, Any]) -> bytes:
 
 
 def test_the_bridge_exits_at_once_when_its_client_goes_away_mid_call(short_tmp: Path) -> None:
-    """The agent host went away (the bridge's stdin closed) while a tool call waited on a Cairn
-    that had stopped answering: the bridge stayed on for the whole 30 s answer timeout, a
-    process with nobody to answer, before it exited. It exits at once now, with status 0 and no
-    traceback."""
+    """The agent host went away (the bridge's stdin and stdout closed) while a tool call waited
+    on a Cairn that had stopped answering: the bridge stayed on for the whole 30 s answer
+    timeout, a process with nobody to answer, before it exited. It exits at once now, with
+    status 0 and no traceback. (A client that only closes stdin still reads: the bridge then
+    answers what it read - see the tests of the end of input below.)"""
     home = short_tmp / "d"
     (proj,) = dirs(short_tmp, "proj")
     hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
@@ -222,7 +224,8 @@ def test_the_bridge_exits_at_once_when_its_client_goes_away_mid_call(short_tmp: 
                 proc.stdin.write(
                     _line({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": search})
                 )
-                proc.stdin.close()
+                proc.stdin.close()  # the host went away: both its ends of the pipes close
+                proc.stdout.close()
                 closed = time.monotonic()
                 try:
                     status: int | None = proc.wait(timeout=20)
@@ -247,10 +250,11 @@ def test_the_bridge_exits_at_once_when_its_client_goes_away_mid_call(short_tmp: 
 def test_the_bridge_exits_at_once_when_its_client_goes_away_while_it_connects(
     short_tmp: Path,
 ) -> None:
-    """The agent host went away (the bridge's stdin closed) while the bridge was still saying
-    hello to a stuck Cairn - a process that took the connection and never answered: the bridge
-    stayed on for the whole 30 s answer timeout before it exited (`Link.abort` woke only a
-    connection already made). It exits at once now, with status 0 and no traceback."""
+    """The agent host went away (the bridge's stdin and stdout closed) while the bridge was
+    still saying hello to a stuck Cairn - a process that took the connection and never
+    answered: the bridge stayed on for the whole 30 s answer timeout before it exited
+    (`Link.abort` woke only a connection already made). It exits at once now, with status 0
+    and no traceback."""
     home = short_tmp / "d"
     (proj,) = dirs(short_tmp, "proj")
     paths = paths_for(home)
@@ -281,7 +285,8 @@ def test_the_bridge_exits_at_once_when_its_client_goes_away_while_it_connects(
         # The bridge's hello is on its way: the stuck Cairn has a connection waiting.
         stuck.settimeout(20)
         taken, _ = stuck.accept()
-        proc.stdin.close()
+        proc.stdin.close()  # the host went away: both its ends of the pipes close
+        proc.stdout.close()
         closed = time.monotonic()
         try:
             status: int | None = proc.wait(timeout=20)
@@ -300,3 +305,191 @@ def test_the_bridge_exits_at_once_when_its_client_goes_away_while_it_connects(
     assert status == 0, log
     assert took < 5, f"the bridge took {took:.1f} s to exit\n{log}"
     assert "Traceback" not in log, log
+
+
+# -- the end of the bridge's input ---------------------------------------------------------------
+
+HELLO = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "script", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def _tool(request_id: int, tool: str, **arguments: Any) -> dict[str, Any]:
+    params = {"name": tool, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def _piped(home: Path, messages: list[bytes], *args: str) -> tuple[int, list[dict[str, Any]], str]:
+    """`cairn mcp` fed `messages` on a standard input closed right after them, as a script that
+    pipes into it does, and read to the end of its output: its exit status, every message it
+    wrote and its log."""
+    done = subprocess.run(
+        [sys.executable, "-m", "core.cli", "mcp", *args],
+        input=b"".join(messages),
+        capture_output=True,
+        cwd=ROOT,
+        env=cairn_env(home),
+        timeout=90,
+    )
+    said = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    return done.returncode, said, done.stderr.decode()
+
+
+def _answers(said: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    answers: dict[Any, dict[str, Any]] = {}
+    for message in said:
+        assert message["id"] not in answers, f"id {message['id']} answered twice: {said}"
+        answers[message["id"]] = message
+    return answers
+
+
+def test_a_write_whose_input_ends_at_once_is_answered_when_the_bridge_starts_cairn(
+    short_tmp: Path,
+) -> None:
+    """A script wrote initialize, initialized and a `memory_write`, then closed the bridge's
+    input, with no Cairn running: the MCP SDK ended the session at the end of input, while the
+    bridge was still starting Cairn, and the write was answered `Connection closed` (or not at
+    all) - though it may have been carried out. The bridge now answers every request it read
+    before it exits: the write's answer comes, and the memory is in the store."""
+    home = short_tmp / "h"
+    (proj,) = dirs(short_tmp, "proj")
+    paths = paths_for(home)
+    write = _tool(
+        2, "memory_write", content="the ledger closes at 18:00", kind="fact", scope="project"
+    )
+    try:
+        status, said, log = _piped(
+            home,
+            [_line(HELLO), _line(INITIALIZED), _line(write)],
+            "--agent",
+            "helper",
+            "--workspace",
+            str(proj),
+        )
+        answers = _answers(said)
+        assert status == 0, log
+        assert set(answers) == {1, 2}, f"{said}\n{log}"
+        result = answers[2].get("result")
+        assert result is not None and not result["isError"], f"{answers[2]}\n{log}"
+        stored = result["structuredContent"]
+        assert stored["status"] == "stored", stored
+        token = open_token_store(paths)[0].get("helper")
+        c = Client.connect(paths, agent="helper", token=token, workspace=str(proj), autostart=False)
+        try:
+            got = c.call("memory.get", {"id": stored["id"]})
+        finally:
+            c.close()
+        assert got["content"] == "the ledger closes at 18:00"
+    finally:
+        stop_cairns_of(home)  # the daemon the bridge started
+
+
+def test_every_request_read_before_the_end_of_input_is_answered_once(short_tmp: Path) -> None:
+    """Several calls, then the end of input, to a running Cairn: the calls still in flight at
+    the end lost their answers (each a `Connection closed` error, or none). Each is answered
+    now, exactly once - the one the client cancelled and the line that is not JSON get no
+    answer, and do not hold the bridge up."""
+    home = short_tmp / "d"
+    (proj,) = dirs(short_tmp, "proj")
+    calls = [
+        _tool(
+            2, "memory_write", content="the ledger closes at 18:00", kind="fact", scope="project"
+        ),
+        _tool(3, "memory_search", query="ledger"),
+        _tool(
+            4, "memory_write", content="invoices go out on Mondays", kind="fact", scope="project"
+        ),
+        _tool(5, "memory_list"),
+        _tool(6, "memory_write", content="idea: batch the invoices", kind="idea", scope="project"),
+        _tool(7, "memory_search", query="invoices"),
+    ]
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8}}
+    with running_daemon(home):
+        started = time.monotonic()
+        status, said, log = _piped(
+            home,
+            [
+                _line(HELLO),
+                _line(INITIALIZED),
+                *map(_line, calls[:3]),
+                b"this is not JSON\n",
+                *map(_line, calls[3:]),
+                _line(_tool(8, "memory_search", query="cancelled")),
+                _line(cancel),
+            ],
+            "--agent",
+            "helper",
+            "--workspace",
+            str(proj),
+        )
+        took = time.monotonic() - started
+    answers = _answers(said)
+    assert status == 0, log
+    assert set(answers) - {8} == {1, 2, 3, 4, 5, 6, 7}, f"{said}\n{log}"
+    for request_id in range(2, 8):
+        result = answers[request_id].get("result")
+        assert result is not None and not result["isError"], f"{answers[request_id]}\n{log}"
+    assert answers[6]["result"]["structuredContent"]["status"] == "pending"
+    assert took < 20, f"the bridge took {took:.1f} s\n{log}"
+
+
+def test_the_end_of_input_with_nothing_in_flight_ends_the_bridge_at_once(short_tmp: Path) -> None:
+    """Holding back the end of input until every request is answered must not keep a bridge
+    with nothing left to answer: a client that closes the input after its answers came (the
+    usual case), even after a line that is not JSON and a notification, sees the bridge exit
+    at once."""
+    home = short_tmp / "d"
+    (proj,) = dirs(short_tmp, "proj")
+    with running_daemon(home):
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "core.cli",
+                "mcp",
+                "--agent",
+                "helper",
+                "--workspace",
+                str(proj),
+            ],
+            cwd=ROOT,
+            env=cairn_env(home),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        try:
+            proc.stdin.write(_line(HELLO) + _line(INITIALIZED))
+            proc.stdin.write(_line(_tool(2, "memory_search", query="ledger")))
+            proc.stdin.flush()
+            assert b'"id":1' in proc.stdout.readline()
+            assert b'"id":2' in proc.stdout.readline()
+            proc.stdin.write(b"this is not JSON\n")
+            proc.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/progress"}))
+            proc.stdin.close()
+            closed = time.monotonic()
+            try:
+                status: int | None = proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                status = None
+            took = time.monotonic() - closed
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        log = proc.stderr.read().decode()
+        rest = proc.stdout.read()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert status == 0, log
+    assert took < 5, f"the bridge took {took:.1f} s to exit\n{log}"
+    assert rest == b"", rest
