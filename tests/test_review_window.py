@@ -1485,3 +1485,21 @@ def test_the_change_feed_still_brings_others_changes_in(
     )
     qtbot.waitUntil(lambda: "8081" in window.detail.diff.toPlainText())
     other.close()
+
+
+def test_rows_held_between_loads_follow_a_change_of_language(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """The list keeps each row as made from the proposal read (not made again at every load):
+    a change of language still makes them again, at the next load."""
+    desk, _ = served
+    propose(agent, "idea: cache the parsed config")
+    window = window_for(qtbot, desk, 1)
+    assert row_texts(window, 0)[6] == "policy (kind:idea)"
+    desk.language.apply("zh_CN")
+    try:
+        propose(agent, "idea: split the test suite by package")
+        qtbot.waitUntil(lambda: window.queue.table.rowCount() == 2)
+        assert {row_texts(window, r)[6] for r in range(2)} == {"策略（类型：idea）"}
+    finally:
+        desk.language.apply("en")
