@@ -5,6 +5,7 @@ person's own and is audited with what was changed.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -156,30 +157,70 @@ class ReviewService:
         op: Op | None = None,
         target_id: str | None = None,
         agent: str | None = None,
+        kind: str | None = None,
+        reason: str | None = None,
     ) -> list[dict[str, Any]]:
         """Waiting proposals, most seen first, then most recent (then by id: an order that
         pages); each with the memory it would change as it stands now (`target`), so a person
-        sees both. `offset` skips that many of them (the next page). `op`, `target_id` and
-        `agent` keep only the proposals of that operation, target and agent (the whole queue is
-        searched, not the first `limit`).
+        sees both. `offset` skips that many of them (the next page). `op`, `target_id`,
+        `agent`, `kind` and `reason` keep only the proposals of that operation, target, agent,
+        kind (see `kinds`) and reason code (the whole queue is searched, not the first `limit`).
 
         Raises:
             Forbidden: the caller is not a person.
             InvalidInput: `limit` is not 1-1000, or `offset` is negative.
         """
         self._person(caller)
-        if not 1 <= limit <= 1000:
-            raise InvalidInput("limit must be between 1 and 1000", data={"field": "limit"})
-        if offset < 0:
-            raise InvalidInput("offset must be 0 or more", data={"field": "offset"})
-        where, params = _narrowing(op, target_id, agent)
+        _check_page(limit, offset)
+        where, params = _narrowing(op, target_id, agent, kind, reason)
         conn = self._store.read_db.conn()
         rows = conn.execute(
-            f"{suggestions.SELECT} {where} "
-            "ORDER BY hits DESC, last_seen DESC, id ASC LIMIT ? OFFSET ?",
+            f"{suggestions.SELECT} {where} {_ORDER} LIMIT ? OFFSET ?",
             (*params, limit, offset),
         ).fetchall()
         return [self._shown(conn, suggestions.from_row(r)) for r in rows]
+
+    def ranking(
+        self,
+        caller: Caller,
+        *,
+        limit: int = 200,
+        agent: str | None = None,
+        kind: str | None = None,
+        reason: str | None = None,
+    ) -> list[Ranked]:
+        """The proposals `pending` would give, in its order, as their ids and how often and
+        when last seen only: a few milliseconds where `pending` reads each proposal and its
+        target (~0.2 ms each). A window holding most of them reads only the others (`shown`).
+
+        Raises:
+            Forbidden: the caller is not a person.
+            InvalidInput: `limit` is not 1-1000.
+        """
+        self._person(caller)
+        _check_page(limit, 0)
+        where, params = _narrowing(None, None, agent, kind, reason)
+        rows = self._store.read_db.conn().execute(
+            f"SELECT id, hits, last_seen FROM suggestion {where} {_ORDER} LIMIT ?",
+            (*params, limit),
+        )
+        return [Ranked(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
+    def shown(self, caller: Caller, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The proposals `ids` that still wait, as `pending` gives them, by id (one decided
+        meanwhile is not among them).
+
+        Raises:
+            Forbidden: the caller is not a person.
+        """
+        self._person(caller)
+        conn = self._store.read_db.conn()
+        out: dict[str, dict[str, Any]] = {}
+        for sid in ids:
+            found = suggestions.fetch(conn, sid)
+            if found is not None:
+                out[sid] = self._shown(conn, found)
+        return out
 
     def get(self, caller: Caller, suggestion_id: str) -> dict[str, Any]:
         self._person(caller)
@@ -206,9 +247,11 @@ class ReviewService:
         self._person(caller)
         return suggestions.waiting_among(self._store.read_db.conn(), ids)
 
-    def count(self, *, agent: str | None = None) -> int:
-        """How many proposals wait (`agent`: of that agent only)."""
-        where, params = _narrowing(None, None, agent)
+    def count(
+        self, *, agent: str | None = None, kind: str | None = None, reason: str | None = None
+    ) -> int:
+        """How many proposals wait (`agent`, `kind`, `reason`: of those only, as `pending`)."""
+        where, params = _narrowing(None, None, agent, kind, reason)
         conn = self._store.read_db.conn()
         return int(conn.execute(f"SELECT count(*) FROM suggestion {where}", params).fetchone()[0])
 
@@ -218,11 +261,28 @@ class ReviewService:
         Raises:
             Forbidden: the caller is not a person.
         """
+        return list(self.choices(caller).agents)
+
+    def choices(self, caller: Caller) -> Choices:
+        """Every agent, kind and reason code the proposals waiting have (the whole queue, in
+        one scan): what a window's filters offer. A proposal's kind is its own, else the kind
+        of the memory it is about (feedback, forget), else its operation (identity).
+
+        Raises:
+            Forbidden: the caller is not a person.
+        """
         self._person(caller)
         rows = self._store.read_db.conn().execute(
-            "SELECT DISTINCT agent FROM suggestion ORDER BY agent"
+            f"SELECT DISTINCT agent, {_KIND}, reasons FROM suggestion"
         )
-        return [str(r[0]) for r in rows]
+        agents: set[str] = set()
+        kinds: set[str] = set()
+        reasons: set[str] = set()
+        for agent, kind, reasons_json in rows:
+            agents.add(str(agent))
+            kinds.add(str(kind))
+            reasons.update(str(r["code"]) for r in json.loads(reasons_json))
+        return Choices(tuple(sorted(agents)), tuple(sorted(kinds)), tuple(sorted(reasons)))
 
     def _shown(self, conn: Any, s: Suggestion) -> dict[str, Any]:
         out = suggestions.with_history(conn, s).to_dict()
@@ -748,17 +808,64 @@ class ReviewService:
         return Decided(s.id, s.op, "adopted", result.id, result.revision, edited)
 
 
-def _narrowing(op: Op | None, target_id: str | None, agent: str | None) -> tuple[str, list[str]]:
+@dataclass(frozen=True)
+class Choices:
+    """What the proposals waiting have to filter by, each sorted."""
+
+    agents: tuple[str, ...]
+    kinds: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A waiting proposal's place in the queue: a window that holds it as read at these `hits`
+    and `last_seen` holds it as it is (an agent proposing it again changes both)."""
+
+    id: str
+    hits: int
+    last_seen: int
+
+
+# The queue's order: most seen, then most recent, then by id (an order that pages).
+_ORDER = "ORDER BY hits DESC, last_seen DESC, id ASC"
+# A proposal's kind as the window files it: its own, else its memory's, else its operation.
+_KIND = (
+    "coalesce(suggestion.kind, (SELECT m.kind FROM memory m WHERE m.id = suggestion.target_id "
+    "AND suggestion.op != 'identity'), suggestion.op)"
+)
+
+
+def _check_page(limit: int, offset: int) -> None:
+    if not 1 <= limit <= 1000:
+        raise InvalidInput("limit must be between 1 and 1000", data={"field": "limit"})
+    if offset < 0:
+        raise InvalidInput("offset must be 0 or more", data={"field": "offset"})
+
+
+def _narrowing(
+    op: Op | None,
+    target_id: str | None,
+    agent: str | None,
+    kind: str | None = None,
+    reason: str | None = None,
+) -> tuple[str, list[str]]:
     """The WHERE clause (empty for none) and its parameters keeping the proposals of `op`,
-    `target_id` and `agent`."""
+    `target_id`, `agent`, `kind` (as `_KIND` files it) and `reason` (a reason code)."""
     where, params = [], []
-    for column, value in (
-        ("op", op.value if op is not None else None),
-        ("target_id", target_id),
-        ("agent", agent),
+    for test, value in (
+        ("op = ?", op.value if op is not None else None),
+        ("target_id = ?", target_id),
+        ("agent = ?", agent),
+        (f"{_KIND} = ?", kind),
+        (
+            "EXISTS (SELECT 1 FROM json_each(suggestion.reasons) AS r "
+            "WHERE json_extract(r.value, '$.code') = ?)",
+            reason,
+        ),
     ):
         if value is not None:
-            where.append(f"{column} = ?")
+            where.append(test)
             params.append(value)
     return ("WHERE " + " AND ".join(where) if where else ""), params
 

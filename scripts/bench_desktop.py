@@ -176,23 +176,27 @@ def bench_review(b: Bench, repeat: int) -> None:
     table = w.queue.table
     print(f"  {w.queue.count_label.text()}; rows {table.rowCount()}; waiting {w.pending_count()}")
     b.step("review: scroll to the last listed row", table.scrollToBottom, lambda: True)
-    combo = w.queue.agent_filter
-    times = []
-    b.beat.mark()
-    for i in range(1, combo.count()):
-        t0 = time.perf_counter()
-        combo.setCurrentIndex(i)
-        combo.activated.emit(i)  # the agent's proposals are read from the store
+    for combo, what in (
+        (w.queue.agent_filter, "an agent"),
+        (w.queue.kind_filter, "a kind"),
+        (w.queue.reason_filter, "a reason"),
+    ):
+        times = []
+        b.beat.mark()
+        for i in range(1, combo.count()):
+            t0 = time.perf_counter()
+            combo.setCurrentIndex(i)
+            combo.activated.emit(i)  # the proposals it keeps are read from the store
+            until(b.idle)
+            QApplication.processEvents()
+            times.append((time.perf_counter() - t0) * 1000)
+            print(f"  filter {combo.itemText(i)}: {w.queue.count_label.text()}")
+        if times:
+            b.samples(f"review: choose {what} in the filter", times, b.beat.stalled())
+        combo.setCurrentIndex(0)
+        combo.activated.emit(0)
         until(b.idle)
         QApplication.processEvents()
-        times.append((time.perf_counter() - t0) * 1000)
-        print(f"  agent filter {combo.itemText(i)}: {w.queue.count_label.text()}")
-    if times:
-        b.samples("review: choose an agent in the filter", times, b.beat.stalled())
-    combo.setCurrentIndex(0)
-    combo.activated.emit(0)
-    until(b.idle)
-    QApplication.processEvents()
     for verb, act in (("adopt", w.adopt), ("reject", w.reject)):
         times = []
         b.beat.mark()

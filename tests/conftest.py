@@ -293,13 +293,32 @@ def crowded_with_scout(qtbot: QtBot, paths: Paths, workspace_dir: Path) -> Itera
     yield from _crowded(paths, workspace_dir, scout=5)
 
 
-def _crowded(paths: Paths, workspace_dir: Path, *, scout: int = 0) -> Iterator[Desk]:
+@pytest.fixture
+def crowded_with_feedback(qtbot: QtBot, paths: Paths, workspace_dir: Path) -> Iterator[Desk]:
+    """`crowded_with_scout`'s queue with, before it all, 3 facts of scout's that helper says are
+    wrong: 3 feedback proposals of kind "fact" waiting for "feedback", the least recent of 1009;
+    the only other kind and reason past the 1000 most seen is the identity proposal's."""
+    yield from _crowded(paths, workspace_dir, scout=5, feedback=3)
+
+
+def _crowded(
+    paths: Paths, workspace_dir: Path, *, scout: int = 0, feedback: int = 0
+) -> Iterator[Desk]:
     paths.config.mkdir(parents=True, exist_ok=True)
     (paths.config / "settings.toml").write_text("[review]\nmax_items = 2000\n", encoding="utf-8")
     app = Cairn.open(paths)
     try:
         workspace_id = app.workspaces.resolve(str(workspace_dir)).id
         scouting = Caller(Surface.AGENT, agent="scout", verified=True, workspace_id=workspace_id)
+        helper = Caller(Surface.AGENT, agent="helper", verified=True)
+        for i in range(feedback):
+            fact = app.memories.write(
+                scouting,
+                WriteRequest(content=f"the {made_up_word(9500 + i)} port is {8000 + i}",
+                             kind="fact", scope=Scope.PROJECT),
+            )  # fmt: skip
+            assert fact.status is WriteStatus.STORED and fact.id is not None, fact
+            app.memories.feedback(replace(helper, workspace_id=workspace_id), fact.id, "wrong")
         for i in range(scout):
             result = app.memories.write(
                 scouting,
@@ -307,7 +326,6 @@ def _crowded(paths: Paths, workspace_dir: Path, *, scout: int = 0) -> Iterator[D
                              scope=Scope.PROJECT),
             )  # fmt: skip
             assert result.status is WriteStatus.PENDING, result
-        helper = Caller(Surface.AGENT, agent="helper", verified=True)
         app.identity.propose(helper, "user", "Works in Rust and Python.\n", "said so")
         writer = replace(helper, workspace_id=workspace_id)
         for i in range(1000):
@@ -316,7 +334,7 @@ def _crowded(paths: Paths, workspace_dir: Path, *, scout: int = 0) -> Iterator[D
                 writer, WriteRequest(content=f"try {words}", kind="idea", scope=Scope.PROJECT)
             )
             assert result.status is WriteStatus.PENDING, result
-        assert app.review.count() == 1001 + scout
+        assert app.review.count() == 1001 + scout + feedback
         with desk_on(app) as d:
             yield d
     finally:

@@ -1287,3 +1287,37 @@ def test_reasons_and_notes_are_redacted_on_every_read_that_can_reach_a_model(
             for r in governed.memories.relations(caller, mid)
             if r.note
         )
+
+
+def test_the_queue_narrows_by_kind_and_reason_as_the_window_files_them(
+    governed: Cairn, ws: str, clock: FakeClock
+) -> None:
+    """A proposal's kind is its own, else its memory's (feedback), else its operation
+    (identity); the queue is narrowed by kind and by reason code over all of it, and offers
+    every agent, kind and reason waiting."""
+    person, scout, helper = Caller.human(), agent_caller(ws, "scout"), agent_caller(ws, "helper")
+    fact = stored(write(governed, scout, "the staging port is 8443"))
+    governed.memories.feedback(helper, fact, "wrong")
+    clock.advance(1)
+    governed.identity.propose(helper, "user", "Works in Rust.\n", "said so")
+    clock.advance(1)
+    idea = pending(write(governed, scout, "maybe shard the runbook", kind="idea"))
+    review = governed.review
+
+    def ops(
+        kind: str | None = None, reason: str | None = None, agent: str | None = None
+    ) -> list[str]:
+        return [i["op"] for i in review.pending(person, kind=kind, reason=reason, agent=agent)]
+
+    assert ops(kind="fact") == ["feedback"] and ops(reason="feedback") == ["feedback"]
+    assert ops(kind="identity") == ["identity"] and ops(reason="identity") == ["identity"]
+    assert ops(kind="idea", reason="policy") == ["add"] and ops(kind="idea", agent="helper") == []
+    assert review.count(kind="fact") == 1 and review.count(reason="policy", agent="scout") == 1
+    choices = review.choices(person)
+    assert choices.agents == ("helper", "scout")
+    assert choices.kinds == ("fact", "idea", "identity")
+    assert choices.reasons == ("feedback", "identity", "policy")
+    ranked = review.ranking(person, limit=10)
+    assert [r.id for r in ranked] == [i["id"] for i in review.pending(person)]
+    assert ranked[0].id == idea
+    assert set(review.shown(person, [idea, "s_gone"])) == {idea}

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent, QTextCursor
 from PySide6.QtWidgets import (
     QLabel,
     QMessageBox,
@@ -28,7 +28,7 @@ from desktop.desk import Desk, ToolWindow
 from desktop.memory_model import one_line
 from desktop.widgets import named
 from desktop.windows.review_detail import ProposalDetail
-from desktop.windows.review_queue import Item, ProposalList
+from desktop.windows.review_queue import Filters, Item, ProposalList
 
 # The window lists the most seen proposals up to this many (a queue may hold up to 100,000);
 # its count says how many wait in all.
@@ -39,24 +39,59 @@ LISTED = 1000
 class Queue:
     """What the window shows, read in one worker call."""
 
-    items: list[Item]  # the LISTED most seen (of `agent`'s, if given), most seen first
+    items: list[Item]  # the LISTED most seen the filters keep, most seen first
     waiting: int  # how many wait in all
     gone: frozenset[str] = frozenset()  # proposals the window held edits for, decided since
-    agents: tuple[str, ...] = ()  # every agent with proposals waiting, listed or not
-    agent: str | None = None  # the agent the items are narrowed to
-    of_agent: int = 0  # how many of `agent`'s wait
+    agents: tuple[str, ...] = ()  # every agent, kind and reason code waiting, listed or not
+    kinds: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    filters: Filters = field(default_factory=Filters)  # what the items were read for
+    matching: int = 0  # how many of the waiting the filters keep (all, with none chosen)
+    read: int = 0  # how many of the items were read anew (the others the window held)
 
 
-def load(desk: Desk, held: frozenset[str] = frozenset(), agent: str | None = None) -> Queue:
-    """The most seen proposals (of `agent`, if given: read from the whole queue, not from the
-    most seen of all), how many wait, every agent who has some waiting, and which of `held`
-    (the proposals the window holds edits or reasons for) no longer wait (a worker call)."""
-    review = desk.cairn.review
-    items = review.pending(desk.person, limit=LISTED, agent=agent)
-    gone = held - review.waiting_among(desk.person, held) if held else frozenset()
-    of_agent = review.count(agent=agent) if agent is not None else 0
-    agents = tuple(review.agents(desk.person))
-    return Queue(items, review.count(), gone, agents, agent, of_agent)
+def load(
+    desk: Desk,
+    held: frozenset[str] = frozenset(),
+    filters: Filters | None = None,
+    known: Mapping[str, Item] | None = None,
+) -> Queue:
+    """The most seen proposals the filters keep (read from the whole queue, not from the most
+    seen of all), how many wait and match, every agent, kind and reason waiting, and which of
+    `held` (the proposals the window holds edits or reasons for) no longer wait (a worker call).
+    `known` are the proposals the window holds as last read: those still as they were are not
+    read again (a full read of 1,000 took ~200 ms of a worker holding the GIL; the GUI stalled).
+    """
+    review, person = desk.cairn.review, desk.person
+    filters = filters or Filters()
+    known = known or {}
+    narrow = {"agent": filters.agent, "kind": filters.kind, "reason": filters.reason}
+    ranked = review.ranking(person, limit=LISTED, **narrow)
+    stale = {
+        r.id
+        for r in ranked
+        if (k := known.get(r.id)) is None or (k["hits"], k["last_seen"]) != (r.hits, r.last_seen)
+    }
+    fresh = review.shown(person, [r.id for r in ranked if r.id in stale])
+    items = [
+        fresh[r.id] if r.id in stale else known[r.id]
+        for r in ranked
+        if r.id in fresh or r.id not in stale  # one decided between the two reads is left out
+    ]
+    gone = held - review.waiting_among(person, held) if held else frozenset()
+    waiting = review.count()
+    choices = review.choices(person)
+    return Queue(
+        items,
+        waiting,
+        gone,
+        choices.agents,
+        choices.kinds,
+        choices.reasons,
+        filters,
+        review.count(**narrow) if filters.narrow() else waiting,
+        len(fresh),
+    )
 
 
 class ReviewWindow(ToolWindow):
@@ -64,15 +99,20 @@ class ReviewWindow(ToolWindow):
 
     name = "review"
     default_size = (1280, 720)
-    min_interval_ms = 1000  # a load reads up to 1,000 proposals and fills as many rows
+    # A load reads the order of up to 1,000 proposals, and in full only the ones not held.
+    min_interval_ms = 1000
 
     def __init__(self, desk: Desk) -> None:
         super().__init__(desk)
         self.setWindowTitle(self.tr("Cairn — Review queue"))
         self._items: list[Item] = []
         self._waiting = 0
-        self._agent: str | None = None  # the agent `_items` were read for (None: all)
-        self._of_agent = 0  # how many of that agent's wait
+        self._filters = Filters()  # what `_items` were read for
+        self._matching = 0  # how many of the waiting the filters keep
+        # Listed proposals to read again in full at the next load, though their place in the
+        # queue did not change: what they would change changed. None: every one (the window
+        # was hidden, and did not follow the changes meanwhile).
+        self._stale: set[str] | None = None
         self._drafts: dict[str, dict[str, Any]] = {}  # unsaved edits of proposals left behind
         self._reasons: dict[str, str] = {}  # reasons typed for rejecting proposals left behind
         self.confirm: QMessageBox | None = None  # the question before forgetting, while open
@@ -98,11 +138,10 @@ class ReviewWindow(ToolWindow):
         layout.addWidget(self.status)
 
         queue, detail = self.queue, self.detail
-        # The agent filter asks the store for that agent's proposals (an agent's may lie past
-        # the most seen LISTED); kind and reason narrow the rows listed.
-        queue.agent_filter.activated.connect(self.refresh)
-        queue.kind_filter.activated.connect(self._fill_table)
-        queue.reason_filter.activated.connect(self._fill_table)
+        # The filters ask the store for the proposals they keep (which may lie past the most
+        # seen LISTED); until 2026-12-01 kind and reason looked only inside the rows listed.
+        for combo in queue.filters():
+            combo.activated.connect(self.refresh)
         queue.table.currentCellChanged.connect(self._row_changed)
         queue.table.itemSelectionChanged.connect(queue.selection_changed)
         queue.adopt_selected.clicked.connect(self.adopt_many)
@@ -167,33 +206,47 @@ class ReviewWindow(ToolWindow):
 
     # -- loading ----------------------------------------------------------------------------
 
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        self._stale = None  # hidden, the window did not follow what proposals would change
+        super().showEvent(event)
+
     def refresh(self) -> None:
         held = frozenset(self._drafts) | frozenset(self._reasons)
-        self.fetch(load, self.desk, held, self.queue.chosen_agent(), on_done=self._loaded)
+        stale, self._stale = self._stale, set()
+        known = {} if stale is None else {i["id"]: i for i in self._items if i["id"] not in stale}
+        self.fetch(load, self.desk, held, self.queue.chosen(), known, on_done=self._loaded)
 
     def _on_changes(self, changes: ChangeSet) -> None:
         """Reload for a change of the queue, or of what a listed proposal would change - not for
         every memory agents store meanwhile."""
-        if Topic.REVIEW in changes.topics or self._aimed_at(changes):
+        aimed = self._aimed_at(changes)
+        if aimed and self._stale is not None:
+            self._stale |= aimed
+        if Topic.REVIEW in changes.topics or aimed:
             self.refresh_if_shown(changes)
 
-    def _aimed_at(self, changes: ChangeSet) -> bool:
-        """Whether `changes` touch a memory or identity document a listed proposal would change."""
-        targets = {i["target_id"] for i in self._items if i.get("target_id")}
-        targets |= {i["replacement_id"] for i in self._items if i.get("replacement_id")}
-        if any(c.memory_id in targets for c in changes.changes if c.memory_id):
-            return True
-        return Topic.IDENTITY in changes.topics and any(i["op"] == "identity" for i in self._items)
+    def _aimed_at(self, changes: ChangeSet) -> set[str]:
+        """The listed proposals that would change a memory or identity document `changes`
+        touch."""
+        touched = {c.memory_id for c in changes.changes if c.memory_id}
+        identity = Topic.IDENTITY in changes.topics
+        return {
+            i["id"]
+            for i in self._items
+            if i.get("target_id") in touched
+            or i.get("replacement_id") in touched
+            or (identity and i["op"] == "identity")
+        }
 
     def _loaded(self, queue: Queue) -> None:
         self._items, self._waiting = queue.items, queue.waiting
-        self._agent, self._of_agent = queue.agent, queue.of_agent
+        self._filters, self._matching = queue.filters, queue.matching
         # Edits of a proposal decided elsewhere (`cairn review adopt`, another window) cannot
         # be kept: held on, Quit asked about them for good (until 2026-11-30).
         for sid in queue.gone:
             self._drafts.pop(sid, None)
             self._reasons.pop(sid, None)
-        self.queue.fill_filters(self._items, queue.agents)
+        self.queue.fill_filters(queue.agents, queue.kinds, queue.reasons)
         self._fill_table()
 
     def _fill_table(self) -> None:
@@ -202,7 +255,7 @@ class ReviewWindow(ToolWindow):
             self._items,
             current_id,
             waiting=self._waiting,
-            of_agent=self._of_agent if self._agent is not None else None,
+            matching=self._matching if self._filters.narrow() else None,
         )
         self._follow(current_id, current_row, shown)
         self.queue.selection_changed()
@@ -344,6 +397,8 @@ class ReviewWindow(ToolWindow):
         if self.current_id() != sid:
             self.status.setText(error.message)
             return
+        if isinstance(error, Conflict) and self._stale is not None:
+            self._stale.add(sid)  # read it, and what it would change, anew
         if isinstance(error, Conflict) and error.data.get("changed") == "proposal":
             # The agent sent another text meanwhile. Untouched, the pane shows it (a reload);
             # edited, the person's edits stay and the status quotes the new text - adopting
@@ -405,11 +460,10 @@ class ReviewWindow(ToolWindow):
             row = table.currentRow()
             self._show(None)
             # Move on to the next proposal, the way the arrows would.
-            decided = self._item(sid)
+            if self._item(sid) is not None:  # listed: the filters kept it
+                self._matching -= 1
             self._items = [i for i in self._items if i["id"] != sid]
             self._waiting -= 1
-            if decided is not None and decided["agent"] == self._agent:
-                self._of_agent -= 1
             self._fill_table()  # one row goes (the reload after it adds the next one listed)
             if 0 <= row < table.rowCount():
                 table.setCurrentCell(row, 0)

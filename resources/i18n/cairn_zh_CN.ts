@@ -1725,8 +1725,8 @@ The strictest rule that applies wins.</source>
         <translation>采纳后将遗忘这条记忆。</translation>
     </message>
     <message>
-        <source> (the {} most seen of this agent&apos;s {} are listed)</source>
-        <translation>（列出此智能体 {1} 条中出现次数最多的 {0} 条）</translation>
+        <source> (the {} most seen of the {} that match are listed)</source>
+        <translation>（列出符合条件的 {1} 条中出现次数最多的 {0} 条）</translation>
     </message>
     <message>
         <source> (the {} most seen are listed)</source>
