@@ -20,6 +20,7 @@ from core.paths import resolve_paths
 from core.policy import Mode, PolicyInvalid, all_auto, with_mode
 from core.review import check_reason
 from core.settings import load_settings
+from core.suggestions import REASON_CODES
 from core.terminal import (
     at_terminal,
     connect_as_agent,
@@ -55,6 +56,14 @@ def add_parsers(sub: Any) -> None:
         "--offset", type=int, default=0, help="skip this many (the next page: the hint names it)"
     )
     listing.add_argument("--agent", metavar="NAME", help="only this agent's proposals")
+    listing.add_argument(
+        "--kind",
+        metavar="KIND",
+        help="only proposals of this kind (a memory kind, or identity, forget, feedback...)",
+    )
+    listing.add_argument(
+        "--reason", choices=REASON_CODES, help="only proposals waiting for this reason"
+    )
     show = review_sub.add_parser("show", help="one proposal, and the memory it would change")
     show.add_argument("id", help="the proposal's id (s_...)")
     adopt = review_sub.add_parser(
@@ -220,6 +229,11 @@ def _refuse_edits_over_the_limits(
             raise type(e)(f"--set {name}: {e.message}", data=e.data) from e
 
 
+def _narrowed(args: argparse.Namespace) -> dict[str, str | None]:
+    """What `review list` was narrowed to, as its options name it."""
+    return {"agent": args.agent, "kind": args.kind, "reason": args.reason}
+
+
 def cmd_review(args: argparse.Namespace) -> int:
     action = args.review_command
     if action not in ("list", "show"):
@@ -227,8 +241,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     with looking_as_person(f"review {action}") as client:
         if action == "list":
             asked: dict[str, Any] = {"limit": args.limit, "offset": args.offset}
-            if args.agent is not None:
-                asked["agent"] = args.agent
+            asked |= {k: v for k, v in _narrowed(args).items() if v is not None}
             data = client.call("review.list", asked)
         else:
             item = client.call("review.get", {"id": args.id})
@@ -246,8 +259,10 @@ def cmd_review(args: argparse.Namespace) -> int:
             after = args.offset + shown
             if data["total"] > after and shown:
                 # the next page, not a bigger --limit: past 1,000 that is refused
-                agent = f"--agent {shlex.quote(args.agent)} " if args.agent is not None else ""
-                print(f"... and {data['total'] - after} more (next: {agent}--offset {after})")
+                again = "".join(
+                    f"--{k} {shlex.quote(v)} " for k, v in _narrowed(args).items() if v is not None
+                )
+                print(f"... and {data['total'] - after} more (next: {again}--offset {after})")
 
         emit(args, data, listing)
         return 0

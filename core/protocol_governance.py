@@ -22,6 +22,7 @@ from core.requests import (
     strings,
     text,
 )
+from core.suggestions import REASON_CODES, Op
 
 if TYPE_CHECKING:
     from core.app import Cairn
@@ -80,15 +81,24 @@ def policy_set(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]
 
 
 def review_list(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
-    check_fields(p, frozenset({"limit", "offset", "agent"}), required=())
-    agent = opt_text(p, "agent")
+    check_fields(p, frozenset({"limit", "offset", "agent", "kind", "reason"}), required=())
+    agent, kind, reason = opt_text(p, "agent"), opt_text(p, "kind"), opt_text(p, "reason")
+    # a proposal is filed under its kind, its memory's, or its operation (identity, forget...)
+    kinds = (*cairn.memories.limits.kinds, *(op.value for op in Op))
+    for name, value, known in (("kind", kind, kinds), ("reason", reason, REASON_CODES)):
+        if value is not None and value not in known:
+            raise InvalidInput(
+                f"{name} must be one of {', '.join(known)}, not {value!r}", data={"field": name}
+            )
     items = cairn.review.pending(
         s.bound(),
         limit=integer(p, "limit", default=200),
         offset=integer(p, "offset", default=0),
         agent=agent,
+        kind=kind,
+        reason=reason,
     )
-    return {"items": items, "total": cairn.review.count(agent=agent)}
+    return {"items": items, "total": cairn.review.count(agent=agent, kind=kind, reason=reason)}
 
 
 def review_get(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:

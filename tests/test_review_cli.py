@@ -723,3 +723,40 @@ def test_review_list_pages_as_its_hint_says_and_narrows_to_one_agent(
     assert not any(sid in shown for sid in proposed["alpha"]), shown
     status, shown = at_terminal(home, "review", "list", "--offset", "-1", typed="")
     assert status == ErrorCode.INVALID_PARAMS.exit_status and "offset" in shown, shown
+
+
+def test_review_list_narrows_to_a_kind_or_a_reason_over_the_whole_queue(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """The review window filters by kind and reason over the whole queue; `review list` had
+    only `--agent`. It narrows by `--kind` and `--reason` now, counts only those, pages with
+    them, and refuses a kind that does not exist."""
+    home = daemon.home
+    agent = RawClient(socket_path(daemon.paths))
+    assert "result" in agent.hello(agent="alpha", workspace=str(short_tmp))
+    ideas = [
+        agent.request(
+            "memory.write",
+            {"content": f"an idea number {i} about caching", "kind": "idea", "scope": "project"},
+        )["result"]["suggestion_id"]
+        for i in range(2)
+    ]
+    fact = agent.request(
+        "memory.write",
+        {
+            "content": "The staging database listens on port 5433",
+            "kind": "fact",
+            "scope": "project",
+        },
+    )["result"]
+    feedback = agent.request("memory.feedback", {"id": fact["id"], "verdict": "wrong"})["result"]
+    agent.close()
+    status, shown = at_terminal(home, "review", "list", "--kind", "idea", "--limit", "1", typed="")
+    assert status == 0 and "... and 1 more (next: --kind idea --offset 1)" in shown, shown
+    assert sum(s in shown for s in ideas) == 1, shown
+    status, shown = at_terminal(home, "review", "list", "--reason", "feedback", typed="")
+    assert status == 0 and feedback["suggestion_id"] in shown, shown
+    assert not any(s in shown for s in ideas), shown
+    status, shown = at_terminal(home, "review", "list", "--kind", "fcat", typed="")
+    assert status == ErrorCode.INVALID_PARAMS.exit_status, shown
+    assert "kind must be one of" in shown and "'fcat'" in shown, shown
