@@ -171,15 +171,17 @@ def clock() -> FakeClock:
 
 
 # The mechanics tests (memory model, search, the socket) run with every agent write landing; the
-# shipped policy, where some writes wait for a person, is tested in test_governance.py.
+# shipped policy, where some writes wait for a person, is tested in test_governance.py and in the
+# modules marked `shipped_policy`, whose `cairn` starts with no policy file.
 def open_policy(config_dir: Path) -> None:
     """Write the all-auto capture policy where a Cairn with this config directory reads it."""
     write_policy(config_dir / POLICY_FILE, all_auto(BUILTIN_KINDS))
 
 
 @pytest.fixture
-def cairn(paths: Paths, clock: FakeClock) -> Iterator[Cairn]:
-    open_policy(paths.config)
+def cairn(paths: Paths, clock: FakeClock, request: pytest.FixtureRequest) -> Iterator[Cairn]:
+    if request.node.get_closest_marker("shipped_policy") is None:
+        open_policy(paths.config)
     app = Cairn.open(paths, settings=Settings.defaults(), clock=clock)
     try:
         yield app

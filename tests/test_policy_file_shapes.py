@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,16 +20,9 @@ from core.paths import Paths
 from core.policy import DEFAULT_TEXT, Mode, PolicyInvalid, parse_policy
 from tests.conftest import FakeClock, refusing_writes
 
+pytestmark = pytest.mark.shipped_policy  # `cairn` starts with no policy file
+
 PAUSED = DEFAULT_TEXT.replace("paused = false", "paused = true")
-
-
-@pytest.fixture
-def cairn(paths: Paths, clock: FakeClock) -> Iterator[Cairn]:
-    app = Cairn.open(paths, clock=clock)
-    try:
-        yield app
-    finally:
-        app.close()
 
 
 def _until(check: Callable[[], bool], seconds: float = 5.0) -> bool:
