@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
 import sqlite3
 import time
@@ -426,8 +427,8 @@ def carry_renames(renames: Renames, policy_path: Path, tokens: TokenStore) -> No
     renamed_policy(doc, renames)
     fixed = tomlkit.dumps(doc)
     if fixed != text:
-        write_atomically(
-            policy_path,
+        write_atomically(  # into the file a linked policy.toml points to, as `policy set` does
+            Path(os.path.realpath(policy_path)),
             fixed,
             what="policy file",
             mode=0o600,

@@ -301,6 +301,29 @@ def test_a_policy_file_that_cannot_be_written_keeps_the_renames_and_says_why(
         app.close()
 
 
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
+def test_the_renames_go_into_the_file_a_linked_policy_file_points_to(
+    paths: Paths, tmp_path: Path
+) -> None:
+    """A policy.toml that is a link into the person's dotfiles was replaced by a file of its
+    own when the renames were carried (until 2026-12-01), cutting it from the dotfiles; a
+    change through Cairn already went into the file the link points to."""
+    old_store(paths)
+    policy = paths.config / POLICY_FILE
+    target = tmp_path / "dotfiles" / "policy.toml"
+    target.parent.mkdir()
+    os.replace(policy, target)
+    policy.symlink_to(target)
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        assert set(app.policy.current().agents) == {"helper-2", "bot"}
+    finally:
+        app.close()
+    assert policy.is_symlink() and policy.resolve() == target
+    assert "helper-2" in target.read_text(encoding="utf-8")
+
+
 def test_a_policy_syntax_error_at_the_first_start_keeps_the_renames_for_the_next(
     paths: Paths,
 ) -> None:
