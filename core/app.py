@@ -14,6 +14,7 @@ from core.activity import Activity
 from core.agents import AgentService
 from core.allowlist import Allowlist
 from core.archive import ArchiveService
+from core.atomic_file import FileNotWritten
 from core.backup import BackupService, backup_before_migration
 from core.changes import ChangeBus
 from core.clock import Clock, SystemClock
@@ -64,8 +65,8 @@ def _carry_renames(store: Store, paths: Paths, tokens: TokenStore, warnings: War
     try:
         old_names.carry_renames(renames, paths.config / POLICY_FILE, tokens)
         store.writer.run(lambda tx: old_names.carried(tx.conn))
-    except old_names.NotCarried as e:
-        warnings.set(RENAMES_WARNING, str(e))
+    except (old_names.NotCarried, FileNotWritten) as e:  # a file not written: only logged,
+        warnings.set(RENAMES_WARNING, str(e))  # with no file named, until 2026-12-01
         log.warning("%s", e)
     except (CairnError, OSError) as e:
         log.warning("could not carry renamed names to the policy file or token store: %s", e)

@@ -27,7 +27,7 @@ from core import __version__, audit, suggestions
 from core.archive_records import IDENTITY_FIELDS, TOMBSTONE_FIELDS
 from core.atomic_file import replacing
 from core.clock import Clock, utc_minute
-from core.errors import InvalidInput, IOFault
+from core.errors import InvalidInput
 from core.migrations import read_version
 from core.model import Memory, Relation, Revision, Scope
 from core.paths import Paths
@@ -281,7 +281,8 @@ class Exporter:
             InvalidInput: `out` is a directory, its folder does not exist, it is one of
                 Cairn's own files (or inside Cairn's folders), or it exists and is not a
                 regular file holding an archive (only an earlier archive is replaced).
-            IOFault: the file could not be written.
+            FileNotWritten: the file could not be written (the step and why); no partial file
+                is left.
         """
         out = Path(os.path.abspath(os.path.expanduser(out)))
         if out.is_dir():
@@ -290,15 +291,11 @@ class Exporter:
         if not out.parent.is_dir():
             raise InvalidInput(f"the folder {out.parent} does not exist")
         created_at = self._clock.now_ms()
-        try:
-            with (
-                replacing(out) as raw,
-                zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as zf,
-            ):
-                manifest = self._write(zf, filters, created_at)
-        except OSError as e:
-            raise IOFault(f"the archive could not be written to {out}: {e.strerror or e}") from e
-        return manifest
+        with (
+            replacing(out, what="archive") as raw,
+            zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as zf,
+        ):
+            return self._write(zf, filters, created_at)
 
     def _check_target(self, out: Path) -> None:
         """Refuse to put an archive where it would replace something that is not one."""

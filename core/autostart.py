@@ -205,12 +205,9 @@ class Autostart:
 
 
 def _write(path: Path, content: str, mode: int) -> None:
-    """Replace `path` atomically with `content`, with exactly `mode` whatever the umask."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, content, mode=mode)
-    except OSError as e:
-        raise IOFault(f"could not write the autostart entry {path}: {e}") from e
+    """Replace `path` atomically with `content`, with exactly `mode` whatever the umask (its
+    folder made as the umask says, as the person's other programs make theirs)."""
+    write_atomically(path, content, what="autostart entry", mode=mode, folder_mode=0o777)
 
 
 def _systemctl(action: str, *, quiet_when_missing: bool = False) -> list[str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from core import __version__, protocol
 from core.app import Cairn
 from core.atomic_file import write_atomically
-from core.errors import AlreadyRunning, ConfigInvalid, IOFault
+from core.errors import AlreadyRunning, ConfigInvalid
 from core.janitor import Janitor
 from core.paths import Paths
 from core.replaced_store import FileGone, overwritten
@@ -136,14 +136,8 @@ class Runtime:
             # Last, so a pid file says Cairn is fully up. Owner-only, and a link at the path is
             # replaced, never written through (until 2026-11-30 the umask's mode, through any
             # link).
-            try:
-                write_atomically(self.pid_file, str(os.getpid()), mode=0o600)
-            except OSError as e:  # a folder in its way, say: said, and the socket cleaned up
-                raise IOFault(
-                    f"could not write the pid file {self.pid_file}: {e.strerror or e}; move "
-                    "what is in its way and start again",
-                    data={"path": str(self.pid_file)},
-                ) from e
+            # A folder in its way, say, is said (FileNotWritten) and the socket cleaned up.
+            write_atomically(self.pid_file, str(os.getpid()), what="pid file", mode=0o600)
             own[self.pid_file] = _identity_or_none(self.pid_file)
         except BaseException:
             await self._close_server_and_store()

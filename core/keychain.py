@@ -18,7 +18,7 @@ import keyring
 import keyring.errors
 
 from core.atomic_file import write_atomically
-from core.errors import IOFault, KeychainFault
+from core.errors import KeychainFault
 from core.paths import Paths, ensure_private_dir
 from core.runtime import check_private_dir
 
@@ -89,13 +89,7 @@ class FileTokens:
         ensure_private_dir(self._dir)
         check_private_dir(self._dir, "token directory")
         path = self._path(agent)
-        try:
-            write_atomically(path, token + "\n", mode=0o600)
-        except OSError as e:  # a full disk: said, not an internal error (until 2026-12-01)
-            raise IOFault(
-                f"could not write the token file {path}: {e.strerror or e}",
-                data={"path": str(path)},
-            ) from e
+        write_atomically(path, token + "\n", what="token file", mode=0o600)
 
     def delete(self, agent: str) -> None:
         with contextlib.suppress(FileNotFoundError):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
 import sqlite3
 import time
@@ -400,6 +401,9 @@ def carry_renames(renames: Renames, policy_path: Path, tokens: TokenStore) -> No
             which the policy window names; the token store was carried, the file was left as it
             is, and the caller keeps the renames for the next start (until 2026-11-30 a file
             that was not UTF-8 stopped every start, and one with a syntax error lost them).
+        FileNotWritten: the token file or the policy file could not be written (a full disk,
+            a folder that takes no new file): the file is left as it was and the caller keeps
+            the renames for the next start.
     """
     for old, new in sorted(renames.agents.items()):
         token = tokens.get(old)
@@ -423,7 +427,14 @@ def carry_renames(renames: Renames, policy_path: Path, tokens: TokenStore) -> No
     renamed_policy(doc, renames)
     fixed = tomlkit.dumps(doc)
     if fixed != text:
-        write_atomically(policy_path, fixed, mode=0o600)
+        write_atomically(  # into the file a linked policy.toml points to, as `policy set` does
+            Path(os.path.realpath(policy_path)),
+            fixed,
+            what="policy file",
+            mode=0o600,
+            outcome=f"the names renamed in the store ({_listed(renames)}) are renamed in it at "
+            "the next start",
+        )
         log.warning("renamed the old names in %s: %s", policy_path, _listed(renames))
 
 

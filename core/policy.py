@@ -254,29 +254,18 @@ def parse_policy(text: str, known_kinds: Sequence[str]) -> Policy:
         raise PolicyInvalid(
             f"paused: expected true or false, got {_shown(paused)}", lines.line("paused")
         )
-    kinds: dict[str, Mode] = dict(DEFAULT_KINDS)
-    raw_kinds = doc.get("kinds", {})
-    if not isinstance(raw_kinds, dict):
-        raise PolicyInvalid("[kinds] must be a table", lines.line("kinds"))
-    for kind, value in raw_kinds.items():
-        line = lines.line("kinds", kind)
-        if kind not in known_kinds:
-            raise PolicyInvalid(
-                f"kinds.{_key(kind)}: unknown kind (known: {', '.join(known_kinds)})", line
-            )
-        kinds[kind] = _mode(value, f"kinds.{_key(kind)}", line=line)
+    kinds = {
+        **DEFAULT_KINDS,
+        **_kind_modes(
+            lines, ("kinds",), doc.get("kinds", {}), known_kinds, "[kinds] must be a table"
+        ),
+    }
     other = _mode(
         doc.get("other_kinds", Mode.ASK.value), "other_kinds", line=lines.line("other_kinds")
     )
-    scopes: dict[Scope, Mode] = {Scope.GLOBAL: Mode.ASK, Scope.USER: Mode.ASK}
-    raw_scopes = doc.get("scopes", {})
-    if not isinstance(raw_scopes, dict):
-        raise PolicyInvalid("[scopes] must be a table", lines.line("scopes"))
-    for name, value in raw_scopes.items():
-        line = lines.line("scopes", name)
-        scopes[_scope(name, f"scopes.{_key(name)}", line=line)] = _mode(
-            value, f"scopes.{_key(name)}", line=line
-        )
+    scopes = {Scope.GLOBAL: Mode.ASK, Scope.USER: Mode.ASK} | _scope_modes(
+        lines, ("scopes",), doc.get("scopes", {}), "[scopes] must be a table"
+    )
     extracted = _mode(
         doc.get("extracted", Mode.ASK.value), "extracted", line=lines.line("extracted")
     )
@@ -314,38 +303,19 @@ def _parse_agent(lines: KeyLines, name: str, raw: object, known_kinds: Sequence[
     # Each override group must be a table: until 2026-11-30 `kinds = "auto"` here raised a
     # ValueError (Cairn did not start; a running one's watcher died), `kinds = ["ab"]` read
     # as a kind "a".
-    kinds: dict[str, Mode] = {}
-    kinds_line = lines.line("agents", name, "kinds")
-    raw_kinds = raw.get("kinds", {})
-    if not isinstance(raw_kinds, dict):
-        raise PolicyInvalid(
-            f"agents.{_key(name)}.kinds must be a table of kind = mode, like {_KINDS_EXAMPLE}",
-            kinds_line,
-        )
-    for kind, value in raw_kinds.items():
-        if kind not in known_kinds:
-            raise PolicyInvalid(
-                f"agents.{_key(name)}.kinds.{_key(kind)}: unknown kind (known: "
-                f"{', '.join(known_kinds)})",
-                lines.line("agents", name, "kinds", kind),
-            )
-        kinds[kind] = _mode(
-            value,
-            f"agents.{_key(name)}.kinds.{_key(kind)}",
-            line=lines.line("agents", name, "kinds", kind),
-        )
-    scopes: dict[Scope, Mode] = {}
-    scopes_line = lines.line("agents", name, "scopes")
-    raw_scopes = raw.get("scopes", {})
-    if not isinstance(raw_scopes, dict):
-        raise PolicyInvalid(
-            f"agents.{_key(name)}.scopes must be a table of scope = mode, like {_SCOPES_EXAMPLE}",
-            scopes_line,
-        )
-    for scope_name, value in raw_scopes.items():
-        where = f"agents.{_key(name)}.scopes.{_key(scope_name)}"
-        at = lines.line("agents", name, "scopes", scope_name)
-        scopes[_scope(scope_name, where, line=at)] = _mode(value, where, line=at)
+    kinds = _kind_modes(
+        lines,
+        ("agents", name, "kinds"),
+        raw.get("kinds", {}),
+        known_kinds,
+        f"agents.{_key(name)}.kinds must be a table of kind = mode, like {_KINDS_EXAMPLE}",
+    )
+    scopes = _scope_modes(
+        lines,
+        ("agents", name, "scopes"),
+        raw.get("scopes", {}),
+        f"agents.{_key(name)}.scopes must be a table of scope = mode, like {_SCOPES_EXAMPLE}",
+    )
     extracted = None
     if "extracted" in raw:
         extracted = _mode(
@@ -354,6 +324,39 @@ def _parse_agent(lines: KeyLines, name: str, raw: object, known_kinds: Sequence[
             line=lines.line("agents", name, "extracted"),
         )
     return AgentRule(kinds, scopes, extracted)
+
+
+def _kind_modes(
+    lines: KeyLines,
+    path: tuple[str, ...],
+    raw: object,
+    known_kinds: Sequence[str],
+    not_a_table: str,
+) -> dict[str, Mode]:
+    """The `kind = mode` table at `path` (`kinds`, `agents.<name>.kinds`); `not_a_table` is
+    said when it is none."""
+    if not isinstance(raw, dict):
+        raise PolicyInvalid(not_a_table, lines.line(*path))
+    modes: dict[str, Mode] = {}
+    for kind, value in raw.items():
+        where, line = ".".join(map(_key, (*path, kind))), lines.line(*path, kind)
+        if kind not in known_kinds:
+            raise PolicyInvalid(f"{where}: unknown kind (known: {', '.join(known_kinds)})", line)
+        modes[kind] = _mode(value, where, line=line)
+    return modes
+
+
+def _scope_modes(
+    lines: KeyLines, path: tuple[str, ...], raw: object, not_a_table: str
+) -> dict[Scope, Mode]:
+    """The `scope = mode` table at `path` (`scopes`, `agents.<name>.scopes`)."""
+    if not isinstance(raw, dict):
+        raise PolicyInvalid(not_a_table, lines.line(*path))
+    modes: dict[Scope, Mode] = {}
+    for name, value in raw.items():
+        where, line = ".".join(map(_key, (*path, name))), lines.line(*path, name)
+        modes[_scope(name, where, line=line)] = _mode(value, where, line=line)
+    return modes
 
 
 def policy_from_dict(data: Mapping[str, Any], known_kinds: Sequence[str]) -> Policy:

@@ -27,7 +27,7 @@ from core import audit
 from core.atomic_file import write_atomically
 from core.changes import ChangeSet, Topic
 from core.clock import Clock
-from core.errors import CairnError, Forbidden, InvalidInput, IOFault
+from core.errors import CairnError, Forbidden, InvalidInput
 from core.health import Warnings
 from core.model import Caller
 from core.paths import file_identity
@@ -98,8 +98,9 @@ def render_changes(text: str, policy: Policy) -> str:
 
 def write_policy(path: Path, policy: Policy) -> None:
     """Write `policy` as a fresh policy file (the default file's comments, these values)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    write_atomically(path, render_changes(DEFAULT_TEXT, policy))
+    write_atomically(
+        path, render_changes(DEFAULT_TEXT, policy), what="policy file", folder_mode=0o700
+    )
 
 
 def _existing(folder: str) -> str:
@@ -157,7 +158,9 @@ class PolicyHolder:
         # a pause): the policy last in effect is written back, and the person told.
         restored = not path.exists() and last_valid is not None
         if not path.exists():
-            write_atomically(path, render_changes(DEFAULT_TEXT, last_valid or Policy()))
+            write_atomically(
+                path, render_changes(DEFAULT_TEXT, last_valid or Policy()), what="policy file"
+            )
         self._policy = last_valid or Policy()
         self._load(announce=False)  # at start-up there is no change to announce
         if restored:
@@ -230,7 +233,8 @@ class PolicyHolder:
     def update(self, changes: Callable[[Policy], Policy], *, actor: str) -> Policy:
         """Apply a change made through Cairn: write it into the file (comments kept) and make it
         the policy in effect. Raises PolicyInvalid when the result is not a valid policy, and
-        IOFault when the file cannot be written (a full disk); either way nothing changes."""
+        FileNotWritten when the file cannot be written (a full disk); either way nothing
+        changes."""
         with self._lock:
             self._refuse_over_an_invalid_file()
             wanted = changes(self._policy)
@@ -244,14 +248,9 @@ class PolicyHolder:
             # Into the file a symlinked policy.toml points to: replacing the link with a file
             # would cut it from the person's dotfiles.
             target = Path(os.path.realpath(self.path))
-            try:
-                write_atomically(target, text)
-            except OSError as e:  # a full disk: said (until 2026-12-01 an internal error)
-                raise IOFault(
-                    f"could not write the policy file {target}: {e.strerror or e}; the policy "
-                    "in effect is unchanged",
-                    data={"path": str(target)},
-                ) from e
+            write_atomically(
+                target, text, what="policy file", outcome="the policy in effect is unchanged"
+            )
             self._text = text
             self._policy = check
             self._on_invalid(None)
@@ -463,7 +462,8 @@ class PolicyService:
         Raises:
             Forbidden: the caller is not a person.
             InvalidInput: an unknown setting or value.
-            IOFault: the policy file cannot be written (a full disk); the policy is unchanged.
+            FileNotWritten: the policy file cannot be written (a full disk); the policy is
+                unchanged.
         """
         if not caller.is_human:
             raise Forbidden(

@@ -18,7 +18,7 @@ import tomlkit.exceptions
 
 from core.atomic_file import write_atomically
 from core.changes import ChangeBus, ChangeSet, Topic
-from core.errors import ConfigInvalid, Forbidden, InvalidInput, IOFault
+from core.errors import ConfigInvalid, Forbidden, InvalidInput
 from core.model import BUILTIN_KINDS, Caller
 from core.settings import KNOB_BY_NAME, Settings, Value, read_settings_text, validate_document
 from core.toml_text import TextRefused, TooDeep
@@ -63,7 +63,8 @@ class SettingsService:
             Forbidden: the caller is not a person.
             InvalidInput: an unknown setting, or a value its knob refuses.
             ConfigInvalid: the file on disk is not valid (fix it first); nothing is written.
-            IOFault: the file cannot be written (a full disk); the setting is unchanged.
+            FileNotWritten: the file cannot be written (a full disk; the file, the step and why);
+                the setting is unchanged.
         """
         if not caller.is_human:
             raise Forbidden("only a person can change Cairn's settings")
@@ -101,15 +102,13 @@ class SettingsService:
                     f"settings file {self._path} has problems to fix first: {'; '.join(problems)}",
                     data={"path": str(self._path), "problems": problems},
                 )
-            self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            try:
-                write_atomically(self._path, text)
-            except OSError as e:  # a full disk: said (until 2026-12-01 an internal error)
-                raise IOFault(
-                    f"could not write the settings file {self._path}: {e.strerror or e}; the "
-                    "setting is unchanged",
-                    data={"path": str(self._path)},
-                ) from e
+            write_atomically(
+                self._path,
+                text,
+                what="settings file",
+                folder_mode=0o700,
+                outcome="the setting is unchanged",
+            )
             self._current = Settings(values, self._path)
             settings = self._current
         log.info("setting %s changed to %r", name, checked)

@@ -7,6 +7,7 @@ import gc
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
 import time
@@ -170,15 +171,17 @@ def clock() -> FakeClock:
 
 
 # The mechanics tests (memory model, search, the socket) run with every agent write landing; the
-# shipped policy, where some writes wait for a person, is tested in test_governance.py.
+# shipped policy, where some writes wait for a person, is tested in test_governance.py and in the
+# modules marked `shipped_policy`, whose `cairn` starts with no policy file.
 def open_policy(config_dir: Path) -> None:
     """Write the all-auto capture policy where a Cairn with this config directory reads it."""
     write_policy(config_dir / POLICY_FILE, all_auto(BUILTIN_KINDS))
 
 
 @pytest.fixture
-def cairn(paths: Paths, clock: FakeClock) -> Iterator[Cairn]:
-    open_policy(paths.config)
+def cairn(paths: Paths, clock: FakeClock, request: pytest.FixtureRequest) -> Iterator[Cairn]:
+    if request.node.get_closest_marker("shipped_policy") is None:
+        open_policy(paths.config)
     app = Cairn.open(paths, settings=Settings.defaults(), clock=clock)
     try:
         yield app
@@ -212,6 +215,50 @@ def cairn_env(home: Path) -> dict[str, str]:
     env["CAIRN_HOME"] = str(home)
     env["PYTHONPATH"] = str(ROOT)
     return env
+
+
+# -- refused writes ------------------------------------------------------------------------------
+
+
+@contextmanager
+def disk_full(limit: int = 0) -> Iterator[None]:
+    """No file of this process can grow past `limit` bytes meanwhile (RLIMIT_FSIZE, SIGXFSZ
+    ignored): a write past it fails with EFBIG, as one on a full disk fails."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+
+
+@contextmanager
+def refusing_writes(folder: Path) -> Iterator[None]:
+    """Nothing can be created in, renamed in or removed from `folder` meanwhile: its mode says
+    so for a user; root, whom modes do not stop, is stopped by the immutable attribute
+    (`chattr +i`), and without it (another file system) the test is skipped."""
+    if os.geteuid() != 0:
+        mode = folder.stat().st_mode & 0o7777
+        folder.chmod(0o500)
+        try:
+            yield
+        finally:
+            folder.chmod(mode)
+        return
+    chattr = shutil.which("chattr")
+    if (
+        chattr is None
+        or subprocess.run([chattr, "+i", str(folder)], capture_output=True).returncode
+    ):
+        pytest.skip("root is refused a folder only by chattr +i, which this file system lacks")
+    try:
+        yield
+    finally:
+        subprocess.run([chattr, "-i", str(folder)], check=True)
 
 
 # -- the windows ---------------------------------------------------------------------------------

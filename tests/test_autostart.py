@@ -27,7 +27,8 @@ from core.autostart_entries import (
     locations,
     render,
 )
-from core.errors import CairnError
+from core.errors import CairnError, ErrorCode
+from tests.conftest import disk_full
 
 pytestmark = pytest.mark.skipif(
     Platform.current() is not Platform.LINUX, reason="the real files are tested on Linux"
@@ -90,6 +91,26 @@ def test_enabling_the_tray_writes_an_xdg_autostart_entry_that_runs_this_cairn(
     status = cairn(capsys, "status")
     assert f"enabled: the tray application starts when you log in\n  file  {entry_path}" in status
     assert "note" not in status
+
+
+def test_an_entry_that_cannot_be_written_is_said_and_the_old_one_kept(
+    capsys: pytest.CaptureFixture[str], home: Path
+) -> None:
+    """The disk cannot take the new entry: `cairn autostart enable` says which file and why
+    (until 2026-12-01 "[Errno 27] File too large"), the entry enabled before stays whole and
+    no temporary file is left beside it."""
+    cairn(capsys, "enable")
+    entry_path = home / ".config" / "autostart" / "cairn.desktop"
+    entry_path.write_text(entry_path.read_text(encoding="utf-8") + "# an older one\n", "utf-8")
+    before = entry_path.read_bytes()
+    with disk_full():
+        status = cli.main(["autostart", "enable"])
+    err = capsys.readouterr().err
+    assert status == ErrorCode.IO.exit_status, err
+    assert err.startswith(f"cairn: could not write the autostart entry {entry_path}: "), err
+    assert "past the largest size this process may write" in err
+    assert entry_path.read_bytes() == before
+    assert sorted(p.name for p in entry_path.parent.iterdir()) == ["cairn.desktop"]
 
 
 def test_the_entry_lands_in_xdg_config_home_when_set(

@@ -7,8 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import resource
-import signal
 import sqlite3
 import stat
 import subprocess
@@ -51,7 +49,7 @@ from core.paths import Paths
 from core.requests import WriteRequest
 from core.settings import Settings
 from core.store import Store
-from tests.conftest import ROOT, FakeClock, open_policy
+from tests.conftest import ROOT, FakeClock, disk_full, open_policy
 from tests.serving import paths_for, running_daemon, served_in_thread
 from tests.test_cli_serving import at_terminal
 from tests.test_cli_serving import cairn as run_cairn
@@ -211,15 +209,8 @@ def test_a_disk_error_is_an_io_fault_naming_the_path(cairn: Cairn) -> None:
     backups = service(cairn)
     kept = backups.backup("manual")
     cairn.clock.advance(3600)  # type: ignore[attr-defined]  # the fixture's FakeClock
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, hard))  # writes past 16 KiB fail
-    try:
-        with pytest.raises(IOFault) as raised:
-            backups.backup("manual")
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, previous)
+    with disk_full(16 * 1024), pytest.raises(IOFault) as raised:  # writes past 16 KiB fail
+        backups.backup("manual")
     assert str(cairn.paths.backups) in raised.value.message
     assert raised.value.code is ErrorCode.IO
     assert files_in(cairn.paths.backups) == {kept.path.name}  # no half-written file left

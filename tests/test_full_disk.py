@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,26 +28,13 @@ from core.paths import Paths
 from core.requests import WriteRequest
 from core.runtime import socket_path
 from core.settings import Settings
-from tests.conftest import ROOT, cairn_env, open_policy
+from tests.conftest import ROOT, cairn_env, disk_full, open_policy
 from tests.serving import RawClient, paths_for, served_in_thread, write_settings
 from tests.test_protocol import assert_error
 
 pytestmark = pytest.mark.skipif(
     not hasattr(resource, "RLIMIT_FSIZE"), reason="needs RLIMIT_FSIZE (a POSIX system)"
 )
-
-
-@contextmanager
-def disk_full(limit: int = 0) -> Iterator[None]:
-    """No file of this process can grow past `limit` bytes meanwhile."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, previous)
 
 
 @pytest.fixture
@@ -81,11 +67,12 @@ def test_a_policy_change_on_a_full_disk_is_an_io_error_and_changes_nothing(
     c = person(paths)
     with disk_full():
         reply = c.request("policy.set", {"setting": "kinds.fact", "value": "off"})
-    assert_error(reply, ErrorCode.IO, str(policy_file))
+    assert_error(reply, ErrorCode.IO, f"could not write the policy file {policy_file}: ")
+    assert_error(reply, ErrorCode.IO, "past the largest size this process may write")
+    assert_error(reply, ErrorCode.IO, "; the policy in effect is unchanged")
+    assert reply["error"]["data"]["step"] == "write"
     assert policy_file.read_bytes() == before
-    assert sorted(p.name for p in policy_file.parent.iterdir()) == sorted(
-        p.name for p in policy_file.parent.iterdir() if not p.name.endswith(".tmp")
-    )
+    assert not [p.name for p in policy_file.parent.iterdir() if p.name.endswith(".tmp")]
     assert c.request("policy.get")["result"]["kinds"]["fact"] == "auto"
     # With room again, the same change is made, without a restart.
     assert "result" in c.request("policy.set", {"setting": "kinds.fact", "value": "off"})
@@ -100,9 +87,11 @@ def test_enrolling_on_a_full_disk_is_answered_and_registers_nothing(served: Runt
     paths = served.paths
     with disk_full():
         c, reply = hello(paths, "newbot", enroll=True)
-    assert_error(reply, ErrorCode.IO, "token")
+    tokens = paths.state / "tokens"
+    assert_error(reply, ErrorCode.IO, f"could not write the token file {tokens / 'newbot.token'}")
+    assert_error(reply, ErrorCode.IO, "past the largest size this process may write")
     c.close()
-    assert not list(paths.state.glob("tokens/newbot.token*"))
+    assert [p.name for p in tokens.iterdir() if "newbot" in p.name] == []  # no .newbot...tmp
     p = person(paths)
     names = [a["name"] for a in p.request("agent.list")["result"]["agents"]]
     assert "newbot" not in names
@@ -146,10 +135,15 @@ def test_a_setting_changed_on_a_full_disk_is_an_io_error_and_changes_nothing(
 ) -> None:
     """The Settings window's change could not be written: a bare OSError (an internal error
     in the window); now an IOFault naming the file, and the setting is as it was."""
-    with disk_full(), pytest.raises(IOFault, match="settings file") as raised:
+    with disk_full(), pytest.raises(IOFault) as raised:
         cairn.config.set(human, "backup.keep_daily", 3)
-    assert str(paths.settings_file) in raised.value.message
+    assert raised.value.message == (
+        f"could not write the settings file {paths.settings_file}: the file would grow past "
+        "the largest size this process may write (a file-size limit such as ulimit -f, or the "
+        "file system's); the setting is unchanged"
+    )
     assert not paths.settings_file.exists()
+    assert not [p for p in paths.settings_file.parent.iterdir() if p.name.endswith(".tmp")]
     assert cairn.config.current().integer("backup.keep_daily") == 7
     assert cairn.config.set(human, "backup.keep_daily", 3).integer("backup.keep_daily") == 3
 

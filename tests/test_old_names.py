@@ -24,7 +24,7 @@ from core.policy import POLICY_FILE, Mode
 from core.requests import WriteRequest
 from core.settings import Settings
 from core.validation import content_hash
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, refusing_writes
 from tests.serving import paths_for
 
 OLD_TOKEN = "cairn_" + "x" * 43
@@ -267,6 +267,61 @@ def test_a_policy_file_that_is_not_utf8_does_not_stop_the_start_and_keeps_its_re
         assert "helper\\n" not in policy.read_text(encoding="utf-8")
     finally:
         app.close()
+
+
+def test_a_policy_file_that_cannot_be_written_keeps_the_renames_and_says_why(
+    paths: Paths,
+) -> None:
+    """The policy file's folder takes no new file when the renames are carried to it: the
+    renames were kept for the next start, but only the log said why, as "[Errno 1] Operation
+    not permitted" with no file named (until 2026-12-01). Health now names the file and the
+    reason, the file is left whole, and the next start that can write it carries them."""
+    old_store(paths)
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    policy = paths.config / POLICY_FILE
+    with refusing_writes(paths.config):
+        app = Cairn.open(paths, settings=settings, clock=FakeClock())
+        try:
+            said = app.warnings.items["policy_renames"]
+            assert said.startswith(
+                f"could not write the policy file {policy}: no new file can be made in "
+                f"{paths.config}: permission denied; the names renamed in the store ("
+            ), said
+            assert "'helper\\n' -> 'helper-2'" in said and said.endswith("at the next start")
+            assert app.agents.tokens.get("helper-2") == OLD_TOKEN  # the token store was carried
+        finally:
+            app.close()
+    assert policy.read_text(encoding="utf-8") == POLICY_TEXT
+    assert sorted(p.name for p in paths.config.iterdir()) == [POLICY_FILE]
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        assert "policy_renames" not in app.warnings.items
+        assert set(app.policy.current().agents) == {"helper-2", "bot"}
+    finally:
+        app.close()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
+def test_the_renames_go_into_the_file_a_linked_policy_file_points_to(
+    paths: Paths, tmp_path: Path
+) -> None:
+    """A policy.toml that is a link into the person's dotfiles was replaced by a file of its
+    own when the renames were carried (until 2026-12-01), cutting it from the dotfiles; a
+    change through Cairn already went into the file the link points to."""
+    old_store(paths)
+    policy = paths.config / POLICY_FILE
+    target = tmp_path / "dotfiles" / "policy.toml"
+    target.parent.mkdir()
+    os.replace(policy, target)
+    policy.symlink_to(target)
+    settings = Settings.defaults().with_values(memory__extra_kinds=("decision",))
+    app = Cairn.open(paths, settings=settings, clock=FakeClock())
+    try:
+        assert set(app.policy.current().agents) == {"helper-2", "bot"}
+    finally:
+        app.close()
+    assert policy.is_symlink() and policy.resolve() == target
+    assert "helper-2" in target.read_text(encoding="utf-8")
 
 
 def test_a_policy_syntax_error_at_the_first_start_keeps_the_renames_for_the_next(

@@ -8,7 +8,6 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +21,8 @@ from core.paths import Paths
 from core.policy import DEFAULT_TEXT, Mode, Policy, PolicyInvalid, parse_policy
 from core.policy_file import render_changes
 from tests.conftest import FakeClock
+
+pytestmark = pytest.mark.shipped_policy  # `cairn` starts with no policy file
 
 
 def test_the_default_file_is_the_default_policy() -> None:
@@ -90,16 +91,6 @@ def test_writing_back_keeps_the_persons_comments_and_layout() -> None:
 
 
 # -- the live file -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def cairn(paths: Paths, clock: FakeClock) -> Iterator[Cairn]:
-    """A Cairn starting with no policy file (the shipped defaults)."""
-    app = Cairn.open(paths, clock=clock)
-    try:
-        yield app
-    finally:
-        app.close()
 
 
 def _policy_changes(cairn: Cairn) -> tuple[threading.Event, list[ChangeSet]]:

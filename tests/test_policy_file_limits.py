@@ -10,7 +10,7 @@ import os
 import resource
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +24,10 @@ from core.policy import DEFAULT_TEXT, Mode, PolicyInvalid, parse_policy
 from tests.conftest import FakeClock
 from tests.test_policy_file_shapes import PAUSED, _warning
 
-pytestmark = pytest.mark.skipif(os.name == "nt", reason="FIFOs and /dev files are POSIX's")
-
-
-@pytest.fixture
-def cairn(paths: Paths, clock: FakeClock) -> Iterator[Cairn]:
-    app = Cairn.open(paths, clock=clock)
-    try:
-        yield app
-    finally:
-        app.close()
+pytestmark = [
+    pytest.mark.skipif(os.name == "nt", reason="FIFOs and /dev files are POSIX's"),
+    pytest.mark.shipped_policy,
+]
 
 
 def _point_at(path: Path, target: Path | str) -> None:

@@ -8,28 +8,21 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from core.app import Cairn
-from core.errors import InvalidInput
+from core.errors import InvalidInput, IOFault
 from core.model import BUILTIN_KINDS, Caller
 from core.paths import Paths
 from core.policy import DEFAULT_TEXT, Mode, PolicyInvalid, parse_policy
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, refusing_writes
+
+pytestmark = pytest.mark.shipped_policy  # `cairn` starts with no policy file
 
 PAUSED = DEFAULT_TEXT.replace("paused = false", "paused = true")
-
-
-@pytest.fixture
-def cairn(paths: Paths, clock: FakeClock) -> Iterator[Cairn]:
-    app = Cairn.open(paths, clock=clock)
-    try:
-        yield app
-    finally:
-        app.close()
 
 
 def _until(check: Callable[[], bool], seconds: float = 5.0) -> bool:
@@ -158,6 +151,43 @@ def test_the_unreadable_file_warning_clears_when_it_is_readable_again(
     cairn.policy.reload()
     assert _warning(cairn) == ""
     assert cairn.policy.current().paused
+
+
+# -- a folder that takes no new file ----------------------------------------------------------
+
+
+def test_a_change_in_a_folder_that_takes_no_new_file_is_said_and_changes_nothing(
+    cairn: Cairn, paths: Paths
+) -> None:
+    """The policy window's (and `policy set`'s) change through the service: the file is replaced
+    by a new one beside it, which the folder refuses. Said with the reason in words (until
+    2026-12-01 "Operation not permitted"); the file and the policy in effect stay as they were
+    and no temporary file is left."""
+    path = paths.config / "policy.toml"
+    before = path.read_bytes()
+    with refusing_writes(paths.config), pytest.raises(IOFault) as raised:
+        cairn.policy.set(Caller.human(), "kinds.fact", Mode.OFF)
+    assert raised.value.message == (
+        f"could not write the policy file {path}: no new file can be made in {paths.config}: "
+        "permission denied; the policy in effect is unchanged"
+    )
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in paths.config.iterdir()) == ["policy.toml"]
+    assert cairn.policy.current().kinds["fact"] is Mode.AUTO
+    assert cairn.policy.set(Caller.human(), "kinds.fact", Mode.OFF).kinds["fact"] is Mode.OFF
+
+
+def test_a_policy_file_that_cannot_be_made_at_start_is_said(paths: Paths) -> None:
+    """A first start whose config folder takes no new file ended in a PermissionError
+    traceback (until 2026-12-01); it is an io_error naming the file and why."""
+    paths.config.mkdir(parents=True, mode=0o700)
+    with refusing_writes(paths.config), pytest.raises(IOFault) as raised:
+        Cairn.open(paths).close()
+    assert raised.value.message.startswith(
+        f"could not write the policy file {paths.config / 'policy.toml'}: no new file can be "
+        f"made in {paths.config}: permission denied"
+    )
+    assert list(paths.config.iterdir()) == []
 
 
 # -- a file that is a symbolic link (a dotfile manager's) -------------------------------------

@@ -193,7 +193,8 @@ def test_a_folder_in_the_pid_files_way_is_said_and_leaves_no_socket(short_tmp: P
         timeout=60,
     )
     assert run.returncode == 74, run.stderr
-    assert f"could not write the pid file {paths.runtime / PID_FILE}" in run.stderr
+    assert f"could not write the pid file {paths.runtime / PID_FILE}: " in run.stderr
+    assert "a folder is in its place; move it away" in run.stderr
     assert "Traceback" not in run.stderr
     assert sorted(p.name for p in paths.runtime.iterdir()) == [PID_FILE]  # no socket left
 

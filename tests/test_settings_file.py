@@ -14,12 +14,12 @@ import pytest
 
 from core.app import Cairn
 from core.changes import ChangeSet, Topic
-from core.errors import ConfigInvalid, Forbidden, InvalidInput
+from core.errors import ConfigInvalid, Forbidden, InvalidInput, IOFault
 from core.model import Caller, Scope, Surface
 from core.notes import SyncReport
 from core.paths import Paths
 from core.settings import Value, load_settings
-from tests.conftest import FakeClock, open_policy
+from tests.conftest import FakeClock, open_policy, refusing_writes
 
 
 def _settings_changes(cairn: Cairn) -> list[ChangeSet]:
@@ -64,6 +64,25 @@ def test_only_a_person_with_a_valid_value_changes_a_setting(
     with pytest.raises(ConfigInvalid, match=r"store\.turbo"):
         cairn.config.set(human, "backup.keep_daily", 3)
     assert paths.settings_file.read_text(encoding="utf-8") == "[store]\nturbo = 1\n"
+
+
+def test_a_change_the_folder_refuses_is_said_and_changes_nothing(
+    cairn: Cairn, paths: Paths, human: Caller
+) -> None:
+    """The Settings window's change, refused by the folder the file is replaced in: said with
+    the reason in words (until 2026-12-01 "Operation not permitted"); the file and the setting
+    stay as they were and no temporary file is left."""
+    paths.settings_file.write_text("# mine\n[backup]\nkeep_daily = 5\n", encoding="utf-8")
+    before = sorted(p.name for p in paths.config.iterdir())
+    with refusing_writes(paths.config), pytest.raises(IOFault) as raised:
+        cairn.config.set(human, "backup.keep_daily", 3)
+    assert raised.value.message == (
+        f"could not write the settings file {paths.settings_file}: no new file can be made in "
+        f"{paths.config}: permission denied; the setting is unchanged"
+    )
+    assert paths.settings_file.read_text(encoding="utf-8") == "# mine\n[backup]\nkeep_daily = 5\n"
+    assert sorted(p.name for p in paths.config.iterdir()) == before
+    assert cairn.config.current().integer("backup.keep_daily") == 7  # as the fixture started
 
 
 def test_the_backup_schedule_follows_at_once(cairn: Cairn, human: Caller) -> None:
