@@ -17,7 +17,7 @@ from core.archive import ArchiveService
 from core.atomic_file import FileNotWritten
 from core.backup import BackupService, backup_before_migration
 from core.changes import ChangeBus
-from core.clock import Clock, SystemClock
+from core.clock import BootClock, Clock, ClockWatch, SystemClock
 from core.context_bundle import ContextBuilder
 from core.errors import CairnError, NotRunning
 from core.failures import BackgroundFailures
@@ -101,6 +101,7 @@ class Cairn:
     archive: ArchiveService
     config: SettingsService  # changing settings.toml while running; `settings` is as started
     gate: Gate  # the one write gate every service shares (hello checks its identifiers with it)
+    clock_watch: ClockWatch  # whether housekeeping may act on time now; health's clock warnings
     started_at_ms: int = 0
     shutdown_hook: Callable[[str], None] | None = None
 
@@ -111,8 +112,10 @@ class Cairn:
         *,
         settings: Settings | None = None,
         clock: Clock | None = None,
+        boot_clock: BootClock | None = None,
     ) -> Cairn:
-        """Open the user's store and build the services.
+        """Open the user's store and build the services. `boot_clock` (the system's by default)
+        tells a clock that was set from one that ran (`core.clock.ClockWatch`).
 
         Raises:
             ConfigInvalid: settings.toml has problems (each listed with its key and reason).
@@ -122,6 +125,7 @@ class Cairn:
             ensure_private_dir(directory)
         settings = settings or load_settings(paths.settings_file)
         clock = clock or SystemClock()
+        clock_watch = ClockWatch(clock, boot_clock)
         bus = ChangeBus()
         failures = BackgroundFailures()
 
@@ -222,6 +226,7 @@ class Cairn:
                 failures=failures,
                 warnings=warnings,
                 notes_errors=notes.errors,
+                clock_warnings=clock_watch.warnings,
             )
             cairn = cls(
                 paths=paths,
@@ -258,6 +263,7 @@ class Cairn:
                 ),
                 config=config,
                 gate=gate,
+                clock_watch=clock_watch,
                 started_at_ms=clock.now_ms(),
             )
             undo.pop_all()  # built: the caller's close() releases it all from here

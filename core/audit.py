@@ -22,6 +22,8 @@ from typing import Any
 
 from core.atomic_file import fsync_dir
 from core.changes import Change, Topic
+from core.clock import before_floor, utc_minute, wrong_clock
+from core.errors import ClockWrong
 from core.model import Caller, Memory, Scope, Surface, Tier
 from core.wording import cut
 from core.writer import WriteTx
@@ -50,7 +52,13 @@ def record(
     at: int,
 ) -> Change:
     """Append one audit event inside the current write transaction and queue its Change.
-    `memory`, when given, supplies the id, revision, workspace, scope and session."""
+    `memory`, when given, supplies the id, revision, workspace, scope and session.
+
+    Raises:
+        ClockWrong: a write an agent or a person asked for, stamped `at` a time before the
+            clock can be trusted (`refuse_wrong_clock`); the transaction rolls back.
+    """
+    refuse_wrong_clock(caller, action, at)
     if memory is not None:
         memory_id = memory_id or memory.id
         revision = revision if revision is not None else memory.revision
@@ -112,9 +120,14 @@ def record_many(
     *,
     at: int,
 ) -> None:
-    """Append one audit event per memory with a single statement (the bulk-write path)."""
+    """Append one audit event per memory with a single statement (the bulk-write path).
+
+    Raises:
+        ClockWrong: as `record`.
+    """
     if not memories:
         return
+    refuse_wrong_clock(caller, action, at)
     verified = 1 if caller.verified else 0
     actor_kind, actor = caller.surface.value, caller.actor
     details: dict[tuple[str, Scope, Tier], str] = {}  # a batch repeats a few kind/scope/tier
@@ -266,6 +279,30 @@ WRITE_ACTIONS: frozenset[str] = AGENT_ACTIONS | {
 WRITE_SURFACES: frozenset[str] = frozenset(
     {Surface.AGENT.value, Surface.HUMAN.value, Surface.IMPORT.value}
 )
+
+# The events of writes an agent or a person asks for (the notes folder's and imports included)
+# that are refused while the clock reads before 2026 (`core.clock.FLOOR_MS`): every such write
+# records one of these in its own transaction, so this is the one place they are all checked.
+# Not `policy_changed` - the policy file, the truth, is written before its event (and a file
+# edited by hand is Cairn's `system` event) - nor what keeps access working: agents' tokens and
+# statuses, a person's raw read.
+CLOCK_CHECKED: frozenset[str] = WRITE_ACTIONS - {"policy_changed"}
+
+
+def refuse_wrong_clock(caller: Caller, action: str, at: int) -> None:
+    """Refuse an agent's or a person's write stamped `at` before the clock can be trusted.
+    Cairn's own housekeeping (`Surface.SYSTEM`) is not refused: it must open and serve.
+
+    Raises:
+        ClockWrong: what the clock reads, that nothing was stored and what to do.
+    """
+    if before_floor(at) and caller.surface is not Surface.SYSTEM and action in CLOCK_CHECKED:
+        raise ClockWrong(
+            f"{wrong_clock(at)}; nothing was stored. Set the computer's clock to the right time "
+            "(or let the network set it), then try again",
+            data={"clock": utc_minute(at)},
+        )
+
 
 _MEMORY_TOPICS = frozenset({Topic.MEMORIES, Topic.HEALTH})
 _AGENT_TOPICS = frozenset({Topic.AGENTS, Topic.HEALTH})

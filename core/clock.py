@@ -1,10 +1,17 @@
-"""Time as a capability: the service reads the clock through this protocol so tests can move it."""
+"""Time as a capability: the service reads the clock through this protocol so tests can move it;
+and when the clock cannot be trusted - it reads before 2026 (`FLOOR_MS`), or it was just set
+(`ClockWatch`)."""
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
+
+log = logging.getLogger(__name__)
 
 
 class Clock(Protocol):
@@ -22,3 +29,115 @@ def utc_minute(ms: int) -> str:
     """A stored time (ms since the epoch) as `2026-11-30 15:40 UTC`, for messages and files
     that do not know the reader's time zone."""
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+# -- a clock Cairn cannot trust ------------------------------------------------------------------
+
+# The earliest time Cairn trusts: 2026-01-01 00:00 UTC, before this version existed. A clock
+# reading earlier is wrong - a dead clock battery reads 1970 or 2000 until the network sets it.
+FLOOR_MS = 1_767_225_600_000
+# A round whose wall clock moved more than this unlike the boot clock had its clock set.
+STEP_MS = 600_000
+# How long health names the last step, in boot-clock time.
+_STEP_SHOWN_MS = 86_400_000
+
+
+def before_floor(ms: int) -> bool:
+    """Whether a reading of the clock is before the earliest time Cairn trusts (`FLOOR_MS`)."""
+    return ms < FLOOR_MS
+
+
+def wrong_clock(ms: int) -> str:
+    """What is wrong with a clock reading before the floor, in words a person acts on."""
+    return (
+        f"this computer's clock reads {utc_minute(ms)}, before {utc_minute(FLOOR_MS)}, so it "
+        "is wrong (a dead clock battery, or the network has not set it yet)"
+    )
+
+
+class BootClock(Protocol):
+    def boot_ms(self) -> int:
+        """Milliseconds since some fixed point, never set: only differences mean anything."""
+        ...
+
+
+class SystemBootClock:
+    """CLOCK_BOOTTIME on Linux - it counts time suspended, so a laptop's resume moves it as the
+    wall clock moves; CLOCK_MONOTONIC elsewhere."""
+
+    def boot_ms(self) -> int:
+        if hasattr(time, "CLOCK_BOOTTIME"):
+            return time.clock_gettime_ns(time.CLOCK_BOOTTIME) // 1_000_000
+        return time.monotonic_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class Step:
+    """The wall clock was set: it read `to_ms` where, by the boot clock, it should have read
+    `from_ms` (at boot-clock time `at_boot_ms`)."""
+
+    from_ms: int
+    to_ms: int
+    at_boot_ms: int
+
+
+class ClockWatch:
+    """Decides, once a housekeeping round, whether that round may act on time: purge what
+    expired, archive what went unused, end sessions. Not while the clock reads before
+    `FLOOR_MS`, nor in a round where, since the previous one, the wall clock moved more than
+    `STEP_MS` unlike the boot clock (the clock was set); the next steady round acts again."""
+
+    def __init__(self, clock: Clock, boot: BootClock | None = None) -> None:
+        self._clock = clock
+        self._boot = boot or SystemBootClock()
+        self._lock = threading.Lock()
+        self._previous: tuple[int, int] | None = None  # (wall, boot) at the last round
+        self.last_step: Step | None = None
+
+    def round(self) -> bool:
+        """At the start of a round: whether it may act on time now."""
+        wall, boot = self._clock.now_ms(), self._boot.boot_ms()
+        with self._lock:
+            previous, self._previous = self._previous, (wall, boot)
+            step = None
+            if previous is not None:
+                expected = previous[0] + (boot - previous[1])
+                if abs(wall - expected) > STEP_MS:
+                    step = self.last_step = Step(expected, wall, boot)
+        if step is not None:
+            log.warning(
+                "the clock was set from %s to %s: housekeeping that acts on time (expiry, "
+                "archiving, sessions) waits for the next round",
+                utc_minute(step.from_ms),
+                utc_minute(step.to_ms),
+            )
+            return False
+        if before_floor(wall):
+            log.warning(
+                "%s: housekeeping that acts on time waits until it is set", wrong_clock(wall)
+            )
+            return False
+        return True
+
+    def warnings(self) -> dict[str, str]:
+        """Health's `clock_wrong` (the clock reads before the floor, now) and `clock_stepped`
+        (the last step, for a day after it)."""
+        out: dict[str, str] = {}
+        now = self._clock.now_ms()
+        if before_floor(now):
+            out["clock_wrong"] = (
+                f"{wrong_clock(now)}. Until it is set, writes are refused (`clock_wrong`: "
+                "nothing is stored) and housekeeping does not expire, archive or end anything; "
+                "reads go on. Set the clock, or connect to the network so it is set - no restart "
+                "is needed"
+            )
+        step = self.last_step
+        if step is not None and self._boot.boot_ms() - step.at_boot_ms < _STEP_SHOWN_MS:
+            out["clock_stepped"] = (
+                f"the clock was set from {utc_minute(step.from_ms)} to {utc_minute(step.to_ms)}; "
+                "housekeeping skipped that round (it expires, archives and ends sessions by the "
+                "clock) and acts again once the clock runs steadily. If the clock reads the right "
+                "time now, nothing is needed; if not, set it. What was written while the clock "
+                "was wrong keeps the times it was stamped with"
+            )
+        return out

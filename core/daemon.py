@@ -20,6 +20,7 @@ from pathlib import Path
 from core import __version__, protocol
 from core.app import Cairn
 from core.atomic_file import write_atomically
+from core.clock import Clock
 from core.errors import AlreadyRunning, ConfigInvalid
 from core.janitor import Janitor
 from core.paths import Paths
@@ -55,12 +56,15 @@ class Runtime:
         janitor_interval: float = 3600.0,
         confirm_human: Callable[[protocol.Session], str | None] | None = None,
         file_check_interval: float = FILE_CHECK_S,
+        clock: Clock | None = None,
     ) -> None:
         """`confirm_human` decides whether a connection asking to act for a person may (None:
         yes, else why not) - the tray's confirmation dialog; without it, the terminal check.
         Every `file_check_interval` seconds the runtime looks whether its socket file and its
-        database are still the ones it opened, and stops when not."""
+        database are still the ones it opened, and stops when not. `clock`: the store's (the
+        system's by default)."""
         self.paths = paths
+        self._clock = clock
         self._confirm_human = confirm_human
         self._settings = settings
         self._janitor_interval = janitor_interval
@@ -93,7 +97,7 @@ class Runtime:
         """
         prepare_runtime_dir(self.paths.runtime)
         refuse_if_serving(self.socket, self.pid_file)  # the clearest message when one runs
-        cairn = Cairn.open(self.paths, settings=self._settings)
+        cairn = Cairn.open(self.paths, settings=self._settings, clock=self._clock)
         self.cairn = cairn
         try:
             # Only the holder of the store's lock removes a stale socket, so two starts racing
@@ -250,6 +254,7 @@ class Runtime:
             cairn.paths,
             lifecycle=cairn.lifecycle,
             failures=cairn.failures,
+            watch=cairn.clock_watch,
         )
         loop = asyncio.get_running_loop()
         while True:

@@ -18,6 +18,7 @@ from typing import Any, TextIO, TypeVar
 
 import peewee
 
+from core.clock import Clock, SystemClock
 from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
 from core.old_writes import repair_if_marked
@@ -421,10 +422,11 @@ def open_write_database(
     settings: Settings,
     *,
     before_migrate: Callable[[int, int], None] | None = None,
+    clock: Clock | None = None,
 ) -> WriteDatabase:
-    """Open (creating if needed) the database file, check it, migrate it, repair what an older
-    Cairn of this major wrote in shapes this one repairs (`core/old_writes.py`), and return the
-    writer.
+    """Open (creating if needed) the database file, check it, migrate it (what a migration
+    records stamped with `clock`), repair what an older Cairn of this major wrote in shapes this
+    one repairs (`core/old_writes.py`), and return the writer.
 
     Raises:
         IntegrityFailure: quick_check failed.
@@ -444,8 +446,9 @@ def open_write_database(
         db.connect()
         conn = db.conn()
         _require_wal(conn, path)
-        migrate(conn, before_migrate=before_migrate)
-        repair_if_marked(conn)  # what an older Cairn of this major wrote, before any serving
+        now = (clock or SystemClock()).now_ms()
+        migrate(conn, before_migrate=before_migrate, clock=clock)
+        repair_if_marked(conn, now)  # what an older Cairn of this major wrote, before any serving
     except (sqlite3.DatabaseError, peewee.DatabaseError) as e:
         db.close()
         text = str(e).lower()

@@ -46,6 +46,7 @@ class ErrorCode(Enum):
     KEYCHAIN = (-32027, 74, "keychain")
     IO = (-32028, 74, "io_error")
     RUNTIME_UNSAFE = (-32029, 77, "runtime_unsafe")
+    CLOCK_WRONG = (-32030, 75, "clock_wrong")
 
     @property
     def rpc_code(self) -> int:
@@ -178,6 +179,13 @@ class IOFault(EnvironmentFault):
 
 class RuntimeUnsafe(EnvironmentFault):
     code = ErrorCode.RUNTIME_UNSAFE
+
+
+class ClockWrong(EnvironmentFault):
+    """The computer's clock reads before the earliest time Cairn trusts (`core.clock.FLOOR_MS`):
+    a write is refused rather than stamped with it."""
+
+    code = ErrorCode.CLOCK_WRONG
 
 
 class KeychainFault(EnvironmentFault):

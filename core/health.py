@@ -58,8 +58,11 @@ class HealthService:
         failures: BackgroundFailures,
         warnings: Warnings,
         notes_errors: Callable[[], list[dict[str, str]]] = list,
+        clock_warnings: Callable[[], dict[str, str]] = dict,
     ) -> None:
+        """`clock_warnings`: `clock_wrong` and `clock_stepped` (`core.clock.ClockWatch`)."""
         self.notes_errors = notes_errors
+        self._clock_warnings = clock_warnings
         self._store = store
         self._paths = paths
         self._clock = clock
@@ -143,9 +146,10 @@ class HealthService:
         return out
 
     def _warnings(self) -> dict[str, str]:
-        """The standing warnings, and `store_unwritable` while the last write that failed for
-        the store (a full disk) is not followed by one that landed (since 2026-12-01)."""
-        out = self.warnings.snapshot()
+        """The standing warnings, `store_unwritable` while the last write that failed for the
+        store (a full disk) is not followed by one that landed (since 2026-12-01), and the
+        clock's (since 2026-12-01)."""
+        out = self.warnings.snapshot() | self._clock_warnings()
         why = self._store.writer.unwritable
         if why is not None:
             out["store_unwritable"] = _unwritable_warning(why, self._paths.data)

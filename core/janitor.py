@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from core import audit
+from core.clock import ClockWatch
 from core.errors import IOFault
 from core.failures import BackgroundFailures
 from core.lifecycle import Lifecycle, LifecycleReport
@@ -64,10 +65,13 @@ class Janitor:
         lifecycle: Lifecycle | None = None,
         failures: BackgroundFailures | None = None,
         rotation_chunk: int = audit.CHUNK_EVENTS,
+        watch: ClockWatch | None = None,
     ) -> None:
         """With `failures`, a step that fails is recorded there and the round goes on; without
         (a one-off run), its error is raised. `rotation_chunk`: audit events moved per write
-        transaction."""
+        transaction. With `watch`, the steps that act on time run only in a round it trusts the
+        clock for (`ClockWatch.round`)."""
+        self._watch = watch
         self._lifecycle = lifecycle
         self._store = store
         self._memories = memories
@@ -79,6 +83,9 @@ class Janitor:
     def run(self, *, live_sessions: frozenset[str] = frozenset()) -> JanitorReport:
         """One round; `live_sessions` have an open connection (never ended)."""
         failed: list[str] = []
+        # The clock (core/clock.py): purging, releasing, archiving and ending sessions act on
+        # time, and wait while it reads before 2026 or in a round where it was set.
+        timed = self._watch is None or self._watch.round()
 
         def step(name: str, work: Callable[[], T], fallback: T) -> T:
             try:
@@ -91,14 +98,16 @@ class Janitor:
                 failed.append(site)
                 return fallback
 
-        purged = step("purge", self._memories.purge_expired, 0)
-        released = step("release_stranded", self._memories.release_stranded, 0)
+        purged = step("purge", self._memories.purge_expired, 0) if timed else 0
+        released = step("release_stranded", self._memories.release_stranded, 0) if timed else 0
         rotated = step("audit_rotation", self.rotate_audit, 0)
         cycle = None
         if (lc := self._lifecycle) is not None:
-            archived = step("archive_unused", lc.archive_unused, 0)
-            ended, expiring = step(
-                "end_sessions", functools.partial(lc.end_sessions, live_sessions), (0, 0)
+            archived = step("archive_unused", lc.archive_unused, 0) if timed else 0
+            ended, expiring = (
+                step("end_sessions", functools.partial(lc.end_sessions, live_sessions), (0, 0))
+                if timed
+                else (0, 0)
             )
             missing = step("workspaces", lc.check_workspaces, 0)
             step("integrity", lc.check_integrity, None)

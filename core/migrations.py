@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
+from core.clock import Clock, SystemClock
 from core.errors import SchemaTooNew, StoreUnavailable
 
 
@@ -36,11 +37,11 @@ class SchemaVersion:
 class Migration:
     version: SchemaVersion
     summary: str
-    apply: Callable[[sqlite3.Connection], None]
+    apply: Callable[[sqlite3.Connection, int], None]  # with the time (ms) to stamp events with
 
 
-def _statements(*sql: str) -> Callable[[sqlite3.Connection], None]:
-    def run(conn: sqlite3.Connection) -> None:
+def _statements(*sql: str) -> Callable[[sqlite3.Connection, int], None]:
+    def run(conn: sqlite3.Connection, now: int) -> None:
         for statement in sql:
             conn.execute(statement)
 
@@ -172,7 +173,7 @@ _V1_0 = _statements(
 )
 
 
-def _v1_1(conn: sqlite3.Connection) -> None:
+def _v1_1(conn: sqlite3.Connection, now: int) -> None:
     # The full-text index. Imported here so the schema history stays readable top to bottom.
     from core.search_index import rebuild
 
@@ -299,7 +300,7 @@ _V1_4 = _statements(
 )
 
 
-def _v2_0(conn: sqlite3.Connection) -> None:
+def _v2_0(conn: sqlite3.Connection, now: int) -> None:
     # A major step: a Cairn of schema 1.x would write index rows without counting their terms,
     # so it must not open this database.
     from core.search_index import CREATE_TERM_DOCS, recount
@@ -308,15 +309,15 @@ def _v2_0(conn: sqlite3.Connection) -> None:
     recount(conn)
 
 
-def _v2_1(conn: sqlite3.Connection) -> None:
+def _v2_1(conn: sqlite3.Connection, now: int) -> None:
     # A minor step: only values change. Names that ended in a line break ($ matched before it
     # until 2026-11-30) get the names a Cairn of today can name; see core/old_names.py.
     from core.old_names import rename_in_store
 
-    rename_in_store(conn)
+    rename_in_store(conn, now)
 
 
-def _v2_2(conn: sqlite3.Connection) -> None:
+def _v2_2(conn: sqlite3.Connection, now: int) -> None:
     # A minor step: two columns older code ignores (it then adopts a proposal without them, as it
     # always did). A proposal keeps the pin it sets and whether it clears the expiry; a change's
     # `ttl_seconds` is only one the agent gave. Until now a change held its target's expiry as
@@ -339,14 +340,14 @@ def _v2_2(conn: sqlite3.Connection) -> None:
     )
 
 
-def _v2_3(conn: sqlite3.Connection) -> None:
+def _v2_3(conn: sqlite3.Connection, now: int) -> None:
     # A minor step: values change and an index comes, which older code keeps up. Dedupe and
     # idempotency keys holding a carriage return or NEL (kept as sent until 2026-11-30, read as
     # line feeds since) are stored as they are read now, so the same key sent again finds them;
     # see core/old_keys.py.
     from core.old_keys import repair_keys
 
-    repair_keys(conn)
+    repair_keys(conn, now)
     # The notes folder looks up the memory a note's path names by its source (`notes:<path>`);
     # only notes' sources are indexed, and a query uses the index when it spells its condition.
     conn.execute(
@@ -354,7 +355,7 @@ def _v2_3(conn: sqlite3.Connection) -> None:
     )
 
 
-def _v2_4(conn: sqlite3.Connection) -> None:
+def _v2_4(conn: sqlite3.Connection, now: int) -> None:
     # A minor step: triggers, which older code keeps up. An older Cairn of this major may open a
     # store of a later minor and write the names and keys 2.1 and 2.3 repaired; the triggers mark
     # such a write as it happens, and opening repairs them (core/old_writes.py). What an older
@@ -363,7 +364,7 @@ def _v2_4(conn: sqlite3.Connection) -> None:
 
     for statement in trigger_statements():
         conn.execute(statement)
-    repair_in(conn)
+    repair_in(conn, now)
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -488,8 +489,10 @@ def migrate(
     *,
     target: SchemaVersion = CURRENT,
     before_migrate: Callable[[int, int], None] | None = None,
+    clock: Clock | None = None,
 ) -> SchemaVersion:
-    """Bring the database up to `target`, one migration per transaction.
+    """Bring the database up to `target`, one migration per transaction; what a migration
+    records in the audit log is stamped with `clock` (the system's by default).
 
     Args:
         conn: an autocommit connection (isolation_level None) with nothing else in flight.
@@ -514,10 +517,11 @@ def migrate(
         return current
     if before_migrate is not None and current.encoded != 0:
         before_migrate(current.encoded, pending[-1].version.encoded)
+    now = (clock or SystemClock()).now_ms()
     for step in pending:
         conn.execute("BEGIN IMMEDIATE")
         try:
-            step.apply(conn)
+            step.apply(conn, now)
             conn.execute(f"PRAGMA user_version = {step.version.encoded}")
         except BaseException:
             conn.execute("ROLLBACK")

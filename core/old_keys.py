@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import time
 
 from core.validation import normalize_breaks
 
@@ -40,10 +39,11 @@ def takes_key(status: str, updated_at: int, made: int) -> tuple[int, int, int]:
     return (_RANK.get(status, 0), updated_at, made)
 
 
-def repair_keys(conn: sqlite3.Connection) -> None:
+def repair_keys(conn: sqlite3.Connection, now: int) -> None:
     """Inside the migration's transaction: store every dedupe key (of memories and waiting
-    proposals) and idempotency key holding a CR or NEL as it is read now."""
-    _dedupe_keys(conn)
+    proposals) and idempotency key holding a CR or NEL as it is read now; what it records is
+    stamped `now` (Cairn's clock, ms)."""
+    _dedupe_keys(conn, now)
     _idempotency_keys(conn)
     # a carriage return is char(13), NEL (U+0085) char(133)
     for (key,) in conn.execute(
@@ -56,7 +56,7 @@ def repair_keys(conn: sqlite3.Connection) -> None:
         )
 
 
-def _dedupe_keys(conn: sqlite3.Connection) -> None:
+def _dedupe_keys(conn: sqlite3.Connection, now: int) -> None:
     groups: dict[tuple[str, str, str, str], list[tuple[str, str, int, int, str]]] = {}
     for mid, scope, ws, session, key, status, updated_at, seq in conn.execute(
         "SELECT id, scope, coalesce(workspace_id, ''), coalesce(session_id, ''), dedupe_key, "
@@ -65,7 +65,6 @@ def _dedupe_keys(conn: sqlite3.Connection) -> None:
     ).fetchall():
         where = (str(scope), str(ws), str(session), normalize_breaks(str(key)))
         groups.setdefault(where, []).append((str(mid), str(key), int(updated_at), int(seq), status))
-    now = int(time.time() * 1000)
     for (scope, ws, session, key), old in groups.items():
         row = conn.execute(
             "SELECT id FROM memory WHERE scope = ? AND coalesce(workspace_id, '') = ? "

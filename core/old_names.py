@@ -22,7 +22,6 @@ import logging
 import os
 import re
 import sqlite3
-import time
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,9 +201,10 @@ def _column(conn: sqlite3.Connection, table: str, column: str) -> set[str]:
     }
 
 
-def rename_in_store(conn: sqlite3.Connection) -> Renames:
+def rename_in_store(conn: sqlite3.Connection, now: int) -> Renames:
     """Inside the migration's transaction: rename every old name the store holds, audit and log
-    each rename, fix the policy copy kept in `meta`, and remember the renames. Returns them."""
+    each rename (stamped `now`: Cairn's clock, ms), fix the policy copy kept in `meta`, and
+    remember the renames. Returns them."""
     names: set[str] = set()
     for table, column in AGENT_COLUMNS:
         names |= _column(conn, table, column)
@@ -230,7 +230,6 @@ def rename_in_store(conn: sqlite3.Connection) -> Renames:
     renames = plan(names | policy_agents, doc_agents, kinds, taken=held, known=free)
     if not renames:
         return renames
-    now = int(time.time() * 1000)
     for old, new in sorted(renames.agents.items()):
         for table, column in AGENT_COLUMNS:
             conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (new, old))  # noqa: S608

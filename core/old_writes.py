@@ -101,19 +101,19 @@ def trigger_statements() -> list[str]:
     return statements
 
 
-def repair_in(conn: sqlite3.Connection) -> None:
+def repair_in(conn: sqlite3.Connection, now: int) -> None:
     """Inside a write transaction: repair every old shape the store holds, with the migrations'
-    own repairs and rules (renames by `old_names`, keys by `old_keys`: audited and logged), and
-    clear the mark."""
+    own repairs and rules (renames by `old_names`, keys by `old_keys`: audited - stamped `now`,
+    Cairn's clock in ms - and logged), and clear the mark."""
     from core.old_keys import repair_keys
     from core.old_names import rename_in_store
 
-    rename_in_store(conn)
-    repair_keys(conn)
+    rename_in_store(conn, now)
+    repair_keys(conn, now)
     conn.execute("DELETE FROM meta WHERE key = ?", (FLAG_KEY,))
 
 
-def repair_if_marked(conn: sqlite3.Connection) -> bool:
+def repair_if_marked(conn: sqlite3.Connection, now: int) -> bool:
     """At open, on an autocommit connection with nothing in flight, after the migrations: when an
     older Cairn wrote an old shape since the last open, repair the store in one transaction.
     Returns whether it did; on nearly every store it reads one row of `meta` and returns."""
@@ -127,7 +127,7 @@ def repair_if_marked(conn: sqlite3.Connection) -> bool:
     )
     conn.execute("BEGIN IMMEDIATE")
     try:
-        repair_in(conn)
+        repair_in(conn, now)
     except BaseException:
         conn.execute("ROLLBACK")
         raise

@@ -128,7 +128,9 @@ class Store:
         """
         lock = StoreLock(lock_path or path.with_name(path.name + ".lock")).acquire()
         try:
-            write_db = open_write_database(path, settings, before_migrate=before_migrate)
+            write_db = open_write_database(
+                path, settings, before_migrate=before_migrate, clock=clock
+            )
         except BaseException:
             lock.release()
             raise

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core import protocol
+from core.clock import Clock
 from core.daemon import Runtime
 from core.paths import Paths, resolve_paths
 from core.runtime import probe, socket_path
@@ -65,8 +66,9 @@ def start_daemon(
     umask: int | None = None,
     wait: bool = True,
     extra_env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
 ) -> Daemon:
-    """`cairn serve` as a real subprocess with CAIRN_HOME=home; waits for its socket."""
+    """`cairn serve args` as a real subprocess with CAIRN_HOME=home; waits for its socket."""
     env = cairn_env(home) | (extra_env or {})
 
     def preexec() -> None:
@@ -74,7 +76,7 @@ def start_daemon(
             os.umask(umask)
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "core.cli", "serve"],
+        [sys.executable, "-m", "core.cli", "serve", *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -114,11 +116,15 @@ def stop_cairns_of(home: Path) -> None:
 
 @contextlib.contextmanager
 def served_in_thread(
-    paths: Paths, *, confirm_human: Callable[[protocol.Session], str | None] | None = None
+    paths: Paths,
+    *,
+    confirm_human: Callable[[protocol.Session], str | None] | None = None,
+    clock: Clock | None = None,
 ) -> Iterator[Runtime]:
     """The real Runtime (store, server, socket) on an event loop in a thread of this process.
-    `confirm_human` stands in for the tray's confirmation of a person's connection."""
-    runtime = Runtime(paths, janitor_interval=3600, confirm_human=confirm_human)
+    `confirm_human` stands in for the tray's confirmation of a person's connection; `clock` is
+    the one the store reads (the system's by default)."""
+    runtime = Runtime(paths, janitor_interval=3600, confirm_human=confirm_human, clock=clock)
     loop = asyncio.new_event_loop()
     started = threading.Event()
     failure: list[BaseException] = []

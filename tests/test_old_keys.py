@@ -203,7 +203,8 @@ def test_two_old_keys_that_read_the_same_keep_both_memories_the_line_feed_one_an
 ) -> None:
     """`k\\r` and `k\\n` were two keys before 2026-11-30, so two memories; since then an agent
     sending either reaches the one stored with the line feed. The migration gives the key to that
-    one and leaves the other as it was, its key included - nothing is lost, and it says so."""
+    one and leaves the other as it was, its key included - nothing is lost, and it says so (at
+    the time Cairn's clock reads)."""
     lf = OldMemory("k\n", "stored with a line feed")
     cr = OldMemory("k\r", "stored with a carriage return", updated_at=5)
     old_store(paths, [cr, lf])
@@ -215,14 +216,15 @@ def test_two_old_keys_that_read_the_same_keep_both_memories_the_line_feed_one_an
         result = app.memories.write(AGENT_CALLER, keyed("changed", "k\r"))
         assert result.id == lf.id
         assert app.memories.get(Caller.human(), cr.id).memory.content == cr.content
-        (detail,) = [
-            json.loads(r[0])
+        ((detail, at),) = [
+            (json.loads(r[0]), r[1])
             for r in conn.execute(
-                "SELECT detail FROM audit WHERE action = 'dedupe_key_kept' AND memory_id = ?",
+                "SELECT detail, at FROM audit WHERE action = 'dedupe_key_kept' AND memory_id = ?",
                 (cr.id,),
             )
         ]
         assert detail == {"key": "k\r", "held_by": lf.id}
+        assert at == app.clock.now_ms()  # Cairn's clock (until 2026-12-01 the system's)
     finally:
         app.close()
 

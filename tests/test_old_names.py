@@ -129,6 +129,9 @@ def test_agents_named_with_a_line_break_can_be_managed_after_the_migration(
             json.loads(r[0])
             for r in conn.execute("SELECT detail FROM audit WHERE action = 'name_renamed'")
         ]
+        # at the time Cairn's clock reads (until 2026-12-01 the system's)
+        stamps = {r[0] for r in conn.execute("SELECT at FROM audit WHERE action = 'name_renamed'")}
+        assert stamps == {app.clock.now_ms()}
         assert sorted((e["what"], e["was"], e["now"]) for e in events) == [
             ("agent", "bot\n", "bot"),
             ("agent", "helper\n", "helper-2"),

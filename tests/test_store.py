@@ -208,7 +208,7 @@ def test_a_failing_migration_rolls_back_completely(
 ) -> None:
     import core.migrations as m
 
-    def broken(conn: sqlite3.Connection) -> None:
+    def broken(conn: sqlite3.Connection, now: int) -> None:
         conn.execute("CREATE TABLE half_done (x)")
         raise RuntimeError("boom")
 
