@@ -22,8 +22,7 @@ from typing import Any
 
 from core.atomic_file import fsync_dir
 from core.changes import Change, Topic
-from core.clock import before_floor, utc_minute, wrong_clock
-from core.errors import ClockWrong
+from core.clock import refuse_before_floor
 from core.model import Caller, Memory, Scope, Surface, Tier
 from core.wording import cut
 from core.writer import WriteTx
@@ -283,9 +282,10 @@ WRITE_SURFACES: frozenset[str] = frozenset(
 # The events of writes an agent or a person asks for (the notes folder's and imports included)
 # that are refused while the clock reads before 2026 (`core.clock.FLOOR_MS`): every such write
 # records one of these in its own transaction, so this is the one place they are all checked.
-# Not `policy_changed` - the policy file, the truth, is written before its event (and a file
-# edited by hand is Cairn's `system` event) - nor what keeps access working: agents' tokens and
-# statuses, a person's raw read.
+# Not `policy_changed` - the policy file, the truth, is written before its event, so a person's
+# change is refused before the file is touched (core/policy_file.py), and a file edited by hand
+# is Cairn's `system` event - nor what keeps access working: agents' tokens and statuses, a
+# person's raw read.
 CLOCK_CHECKED: frozenset[str] = WRITE_ACTIONS - {"policy_changed"}
 
 
@@ -296,12 +296,8 @@ def refuse_wrong_clock(caller: Caller, action: str, at: int) -> None:
     Raises:
         ClockWrong: what the clock reads, that nothing was stored and what to do.
     """
-    if before_floor(at) and caller.surface is not Surface.SYSTEM and action in CLOCK_CHECKED:
-        raise ClockWrong(
-            f"{wrong_clock(at)}; nothing was stored. Set the computer's clock to the right time "
-            "(or let the network set it), then try again",
-            data={"clock": utc_minute(at)},
-        )
+    if caller.surface is not Surface.SYSTEM and action in CLOCK_CHECKED:
+        refuse_before_floor(at)
 
 
 _MEMORY_TOPICS = frozenset({Topic.MEMORIES, Topic.HEALTH})

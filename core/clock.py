@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
+from core.errors import ClockWrong
+
 log = logging.getLogger(__name__)
 
 
@@ -45,6 +47,20 @@ _STEP_SHOWN_MS = 86_400_000
 def before_floor(ms: int) -> bool:
     """Whether a reading of the clock is before the earliest time Cairn trusts (`FLOOR_MS`)."""
     return ms < FLOOR_MS
+
+
+def refuse_before_floor(ms: int) -> None:
+    """Refuse a write asked for at `ms` when that is before the floor.
+
+    Raises:
+        ClockWrong: what the clock reads, that nothing was stored and what to do.
+    """
+    if before_floor(ms):
+        raise ClockWrong(
+            f"{wrong_clock(ms)}; nothing was stored. Set the computer's clock to the right time "
+            "(or let the network set it), then try again",
+            data={"clock": utc_minute(ms)},
+        )
 
 
 def wrong_clock(ms: int) -> str:

@@ -26,7 +26,7 @@ from tomlkit.items import Table
 from core import audit
 from core.atomic_file import write_atomically
 from core.changes import ChangeSet, Topic
-from core.clock import Clock
+from core.clock import Clock, refuse_before_floor
 from core.errors import CairnError, Forbidden, InvalidInput
 from core.health import Warnings
 from core.model import Caller
@@ -464,11 +464,13 @@ class PolicyService:
             InvalidInput: an unknown setting or value.
             FileNotWritten: the policy file cannot be written (a full disk); the policy is
                 unchanged.
+            ClockWrong: the clock reads before 2026 (`core.clock.FLOOR_MS`).
         """
         if not caller.is_human:
             raise Forbidden(
                 "only a person can change the capture policy: agents propose, humans decide"
             )
+        refuse_before_floor(self._clock.now_ms())
         try:
             return self._holder.update(
                 lambda p: with_mode(p, target, value, self._known), actor=caller.actor
@@ -487,6 +489,7 @@ class PolicyService:
         """
         if not caller.is_human:
             raise Forbidden("only a person can change the capture policy")
+        refuse_before_floor(self._clock.now_ms())
         try:
             return self._holder.update(
                 lambda p: without_override(p, name, rule), actor=caller.actor

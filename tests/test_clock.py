@@ -20,6 +20,7 @@ from core.errors import ClockWrong, ErrorCode
 from core.janitor import Janitor, JanitorReport
 from core.model import Caller, Scope, Status, Surface
 from core.paths import Paths
+from core.policy import Mode
 from core.requests import WriteRequest
 from core.settings import Settings
 from tests.conftest import FakeClock, cairn_env, open_policy
@@ -166,10 +167,10 @@ def test_a_clock_reading_2100_for_one_round_purges_archives_and_ends_nothing(
 def test_a_clock_before_2026_refuses_writes_and_health_says_so(
     paths: Paths, workspace_dir: Path
 ) -> None:
-    """A clock reading 1970-01-02: a write, an update, a forget and feedback are refused with
-    `clock_wrong` (nothing stored) while reads go on, and health says what the clock reads and
-    what to do. Once the clock is set, `clock_wrong` goes and `clock_stepped` says from what to
-    what; writes land again."""
+    """A clock reading 1970-01-02: a write, an update, a forget, feedback and a policy change
+    are refused with `clock_wrong` (nothing stored) while reads go on, and health says what the
+    clock reads and what to do. Once the clock is set, `clock_wrong` goes and `clock_stepped`
+    says from what to what; writes land again."""
     clock, boot = FakeClock(DEC_1_2026), FakeBoot()
     s = Scene(paths, workspace_dir, clock, boot)
     try:
@@ -194,7 +195,9 @@ def test_a_clock_before_2026_refuses_writes_and_health_says_so(
             ),
             lambda: app.memories.forget(person, s.ids[1]),
             lambda: app.memories.feedback(agent, s.ids[1], "useful"),
+            lambda: app.policy.set(person, "kinds.idea", Mode.AUTO),
         ]
+        policy_text = app.policy.path.read_bytes()
         for attempt in refused:
             with pytest.raises(ClockWrong) as caught:
                 attempt()
@@ -203,6 +206,7 @@ def test_a_clock_before_2026_refuses_writes_and_health_says_so(
             assert "1970-01-02 00:00 UTC" in message and "nothing was stored" in message, message
             assert "set" in message and "clock" in message, message
         assert app.store.committed_seq == before  # nothing at all landed
+        assert app.policy.path.read_bytes() == policy_text  # the policy file neither
         assert len(app.memories.list(agent).items) == 3  # reads go on
         assert acted(s.round(3600, 3600)) == (0, 0, 0, 0)  # steady, but before the floor
         warnings = s.warnings()
