@@ -12,6 +12,7 @@ import functools
 import logging
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -83,6 +84,10 @@ class Runtime:
         # Housekeeping rounds run here: cancelling the task that waits for one does not stop
         # the thread, so stopping waits for it before the store closes under it.
         self._housekeeper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-house")
+        # Set (from any thread) as soon as a stop is asked: a round in progress ends at its next
+        # step or audit rotation chunk, so the stop waits for one step, not the whole round
+        # (until 2026-12-01 it waited for a first rotation of a big store, ~12 s).
+        self._stopping = threading.Event()
 
     @property
     def pid_file(self) -> Path:
@@ -110,6 +115,7 @@ class Runtime:
         self._stop = asyncio.Event()
 
         def hook(why: str) -> None:
+            self._stopping.set()
             loop.call_soon_threadsafe(self._request_stop, why)
 
         cairn.shutdown_hook = hook
@@ -155,11 +161,13 @@ class Runtime:
 
     def _request_stop(self, why: str) -> None:
         log.info("stopping: %s", why)
+        self._stopping.set()
         if self._stop is not None:
             self._stop.set()
 
     def request_stop(self, why: str) -> None:
         """Thread-safe: ask the runtime to stop (asked while it starts, it stops once up)."""
+        self._stopping.set()
         if self.cairn is not None and self.cairn.shutdown_hook is not None:
             self.cairn.shutdown_hook(why)
         else:
@@ -170,14 +178,16 @@ class Runtime:
         await self._stop.wait()
 
     async def stop(self) -> None:
+        self._stopping.set()  # also when it stops on its own (its files went)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        # A round still running would use the store while it closes (a segfault in SQLite).
-        # Waited for here, blocking: the loop has nothing else to do now, and under qasync
-        # (the tray) `asyncio.to_thread` finds no running loop at this point.
+        # A round still running would use the store while it closes (a segfault in SQLite); it
+        # ends at its next step or rotation chunk (`_stopping`). Waited for here, blocking: the
+        # loop has nothing else to do now, and under qasync (the tray) `asyncio.to_thread` finds
+        # no running loop at this point.
         self._housekeeper.shutdown(wait=True, cancel_futures=True)
         await self._close_server_and_store()
         for path in (self.socket, self.pid_file):
@@ -255,28 +265,45 @@ class Runtime:
             lifecycle=cairn.lifecycle,
             failures=cairn.failures,
             watch=cairn.clock_watch,
+            stop=self._stopping,
         )
         loop = asyncio.get_running_loop()
         while True:
             live = self.server.live_sessions() if self.server is not None else frozenset()
             await loop.run_in_executor(
-                self._housekeeper, self._housekeeping_round, cairn, janitor, live
+                self._housekeeper,
+                self._housekeeping_round,
+                cairn,
+                janitor,
+                live,
+                self._stopping,
             )
             await asyncio.sleep(self._janitor_interval)
 
     @staticmethod
-    def _housekeeping_round(cairn: Cairn, janitor: Janitor, live: frozenset[str]) -> None:
+    def _housekeeping_round(
+        cairn: Cairn, janitor: Janitor, live: frozenset[str], stopping: threading.Event
+    ) -> None:
         """One round, on one pool thread: the janitor's steps, the scheduled backup
         (`backup.interval_hours`), then handing back the caches they filled - the read
         connection they used is this thread's. A step that fails is counted in health under its
         own name (`janitor.audit_rotation`, `backup`) and retried next round; the others still
-        run (the janitor records its steps' failures itself, `janitor` is left for its bugs)."""
+        run (the janitor records its steps' failures itself, `janitor` is left for its bugs).
+        Once `stopping` is set no further step begins (the janitor also stops between its own
+        steps and rotation chunks); a backup already being copied is finished."""
         steps: tuple[tuple[str, Callable[[], object]], ...] = (
             ("janitor", functools.partial(janitor.run, live_sessions=live)),
             ("backup", functools.partial(Runtime._back_up_when_due, cairn)),
             ("release_memory", cairn.store.release_memory),
         )
         for site, step in steps:
+            if stopping.is_set():
+                if site == "backup":
+                    log.info(
+                        "housekeeping: stopping before the scheduled backup (if due, taken "
+                        "by the next start)"
+                    )
+                return
             try:
                 step()
             except Exception as e:  # noqa: BLE001 - counted in health, retried next round

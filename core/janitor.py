@@ -5,13 +5,18 @@ workspaces, the daily integrity check).
 
 Each step runs on its own: one that fails is recorded in health under `janitor.<step>` and the
 others still run. Each run reports what it did; nothing here deletes a memory that has not expired.
+A stop (Cairn quitting) is seen between steps and between the audit rotation's chunks: the round
+ends there and the next one does the rest.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import logging
+import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +24,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from core import audit
+from core.atomic_file import fsync_dir
 from core.clock import ClockWatch
 from core.errors import IOFault
 from core.failures import BackgroundFailures
@@ -42,6 +48,7 @@ class JanitorReport:
     lifecycle: LifecycleReport | None = None
     failed: tuple[str, ...] = ()  # the health sites of the steps that failed (`janitor.purge`)
     released: int = 0  # memories and contradictions freed from gone or expired memories
+    stopped: bool = False  # a stop ended the round before all its steps ran
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"purged": self.purged, "audit_rotated": self.audit_rotated}
@@ -51,6 +58,8 @@ class JanitorReport:
             out.update(self.lifecycle.to_dict())
         if self.failed:
             out["failed"] = list(self.failed)
+        if self.stopped:
+            out["stopped"] = True
         return out
 
 
@@ -66,11 +75,13 @@ class Janitor:
         failures: BackgroundFailures | None = None,
         rotation_chunk: int = audit.CHUNK_EVENTS,
         watch: ClockWatch | None = None,
+        stop: threading.Event | None = None,
     ) -> None:
         """With `failures`, a step that fails is recorded there and the round goes on; without
         (a one-off run), its error is raised. `rotation_chunk`: audit events moved per write
         transaction. With `watch`, the steps that act on time run only in a round it trusts the
-        clock for (`ClockWatch.round`)."""
+        clock for (`ClockWatch.round`). Once `stop` is set, a round runs no further step and a
+        rotation no further chunk: the next round carries on from there."""
         self._watch = watch
         self._lifecycle = lifecycle
         self._store = store
@@ -79,6 +90,10 @@ class Janitor:
         self._max_audit = settings.integer("audit.max_events")
         self._archive = paths.audit_archive
         self._chunk = rotation_chunk
+        self._stop = stop
+
+    def _stopping(self) -> bool:
+        return self._stop is not None and self._stop.is_set()
 
     def run(self, *, live_sessions: frozenset[str] = frozenset()) -> JanitorReport:
         """One round; `live_sessions` have an open connection (never ended)."""
@@ -86,8 +101,12 @@ class Janitor:
         # The clock (core/clock.py): purging, releasing, archiving and ending sessions act on
         # time, and wait while it reads before 2026 or in a round where it was set.
         timed = self._watch is None or self._watch.round()
+        skipped: list[str] = []
 
         def step(name: str, work: Callable[[], T], fallback: T) -> T:
+            if skipped or self._stopping():
+                skipped.append(name)
+                return fallback
             try:
                 return work()
             except Exception as e:  # recorded in health, retried next round
@@ -112,7 +131,9 @@ class Janitor:
             missing = step("workspaces", lc.check_workspaces, 0)
             step("integrity", lc.check_integrity, None)
             cycle = LifecycleReport(archived, ended, expiring, missing)
-        report = JanitorReport(purged, rotated, cycle, tuple(failed), released)
+        report = JanitorReport(purged, rotated, cycle, tuple(failed), released, bool(skipped))
+        if skipped:
+            log.info("janitor: stopped before %s; the next round runs them", ", ".join(skipped))
         if (
             purged
             or rotated
@@ -125,7 +146,10 @@ class Janitor:
     def rotate_audit(self) -> int:
         """Move audit events beyond `audit.max_events` into files under the state directory, a
         chunk (`audit.CHUNK_EVENTS`) per write transaction: the writer is free between chunks,
-        so agents' writes wait for one chunk at most, never for the whole move.
+        so agents' writes wait for one chunk at most, never for the whole move. A stop ends it
+        between chunks: the file holds the events moved, the table the others, and the file is
+        closed (`_close_early`), so the next rotation starts one of its own. Returns how many
+        events this run moved.
 
         Raises:
             IOFault: the files cannot be written there (the path and what is wrong); the events
@@ -155,6 +179,20 @@ class Janitor:
                     )
 
             while not rotation.finished:  # at least once: an interrupted file may be whole
+                # Only while events are left to move: with none, the last chunk ends the
+                # rotation and records it (a pause then would leave nothing for the next round
+                # to carry on, and no `audit_rotated` event).
+                if rotation.done < rotation.last and self._stopping():
+                    # after a chunk of this run: none of the file's events is in the table
+                    closed = _close_early(rotation) if chunks else rotation.target
+                    log.info(
+                        "audit rotation paused by the stop: %d events moved into %s in %d write "
+                        "transactions; the next round moves the rest",
+                        rotation.moved,
+                        closed.name,
+                        len(chunks),
+                    )
+                    return rotation.moved
                 writer.run(chunk)
         except OSError as e:
             raise _rotation_fault(self._archive, e) from e
@@ -166,6 +204,34 @@ class Janitor:
             max(chunks) * 1000,
         )
         return rotation.moved
+
+
+def _close_early(rotation: audit.Rotation) -> Path:
+    """Rename the file of a rotation that stops before its end after the events it holds
+    (`audit-<first>-<done>.jsonl`) and return where it is. Left open, the next rotation would
+    carry it on - and to learn where it stopped, read the whole file twice in its first write
+    transaction (3 s for 168,000 events on the two-year store, every agent's write waiting).
+    Every line in it is whole and fsynced and its events left the table in committed chunks, so
+    it is a finished file; renamed or not (killed before, a name taken), nothing is lost."""
+    found = audit.span(rotation.target)
+    if found is None or rotation.done < found[0]:
+        return rotation.target  # nothing in it yet: the next rotation fills it
+    closed = rotation.target.with_name(f"audit-{found[0]:012d}-{rotation.done:012d}.jsonl")
+    if closed.exists():  # a rotated file is never replaced
+        return rotation.target
+    try:
+        os.rename(rotation.target, closed)
+    except OSError as e:
+        log.warning(
+            "could not close the audit file %s early (%s); the next round carries it on",
+            rotation.target,
+            e,
+        )
+        return rotation.target
+    # Not made durable, the file is found under its old name after a power loss: carried on.
+    with contextlib.suppress(OSError):
+        fsync_dir(closed.parent)
+    return closed
 
 
 def _rotation_fault(directory: Path, e: OSError) -> IOFault:

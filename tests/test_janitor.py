@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -270,7 +271,7 @@ def test_a_failing_step_is_named_in_health_and_the_others_still_run(
             lifecycle=cairn.lifecycle,
             failures=cairn.failures,
         )
-        Runtime._housekeeping_round(cairn, janitor, frozenset())
+        Runtime._housekeeping_round(cairn, janitor, frozenset(), threading.Event())
 
         failures = cairn.failures.snapshot()
         assert set(failures) == {"janitor.audit_rotation"}, failures

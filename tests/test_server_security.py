@@ -356,9 +356,9 @@ def test_stopping_waits_for_a_housekeeping_round_in_progress(
     finished: list[float] = []
     real = Runtime._housekeeping_round
 
-    def slow_round(cairn: Any, janitor: Any, live: frozenset[str]) -> None:
+    def slow_round(cairn: Any, janitor: Any, live: frozenset[str], stopping: Any) -> None:
         time.sleep(0.5)  # still running when the test stops Cairn, at once
-        real(cairn, janitor, live)
+        real(cairn, janitor, live, stopping)
         finished.append(time.monotonic())
 
     monkeypatch.setattr(Runtime, "_housekeeping_round", staticmethod(slow_round))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
+import logging
 import os
 import shutil
 import signal
@@ -12,10 +14,15 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
-from core import protocol
-from core.daemon import PID_FILE
+import pytest
+
+from core import audit, protocol
+from core.app import Cairn
+from core.daemon import PID_FILE, Runtime
+from core.paths import Paths
 from core.runtime import probe
 from tests.conftest import ROOT, cairn_env
 from tests.serving import (
@@ -28,6 +35,7 @@ from tests.serving import (
     wait_for,
     write_settings,
 )
+from tests.test_janitor import as_lines, audit_rows, exported_events, write_facts
 
 
 def test_a_hello_being_answered_when_cairn_stops_gets_its_answer(short_tmp: Path) -> None:
@@ -219,3 +227,115 @@ def test_a_stopping_cairn_leaves_a_pid_file_naming_another_process(short_tmp: Pa
     finally:
         daemon.stop()
     assert pid_file.read_text(encoding="utf-8") == "4242424"
+
+
+# -- a stop during housekeeping -----------------------------------------------------------------
+
+
+def _serve_until_stopped(paths: Paths, hook: Callable[[Runtime], None]) -> None:
+    """Serve `paths` with the real Runtime on this thread until something asks it to stop.
+    `hook` runs once the runtime is up and before its first housekeeping round begins (the
+    round's task has not run yet: nothing was awaited since `start` made it)."""
+    runtime = Runtime(paths, janitor_interval=3600)
+
+    async def main() -> None:
+        await runtime.start()
+        try:
+            hook(runtime)
+            await runtime.wait()
+        finally:
+            await runtime.stop()
+
+    asyncio.run(main())
+
+
+def _stop_at(runtime: Runtime, statement: str, nth: int) -> None:
+    """Ask `runtime` to stop (as SIGTERM, `cairn stop` or the tray's Quit do) while its write
+    connection runs the `nth` statement starting with `statement`: inside that write job, so
+    the job commits and what follows it meets the stop."""
+    seen = [0]
+
+    def trace(sql: str) -> None:
+        if sql.startswith(statement):
+            seen[0] += 1
+            if seen[0] == nth:
+                runtime.request_stop(f"the test stops Cairn at {statement!r} {nth}")
+
+    assert runtime.cairn is not None
+    runtime.cairn.store.writer.run(
+        lambda tx: tx.conn.set_trace_callback(trace), transactional=False
+    )
+
+
+@pytest.mark.parametrize("chunks", [3, 15])
+def test_a_stop_during_the_first_rotation_ends_it_between_chunks_and_a_restart_finishes_it(
+    short_tmp: Path, caplog: pytest.LogCaptureFixture, chunks: int
+) -> None:
+    """A Cairn stopped while its first housekeeping round moved a big audit backlog waited for
+    the whole move, then ran the rest of the round (the scheduled backup included) before it
+    closed: ~12 s on a two-year store, past a system shutdown's grace period. The stop is seen
+    between chunks now: the chunk being written commits, the rest of the round waits for the
+    next start, which moves the rest into a file of its own - every event once, in a file or the
+    table.
+    A stop during the chunk that moves the last event still finishes the rotation (15 chunks of
+    500 here): nothing is left to carry on but its own `audit_rotated` event."""
+    home = short_tmp / "r"
+    paths = paths_for(home)
+    write_settings(home, "[audit]\nmax_events = 1000\n")
+    cairn = Cairn.open(paths)
+    try:
+        write_facts(cairn, 15 * audit.CHUNK_EVENTS + 900 - cairn.store.committed_seq, "gannet")
+    finally:
+        cairn.close()
+    before = audit_rows(paths)
+    moved = len(before) - 900
+    assert moved == 15 * audit.CHUNK_EVENTS
+
+    caplog.set_level(logging.INFO)
+    delete = "DELETE FROM audit WHERE seq <="  # a chunk's deletion, in its write transaction
+    _serve_until_stopped(paths, lambda runtime: _stop_at(runtime, delete, chunks))
+    said = caplog.text
+    assert "Cairn stopped" in said, said
+    table = audit_rows(paths)
+    rotated_events = [e for e in table if e["action"] == "audit_rotated"]
+    paused = chunks * audit.CHUNK_EVENTS
+    if chunks < 15:
+        assert "audit rotation paused by the stop" in said, said
+        # the file holds what was moved, and is named for it: the next round starts another
+        (rotated,) = audit.rotated_files(paths.audit_archive)
+        assert rotated.name == f"audit-{1:012d}-{paused:012d}.jsonl"
+        assert rotated.read_bytes() == as_lines(before[:paused])
+        assert table == before[paused:]  # beyond the limit still
+        assert not rotated_events
+    else:
+        (rotated,) = audit.rotated_files(paths.audit_archive)
+        assert rotated.name == f"audit-{1:012d}-{moved:012d}.jsonl"
+        assert rotated.read_bytes() == as_lines(before[:moved])
+        assert table[:-1] == before[moved:]
+        assert [e["detail"]["events"] for e in rotated_events] == [moved]
+    assert not list(paths.backups.glob("*.db")), "the stopped round went on to its backup"
+
+    caplog.clear()
+    inserted = "INSERT INTO audit"  # the next round's first write after the rotation is its event
+    restart = chunks < 15
+    if restart:
+        _serve_until_stopped(paths, lambda runtime: _stop_at(runtime, inserted, 1))
+        assert "Cairn stopped" in caplog.text
+        first, second = audit.rotated_files(paths.audit_archive)
+        assert first == rotated and first.read_bytes() == as_lines(before[:paused])
+        assert second.name == f"audit-{paused + 1:012d}-{moved:012d}.jsonl"
+        assert second.read_bytes() == as_lines(before[paused:moved])
+    table = audit_rows(paths)
+    assert table[: len(before) - moved] == before[moved:]
+    assert [e["detail"]["events"] for e in table if e["action"] == "audit_rotated"] == [
+        moved - paused if restart else moved
+    ]
+    cairn = Cairn.open(paths)
+    try:
+        manifest, events = exported_events(cairn, short_tmp / "all.zip")
+    finally:
+        cairn.close()
+    assert manifest["audit"]["missing_seqs"]["count"] == 0
+    assert not manifest["audit"]["unreadable_lines"]
+    assert [e["seq"] for e in events] == list(range(1, table[-1]["seq"] + 1))
+    assert [e | {"preview": None} for e in events[: len(before)]] == before
