@@ -21,6 +21,7 @@ from pathlib import Path
 from core import __version__, protocol
 from core.app import Cairn
 from core.atomic_file import write_atomically
+from core.backup import BackupStopped
 from core.clock import Clock
 from core.errors import AlreadyRunning, ConfigInvalid
 from core.janitor import Janitor
@@ -290,10 +291,10 @@ class Runtime:
         own name (`janitor.audit_rotation`, `backup`) and retried next round; the others still
         run (the janitor records its steps' failures itself, `janitor` is left for its bugs).
         Once `stopping` is set no further step begins (the janitor also stops between its own
-        steps and rotation chunks); a backup already being copied is finished."""
+        steps and rotation chunks, a backup between the pieces it copies, and its check)."""
         steps: tuple[tuple[str, Callable[[], object]], ...] = (
             ("janitor", functools.partial(janitor.run, live_sessions=live)),
-            ("backup", functools.partial(Runtime._back_up_when_due, cairn)),
+            ("backup", functools.partial(Runtime._back_up_when_due, cairn, stopping)),
             ("release_memory", cairn.store.release_memory),
         )
         for site, step in steps:
@@ -310,9 +311,15 @@ class Runtime:
                 cairn.failures.record(site, e, cairn.clock.now_ms())
 
     @staticmethod
-    def _back_up_when_due(cairn: Cairn) -> None:
+    def _back_up_when_due(cairn: Cairn, stopping: threading.Event) -> None:
         if cairn.backups.due():
-            info = cairn.backups.backup("scheduled")
+            try:
+                info = cairn.backups.backup("scheduled", stop=stopping)
+            except BackupStopped:
+                log.info(
+                    "housekeeping: the scheduled backup stopped with Cairn; the next start takes it"
+                )
+                return
             log.info("scheduled backup: %s", info.path)
 
 
