@@ -19,7 +19,14 @@ from core.database import ReadDatabase, StoreLock, open_write_database
 from core.errors import StoreUnavailable
 from core.failures import BackgroundFailures
 from core.paths import file_identity
-from core.replaced_store import FileGone, Kept, aside_name, keep_open_store, set_log_aside
+from core.replaced_store import (
+    FileGone,
+    Kept,
+    aside_name,
+    keep_open_store,
+    let_go_of_header,
+    set_log_aside,
+)
 from core.schema import Tables, bind_tables
 from core.settings import Settings
 from core.writer import Writer, WriteTx
@@ -245,6 +252,9 @@ class Store:
             self._closed = True
             self.writer.close()
             self.read_db.close_all()
+        # Only now that no connection of this process has the file open: closing a descriptor
+        # of it drops the locks they hold (`core/replaced_store.py`).
+        let_go_of_header(self.read_db.file_identity)
         # The store's own log, after its connections closed and before the lock goes (no Cairn
         # opens in between). With no file at the path the log stays: the next start refuses
         # that pair and says so.

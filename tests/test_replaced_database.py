@@ -9,6 +9,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -18,10 +19,11 @@ from core.app import Cairn
 from core.errors import IntegrityFailure, StoreUnavailable
 from core.model import Caller, Scope
 from core.paths import Paths
-from core.replaced_store import FileGone
+from core.replaced_store import FileGone, overwritten
 from core.requests import WriteRequest
+from core.search import SearchRequest
 from core.settings import Settings
-from tests.conftest import FakeClock, open_policy
+from tests.conftest import ROOT, FakeClock, open_policy
 from tests.serving import Daemon, RawClient, paths_for, start_daemon
 
 WRITES = 300  # enough for the log to pass a checkpoint: the old log then breaks an older file
@@ -311,3 +313,71 @@ def test_a_young_stores_file_moved_over_it_is_refused_naming_the_kept_store(
     assert status != 0, "a new, empty store was opened in its place"
     named = f"the store Cairn kept when its file was replaced, `cairn restore {kept}`"
     assert named in said, said
+
+
+def test_a_program_writing_the_store_after_cairn_looked_at_its_file_removes_no_log(
+    short_tmp: Path,
+) -> None:
+    """A serving Cairn reads its database file's header every 2 s (`overwritten`). It opened
+    and closed the file to do so, and closing a file drops every lock the process holds on it
+    (POSIX), SQLite's included: the next program to write the store (the sqlite3 shell, a
+    script) took itself for the last one using it, and, closing, folded the write-ahead log
+    into the file and removed it and its index under Cairn. A read on a thread without a
+    connection yet then failed - `cairn context` answered "internal error" (disk I/O error) -
+    and what Cairn stored afterwards went into the removed log: no other program saw it, and a
+    kill lost it. Looking at the header keeps SQLite's locks now."""
+    paths = paths_for(short_tmp / "outside")
+    open_policy(paths.config)
+    app = _open(paths)
+    try:
+        _write(app, "the gate code is 4411, number", 1)
+        assert not overwritten(paths.database)  # as a serving Cairn looks, every 2 s
+        script = (
+            "import sqlite3, sys\n"
+            "db = sqlite3.connect(sys.argv[1])\n"
+            "with db:\n"
+            "    db.execute(\"UPDATE memory SET content = content || ' (edited)'\")\n"
+            "db.close()\n"
+        )
+        subprocess.run([sys.executable, "-c", script, str(paths.database)], check=True)
+        assert Path(f"{paths.database}-wal").exists(), "the program removed Cairn's log"
+
+        _write(app, "stored after the program wrote", 1)
+        found: list[object] = []
+
+        def search() -> None:  # a thread with no connection yet, as a new server worker is
+            try:
+                result = app.search.search(Caller.human(), SearchRequest(query="gate code"))
+                found.extend(h.memory.content for h in result.hits)
+            except BaseException as e:
+                found.append(e)
+
+        reader = threading.Thread(target=search)
+        reader.start()
+        reader.join(30)
+        assert found == ["the gate code is 4411, number 0 " + "x" * 200 + " (edited)"], found
+
+        written = _ids_through(app)
+    finally:
+        app.close()
+    held = [f"/proc/self/fd/{fd}" for fd in os.listdir("/proc/self/fd")]
+    assert str(paths.database) not in {os.path.realpath(p) for p in held}, "kept open"
+    assert len(written) == 2
+    # what another program (or a Cairn started after a kill) reads of the file: Cairn's write
+    # after the outside one included; read in another process, as SQLite shares one log index
+    # between the connections of a process
+    seen = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys\n"
+            "db = sqlite3.connect(sys.argv[1])\n"
+            "print(' '.join(sorted(r[0] for r in db.execute('SELECT id FROM memory'))))\n",
+            str(paths.database),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert set(seen.stdout.split()) == written
