@@ -26,7 +26,7 @@ from core.clock import Clock
 from core.errors import AlreadyRunning, ConfigInvalid
 from core.janitor import Janitor
 from core.paths import Paths
-from core.replaced_store import FileGone, overwritten
+from core.replaced_store import FileGone
 from core.runtime import (
     claim_socket_path,
     prepare_runtime_dir,
@@ -206,7 +206,7 @@ class Runtime:
     def _files_gone(self) -> str | None:
         """Why this Cairn cannot go on serving - its socket file or its database was removed
         or replaced (its folder deleted, say), or another file copied over its database
-        (`replaced_store.overwritten`) - or None."""
+        (`Store.overwritten`) - or None."""
         for path, what in ((self.socket, "socket file"), (self.paths.database, "database")):
             try:
                 now = _identity(path)
@@ -223,7 +223,8 @@ class Runtime:
                 if path == self.paths.database:
                     self._gone = FileGone.REPLACED
                 return f"its {what} {path} was removed or replaced; {consequence}"
-            if path == self.paths.database and overwritten(path):
+            store = self.cairn.store if self.cairn is not None else None
+            if path == self.paths.database and store is not None and store.overwritten():
                 # The same file, another's contents (`cp backup.db cairn.db`): not seen until
                 # 2026-12-01, and the stop folded this store's log into the copy.
                 self._gone = FileGone.OVERWRITTEN

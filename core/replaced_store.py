@@ -11,8 +11,8 @@ overwritten (`core/store.py`, `Store.close`); opening sets aside a log that brea
 on its own (`set_foreign_log_aside`).
 
 The header a serving Cairn looks at every few seconds (`overwritten`) is read through a
-descriptor held until its store closes (`let_go_of_header`), never one opened and closed for the
-look: POSIX drops every lock a process holds on a file when it closes any descriptor of that
+descriptor the store holds until it closes (`Store.overwritten`), never one opened and closed
+for the look: POSIX drops every lock a process holds on a file when it closes any descriptor of that
 file, SQLite's included.
 """
 
@@ -23,7 +23,6 @@ import glob
 import logging
 import os
 import sqlite3
-import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
@@ -45,79 +44,32 @@ class FileGone(Enum):
     OVERWRITTEN = "overwritten"  # the same file, its contents another file's (copied over it)
 
 
-class _HeldHeaders:
-    """One read-only descriptor per database file whose header was looked at, by (device,
-    inode), kept open until `let_go` - the one state of this module, as wide as the process
-    because the locks it protects are the process's.
+def overwritten(header_fd: int) -> bool:
+    """True when the database file `header_fd` reads, which a serving Cairn holds as a
+    write-ahead-logged SQLite store, now holds what such a store never writes there: another
+    header, or a file without the WAL flag (bytes 18 and 19 of the header are 2 from the moment
+    Cairn opens a store, and every page 1 it writes carries them) - a Cairn backup copied over
+    it, for one. A file shorter than a header says nothing (a young store's file stays empty
+    until its first checkpoint; a copy under way is looked at again).
 
-    Closing a descriptor of a file drops every POSIX lock the process holds on it: each look
-    that opened and closed `cairn.db` dropped the locks of the store serving it (SQLite never
-    closes a descriptor while it holds locks, and believed it still held them). The next
-    program to write the store and close (the sqlite3 shell, a script) then took itself for the
-    last one using it: it folded the write-ahead log into the file and removed the log and its
-    index under Cairn (until 2026-12-01) - a read on a new connection failed ("disk I/O
-    error"), and what Cairn stored after went into the removed log."""
-
-    def __init__(self) -> None:
-        self._fds: dict[tuple[int, int], int] = {}
-        self._lock = threading.Lock()
-
-    def read(self, path: Path, size: int) -> bytes | None:
-        """The first `size` bytes of the file at `path`, or None when it changed as it was
-        looked at (moved, removed, replaced: looked at again next time).
-
-        Raises:
-            OSError: it could not be looked at.
-        """
-        st = os.stat(path)
-        identity = (st.st_dev, st.st_ino)
-        with self._lock:
-            fd = self._fds.get(identity)
-            if fd is None:
-                fd = os.open(path, os.O_RDONLY)
-                opened = os.fstat(fd)
-                # Held whichever file it is, never closed here (see the class): a file put at
-                # the path in between is held under its own identity, and not read.
-                self._fds.setdefault((opened.st_dev, opened.st_ino), fd)
-                if (opened.st_dev, opened.st_ino) != identity:
-                    return None
-            return os.pread(fd, size, 0)
-
-    def let_go(self, identity: tuple[int, int] | None) -> None:
-        """Close the descriptor held on the file with `identity` (device, inode), if any. Only
-        once no connection of this process has that file open."""
-        with self._lock:
-            fd = self._fds.pop(identity, None) if identity is not None else None
-        if fd is not None:
-            os.close(fd)
-
-
-_held_headers = _HeldHeaders()
-
-
-def overwritten(database: Path) -> bool:
-    """True when the file at `database`, which a serving Cairn holds as a write-ahead-logged
-    SQLite store, now holds what such a store never writes there: another header, or a file
-    without the WAL flag (bytes 18 and 19 of the header are 2 from the moment Cairn opens a
-    store, and every page 1 it writes carries them) - a Cairn backup copied over it, for one.
-    A file shorter than a header says nothing (a young store's file stays empty until its first
-    checkpoint; a copy under way is looked at again).
-
-    The file stays open after, and SQLite's locks on it held, until `let_go_of_header`."""
+    `header_fd` stays open as long as the store (`Store.overwritten`): it is never a descriptor
+    opened and closed for the look, because POSIX drops every lock a process holds on a file
+    when it closes any descriptor of that file, SQLite's included. Each look that did (until
+    2026-12-01) dropped the serving store's locks, and the next program to write the store and
+    close (the sqlite3 shell, a script) took itself for the last one using it: it folded the
+    write-ahead log into the file and removed it under Cairn - a read on a new connection failed
+    ("disk I/O error"), and what Cairn stored after went into the removed log."""
     try:
-        head = _held_headers.read(database, 100)
+        if hasattr(os, "pread"):
+            head = os.pread(header_fd, 100, 0)
+        else:  # pragma: no cover - Windows, where closing a descriptor drops no other's locks
+            os.lseek(header_fd, 0, os.SEEK_SET)
+            head = os.read(header_fd, 100)
     except OSError:
         return False
-    if head is None or len(head) < 100:
+    if len(head) < 100:
         return False
     return head[:16] != b"SQLite format 3\x00" or head[18:20] != b"\x02\x02"
-
-
-def let_go_of_header(identity: tuple[int, int] | None) -> None:
-    """Close the descriptor `overwritten` holds on the database file with `identity` (device,
-    inode, as `core.paths.file_identity` gives it). Called once the store that serves the file
-    has closed its connections: closing it earlier drops their locks."""
-    _held_headers.let_go(identity)
 
 
 @dataclass(frozen=True)

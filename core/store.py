@@ -7,6 +7,7 @@ import ctypes
 import ctypes.util
 import functools
 import logging
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ from core.replaced_store import (
     Kept,
     aside_name,
     keep_open_store,
-    let_go_of_header,
+    overwritten,
     set_log_aside,
 )
 from core.schema import Tables, bind_tables
@@ -114,6 +115,9 @@ class Store:
         self.log_set_aside: Path | None = None
         # The log this store writes (device, inode), so a stop moves only its own.
         self._log_identity: tuple[int, int] | None = None
+        # The database file, open as long as the store: its header is looked at through it
+        # (`overwritten`), and closing any descriptor of the file would drop SQLite's locks.
+        self._header_fd: int | None = None
 
     @classmethod
     def open(
@@ -145,6 +149,7 @@ class Store:
         writer = Writer(write_db, write_tables, bus, failures=failures, clock=clock)
         read_db = ReadDatabase(path, settings)
         read_db.file_identity = file_identity(path)  # the file just opened, the lock held
+        header_fd = os.open(path, os.O_RDONLY)  # the file just opened (`overwritten`)
         store = cls(
             path=path,
             settings=settings,
@@ -156,6 +161,7 @@ class Store:
             read_db=read_db,
         )
         store.log_set_aside = write_db.log_set_aside
+        store._header_fd = header_fd
         try:
             store.writer.committed_seq = store._max_audit_seq()
             store.writer.run(_rebuild_index_if_stale)
@@ -171,6 +177,12 @@ class Store:
             store.close()
             raise
         return store
+
+    def overwritten(self) -> bool:
+        """Whether another file was copied over the database this store serves (its header is
+        not a write-ahead-logged store's any more: `replaced_store.overwritten`)."""
+        fd = self._header_fd
+        return fd is not None and not self._closed and overwritten(fd)
 
     def _max_audit_seq(self) -> int:
         row = self.read_db.conn().execute("SELECT coalesce(max(seq), 0) FROM audit").fetchone()
@@ -254,7 +266,9 @@ class Store:
             self.read_db.close_all()
         # Only now that no connection of this process has the file open: closing a descriptor
         # of it drops the locks they hold (`core/replaced_store.py`).
-        let_go_of_header(self.read_db.file_identity)
+        if self._header_fd is not None:
+            os.close(self._header_fd)
+            self._header_fd = None
         # The store's own log, after its connections closed and before the lock goes (no Cairn
         # opens in between). With no file at the path the log stays: the next start refuses
         # that pair and says so.

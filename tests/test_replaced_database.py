@@ -19,7 +19,7 @@ from core.app import Cairn
 from core.errors import IntegrityFailure, StoreUnavailable
 from core.model import Caller, Scope
 from core.paths import Paths
-from core.replaced_store import FileGone, overwritten
+from core.replaced_store import FileGone
 from core.requests import WriteRequest
 from core.search import SearchRequest
 from core.settings import Settings
@@ -318,7 +318,7 @@ def test_a_young_stores_file_moved_over_it_is_refused_naming_the_kept_store(
 def test_a_program_writing_the_store_after_cairn_looked_at_its_file_removes_no_log(
     short_tmp: Path,
 ) -> None:
-    """A serving Cairn reads its database file's header every 2 s (`overwritten`). It opened
+    """A serving Cairn reads its database file's header every 2 s (`Store.overwritten`). It opened
     and closed the file to do so, and closing a file drops every lock the process holds on it
     (POSIX), SQLite's included: the next program to write the store (the sqlite3 shell, a
     script) took itself for the last one using it, and, closing, folded the write-ahead log
@@ -331,7 +331,7 @@ def test_a_program_writing_the_store_after_cairn_looked_at_its_file_removes_no_l
     app = _open(paths)
     try:
         _write(app, "the gate code is 4411, number", 1)
-        assert not overwritten(paths.database)  # as a serving Cairn looks, every 2 s
+        assert not app.store.overwritten()  # as a serving Cairn looks, every 2 s
         script = (
             "import sqlite3, sys\n"
             "db = sqlite3.connect(sys.argv[1])\n"
