@@ -1101,6 +1101,27 @@ def local_minute(ms: int) -> str:
     return QDateTime.fromMSecsSinceEpoch(ms).toString("yyyy-MM-dd HH:mm")
 
 
+def test_a_proposal_whose_time_to_live_has_run_out_says_expired(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """An agent's time to live counts from its proposal; when it has run out before the
+    person looks, adopting stores a memory that goes at the next housekeeping. The window said
+    "expires <a time already past>"; it says "expired" now."""
+    desk, _ = served
+    short = agent.request(
+        "memory.write",
+        {"content": "idea: retry the flaky upload once", "kind": "idea", "scope": "project",
+         "ttl_seconds": 1},
+    )["result"]  # fmt: skip
+    assert short["status"] == "pending", short
+    qtbot.wait(1100)  # the second runs out
+    window = window_for(qtbot, desk, 1)
+    show_row_of_content(window, "flaky upload")
+    waiting = window.current() or {}
+    assert window.detail.expiry.text() == f"expired {local_minute(waiting['expires_at'])}"
+    window.close()
+
+
 def test_a_proposed_change_of_expiry_or_pin_is_shown_before_adopting(
     qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
 ) -> None:

@@ -33,11 +33,15 @@ class Setting:
 
 
 def expiry_words(expires_at: int | None) -> str:
-    """'expires 2026-12-01 14:00' (local time, the year always: it is a date to come), or
-    'never expires'."""
+    """'expires 2026-12-01 14:00' (local time, the year always), 'expired 2026-11-30 09:00'
+    for a time already past (an agent's time to live counts from the proposal: adopted now, the
+    memory goes at the next housekeeping; until 2026-12-01 it read 'expires' too), or 'never
+    expires'."""
     if expires_at is None:
         return translate("ReviewWindow", "never expires")
     moment = QDateTime.fromMSecsSinceEpoch(expires_at).toString("yyyy-MM-dd HH:mm")
+    if expires_at <= QDateTime.currentMSecsSinceEpoch():
+        return translate("ReviewWindow", "expired {}").format(moment)
     return translate("ReviewWindow", "expires {}").format(moment)
 
 

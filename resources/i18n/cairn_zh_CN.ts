@@ -1949,6 +1949,10 @@ The strictest rule that applies wins.</source>
         <translation>永不过期</translation>
     </message>
     <message>
+        <source>expired {}</source>
+        <translation>已于 {} 过期</translation>
+    </message>
+    <message>
         <source>expires {}</source>
         <translation>{} 过期</translation>
     </message>
