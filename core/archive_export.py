@@ -10,6 +10,7 @@ the time of the export lives in the manifest only.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import json
@@ -27,7 +28,7 @@ from core import __version__, audit, suggestions
 from core.archive_records import IDENTITY_FIELDS, TOMBSTONE_FIELDS
 from core.atomic_file import replacing
 from core.clock import Clock, utc_minute
-from core.errors import InvalidInput
+from core.errors import InvalidInput, IOFault
 from core.migrations import read_version
 from core.model import Memory, Relation, Revision, Scope
 from core.paths import Paths
@@ -235,6 +236,11 @@ class _Member:
         self._fh.close()
         return {"sha256": self._sha.hexdigest(), "bytes": self.size}
 
+    def abandon(self) -> None:
+        """Close the member of an archive given up, whatever state it is in."""
+        with contextlib.suppress(Exception):
+            self._fh.close()
+
 
 @dataclass
 class _Tally:
@@ -291,11 +297,23 @@ class Exporter:
         if not out.parent.is_dir():
             raise InvalidInput(f"the folder {out.parent} does not exist")
         created_at = self._clock.now_ms()
-        with (
-            replacing(out, what="archive") as raw,
-            zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as zf,
-        ):
-            return self._write(zf, filters, created_at)
+        with replacing(out, what="archive") as raw:
+            zf = zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED)
+            members: list[_Member] = []
+            try:
+                manifest = self._write(zf, filters, created_at, members)
+            except BaseException:
+                # Given up (`replacing` removes the file): the member being written and the zip
+                # are closed without a word, so the first error is the one said. Closing the zip
+                # with a member open raised ValueError, which hid it: "internal error" for a
+                # file that could not be read, or a disk that filled (until 2026-12-01).
+                for m in members:
+                    m.abandon()
+                with contextlib.suppress(Exception):
+                    zf.close()
+                raise
+            zf.close()
+            return manifest
 
     def _check_target(self, out: Path) -> None:
         """Refuse to put an archive where it would replace something that is not one."""
@@ -322,12 +340,16 @@ class Exporter:
                 "archive is replaced - a .docx, a .jar or another zip never is)"
             )
 
-    def _write(self, zf: zipfile.ZipFile, filters: Filters, created_at: int) -> Manifest:
+    def _write(
+        self, zf: zipfile.ZipFile, filters: Filters, created_at: int, members: list[_Member]
+    ) -> Manifest:
+        """Write every file into `zf`; each member opened is added to `members`."""
         when = _zip_date(created_at)
         tally = _Tally()
 
         def member(name: str) -> _Member:
-            return _Member(zf, name, when)
+            members.append(_Member(zf, name, when))
+            return members[-1]
 
         with self._store.read_db.atomic():  # one snapshot for every file
             conn = self._store.read_db.conn()
@@ -343,8 +365,8 @@ class Exporter:
         policy = self._paths.config / POLICY_FILE
         if policy.is_file():
             m = member(POLICY)
-            with open(policy, "rb") as fh:  # in pieces: whatever its size, never held whole
-                while piece := fh.read(1 << 20):
+            with _reading(policy, "the policy file"), open(policy, "rb") as fh:
+                while piece := fh.read(1 << 20):  # in pieces: whatever its size, never held whole
                     m.write(piece)
             tally.files[POLICY] = m.close()
         manifest = Manifest(
@@ -521,18 +543,19 @@ class Exporter:
         unreadable: list[dict[str, Any]] = []
         other: list[Path] = []
         for path in audit.rotated_files(archive_dir):
-            if not audit.belongs(conn, path, start):
-                other.append(path)
-                continue
-            # A file reaching into the table may be the one a rotation is appending to now.
-            growing = (audit.span(path) or (0, 0))[1] >= start
-            found = audit.read_rotated(path, growing=growing)
+            with _reading(path, "the rotated audit file"):
+                if not audit.belongs(conn, path, start):
+                    other.append(path)
+                    continue
+                # A file reaching into the table may be the one a rotation is appending to now.
+                growing = (audit.span(path) or (0, 0))[1] >= start
+                found = audit.read_rotated(path, growing=growing)
             if found.unreadable:
                 lines = _ranges(found.unreadable)
                 unreadable.append(
                     {"file": path.name, "count": len(found.unreadable), "lines": lines[:_SHOWN]}
                 )
-            events = audit.iter_rotated(path, growing=growing)
+            events = _read_on(path, audit.iter_rotated(path, growing=growing))
             # read twice rather than held: a two-year store's files hold ~400k events
             sources.append(events if found.ascending else iter(sorted(events, key=_seq)))
         other.extend(audit.set_aside_files(archive_dir))
@@ -644,6 +667,31 @@ def _ranges(numbers: list[int]) -> list[list[int]]:
         else:
             out.append([n, n])
     return out
+
+
+@contextlib.contextmanager
+def _reading(path: Path, what: str) -> Iterator[None]:
+    """Reads of `path` in this block that fail are said as such (IOFault), naming the file -
+    not as the archive's write failing, which an OSError inside its block means (until
+    2026-12-01 a rotated file that could not be read was "could not write the archive")."""
+    try:
+        yield
+    except OSError as e:
+        raise IOFault(
+            f"cannot read {what} {path}: {(e.strerror or str(e)).lower()}; no archive was "
+            "written. Move the file away (or fix its permissions) and export again",
+            data={"path": str(path)},
+        ) from e
+
+
+def _read_on(path: Path, events: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """`events`, read from `path` as they are taken (`_reading` for each)."""
+    while True:
+        with _reading(path, "the rotated audit file"):
+            event = next(events, None)
+        if event is None:
+            return
+        yield event
 
 
 def _seq(event: Mapping[str, Any]) -> int:

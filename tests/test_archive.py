@@ -26,7 +26,7 @@ from core.archive import ArchiveService, ImportReport
 from core.archive_export import identity_stem
 from core.archive_records import KEPT_ACTIONS
 from core.cli_archive import describe_import
-from core.errors import ErrorCode, Forbidden, InvalidInput, NotFound
+from core.errors import ErrorCode, Forbidden, InvalidInput, IOFault, NotFound
 from core.migrations import CURRENT
 from core.model import Caller, Scope, Status, Surface, WriteResult, WriteStatus
 from core.requests import (
@@ -363,6 +363,50 @@ def test_rotated_files_out_of_order_or_overlapping_give_each_event_once_ascendin
     audit_report = json.loads(files["manifest.json"])["audit"]
     assert audit_report["missing_seqs"]["count"] == 0
     assert audit_report["unreadable_lines"] == []
+
+
+def test_a_rotated_audit_file_that_cannot_be_read_is_said_so_not_a_failed_write(
+    rich: Rich, short_tmp: Path
+) -> None:
+    """A rotated audit file that could not be read (here a folder where the file should be;
+    a failing disk gives the same error) made the export say "could not write the archive", as
+    if the target were the trouble. It names the file it could not read now; no archive and
+    no partial file are left."""
+    from core import audit
+
+    archive_dir = rich.cairn.paths.audit_archive
+    assert rich.cairn.store.writer.run(lambda tx: audit.rotate(tx, 5, archive_dir)) > 0
+    (rotated,) = audit.rotated_files(archive_dir)
+    rotated.unlink()
+    rotated.mkdir()
+    out = short_tmp / "out.zip"
+    with pytest.raises(IOFault) as caught:
+        export(rich.cairn, out)
+    message = caught.value.message
+    assert message.startswith(f"cannot read the rotated audit file {rotated}: is a directory")
+    assert "no archive was written" in message and "write" not in message.split(";")[0]
+    assert not out.exists() and list(short_tmp.glob(".out.zip.*")) == []
+
+
+def test_an_export_onto_a_full_disk_is_a_clear_error_and_leaves_nothing(
+    rich: Rich, short_tmp: Path
+) -> None:
+    """The disk filling while a file of the archive was being written: closing the zip with
+    that file still open raised ValueError, which hid the write's error - `cairn export`
+    said "internal error". The failed write is said now, and no archive or partial file is
+    left."""
+    from core.atomic_file import FileNotWritten
+    from tests.conftest import disk_full
+
+    for i in range(300):  # an archive well past the buffers: a write fails mid-export
+        write(rich.cairn, person(rich.cairn), f"note {i}: {os.urandom(600).hex()}", scope="user")
+    out = short_tmp / "out.zip"
+    with disk_full(100_000), pytest.raises(FileNotWritten) as caught:
+        export(rich.cairn, out)
+    assert caught.value.code is ErrorCode.IO and str(out) in caught.value.message
+    assert not out.exists() and list(short_tmp.glob(".out.zip.*")) == []
+    export(rich.cairn, out)  # with room again
+    assert "manifest.json" in members(out)
 
 
 def test_filters_narrow_the_memories_and_say_what_was_left_out(rich: Rich, short_tmp: Path) -> None:
