@@ -9,7 +9,6 @@ import contextlib
 import os
 import resource
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -210,18 +209,16 @@ def test_a_deeply_nested_edit_is_a_warning_naming_its_line(cairn: Cairn, paths: 
 # -- many agents -------------------------------------------------------------------------------
 
 
-def test_a_policy_of_thousands_of_agents_is_read_in_linear_time() -> None:
+def test_a_policy_of_thousands_of_agents_is_read_and_its_faults_placed() -> None:
     """Until 2026-12-01 every agent's line was looked up by reading the file from its start,
     several times: 1,000 agents took 3.2 s, 4,000 took 55 s (a daemon with 1,500 could not
-    start within 30 s). Now 3,000 (90 KB) take about 0.1 s; the bound is wide for a loaded
-    machine, and still a tenth of what the old lookup took."""
+    start within 30 s). The file is scanned once now: `scripts/bench_policy.py` times it (3,000
+    agents, 88 KB: 0.1-0.3 s, growing with the file - docs/performance.md); here, that every
+    agent is read and a fault among them is placed on its line."""
     agents = "".join(f'a{i} = {{ extracted = "off" }}\n' for i in range(3000))
     text = DEFAULT_TEXT + "\n[agents]\n" + agents
-    started = time.perf_counter()
     policy = parse_policy(text, BUILTIN_KINDS)
-    took = time.perf_counter() - started
     assert len(policy.agents) == 3000 and policy.agents["a2999"].extracted is Mode.OFF
-    assert took < 3, f"{took:.1f} s for 3,000 agents"
     with pytest.raises(PolicyInvalid) as caught:  # and the line of a fault among them
         parse_policy(text + 'a3000 = { extracted = "maybe" }\n', BUILTIN_KINDS)
     assert caught.value.line == 3046, str(caught.value)
