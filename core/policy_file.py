@@ -158,8 +158,12 @@ class PolicyHolder:
         # a pause): the policy last in effect is written back, and the person told.
         restored = not path.exists() and last_valid is not None
         if not path.exists():
+            # Through a link not yet leading to a file (a dotfile manager's, its file still to
+            # come), the file it leads to: writing the path replaced the link (until 2026-12-01).
             write_atomically(
-                path, render_changes(DEFAULT_TEXT, last_valid or Policy()), what="policy file"
+                Path(os.path.realpath(path)),
+                render_changes(DEFAULT_TEXT, last_valid or Policy()),
+                what="policy file",
             )
         self._policy = last_valid or Policy()
         self._load(announce=False)  # at start-up there is no change to announce

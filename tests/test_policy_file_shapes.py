@@ -18,6 +18,7 @@ from core.errors import InvalidInput, IOFault
 from core.model import BUILTIN_KINDS, Caller
 from core.paths import Paths
 from core.policy import DEFAULT_TEXT, Mode, PolicyInvalid, parse_policy
+from core.settings import Settings
 from tests.conftest import FakeClock, refusing_writes
 
 pytestmark = pytest.mark.shipped_policy  # `cairn` starts with no policy file
@@ -230,6 +231,29 @@ def test_a_symlinked_policy_file_is_followed_edited_and_written_through(
     target.write_text(DEFAULT_TEXT.replace('fact = "auto"', 'fact = "off"'), encoding="utf-8")
     threading.Event().wait(0.5)  # the old target is no longer the policy
     assert cairn.policy.current().kinds["fact"] is Mode.AUTO
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
+def test_a_policy_link_to_a_file_not_there_yet_stays_a_link(
+    paths: Paths, clock: FakeClock, tmp_path: Path
+) -> None:
+    """A dotfile manager links policy.toml into a dotfiles folder whose file is not there yet.
+    Cairn's first start wrote the default policy over the link itself - the person's link was
+    gone, a plain file in its place. It writes the file the link points to now."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "policy.toml"
+    path = paths.config / "policy.toml"
+    paths.config.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(target)
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=clock)
+    try:
+        assert path.is_symlink() and os.readlink(path) == str(target)
+        assert target.read_text(encoding="utf-8").startswith(DEFAULT_TEXT.splitlines()[0])
+        app.policy.set(Caller.human(), "paused", True)
+        assert path.is_symlink() and "paused = true" in target.read_text(encoding="utf-8")
+    finally:
+        app.close()
 
 
 @pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
