@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -149,7 +150,8 @@ def describe(item: dict[str, Any]) -> str:
     if item.get("rejected_before"):
         lines.append(f"    rejected before: {short(item['rejected_before'], 200)}")
     if item.get("expires_at"):  # the agent's time to live counts from the proposal
-        lines.append(f"    expires: {when(item['expires_at'])}")
+        passed = item["expires_at"] <= time.time_ns() // 1_000_000  # adopted, it goes at once
+        lines.append(f"    {'expired' if passed else 'expires'}: {when(item['expires_at'])}")
     if item.get("clear_expiry"):
         lines.append("    expiry: cleared (the memory would never expire)")
     if item.get("pinned") is not None:

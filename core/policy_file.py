@@ -156,15 +156,24 @@ class PolicyHolder:
         self._handler: Any = None
         # A file gone while Cairn was stopped is not a wish for the defaults (that would lift
         # a pause): the policy last in effect is written back, and the person told.
-        restored = not path.exists() and last_valid is not None
+        restored = False
         if not path.exists():
             # Through a link not yet leading to a file (a dotfile manager's, its file still to
             # come), the file it leads to: writing the path replaced the link (until 2026-12-01).
-            write_atomically(
-                Path(os.path.realpath(path)),
-                render_changes(DEFAULT_TEXT, last_valid or Policy()),
-                what="policy file",
-            )
+            target = Path(os.path.realpath(path))
+            if path.is_symlink() and not target.parent.is_dir():
+                # Its folder is not there yet either (a checkout still to clone): as when it
+                # goes while Cairn runs - the policy last in effect (or the defaults), health
+                # says the file is missing, its folder is watched for. Cairn did not start at
+                # all (until 2026-12-01).
+                log.warning("policy file %s leads into %s, which does not exist", path, target)
+            else:
+                write_atomically(
+                    target,
+                    render_changes(DEFAULT_TEXT, last_valid or Policy()),
+                    what="policy file",
+                )
+                restored = last_valid is not None
         self._policy = last_valid or Policy()
         self._load(announce=False)  # at start-up there is no change to announce
         if restored:

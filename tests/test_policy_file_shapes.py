@@ -257,6 +257,32 @@ def test_a_policy_link_to_a_file_not_there_yet_stays_a_link(
 
 
 @pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
+def test_a_policy_link_into_a_folder_not_there_yet_starts_cairn_and_is_read_once_there(
+    paths: Paths, clock: FakeClock, tmp_path: Path
+) -> None:
+    """policy.toml linked into a dotfiles checkout that is not cloned yet: Cairn did not start
+    at all (exit 74, "the folder ... does not exist"), though a running Cairn whose folder goes
+    warns and watches. A start does the same now: the default policy in effect, health says
+    the file is missing, and the file is read once the folder and it are there."""
+    target = tmp_path / "dotfiles" / "cairn" / "policy.toml"
+    path = paths.config / "policy.toml"
+    paths.config.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(target)
+    app = Cairn.open(paths, settings=Settings.defaults(), clock=clock)
+    try:
+        assert path.is_symlink() and not target.parent.exists()  # nothing made in its place
+        assert app.policy.current().kinds["idea"] is Mode.ASK  # the defaults
+        assert "missing" in _warning(app), _warning(app)
+        app.policy.watch()
+        target.parent.mkdir(parents=True)
+        target.write_text(PAUSED, encoding="utf-8")
+        assert _until(lambda: app.policy.current().paused), "the file was never read"
+        assert _until(lambda: _warning(app) == ""), _warning(app)
+    finally:
+        app.close()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
 def test_a_link_target_folder_deleted_and_made_again_is_watched_again(
     cairn: Cairn, paths: Paths, tmp_path: Path
 ) -> None:

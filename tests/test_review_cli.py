@@ -760,3 +760,23 @@ def test_review_list_narrows_to_a_kind_or_a_reason_over_the_whole_queue(
     status, shown = at_terminal(home, "review", "list", "--kind", "fcat", typed="")
     assert status == ErrorCode.INVALID_PARAMS.exit_status, shown
     assert "kind must be one of" in shown and "'fcat'" in shown, shown
+
+
+def test_a_proposal_whose_time_to_live_ran_out_says_expired(
+    daemon: Daemon, short_tmp: Path
+) -> None:
+    """`review list` and `review show` said "expires: <a time already past>" for a proposal
+    whose time to live (counted from the proposal) had run out; they say "expired:" now, as
+    the review window does."""
+    agent = RawClient(socket_path(daemon.paths))
+    assert "result" in agent.hello(agent="alpha", workspace=str(short_tmp))
+    answer = agent.request(
+        "memory.write",
+        {"content": "idea: try a canary deploy", "kind": "idea", "scope": "project",
+         "ttl_seconds": 1},
+    )["result"]  # fmt: skip
+    agent.close()
+    time.sleep(1.1)  # the second runs out
+    for command in (("review", "list"), ("review", "show", answer["suggestion_id"])):
+        status, shown = at_terminal(daemon.home, *command, typed="")
+        assert status == 0 and "    expired: " in shown and "expires:" not in shown, shown
