@@ -3,6 +3,7 @@ or closing it after a stop), and a stopping Cairn beside the one started after i
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from core.database import StoreLock
+from core.errors import ErrorCode
 from core.replaced_store import FileGone, Kept
 from core.runtime import probe, socket_path
 from tests.conftest import ROOT, cairn_env, processes_under
@@ -159,3 +161,41 @@ def test_a_command_whose_daemon_finds_the_store_taken_by_one_starting_uses_that_
 def _serving(home: Path) -> list[str]:
     """The command lines of the Cairn daemons serving `home`."""
     return [c for c in processes_under(home).values() if c.endswith("core.cli serve")]
+
+
+def test_a_daemon_killed_while_its_command_waits_is_said_so_not_an_older_runs_log(
+    short_tmp: Path,
+) -> None:
+    """The daemon a command started was killed (SIGKILL, the out-of-memory killer) before it
+    served: the command said "Cairn could not be started (exit -9): ... INFO cairn: Cairn
+    stopped" - a status no person reads as a kill, and the last line of the log, written by an
+    earlier Cairn that had stopped cleanly. It names the signal now, and quotes only what this
+    start wrote to the log."""
+    home = short_tmp / "killed"
+    paths = paths_for(home)
+    paths.logs.mkdir(parents=True)
+    log = paths.logs / "daemon.log"
+    log.write_text("2026-11-30 09:00:00,000 INFO cairn: Cairn stopped\n", encoding="utf-8")
+    client = subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "add", "lost start", "--kind", "fact"],
+        cwd=ROOT,
+        env=cairn_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert wait_for(lambda: bool(_serving(home)), 30), "the command started no Cairn"
+        for pid in processes_under(home):
+            if processes_under(home).get(pid, "").endswith("core.cli serve"):
+                os.kill(pid, signal.SIGKILL)
+        _out, err = client.communicate(timeout=60)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.communicate()
+        stop_cairns_of(home)
+    assert client.returncode == ErrorCode.NOT_RUNNING.exit_status, err
+    assert "Cairn could not be started: its process was ended by SIGKILL" in err, err
+    assert "Cairn stopped" not in err, err
+    assert "Traceback" not in err
