@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -90,6 +91,7 @@ def ensure_running(paths: Paths, *, timeout: float = START_TIMEOUT) -> bool:
         env[HOME_ENV] = str(home)
     # owner-only, like every file Cairn keeps (the folder is too; a copied log keeps its mode)
     with os.fdopen(os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
+        start_of_run = out.seek(0, os.SEEK_END)  # what earlier Cairns wrote is not this one's
         proc = subprocess.Popen(
             daemon_command(),
             stdin=subprocess.DEVNULL,
@@ -108,7 +110,15 @@ def ensure_running(paths: Paths, *, timeout: float = START_TIMEOUT) -> bool:
         if code == ErrorCode.ALREADY_RUNNING.exit_status:
             other = True  # wait for its socket, up to the same deadline
         elif code is not None and not probe(path, timeout=0.5):
-            message = f"Cairn could not be started (exit {code}): {_tail(log_file)}"
+            if code < 0:  # ended by a signal (a kill, the out-of-memory killer) before serving
+                message = (
+                    f"Cairn could not be started: its process was ended by "
+                    f"{_signal_name(-code)} before it served (see {log_file})"
+                )
+            else:
+                message = (
+                    f"Cairn could not be started (exit {code}): {_tail(log_file, start_of_run)}"
+                )
             # Why it stopped (a settings file to fix: 78) is the command's answer too.
             why = next((c for c in _STARTUP_FAILURES if c.exit_status == code), None)
             if why is not None:
@@ -118,9 +128,20 @@ def ensure_running(paths: Paths, *, timeout: float = START_TIMEOUT) -> bool:
     raise NotRunning(f"Cairn did not start within {timeout:.0f} s; see {log_file}")
 
 
-def _tail(path: Path) -> str:
+def _signal_name(number: int) -> str:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _tail(path: Path, start: int) -> str:
+    """The last line the daemon wrote to its log from byte `start` on: a line an earlier Cairn
+    wrote there is not why this one failed (until 2026-12-01 it was quoted as if)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(start)
+            lines = f.read().decode("utf-8", errors="replace").strip().splitlines()
     except OSError:
         lines = []
     if lines:

@@ -45,6 +45,10 @@ PID_FILE = "cairn.pid"
 HANDOVER_WAIT_S = 30.0
 # How often a serving Cairn looks whether its socket file and its database are still there.
 FILE_CHECK_S = 2.0
+# How long a starting Cairn waits for another that holds the store and serves nothing (one
+# starting, or one closing the store after a stop): less than a client waits for the socket
+# (core.client.START_TIMEOUT), so the client hears why when it gives up.
+STORE_WAIT_S = 15.0
 
 
 class Runtime:
@@ -103,7 +107,7 @@ class Runtime:
         """
         prepare_runtime_dir(self.paths.runtime)
         refuse_if_serving(self.socket, self.pid_file)  # the clearest message when one runs
-        cairn = Cairn.open(self.paths, settings=self._settings, clock=self._clock)
+        cairn = await self._open_store()
         self.cairn = cairn
         try:
             # Only the holder of the store's lock removes a stale socket, so two starts racing
@@ -160,6 +164,36 @@ class Runtime:
         self._tasks.append(asyncio.create_task(self._watch_files()))
         log.info("Cairn %s serving the store at %s", __version__, self.paths.database)
 
+    async def _open_store(self) -> Cairn:
+        """Open the store. Held by another Cairn that serves nothing - one starting, or one
+        closing the store after a stop (its socket already gone) - it waits up to
+        `STORE_WAIT_S` for that one to serve (then AlreadyRunning) or to let go (then opens).
+        Until 2026-12-01 it gave up at once, and a command run during a `cairn stop` waited 20 s
+        for a socket nobody would open.
+
+        Raises:
+            AlreadyRunning: another Cairn serves, still holds the store after the wait, or a
+                stop was asked meanwhile.
+        """
+        deadline = time.monotonic() + STORE_WAIT_S
+        waiting = False
+        while True:
+            try:
+                return Cairn.open(self.paths, settings=self._settings, clock=self._clock)
+            except AlreadyRunning as e:
+                refuse_if_serving(self.socket, self.pid_file)  # it came up: use it
+                if self._stop_asked is not None or time.monotonic() >= deadline:
+                    raise
+                if not waiting:
+                    log.info(
+                        "%s; it serves nothing yet (starting, or closing the store): waiting "
+                        "up to %.0f s for it",
+                        e.message.split("; ")[0],
+                        STORE_WAIT_S,
+                    )
+                    waiting = True
+            await asyncio.sleep(0.05)
+
     def _request_stop(self, why: str) -> None:
         log.info("stopping: %s", why)
         self._stopping.set()
@@ -190,18 +224,26 @@ class Runtime:
         # loop has nothing else to do now, and under qasync (the tray) `asyncio.to_thread` finds
         # no running loop at this point.
         self._housekeeper.shutdown(wait=True, cancel_futures=True)
+        # The socket goes while the store is still held: a Cairn starting meanwhile binds only
+        # once it has the store, so the file removed here is never its socket - which a file
+        # system gives the inode of this one, just deleted (on ext4 every time), so the check
+        # below took it for this Cairn's own, until 2026-12-01.
+        self._remove_own(self.socket)
         await self._close_server_and_store()
-        for path in (self.socket, self.pid_file):
-            # Only its own: after its folder was deleted, another Cairn may serve there now. A
-            # pid file is its own only while it names this process too: a file system may give
-            # a new file the inode of one deleted a moment before (until 2026-12-01 the old
-            # Cairn then removed the new one's pid file).
-            with contextlib.suppress(FileNotFoundError):
-                if self._own_files.get(path) in (None, _identity(path)) and (
-                    path != self.pid_file or _names(path, os.getpid())
-                ):
-                    path.unlink()
+        self._remove_own(self.pid_file)
         log.info("Cairn stopped")
+
+    def _remove_own(self, path: Path) -> None:
+        """Remove the socket or pid file at `path` when it is still this Cairn's."""
+        # Only its own: after its folder was deleted, another Cairn may serve there now. A pid
+        # file is its own only while it names this process too: a file system may give a new
+        # file the inode of one deleted a moment before (until 2026-12-01 the old Cairn then
+        # removed the new one's pid file).
+        with contextlib.suppress(FileNotFoundError):
+            if self._own_files.get(path) in (None, _identity(path)) and (
+                path != self.pid_file or _names(path, os.getpid())
+            ):
+                path.unlink()
 
     def _files_gone(self) -> str | None:
         """Why this Cairn cannot go on serving - its socket file or its database was removed

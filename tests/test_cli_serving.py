@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from core.database import StoreLock
 from core.errors import ErrorCode
 from core.model import Caller, Status
 from core.runtime import probe, socket_path
@@ -28,7 +27,6 @@ from tests.serving import (
     running_daemon,
     served_in_thread,
     stop_cairns_of,
-    wait_for,
     write_settings,
 )
 
@@ -137,44 +135,6 @@ def test_a_cairn_that_cannot_start_for_its_settings_says_so_with_their_status(
     out = cairn(home, "add", "anything", "--kind", "fact")
     assert out.returncode == ErrorCode.CONFIG_INVALID.exit_status, out.stderr
     assert "max_connections" in out.stderr
-
-
-def test_a_command_whose_daemon_lost_the_race_waits_for_the_winner(autostart_home: Path) -> None:
-    """Clients started together on a stopped Cairn: a daemon that finds the store taken (by
-    one starting at the same moment, not listening yet) exits, and its client failed with
-    "already open in another Cairn process" instead of waiting for the winner's socket. The
-    winner's slow start is played by holding the store's lock until the client's own daemon has
-    found it taken (this test slept 1.5 s instead: on a loaded machine that daemon came up only
-    after the test had stopped the winner, and served the deleted folder for hours)."""
-    home = autostart_home
-    paths = paths_for(home)
-    held = StoreLock(paths.store_lock).acquire()
-    try:
-        client = subprocess.Popen(
-            [sys.executable, "-m", "core.cli", "add", "racing note", "--kind", "fact"],
-            cwd=ROOT,
-            env=cairn_env(home),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            log = paths.logs / "daemon.log"
-            lost = "already open in another Cairn process"
-            assert wait_for(lambda: log.exists() and lost in log.read_text(), 30), (
-                "the client's daemon never found the store taken"
-            )
-            held.release()
-            with running_daemon(home):  # the winner comes up: the waiting client connects to it
-                out, err = client.communicate(timeout=60)
-                assert client.returncode == 0, err
-                assert out.startswith("stored ")
-        finally:
-            if client.poll() is None:
-                client.kill()
-                client.communicate()
-    finally:
-        held.release()
 
 
 def test_an_empty_listing_says_so(daemon: Daemon) -> None:

@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from collections.abc import Iterator
@@ -584,6 +585,60 @@ def test_a_second_launch_brings_the_first_forward_then_quit_stops_it(short_tmp: 
         err = assert_stopped_cleanly(proc, home)
         assert "brought the review queue forward for another launch" in err
         assert "asked to quit by another launch" in err
+
+
+def test_two_launches_at_once_make_one_tray_and_bring_it_forward(short_tmp: Path) -> None:
+    """`cairn` clicked twice: the second launch found the store taken by the first, which did
+    not listen yet, and refused with "the memory store ... is already open in another Cairn
+    process" (exit 69, a warning box from the menu) - 4 launches in 6 here. The first launch's
+    slow start is played by pausing it (SIGSTOP) once it holds the store and before it listens,
+    until the second has found the store taken. The second now waits for the first and brings
+    it forward."""
+    home = short_tmp / "t"
+    paths = paths_for(home)
+    first = subprocess.Popen(
+        cairn_command(), cwd=ROOT, env=tray_env(home), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    second: subprocess.Popen[str] | None = None
+    try:
+        pid, lock = str(first.pid), paths.store_lock
+        deadline = time.monotonic() + 60
+        while not (lock.exists() and lock.read_text(encoding="utf-8") == pid):
+            assert first.poll() is None and time.monotonic() < deadline, "no tray took the store"
+            time.sleep(0.001)  # the pause must come before it listens
+        first.send_signal(signal.SIGSTOP)
+        if probe(socket_path(paths)):
+            pytest.skip("the first tray was already listening when it was paused")
+        second = subprocess.Popen(
+            cairn_command(), cwd=ROOT, env=tray_env(home), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        said: list[str] = []
+        reading = threading.Thread(target=lambda: said.extend(second.stderr or ()), daemon=True)
+        reading.start()
+        assert wait_for(
+            lambda: any("waiting up to" in line for line in said) or second.poll() is not None,
+            60,
+        )
+        first.send_signal(signal.SIGCONT)
+        out = second.stdout.read() if second.stdout else ""
+        assert second.wait(60) == 0, "".join(said)
+        reading.join(10)
+        assert out.strip() == "Cairn is already running; its window was brought forward"
+        assert first.poll() is None, "the first tray stopped"
+        first.send_signal(signal.SIGTERM)
+        assert_stopped_cleanly(first, home)
+    finally:
+        first.send_signal(signal.SIGCONT)
+        for proc in (first, second):
+            if proc is not None:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait(10)
+                for pipe in (proc.stdout, proc.stderr):
+                    if pipe is not None:
+                        pipe.close()
 
 
 def test_sigterm_stops_the_tray_cleanly(short_tmp: Path) -> None:
