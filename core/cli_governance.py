@@ -113,11 +113,12 @@ def add_parsers(sub: Any) -> None:
         p.add_argument("--json", action="store_true", help="print JSON")
 
 
-def describe(item: dict[str, Any]) -> str:
+def describe(item: dict[str, Any], *, now_ms: int | None = None) -> str:
     """A proposal as the person reads it. Every text in it is shown with its control characters
     visible (`visible`): a note, a reason or an earlier rejection's reason stored before
     2026-11-30 may hold a bare carriage return or an escape, and until then `review list` and
-    `review show` printed them raw, so the text after one hid the words before it."""
+    `review show` printed them raw, so the text after one hid the words before it. `now_ms`:
+    the time an expiry is compared with (this machine's clock by default)."""
     reasons = ", ".join(f"{r['code']}:{r['detail']}" for r in item["reasons"]) or "-"
     head = (
         f"{item['id']}  {item['op']}  by {item['agent']}"
@@ -150,7 +151,8 @@ def describe(item: dict[str, Any]) -> str:
     if item.get("rejected_before"):
         lines.append(f"    rejected before: {short(item['rejected_before'], 200)}")
     if item.get("expires_at"):  # the agent's time to live counts from the proposal
-        passed = item["expires_at"] <= time.time_ns() // 1_000_000  # adopted, it goes at once
+        now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+        passed = item["expires_at"] <= now  # adopted then, the memory goes at once
         lines.append(f"    {'expired' if passed else 'expires'}: {when(item['expires_at'])}")
     if item.get("clear_expiry"):
         lines.append("    expiry: cleared (the memory would never expire)")

@@ -279,7 +279,8 @@ def test_a_proposal_keeps_the_expiry_the_agent_gave_it(
     assert first["content"] == "retry the flaky upload test"
     assert first["expires_at"] == start + 7200 * 1000 and first["ttl_seconds"] == 7200
     assert second["expires_at"] == start + 3600 * 1000
-    assert "    expires: " in describe(second)  # `cairn review list` and `show` say so
+    assert "    expires: " in describe(second, now_ms=start)  # `review list` and `show` say so
+    assert "    expired: " in describe(second, now_ms=start + 3600 * 1000)
     clock.advance(1800)
     decided = governed.review.adopt(Caller.human(), later)
     memory = governed.memories.get(Caller.human(), decided.memory_id or "").memory
