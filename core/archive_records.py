@@ -4,6 +4,7 @@ of the exporter's tombstone and identity queries (`core/archive_export.py`)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -307,6 +308,14 @@ def invalid(where: str, what: str) -> InvalidInput:
         f"the archive is not valid: {where} {what}; nothing was imported",
         data={"file": where.split(" ", maxsplit=1)[0]},
     )
+
+
+def parse_json(raw: bytes, where: str) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    # Deep nesting makes the parser raise RecursionError, not a decode error (FACTS.md).
+    except (ValueError, RecursionError) as e:
+        raise invalid(where, "is not valid JSON") from e
 
 
 def checked(obj: Any, spec: Mapping[str, _Check], where: str) -> dict[str, Any]:
