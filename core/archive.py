@@ -2,8 +2,9 @@
 archive - or a plain JSON-lines file of memories - back into a store.
 
 The archive format and writing it live in `core/archive_export.py`; the records' exact shapes in
-`core/archive_records.py`; reading and verifying an archive in `core/archive_reader.py`; bringing
-it into the store in `core/archive_import.py` (with `archive_renames`, `archive_facts`,
+`core/archive_records.py`; reading and verifying an archive in `core/archive_reader.py` (its
+memories read again a chunk at a time: `core/archive_memories.py`); bringing it into the store in
+`core/archive_import.py` (with `archive_renames`, `archive_facts`,
 `archive_refusals`), and what an import reports in `core/archive_report.py`;
 docs/backup-and-export.md describes the files.
 Everything here is a person's action: an agent's connection is refused.
@@ -26,8 +27,8 @@ from core.archive_export import (
     Manifest,
 )
 from core.archive_import import CHUNK, Placement
-from core.archive_reader import is_archive, read_archive, read_lines
-from core.archive_records import lone_surrogate
+from core.archive_reader import is_archive, open_archive, read_lines
+from core.archive_records import ArchivedMemory, lone_surrogate
 from core.archive_renames import rename_old_names
 from core.archive_report import ImportReport, Tally
 from core.bulk import refused_forgotten
@@ -225,67 +226,73 @@ class ArchiveService:
         return self._import_jsonl(caller, path, dry_run, workspace)
 
     def _import_archive(self, path: Path, dry_run: bool) -> ImportReport:
-        archive = read_archive(path, self._memories.limits)
-        tally = Tally("archive", str(path), dry_run)
-        with self._store.read_db.atomic():
-            archive, renames = rename_old_names(archive, self._store.read_db.conn(), tally)
-        placement = Placement(
-            archive,
-            tally,
-            self._observers,
-            self._secret_in,
-            self._clock,
-            identity_max_bytes=self._identity_max_bytes,
-        )
-        if dry_run:
+        with open_archive(path, self._memories.limits) as read:
+            tally = Tally("archive", str(path), dry_run)
             with self._store.read_db.atomic():
-                conn = self._store.read_db.conn()
-                placement.workspaces(conn, None)
-                for chunk in placement.chunks():
-                    placement.memories(conn, chunk, None)
-                placement.relations(conn, None)
-                placement.stranded(conn)
-                placement.identity(conn, None)
-                placement.tombstones(conn, None)
-        else:
-            run = self._store.writer.run
-            # One job per chunk: the writer is never held for the whole import, and each
-            # memory lands with all its revisions. The workspaces land with the first chunk
-            # (or the last job, when there are no memories), never on their own: until
-            # 2026-11-30 they had a job of their own, and an import that stopped at its first
-            # chunk left the archive's workspaces behind.
-            starts = range(0, len(archive.memories), CHUNK)
-            for start in starts:
-
-                def job(tx: WriteTx, start: int = start) -> None:
-                    if start == 0:
-                        placement.workspaces(tx.conn, tx)
-                    part = placement.archive.memories[start : start + CHUNK]
-                    placement.memories(tx.conn, part, tx)
-
-                run(job)
-
-            # Everything after the memories, and the `import` event with the whole report's
-            # counts, in one transaction: nothing else lands without that event.
-            def finish(tx: WriteTx) -> None:
-                if not starts:
-                    placement.workspaces(tx.conn, tx)
-                placement.relations(tx.conn, tx)
-                # What landed superseded by a memory not live here gets its place back, as a
-                # forget would give it (until 2026-11-30 it stayed hidden behind that id).
-                self._memories.release_in(tx, Caller(Surface.IMPORT), placement.stranded(tx.conn))
-                placement.identity(tx.conn, tx)
-                placement.tombstones(tx.conn, tx)
-                old_names.remember(tx.conn, renames)
-                self._audit(tx, tally)
-
-            run(finish)
+                archive, renames = rename_old_names(read, self._store.read_db.conn(), tally)
+            placement = Placement(
+                archive,
+                tally,
+                self._observers,
+                self._secret_in,
+                self._clock,
+                identity_max_bytes=self._identity_max_bytes,
+            )
+            if dry_run:
+                with self._store.read_db.atomic():
+                    conn = self._store.read_db.conn()
+                    placement.workspaces(conn, None)
+                    for chunk in placement.chunks():
+                        placement.memories(conn, chunk, None)
+                    placement.relations(conn, None)
+                    placement.stranded(conn)
+                    placement.identity(conn, None)
+                    placement.tombstones(conn, None)
+            else:
+                self._place(placement, renames, tally)
         manifest = archive.manifest
         about = {
             k: manifest.get(k)
             for k in ("format_version", "created_at", "cairn_version", "schema_version", "filters")
         }
         return tally.report(archive=about)
+
+    def _place(self, placement: Placement, renames: old_names.Renames, tally: Tally) -> None:
+        run = self._store.writer.run
+        # One job per chunk: the writer is never held for the whole import, and each memory
+        # lands with all its revisions. The workspaces land with the first chunk (or the last
+        # job, when there are no memories), never on their own: until 2026-11-30 they had a job
+        # of their own, and an import that stopped at its first chunk left the archive's
+        # workspaces behind. Each chunk is read from the archive outside its job - but the
+        # first, whose memories (those this store holds first) `workspaces` decides.
+        chunks = placement.chunks()
+        starts = range(0, len(placement.archive.memories), CHUNK)
+        for start in starts:
+            part = next(chunks) if start else None
+
+            def job(tx: WriteTx, part: Sequence[ArchivedMemory] | None = part) -> None:
+                if part is None:
+                    placement.workspaces(tx.conn, tx)
+                    part = next(chunks)
+                placement.memories(tx.conn, part, tx)
+
+            run(job)
+
+        # Everything after the memories, and the `import` event with the whole report's
+        # counts, in one transaction: nothing else lands without that event.
+        def finish(tx: WriteTx) -> None:
+            if not starts:
+                placement.workspaces(tx.conn, tx)
+            placement.relations(tx.conn, tx)
+            # What landed superseded by a memory not live here gets its place back, as a
+            # forget would give it (until 2026-11-30 it stayed hidden behind that id).
+            self._memories.release_in(tx, Caller(Surface.IMPORT), placement.stranded(tx.conn))
+            placement.identity(tx.conn, tx)
+            placement.tombstones(tx.conn, tx)
+            old_names.remember(tx.conn, renames)
+            self._audit(tx, tally)
+
+        run(finish)
 
     def _secret_in(self, fields: Mapping[str, str | None]) -> str | None:
         _flags, secret = self._gate.scan(fields)

@@ -4,7 +4,9 @@ tombstones - without ever touching what the store already holds.
 
 The same planning code runs for a dry run (on a read transaction, writing nothing) and for the real
 import (inside writer jobs, a chunk of memories per job, each memory with all its revisions in one
-transaction), so a dry run reports exactly what the import would do.
+transaction), so a dry run reports exactly what the import would do. Each chunk is read from the
+archive as it is asked for (`core/archive_memories.py`); what is kept from one chunk to the next
+is ids and digests, not memories.
 
 The archive is first put in this store's terms (`core/archive_renames.py`); each decision reads
 what the store holds (`core/archive_facts.py`) and what an archive's fields may not bring
@@ -14,9 +16,11 @@ what the store holds (`core/archive_facts.py`) and what an archive's fields may 
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import astuple, replace
+from typing import NamedTuple
 
 from core import audit
 from core.archive_facts import (
@@ -46,7 +50,7 @@ from core.clock import Clock
 from core.dedupe import dedupe_holder
 from core.errors import InvalidInput
 from core.identity import IdentityVersion, insert_version
-from core.model import Caller, Memory, RelationKind, Status, Surface
+from core.model import Caller, RelationKind, Status, Surface
 from core.records import (
     insert_memories,
     insert_revisions,
@@ -76,6 +80,20 @@ _INSERT_TOMBSTONE = (
 )
 
 
+def _mark(key: TextKey) -> bytes:
+    """A text's key (`live_text`) as 16 bytes that tell it from every other: what the import
+    holds of each memory's text while it runs."""
+    return hashlib.blake2b("\x00".join(key).encode("utf-8"), digest_size=16).digest()
+
+
+class _Landing(NamedTuple):
+    """What `stranded` asks of a memory that lands, as the store will hold it."""
+
+    status: Status
+    expires_at: int | None
+    superseded_by: str | None
+
+
 class Placement:
     """One import - or dry run - of one archive into one store. Each step decides against `conn`
     (a read transaction for a dry run, the write transaction otherwise) and, given the write
@@ -99,22 +117,34 @@ class Placement:
         self._tally = tally
         self._observers = observers
         self._secret_in = secret_in
-        self._ids = frozenset(am.memory.id for am in archive.memories)
+        self._ids = frozenset(archive.memories.ids)
         self._forgotten_there = frozenset(t.memory_id for t in archive.tombstones)
-        self._landing: dict[str, Memory] = {}  # added or appended, as the store will hold them
+        # added or appended: what `stranded` asks of each as the store will hold it
+        self._landing: dict[str, _Landing] = {}
         # An exact duplicate is one memory in Cairn, in an archive as in a write: the texts the
-        # memories decided so far bring (-> why another with the text is not brought), and the
-        # archive's memories whose copy here stays as it is.
-        self._texts: dict[TextKey, str] = {}
+        # memories decided so far bring (-> the memory bringing it), and the archive's memories
+        # whose copy here stays as it is. Texts are held as `_mark`s: a two-year archive's
+        # 100,000 keys took some 40 MB.
+        self._texts: dict[bytes, str] = {}
         self._kept: set[str] = set()
-        self._archived_texts: dict[str, TextKey | None] = {}  # `workspaces` fills it
+        # where each memory read so far keeps its text live, as of `_texts_at` (`workspaces`)
+        self._archived_texts: dict[str, bytes | None] = {}
+        self._texts_at = 0
+        self._held: frozenset[int] = frozenset()  # the lines of memories this store holds
         # workspace id -> why its memories stay out: a folder this store does not register
         self._unplaced: dict[str, str] = {}
 
     def chunks(self, size: int = CHUNK) -> Iterator[Sequence[ArchivedMemory]]:
-        items = self.archive.memories
-        for start in range(0, len(items), size):
-            yield items[start : start + size]
+        """The archive's memories, `size` at a time, read from the archive as each chunk is
+        asked for: those this store holds first (`_held_first`, once `workspaces` ran)."""
+        part: list[ArchivedMemory] = []
+        for am in self.archive.memories.read(self._held):
+            part.append(am)
+            if len(part) == size:
+                yield part
+                part = []
+        if part:
+            yield part
 
     def workspaces(self, conn: sqlite3.Connection, tx: WriteTx | None) -> None:
         """Workspaces by path: the store's id for a path it knows, the archive's id for a new
@@ -158,9 +188,9 @@ class Placement:
                 )
         self.archive = remap(self.archive, mapping, tally)
         self.archive = keys_as_now(self.archive, conn, tally)
-        self._ids = frozenset(am.memory.id for am in self.archive.memories)
+        self._ids = frozenset(self.archive.memories.ids)
         self._held_first(conn)
-        self._archived_texts = self._texts_in_archive()
+        self._texts_at = self._clock.now_ms()
 
     def _held_first(self, conn: sqlite3.Connection) -> None:
         """The archive's memories this store holds before the new ones (each group in the
@@ -168,21 +198,16 @@ class Placement:
         holding that text is - so the outcome does not depend on the order of the lines (until
         2026-11-30 a new memory before a held one with another history landed beside it)."""
         held = {str(r[0]) for r in conn.execute(STATUS_OF, (id_list(set(self._ids)),))}
-        memories = self.archive.memories
-        ordered = tuple(am for am in memories if am.memory.id in held) + tuple(
-            am for am in memories if am.memory.id not in held
-        )
-        self.archive = replace(self.archive, memories=ordered)
-
-    def _texts_in_archive(self) -> dict[str, TextKey | None]:
-        now = self._clock.now_ms()
-        return {am.memory.id: live_text(am.memory, now) for am in self.archive.memories}
+        self._held = frozenset(i for i, mid in enumerate(self.archive.memories.ids) if mid in held)
 
     def memories(
         self, conn: sqlite3.Connection, chunk: Sequence[ArchivedMemory], tx: WriteTx | None
     ) -> None:
         """Decide each memory of one chunk - add, append revisions, unchanged, skip, conflict -
         and, inside a write job, do it (each memory with all its revisions)."""
+        for am in chunk:
+            key = live_text(am.memory, self._texts_at)
+            self._archived_texts[am.memory.id] = None if key is None else _mark(key)
         facts = chunk_facts(conn, chunk, self._clock)
         adds: list[ArchivedMemory] = []
         appends: list[tuple[ArchivedMemory, int]] = []
@@ -199,8 +224,6 @@ class Placement:
             if outcome == "secret":
                 self._tally.count("refused")
                 self._tally.note("secrets", {"id": am.memory.id, "reason": detail})
-            if outcome in ("add", "append"):
-                self._landing[am.memory.id] = am.memory
             self._hold_text(am, outcome, facts)
             if outcome == "add":
                 adds.append(am)
@@ -222,17 +245,15 @@ class Placement:
             self._write(tx, adds, appends)
 
     def _hold_text(self, am: ArchivedMemory, outcome: str, facts: Facts) -> None:
-        """Note what `am` leaves live once decided: its text when it lands; that this store's
-        copy stays as it is otherwise (its text is the store's)."""
-        mid = am.memory.id
+        """Note what `am` leaves live once decided: itself and its text when it lands; that
+        this store's copy stays as it is otherwise (its text is the store's)."""
+        m = am.memory
+        mid = m.id
         if outcome in ("add", "append"):
-            key = live_text(am.memory, self._clock.now_ms())
+            self._landing[mid] = _Landing(m.status, m.expires_at, m.superseded_by)
+            key = live_text(m, self._clock.now_ms())
             if key is not None:
-                self._texts.setdefault(
-                    key,
-                    f"the archive holds the same text as {mid}, which lands; an exact duplicate "
-                    "is one memory",
-                )
+                self._texts.setdefault(_mark(key), mid)
         elif mid in facts.status:
             self._kept.add(mid)
 
@@ -294,14 +315,19 @@ class Placement:
         key = live_text(m, self._clock.now_ms())
         if key is None:
             return "add", ""
+        mark = _mark(key)
         for held in facts.same.get(key, ()):
             # one of the archive's memories keeps its text here when the import leaves its copy
             # as it is (decided so: held memories are decided first, `_held_first`), or when the
             # archive's copy holds that text too
-            if held not in self._ids or held in self._kept or self._archived_texts[held] == key:
+            archived = self._archived_texts.get(held)
+            if held not in self._ids or held in self._kept or archived == mark:
                 return "conflict", f"the same text is already here as {held}; kept that one"
-        if key in self._texts:
-            return "conflict", self._texts[key]
+        if mark in self._texts:
+            return "conflict", (
+                f"the archive holds the same text as {self._texts[mark]}, which lands; an exact "
+                "duplicate is one memory"
+            )
         return "add", ""
 
     def _write(
@@ -343,7 +369,7 @@ class Placement:
     def relations(self, conn: sqlite3.Connection, tx: WriteTx | None) -> None:
         """A relation lands when both its ends are here (and not forgotten)."""
         tally = self._tally
-        links = [link for am in self.archive.memories for link in am.relations]
+        links = list(self.archive.memories.links(self._held))
         ends = {link.from_id for link in links} | {link.to_id for link in links}
         live = {str(r[0]) for r in conn.execute(LIVE_IDS, (id_list(ends),))} | tally.added_ids
         # What this import adds, as the store will hold it: a dry run, which writes nothing,
@@ -423,11 +449,11 @@ class Placement:
             return expires_at is not None and expires_at <= now
 
         candidates = [
-            m
-            for m in self._landing.values()
+            (mid, m.superseded_by)
+            for mid, m in self._landing.items()
             if m.status is Status.SUPERSEDED and m.superseded_by and not expired(m.expires_at)
         ]
-        targets = {str(m.superseded_by) for m in candidates}
+        targets = {by for _mid, by in candidates}
         held = {
             str(r[0]): (str(r[1]), r[2])
             for r in conn.execute(
@@ -437,8 +463,7 @@ class Placement:
             )
         }
         out: list[tuple[str, str]] = []
-        for m in candidates:
-            by = str(m.superseded_by)
+        for mid, by in candidates:
             landing = self._landing.get(by)
             state = (landing.status.value, landing.expires_at) if landing else held.get(by)
             if state is None:
@@ -452,8 +477,8 @@ class Placement:
             else:
                 continue
             reason = f"its replacement {by} {why}"
-            self._tally.note("released", {"id": m.id, "reason": reason})
-            out.append((m.id, reason))
+            self._tally.note("released", {"id": mid, "reason": reason})
+            out.append((mid, reason))
         return out
 
     def identity(self, conn: sqlite3.Connection, tx: WriteTx | None) -> None:

@@ -5,11 +5,11 @@ before anything touches the store."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import zipfile
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -28,18 +28,19 @@ from core.archive_export import (
     WORKSPACES,
     identity_stem,
 )
+from core.archive_memories import ArchiveMemories, Collector
 from core.archive_records import (
     IDENTITY_SPEC,
     MAX_TIME,
     SHA256,
     TOMBSTONE_SPEC,
-    ArchivedMemory,
     Tombstone,
     breaks_as_now,
     checked,
     invalid,
     is_int,
     lone_surrogate,
+    parse_json,
     parse_memory,
     parse_workspace,
 )
@@ -57,10 +58,12 @@ _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 @dataclass(frozen=True)
 class Archive:
     """Everything an archive brings that an import uses (the review queue, the audit log and the
-    policy stay in the archive: they are the other store's, not this one's)."""
+    policy stay in the archive: they are the other store's, not this one's). Its memories are
+    read from the archive again as the import goes (`core/archive_memories.py`): the archive
+    is open while this is used (`open_archive`)."""
 
     manifest: dict[str, Any]
-    memories: tuple[ArchivedMemory, ...]
+    memories: ArchiveMemories
     workspaces: tuple[Workspace, ...]
     tombstones: tuple[Tombstone, ...]
     identity: tuple[IdentityVersion, ...]
@@ -92,14 +95,6 @@ def read_lines(fh: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
             yield number, None
             continue
         yield number, raw
-
-
-def parse_json(raw: bytes, where: str) -> Any:
-    try:
-        return json.loads(raw.decode("utf-8"))
-    # Deep nesting makes the parser raise RecursionError, not a decode error (FACTS.md).
-    except (ValueError, RecursionError) as e:
-        raise invalid(where, "is not valid JSON") from e
 
 
 _ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, RuntimeError)
@@ -144,17 +139,21 @@ class _Zip:
             raise invalid(name, f"cannot be read ({e})") from e
         return sha.hexdigest(), size
 
-    def records(self, name: str) -> Iterator[tuple[str, Any]]:
-        """(where, JSON value) for each line of a JSON-lines member."""
+    def lines(self, name: str) -> Iterator[tuple[int, bytes | None]]:
+        """(line number, bytes) for each line of a member, as `read_lines` gives them."""
         try:
             with self._zf.open(name) as fh:
-                for number, raw in read_lines(fh):
-                    where = f"{name} line {number}"
-                    if raw is None:
-                        raise invalid(where, f"is longer than {MAX_LINE_BYTES} bytes")
-                    yield where, parse_json(raw, where)
+                yield from read_lines(fh)
         except _ZIP_ERRORS as e:
             raise invalid(name, f"cannot be read ({e})") from e
+
+    def records(self, name: str) -> Iterator[tuple[str, bytes, Any]]:
+        """(where, the line, its JSON value) for each line of a JSON-lines member."""
+        for number, raw in self.lines(name):
+            where = f"{name} line {number}"
+            if raw is None:
+                raise invalid(where, f"is longer than {MAX_LINE_BYTES} bytes")
+            yield where, raw, parse_json(raw, where)
 
 
 def _known_member(name: str) -> bool:
@@ -205,9 +204,11 @@ def _check_manifest(path: Path, raw: bytes) -> dict[str, Any]:
     return manifest
 
 
-def read_archive(path: Path, limits: Limits) -> Archive:
+@contextmanager
+def open_archive(path: Path, limits: Limits) -> Iterator[Archive]:
     """Verify an archive completely, then parse it - its memories held to the write path's
-    rules, with this store's `limits`; nothing in the store is touched.
+    rules, with this store's `limits`; nothing in the store is touched. The archive stays open
+    inside the `with`, its memories read again from it as they are used.
 
     Raises:
         InvalidInput: naming the file (and line) at fault - not a Cairn archive, a newer format,
@@ -215,7 +216,7 @@ def read_archive(path: Path, limits: Limits) -> Archive:
     """
     z = _Zip(path)
     try:
-        return _read(z, limits)
+        yield _read(z, limits)
     finally:
         z.close()
 
@@ -272,7 +273,7 @@ def _workspaces(z: _Zip) -> tuple[Workspace, ...]:
     out: list[Workspace] = []
     ids: set[str] = set()
     paths: set[str] = set()
-    for where, obj in z.records(WORKSPACES):
+    for where, _raw, obj in z.records(WORKSPACES):
         w = parse_workspace(obj, where)
         if w["id"] in ids or w["path"] in paths:
             raise invalid(where, "repeats a workspace")
@@ -282,11 +283,11 @@ def _workspaces(z: _Zip) -> tuple[Workspace, ...]:
     return tuple(out)
 
 
-def _memories(z: _Zip, workspaces: set[str], limits: Limits) -> tuple[ArchivedMemory, ...]:
-    out: list[ArchivedMemory] = []
+def _memories(z: _Zip, workspaces: set[str], limits: Limits) -> ArchiveMemories:
+    out = Collector()
     ids: set[str] = set()
     keys: set[tuple[str, str, str, str]] = set()
-    for where, obj in z.records(MEMORIES):
+    for where, raw, obj in z.records(MEMORIES):
         am = parse_memory(obj, where, limits)
         m = am.memory
         if m.id in ids:
@@ -302,13 +303,13 @@ def _memories(z: _Zip, workspaces: set[str], limits: Limits) -> tuple[ArchivedMe
             if key in keys:
                 raise invalid(where, "repeats another memory's dedupe key")
             keys.add(key)
-        out.append(am)
-    return tuple(out)
+        out.add(raw, am)
+    return out.memories(MEMORIES, lambda: z.lines(MEMORIES), limits)
 
 
 def _tombstones(z: _Zip, workspaces: set[str]) -> tuple[Tombstone, ...]:
     out: list[Tombstone] = []
-    for where, obj in z.records(TOMBSTONES):
+    for where, _raw, obj in z.records(TOMBSTONES):
         # A tombstone may name a workspace the store no longer has (merged away before
         # 2026-11-30, when a merge did not carry tombstones along): it lands as it is.
         out.append(Tombstone(**breaks_as_now(checked(obj, TOMBSTONE_SPEC, where), "reason")))
@@ -320,7 +321,7 @@ def _identity(z: _Zip, histories: list[str]) -> tuple[IdentityVersion, ...]:
     for name in histories:
         stem = name[len(IDENTITY_DIR) : -len(HISTORY_SUFFIX)]
         last = 0
-        for where, obj in z.records(name):
+        for where, _raw, obj in z.records(name):
             v = IdentityVersion(
                 **breaks_as_now(checked(obj, IDENTITY_SPEC, where), "content", "reason")
             )

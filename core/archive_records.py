@@ -4,6 +4,7 @@ of the exporter's tombstone and identity queries (`core/archive_export.py`)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -309,6 +310,14 @@ def invalid(where: str, what: str) -> InvalidInput:
     )
 
 
+def parse_json(raw: bytes, where: str) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    # Deep nesting makes the parser raise RecursionError, not a decode error (FACTS.md).
+    except (ValueError, RecursionError) as e:
+        raise invalid(where, "is not valid JSON") from e
+
+
 def checked(obj: Any, spec: Mapping[str, _Check], where: str) -> dict[str, Any]:
     """`obj` when it is a JSON object with exactly the fields of `spec`, each of the right type."""
     if not isinstance(obj, dict):
@@ -478,9 +487,17 @@ def _scan_marks(flags: list[str], where: str) -> None:
             )
 
 
-def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
+def parse_memory(
+    obj: Any, where: str, limits: Limits, *, checked_before: bool = False
+) -> ArchivedMemory:
     """One line of memories.jsonl, checked field by field, against itself, and against the
-    rules of the write path (`limits`: this store's)."""
+    rules of the write path (`limits`: this store's). `checked_before`: the same line passed
+    these checks already (an import reads it again, its digest unchanged:
+    `core/archive_memories.py`) - it is only built again."""
+    if checked_before:
+        m = breaks_as_now(obj, *_TEXTS)
+        raw = [breaks_as_now(r, *_TEXTS, "reason") for r in m["revisions"]]
+        return _built(m, raw, [breaks_as_now(link, "note") for link in m["relations"]])
     m = breaks_as_now(checked(obj, MEMORY_SPEC, where), *_TEXTS)
     raw = [
         breaks_as_now(checked(r, REVISION_SPEC, f"{where} revision {i}"), *_TEXTS, "reason")
@@ -508,6 +525,41 @@ def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
             "has a wrong value in field 'superseded_by' (the memory's own id: no write "
             "supersedes a memory by itself)",
         )
+    return _built(m, raw, _relations(m, where))
+
+
+def _relations(m: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    """The memory's relations, each checked."""
+    out = []
+    named: set[tuple[str, str]] = set()
+    for i, link in enumerate(m["relations"], 1):
+        r = breaks_as_now(checked(link, RELATION_SPEC, f"{where} relation {i}"), "note")
+        if (r["kind"], r["to_id"]) in named:  # a store holds a relation once
+            raise invalid(
+                f"{where} relation {i}", f"repeats the {r['kind']} relation to {r['to_id']}"
+            )
+        named.add((r["kind"], r["to_id"]))
+        if r["to_id"] == m["id"]:
+            raise invalid(
+                f"{where} relation {i}",
+                "has a wrong value in field 'to_id' (the memory's own id: no write relates a "
+                "memory to itself)",
+            )
+        if r["note"] is not None:
+            try:
+                # a control character only drops the note at import (a store from before
+                # 2026-11-30 may hold one): its own export must come back in
+                utf8_size("note", r["note"])
+            except CairnError as e:
+                raise invalid(f"{where} relation {i}", f"breaks a rule: {e.message}") from e
+        out.append(r)
+    return out
+
+
+def _built(
+    m: Mapping[str, Any], raw: list[dict[str, Any]], links: list[dict[str, Any]]
+) -> ArchivedMemory:
+    """The records of a checked memory line: the memory, its revisions, its relations."""
     memory = Memory(
         id=m["id"],
         **_common(m),
@@ -533,27 +585,7 @@ def parse_memory(obj: Any, where: str, limits: Limits) -> ArchivedMemory:
         )
         for r in raw
     )
-    links = []
-    named: set[tuple[str, str]] = set()
-    for i, link in enumerate(m["relations"], 1):
-        r = breaks_as_now(checked(link, RELATION_SPEC, f"{where} relation {i}"), "note")
-        if (r["kind"], r["to_id"]) in named:  # a store holds a relation once
-            raise invalid(
-                f"{where} relation {i}", f"repeats the {r['kind']} relation to {r['to_id']}"
-            )
-        named.add((r["kind"], r["to_id"]))
-        if r["to_id"] == memory.id:
-            raise invalid(
-                f"{where} relation {i}",
-                "has a wrong value in field 'to_id' (the memory's own id: no write relates a "
-                "memory to itself)",
-            )
-        if r["note"] is not None:
-            try:
-                # a control character only drops the note at import (a store from before
-                # 2026-11-30 may hold one): its own export must come back in
-                utf8_size("note", r["note"])
-            except CairnError as e:
-                raise invalid(f"{where} relation {i}", f"breaks a rule: {e.message}") from e
-        links.append(Relation(id=0, from_id=memory.id, **(r | {"kind": RelationKind(r["kind"])})))
-    return ArchivedMemory(memory, revisions, tuple(links))
+    relations = tuple(
+        Relation(id=0, from_id=memory.id, **(r | {"kind": RelationKind(r["kind"])})) for r in links
+    )
+    return ArchivedMemory(memory, revisions, relations)

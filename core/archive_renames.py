@@ -11,11 +11,12 @@ from dataclasses import replace
 
 from core import old_names
 from core.archive_facts import STATUS_OF, TextKey, id_list
+from core.archive_memories import Step
 from core.archive_reader import Archive
 from core.archive_records import OWN_ACTORS, ArchivedMemory
 from core.archive_report import Tally
 from core.dedupe import dedupe_holder, dedupe_memory_id
-from core.model import RESERVED_AGENT_NAMES, Memory
+from core.model import RESERVED_AGENT_NAMES, Memory, Relation
 from core.old_keys import takes_key
 from core.validation import normalize_breaks
 
@@ -31,17 +32,11 @@ def rename_old_names(
     it becomes `human-2` where the archive names an agent (a memory's agent, its soul document)
     - where it names who acted, `human`, `notes`, `import` and `system` are the person and
     Cairn, and stay. Each rename is noted in the report; the caller remembers them in the store."""
-    agents: set[str] = set()
+    names = archive.memories.names
+    agents = set(names.agents | names.actors)
     docs: set[str] = set()
-    kinds: set[str] = set()
-    reserved: set[str] = set()  # the agents named with a name Cairn keeps for itself
-    for am in archive.memories:
-        m = am.memory
-        agents |= {m.agent} if m.agent is not None else set()
-        reserved |= {m.agent} & RESERVED_AGENT_NAMES if m.agent is not None else set()
-        agents |= {r.actor for r in am.revisions}
-        agents |= {x for link in am.relations for x in (link.created_by, link.resolved_by) if x}
-        kinds |= {m.kind} | {r.kind for r in am.revisions}
+    kinds = set(names.kinds)
+    reserved = set(names.agents & RESERVED_AGENT_NAMES)  # agents named as Cairn names itself
     agents |= {t.forgotten_by for t in archive.tombstones}
     for v in archive.identity:
         agents.add(v.author)
@@ -75,24 +70,24 @@ def rename_old_names(
         revisions cannot be told from the person's; they stay the person's)."""
         return name if name in OWN_ACTORS else a(name)
 
-    def memory(am: ArchivedMemory) -> ArchivedMemory:
+    def relation(link: Relation) -> Relation:
+        return replace(
+            link,
+            created_by=actor(link.created_by),
+            resolved_by=actor(link.resolved_by) if link.resolved_by else None,
+        )
+
+    def memory(_i: int, am: ArchivedMemory) -> ArchivedMemory:
         m = am.memory
         return ArchivedMemory(
             replace(m, agent=a(m.agent) if m.agent is not None else None, kind=k(m.kind)),
             tuple(replace(r, actor=actor(r.actor), kind=k(r.kind)) for r in am.revisions),
-            tuple(
-                replace(
-                    link,
-                    created_by=actor(link.created_by),
-                    resolved_by=actor(link.resolved_by) if link.resolved_by else None,
-                )
-                for link in am.relations
-            ),
+            tuple(relation(link) for link in am.relations),
         )
 
     return replace(
         archive,
-        memories=tuple(memory(am) for am in archive.memories),
+        memories=archive.memories.mapped(Step(memory, relation)),
         tombstones=tuple(
             replace(t, forgotten_by=actor(t.forgotten_by)) for t in archive.tombstones
         ),
@@ -113,8 +108,7 @@ def remap(archive: Archive, mapping: Mapping[str, str], tally: Tally) -> Archive
         return mapping.get(w, w) if w is not None else None
 
     renamed: dict[str, str] = {}
-    for am in archive.memories:
-        m = am.memory
+    for _i, m in archive.memories.keyed:
         if m.dedupe_key is not None and ws(m.workspace_id) != m.workspace_id:
             old = dedupe_memory_id(m.scope, m.workspace_id, m.session_id, m.dedupe_key)
             if m.id == old:
@@ -126,24 +120,32 @@ def remap(archive: Archive, mapping: Mapping[str, str], tally: Tally) -> Archive
     def mid(i: str) -> str:
         return renamed.get(i, i)
 
-    memories = tuple(
-        ArchivedMemory(
-            replace(
-                am.memory,
-                id=mid(am.memory.id),
-                workspace_id=ws(am.memory.workspace_id),
-                superseded_by=mid(am.memory.superseded_by) if am.memory.superseded_by else None,
-            ),
+    def here(m: Memory) -> Memory:
+        return replace(
+            m,
+            id=mid(m.id),
+            workspace_id=ws(m.workspace_id),
+            superseded_by=mid(m.superseded_by) if m.superseded_by else None,
+        )
+
+    def relation(link: Relation) -> Relation:
+        return replace(link, from_id=mid(link.from_id), to_id=mid(link.to_id))
+
+    def memory(_i: int, am: ArchivedMemory) -> ArchivedMemory:
+        return ArchivedMemory(
+            here(am.memory),
             tuple(
                 replace(r, memory_id=mid(r.memory_id), workspace_id=ws(r.workspace_id))
                 for r in am.revisions
             ),
-            tuple(
-                replace(link, from_id=mid(link.from_id), to_id=mid(link.to_id))
-                for link in am.relations
-            ),
+            tuple(relation(link) for link in am.relations),
         )
-        for am in archive.memories
+
+    memories = archive.memories
+    memories = memories.mapped(
+        Step(memory, relation),
+        ids=tuple(mid(i) for i in memories.ids) if renamed else None,
+        keyed=tuple((i, here(m)) for i, m in memories.keyed),
     )
     tombstones = tuple(replace(t, workspace_id=ws(t.workspace_id)) for t in archive.tombstones)
     return replace(archive, memories=memories, tombstones=tombstones)
@@ -158,18 +160,16 @@ def keys_as_now(archive: Archive, conn: sqlite3.Connection, tally: Tally) -> Arc
     `takes_key` ranks first; the others keep their old keys as they were, each noted under
     `keys_kept`. A memory this store holds with its old key keeps it (no write changes a
     memory's key)."""
-    memories = archive.memories
+    memories = dict(archive.memories.keyed)  # line index -> the memory, without its texts
     old = [
         i
-        for i, am in enumerate(memories)
-        if am.memory.dedupe_key is not None
-        and normalize_breaks(am.memory.dedupe_key) != am.memory.dedupe_key
+        for i, m in memories.items()
+        if m.dedupe_key is not None and normalize_breaks(m.dedupe_key) != m.dedupe_key
     ]
     if not old:  # nearly every archive
         return archive
     held = {
-        str(r[0]): r[2]
-        for r in conn.execute(STATUS_OF, (id_list([memories[i].memory.id for i in old]),))
+        str(r[0]): r[2] for r in conn.execute(STATUS_OF, (id_list([memories[i].id for i in old]),))
     }
 
     def place(m: Memory) -> TextKey:
@@ -178,29 +178,27 @@ def keys_as_now(archive: Archive, conn: sqlite3.Connection, tally: Tally) -> Arc
 
     groups: dict[TextKey, list[int]] = {}
     for i in old:
-        m = memories[i].memory
+        m = memories[i]
         if held.get(m.id) != m.dedupe_key:
             groups.setdefault(place(m), []).append(i)
     spelt = {
-        place(am.memory): am.memory.id
-        for am in memories
-        if am.memory.dedupe_key is not None and place(am.memory)[3] == am.memory.dedupe_key
+        place(m): m.id
+        for m in memories.values()
+        if m.dedupe_key is not None and place(m)[3] == m.dedupe_key
     }
     now: dict[int, str] = {}
     for where, group in groups.items():
         key = where[3]
         holder = spelt.get(where) or dedupe_holder(
-            conn, replace(memories[group[0]].memory, dedupe_key=key)
+            conn, replace(memories[group[0]], dedupe_key=key)
         )
-        taker = next((i for i in group if memories[i].memory.id == holder), None)
+        taker = next((i for i in group if memories[i].id == holder), None)
         if holder is None:
             taker = max(
                 group,
-                key=lambda i: takes_key(
-                    memories[i].memory.status.value, memories[i].memory.updated_at, i
-                ),
+                key=lambda i: takes_key(memories[i].status.value, memories[i].updated_at, i),
             )
-            holder = memories[taker].memory.id
+            holder = memories[taker].id
         for i in group:
             if i == taker:
                 now[i] = key
@@ -208,15 +206,20 @@ def keys_as_now(archive: Archive, conn: sqlite3.Connection, tally: Tally) -> Arc
             tally.note(
                 "keys_kept",
                 {
-                    "id": memories[i].memory.id,
-                    "reason": f"keeps its dedupe key {memories[i].memory.dedupe_key!r} as it "
+                    "id": memories[i].id,
+                    "reason": f"keeps its dedupe key {memories[i].dedupe_key!r} as it "
                     f"was: {holder} holds it as it reads now ({key!r})",
                 },
             )
+
+    def memory(i: int, am: ArchivedMemory) -> ArchivedMemory:
+        if i not in now:
+            return am
+        return replace(am, memory=replace(am.memory, dedupe_key=now[i]))
+
+    keyed = tuple(
+        (i, replace(m, dedupe_key=now[i]) if i in now else m) for i, m in memories.items()
+    )
     return replace(
-        archive,
-        memories=tuple(
-            replace(am, memory=replace(am.memory, dedupe_key=now[i])) if i in now else am
-            for i, am in enumerate(memories)
-        ),
+        archive, memories=archive.memories.mapped(Step(memory, lambda link: link), keyed=keyed)
     )
