@@ -285,18 +285,16 @@ def test_a_json_lines_project_line_with_no_workspace_anywhere_says_what_to_give(
     person.close()
 
 
-def test_review_list_narrows_to_a_kind_or_a_reason(server: Runtime, short_tmp: Path) -> None:
-    """`review.list` took only `agent`; the window's kind and reason filters had no protocol
-    counterpart. It takes `kind` (as a proposal is filed: its kind, its memory's, or its
-    operation) and `reason` (a reason code) now, counts only those, and refuses unknown ones."""
-    agent = connect(server, agent="alpha", workspace=str(short_tmp))
-    ideas = sorted(
+def two_ideas_and_feedback(agent: RawClient) -> tuple[list[str], str]:
+    """An agent's two ideas (waiting: the policy asks) and its feedback on a fact it stored
+    (waiting: feedback); their proposals' ids."""
+    ideas = [
         agent.request(
             "memory.write",
             {"content": f"an idea number {i} about caching", "kind": "idea", "scope": "project"},
         )["result"]["suggestion_id"]
         for i in range(2)
-    )
+    ]
     fact = agent.request(
         "memory.write",
         {
@@ -306,13 +304,23 @@ def test_review_list_narrows_to_a_kind_or_a_reason(server: Runtime, short_tmp: P
         },
     )["result"]
     assert fact["status"] == "stored", fact
-    agent.request("memory.feedback", {"id": fact["id"], "verdict": "wrong"})
+    answer = agent.request("memory.feedback", {"id": fact["id"], "verdict": "wrong"})["result"]
+    return ideas, str(answer["suggestion_id"])
+
+
+def test_review_list_narrows_to_a_kind_or_a_reason(server: Runtime, short_tmp: Path) -> None:
+    """`review.list` took only `agent`; the window's kind and reason filters had no protocol
+    counterpart. It takes `kind` (as a proposal is filed: its kind, its memory's, or its
+    operation) and `reason` (a reason code) now, counts only those, and refuses unknown ones."""
+    agent = connect(server, agent="alpha", workspace=str(short_tmp))
+    ideas, _ = two_ideas_and_feedback(agent)
     person = connect(server, role="human")
     listed = person.request("review.list", {"kind": "fact"})["result"]
     (item,) = listed["items"]
     assert listed["total"] == 1 and item["op"] == "feedback", listed
     listed = person.request("review.list", {"reason": "policy", "kind": "idea"})["result"]
-    assert sorted(i["id"] for i in listed["items"]) == ideas and listed["total"] == 2, listed
+    assert sorted(i["id"] for i in listed["items"]) == sorted(ideas), listed
+    assert listed["total"] == 2, listed
     for asked, field in (({"kind": "fcat"}, "kind"), ({"reason": "because"}, "reason")):
         answer = person.request("review.list", asked)
         assert answer["error"]["data"]["error"] == "invalid_params", answer

@@ -23,6 +23,7 @@ from core.settings import Settings
 from tests.conftest import ROOT
 from tests.serving import Daemon, RawClient, running_daemon, wait_for
 from tests.test_cli_serving import at_terminal, cairn
+from tests.test_governance_protocol import two_ideas_and_feedback
 
 
 @pytest.fixture
@@ -734,28 +735,13 @@ def test_review_list_narrows_to_a_kind_or_a_reason_over_the_whole_queue(
     home = daemon.home
     agent = RawClient(socket_path(daemon.paths))
     assert "result" in agent.hello(agent="alpha", workspace=str(short_tmp))
-    ideas = [
-        agent.request(
-            "memory.write",
-            {"content": f"an idea number {i} about caching", "kind": "idea", "scope": "project"},
-        )["result"]["suggestion_id"]
-        for i in range(2)
-    ]
-    fact = agent.request(
-        "memory.write",
-        {
-            "content": "The staging database listens on port 5433",
-            "kind": "fact",
-            "scope": "project",
-        },
-    )["result"]
-    feedback = agent.request("memory.feedback", {"id": fact["id"], "verdict": "wrong"})["result"]
+    ideas, feedback = two_ideas_and_feedback(agent)
     agent.close()
     status, shown = at_terminal(home, "review", "list", "--kind", "idea", "--limit", "1", typed="")
     assert status == 0 and "... and 1 more (next: --kind idea --offset 1)" in shown, shown
     assert sum(s in shown for s in ideas) == 1, shown
     status, shown = at_terminal(home, "review", "list", "--reason", "feedback", typed="")
-    assert status == 0 and feedback["suggestion_id"] in shown, shown
+    assert status == 0 and feedback in shown, shown
     assert not any(s in shown for s in ideas), shown
     status, shown = at_terminal(home, "review", "list", "--kind", "fcat", typed="")
     assert status == ErrorCode.INVALID_PARAMS.exit_status, shown
