@@ -27,6 +27,18 @@ from tests.serving import (
 )
 
 
+def _add_in_background(home: Path, text: str) -> subprocess.Popen[str]:
+    """`cairn add TEXT --kind fact` started with CAIRN_HOME=home; its output is read later."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "add", text, "--kind", "fact"],
+        cwd=ROOT,
+        env=cairn_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_a_command_run_while_cairn_closes_its_store_is_served_once_it_has(
     short_tmp: Path,
 ) -> None:
@@ -40,14 +52,7 @@ def test_a_command_run_while_cairn_closes_its_store_is_served_once_it_has(
     paths = paths_for(home)
     held = StoreLock(paths.store_lock).acquire()
     try:
-        client = subprocess.Popen(
-            [sys.executable, "-m", "core.cli", "add", "written during a stop", "--kind", "fact"],
-            cwd=ROOT,
-            env=cairn_env(home),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        client = _add_in_background(home, "written during a stop")
         try:
             log = paths.logs / "daemon.log"
             taken = "already open in another Cairn process"
@@ -131,14 +136,7 @@ def test_a_command_whose_daemon_finds_the_store_taken_by_one_starting_uses_that_
         if probe(socket_path(paths)):
             winner.proc.send_signal(signal.SIGCONT)
             pytest.skip("the winner was already listening when it was paused")
-        client = subprocess.Popen(
-            [sys.executable, "-m", "core.cli", "add", "racing note", "--kind", "fact"],
-            cwd=ROOT,
-            env=cairn_env(home),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        client = _add_in_background(home, "racing note")
         log = paths.logs / "daemon.log"
         assert wait_for(lambda: log.exists() and "waiting up to" in log.read_text(), 30), (
             "the client's daemon never found the store taken"
@@ -176,18 +174,11 @@ def test_a_daemon_killed_while_its_command_waits_is_said_so_not_an_older_runs_lo
     paths.logs.mkdir(parents=True)
     log = paths.logs / "daemon.log"
     log.write_text("2026-11-30 09:00:00,000 INFO cairn: Cairn stopped\n", encoding="utf-8")
-    client = subprocess.Popen(
-        [sys.executable, "-m", "core.cli", "add", "lost start", "--kind", "fact"],
-        cwd=ROOT,
-        env=cairn_env(home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    client = _add_in_background(home, "lost start")
     try:
         assert wait_for(lambda: bool(_serving(home)), 30), "the command started no Cairn"
-        for pid in processes_under(home):
-            if processes_under(home).get(pid, "").endswith("core.cli serve"):
+        for pid, command in processes_under(home).items():
+            if command.endswith("core.cli serve"):
                 os.kill(pid, signal.SIGKILL)
         _out, err = client.communicate(timeout=60)
     finally:
