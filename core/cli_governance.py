@@ -60,7 +60,8 @@ def add_parsers(sub: Any) -> None:
     listing.add_argument(
         "--kind",
         metavar="KIND",
-        help="only proposals of this kind (a memory kind, or identity, forget, feedback...)",
+        help="only proposals of this kind (a memory kind, or identity); a proposal to change, "
+        "forget or flag a memory has that memory's kind",
     )
     listing.add_argument(
         "--reason", choices=REASON_CODES, help="only proposals waiting for this reason"

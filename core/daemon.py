@@ -51,6 +51,11 @@ FILE_CHECK_S = 2.0
 STORE_WAIT_S = 15.0
 
 
+class StoppedBeforeServing(Exception):
+    """A stop was asked for (a signal, the tray's Quit) while the runtime waited for the store:
+    nothing was served, nothing is wrong."""
+
+
 class Runtime:
     """One serving Cairn: its store, its server, its housekeeping."""
 
@@ -104,6 +109,7 @@ class Runtime:
         Raises:
             RuntimeUnsafe: the runtime directory is a symlink, foreign, or open to others.
             AlreadyRunning: another Cairn answers on the socket (or holds the store).
+            StoppedBeforeServing: a stop was asked for while it waited for the store.
         """
         prepare_runtime_dir(self.paths.runtime)
         refuse_if_serving(self.socket, self.pid_file)  # the clearest message when one runs
@@ -172,8 +178,9 @@ class Runtime:
         for a socket nobody would open.
 
         Raises:
-            AlreadyRunning: another Cairn serves, still holds the store after the wait, or a
-                stop was asked meanwhile.
+            AlreadyRunning: another Cairn serves, or still holds the store after the wait.
+            StoppedBeforeServing: a stop was asked for meanwhile (until 2026-12-01 that was
+                AlreadyRunning too: exit 69, a failed start to a service manager).
         """
         deadline = time.monotonic() + STORE_WAIT_S
         waiting = False
@@ -182,7 +189,10 @@ class Runtime:
                 return Cairn.open(self.paths, settings=self._settings, clock=self._clock)
             except AlreadyRunning as e:
                 refuse_if_serving(self.socket, self.pid_file)  # it came up: use it
-                if self._stop_asked is not None or time.monotonic() >= deadline:
+                if self._stop_asked is not None:
+                    log.info("stopped before serving: %s", self._stop_asked)
+                    raise StoppedBeforeServing(self._stop_asked) from None
+                if time.monotonic() >= deadline:
                     raise
                 if not waiting:
                     log.info(
@@ -378,7 +388,10 @@ def serve_forever(paths: Paths, *, janitor_interval: float = 3600.0) -> None:
             loop.add_signal_handler(
                 sig, runtime.request_stop, f"received {signal.Signals(sig).name}"
             )
-        await runtime.start()
+        try:
+            await runtime.start()
+        except StoppedBeforeServing:
+            return
         try:
             await runtime.wait()
         finally:

@@ -83,8 +83,9 @@ def policy_set(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]
 def review_list(cairn: Cairn, s: Session, p: Mapping[str, Any]) -> dict[str, Any]:
     check_fields(p, frozenset({"limit", "offset", "agent", "kind", "reason"}), required=())
     agent, kind, reason = opt_text(p, "agent"), opt_text(p, "kind"), opt_text(p, "reason")
-    # a proposal is filed under its kind, its memory's, or its operation (identity, forget...)
-    kinds = (*cairn.memories.limits.kinds, *(op.value for op in Op))
+    # a proposal is filed under its kind, else its memory's (every other operation has one),
+    # else its operation: identity
+    kinds = (*cairn.memories.limits.kinds, Op.IDENTITY.value)
     for name, value, known in (("kind", kind, kinds), ("reason", reason, REASON_CODES)):
         if value is not None and value not in known:
             raise InvalidInput(

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import qasync
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from core.daemon import Runtime, stop_headless
+from core.daemon import Runtime, StoppedBeforeServing, stop_headless
 from core.errors import AlreadyRunning, CairnError, ConfigInvalid
 from core.paths import Paths, resolve_paths
 from core.runtime import prepare_runtime_dir, probe, socket_path
@@ -122,6 +122,8 @@ async def start_runtime(runtime: Runtime, paths: Paths, name: str) -> int | None
         except CairnError as e:
             tell_person(e.message)
             return e.code.exit_status
+        except StoppedBeforeServing:
+            return 0  # a SIGTERM while it waited for the store: asked for, nothing to say
         else:
             return None
     raise AssertionError("unreachable: the last attempt returns")

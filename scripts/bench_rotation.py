@@ -14,18 +14,14 @@ transactions, the longest), and the daemon's peak resident memory (VmHWM) and it
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from benchlib import copy_store, start_daemon, writes_until_round
+
 from core.client import Client
-from core.paths import HOME_ENV, resolve_paths
-from core.runtime import probe, socket_path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,50 +43,15 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cairn-rot-") as tmp:
         home = Path(tmp) / "h"
-        shutil.copytree(args.store, home, symlinks=True)
-        settings = home / "config" / "settings.toml"
-        text = settings.read_text() if settings.exists() else ""
-        lines = [ln for ln in text.splitlines() if not ln.startswith("max_events")]
-        text = "\n".join(lines).replace("[audit]", f"[audit]\nmax_events = {args.max_events}")
-        if "[audit]" not in text:
-            text += f"\n[audit]\nmax_events = {args.max_events}\n"
-        settings.write_text(text + "\n")
-        paths = resolve_paths({HOME_ENV: str(home)})
-        sock = socket_path(paths)
+        paths = copy_store(args.store, home, max_events=args.max_events)
         log = Path(tmp) / "serve.log"
-        env = dict(
-            os.environ, CAIRN_HOME=str(home), CAIRN_NO_AUTOSTART="1", PYTHONPATH=str(args.code)
-        )
-        with log.open("wb") as out:
-            t0 = time.perf_counter()
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "core.cli", "serve"],
-                cwd=args.code,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        t0 = time.perf_counter()
+        proc = start_daemon(paths, args.code, log)
         try:
-            while not probe(sock):
-                if proc.poll() is not None:
-                    raise SystemExit(f"the daemon exited {proc.returncode}:\n{log.read_text()}")
-                time.sleep(0.01)
             t_socket = time.perf_counter()
             client = Client.connect(paths, agent="bench", workspace=str(home), autostart=False)
             t_hello = time.perf_counter()
-            waits: list[float] = []
-            n = 0
-            while "janitor:" not in log.read_text(errors="replace"):
-                if proc.poll() is not None:
-                    raise SystemExit(f"the daemon exited {proc.returncode}:\n{log.read_text()}")
-                t = time.perf_counter()
-                client.call(
-                    "memory.write",
-                    {"content": f"bench write {n}", "kind": "fact", "scope": "project"},
-                )
-                waits.append(time.perf_counter() - t)
-                n += 1
-                time.sleep(0.02)
+            waits = writes_until_round(client, proc, log)
             t_round = time.perf_counter()
             quiet: list[float] = []  # the same writes once the round is over, for comparison
             for i in range(50):

@@ -17,41 +17,19 @@ then, and for the restart: the socket to an agent's first `hello`, its longest a
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import signal
 import sqlite3
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from benchlib import copy_store, start_daemon, writes_until_round
+
 from core.client import Client
-from core.paths import HOME_ENV, Paths, resolve_paths
-from core.runtime import probe, socket_path
+from core.paths import Paths
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def start(paths: Paths, code: Path, log: Path) -> subprocess.Popen[bytes]:
-    env = dict(
-        os.environ, CAIRN_HOME=str(paths.data.parent), CAIRN_NO_AUTOSTART="1", PYTHONPATH=str(code)
-    )
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "core.cli", "serve"],
-            cwd=code,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    while not probe(socket_path(paths)):
-        if proc.poll() is not None:
-            raise SystemExit(f"the daemon exited {proc.returncode}:\n{log.read_text()}")
-        time.sleep(0.01)
-    return proc
 
 
 def counts(paths: Paths) -> tuple[int, int]:
@@ -79,18 +57,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cairn-stop-") as tmp:
         home = Path(tmp) / "h"
-        shutil.copytree(args.store, home, symlinks=True)
-        if args.max_events:
-            settings = home / "config" / "settings.toml"
-            text = settings.read_text() if settings.exists() else ""
-            lines = [ln for ln in text.splitlines() if not ln.startswith("max_events")]
-            text = "\n".join(lines).replace("[audit]", f"[audit]\nmax_events = {args.max_events}")
-            if "[audit]" not in text:
-                text += f"\n[audit]\nmax_events = {args.max_events}\n"
-            settings.write_text(text + "\n")
-        paths = resolve_paths({HOME_ENV: str(home)})
+        paths = copy_store(args.store, home, max_events=args.max_events)
         log = Path(tmp) / "serve.log"
-        proc = start(paths, args.code, log)
+        proc = start_daemon(paths, args.code, log)
         try:
             if args.during == "rotation":
                 while not list(paths.audit_archive.glob("audit-*.jsonl")):
@@ -116,27 +85,13 @@ def main() -> None:
                 print("  " + line.strip())
 
         mark = len(first)
-        proc = start(paths, args.code, log)
+        proc = start_daemon(paths, args.code, log)
         try:
             t_socket = time.perf_counter()
             client = Client.connect(paths, agent="bench", workspace=str(home), autostart=False)
             t_hello = time.perf_counter()
-            waits: list[float] = []
-            n = 0
             # until the round's log (none when the stop had waited for the whole round)
-            while "janitor:" not in log.read_text(errors="replace")[mark:]:
-                if time.perf_counter() - t_hello > 120:
-                    break
-                if proc.poll() is not None:
-                    raise SystemExit(f"the daemon exited {proc.returncode}:\n{log.read_text()}")
-                began = time.perf_counter()
-                client.call(
-                    "memory.write",
-                    {"content": f"bench write {n}", "kind": "fact", "scope": "project"},
-                )
-                waits.append(time.perf_counter() - began)
-                n += 1
-                time.sleep(0.02)
+            waits = writes_until_round(client, proc, log, mark=mark)
             client.close()
         finally:
             proc.terminate()

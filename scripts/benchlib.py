@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import shutil
 import statistics
 import string
+import subprocess
 import sys
 import tempfile
 import time
@@ -18,9 +20,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.app import Cairn
-from core.paths import Paths
+from core.client import Client
+from core.paths import HOME_ENV, Paths, resolve_paths
 from core.policy import POLICY_FILE, Policy, all_auto
 from core.policy_file import write_policy
+from core.runtime import probe, socket_path
 from core.settings import Settings
 from core.validation import Limits
 
@@ -85,6 +89,72 @@ def scratch_cairn(
     finally:
         app.close()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def copy_store(store: Path, home: Path, *, max_events: int = 0) -> Paths:
+    """Copy the CAIRN_HOME `store` to `home` (the original is never changed) and, when
+    `max_events` is given, set `audit.max_events` in the copy's settings."""
+    shutil.copytree(store, home, symlinks=True)
+    if max_events:
+        settings = home / "config" / "settings.toml"
+        text = settings.read_text() if settings.exists() else ""
+        lines = [ln for ln in text.splitlines() if not ln.startswith("max_events")]
+        text = "\n".join(lines).replace("[audit]", f"[audit]\nmax_events = {max_events}")
+        if "[audit]" not in text:
+            text += f"\n[audit]\nmax_events = {max_events}\n"
+        settings.write_text(text + "\n")
+    return resolve_paths({HOME_ENV: str(home)})
+
+
+def start_daemon(paths: Paths, code: Path, log: Path) -> subprocess.Popen[bytes]:
+    """`cairn serve` from the checkout `code` on `paths`, its output appended to `log`; returns
+    once its socket answers (exits with the log when the daemon ends first)."""
+    env = dict(
+        os.environ,
+        CAIRN_HOME=str(paths.data.parent),
+        CAIRN_NO_AUTOSTART="1",
+        PYTHONPATH=str(code),
+    )
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "serve"],
+            cwd=code,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    while not probe(socket_path(paths)):
+        if proc.poll() is not None:
+            raise SystemExit(f"the daemon exited {proc.returncode}:\n{log.read_text()}")
+        time.sleep(0.01)
+    return proc
+
+
+def writes_until_round(
+    client: Client,
+    proc: subprocess.Popen[bytes],
+    log: Path,
+    *,
+    mark: int = 0,
+    limit_s: float = 120.0,
+) -> list[float]:
+    """An agent's `memory.write`s, one every 20 ms, until the daemon logs its housekeeping round
+    ("janitor:" in `log` after offset `mark`) or `limit_s` passes: the seconds each one waited."""
+    waits: list[float] = []
+    began = time.perf_counter()
+    while "janitor:" not in log.read_text(errors="replace")[mark:]:
+        if time.perf_counter() - began > limit_s:
+            break
+        if proc.poll() is not None:
+            raise SystemExit(f"the daemon exited {proc.returncode}:\n{log.read_text()}")
+        t = time.perf_counter()
+        client.call(
+            "memory.write",
+            {"content": f"bench write {len(waits)}", "kind": "fact", "scope": "project"},
+        )
+        waits.append(time.perf_counter() - t)
+        time.sleep(0.02)
+    return waits
 
 
 def percentile(samples: list[float], q: float) -> float:

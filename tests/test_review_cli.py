@@ -746,6 +746,9 @@ def test_review_list_narrows_to_a_kind_or_a_reason_over_the_whole_queue(
     status, shown = at_terminal(home, "review", "list", "--kind", "fcat", typed="")
     assert status == ErrorCode.INVALID_PARAMS.exit_status, shown
     assert "kind must be one of" in shown and "'fcat'" in shown, shown
+    # what a proposal can be filed under: a memory kind or identity, no operation that always
+    # has a memory (whose kind it is filed under)
+    assert "identity" in shown and "forget" not in shown and "supersede" not in shown, shown
 
 
 def test_a_proposal_whose_time_to_live_ran_out_says_expired(

@@ -190,3 +190,33 @@ def test_a_daemon_killed_while_its_command_waits_is_said_so_not_an_older_runs_lo
     assert "Cairn could not be started: its process was ended by SIGKILL" in err, err
     assert "Cairn stopped" not in err, err
     assert "Traceback" not in err
+
+
+def test_a_cairn_stopped_while_it_waits_for_the_store_exits_cleanly(short_tmp: Path) -> None:
+    """`cairn serve` finding the store held by a Cairn that serves nothing waits for it; a
+    SIGTERM then (the person's Ctrl-C, a logout) is a stop asked for, not a failure: it exits 0
+    saying so. Until 2026-12-01 it exited 69 ("already open in another Cairn process"), which a
+    service manager records as a failed start."""
+    home = short_tmp / "waiting"
+    paths = paths_for(home)
+    held = StoreLock(paths.store_lock).acquire()
+    try:
+        daemon = start_daemon(home, wait=False)
+        try:
+            assert daemon.proc.stderr is not None
+            said = ""
+            while "waiting up to" not in said:  # ends: it gives up waiting after 15 s
+                line = daemon.proc.stderr.readline()
+                assert line, f"the daemon never waited for the store:\n{said}"
+                said += line
+            daemon.proc.send_signal(signal.SIGTERM)
+            _, err = daemon.proc.communicate(timeout=30)
+            assert daemon.proc.returncode == 0, said + err
+            assert "already open" not in err, err
+            assert "stopped before serving: received SIGTERM" in err, err
+            assert not socket_path(paths).exists()
+        finally:
+            daemon.stop()
+    finally:
+        held.release()
+        stop_cairns_of(home)
