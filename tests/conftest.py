@@ -43,6 +43,39 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
+# -- which tests run Qt in this process ----------------------------------------------------------
+
+_QT_PACKAGES = ("PySide6", "desktop", "pytestqt")
+
+
+def _runs_qt(module: ModuleType | None) -> bool:
+    """Whether a test module brought Qt or the windows into this process: a module, class or
+    function of theirs among its names."""
+    if module is None:
+        return False
+    for value in vars(module).values():
+        name = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", "")
+        if isinstance(name, str) and name.split(".")[0] in _QT_PACKAGES:
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `gui` every test that runs Qt in the test process (a window, `qtbot`, the desk)
+    besides those marked by hand: `scripts/check` runs them in one process on their own, and
+    the rest on every CPU. Under pytest-xdist a Qt test's event processing segfaulted a worker
+    (2026-12-01), and the scheduler then waited for good."""
+    seen: dict[str, bool] = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        key = getattr(module, "__name__", "")
+        if key not in seen:
+            seen[key] = _runs_qt(module)
+        fixtures = getattr(item, "fixturenames", ())
+        if seen[key] or "qtbot" in fixtures or "qapp" in fixtures or "desk" in fixtures:
+            item.add_marker(pytest.mark.gui)
+
+
 class FakeClock:
     """A clock the test moves by hand."""
 
