@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.atomic_file import write_atomically
+from core.atomic_file import reason_for, write_atomically
 from core.autostart_entries import (
     Entry,
     Kind,
@@ -141,73 +141,140 @@ class Autostart:
         return Report(self.platform, enabled=found, notes=notes)
 
     def enable(self, kind: Kind) -> Report:
-        """Write the entry for `kind` and remove the other kind's: never both at once."""
-        removed, notes = self._remove(kind.other)
+        """Write the entry for `kind`, then remove the other kind's: never both at once. The new
+        entry is in place before the other goes, so a step that fails leaves autostart as it was
+        (until 2026-12-01 the other entry was removed first: a failed write left neither).
+
+        Raises:
+            IOFault: an entry or the unit's link could not be written or removed: which path and
+                why; autostart is as it was.
+        """
         entry = self.entry(kind)
         path = Path(str(entry.path))
+        existed = path.exists()
+        notes: list[str] = []
         if self.platform is Platform.WINDOWS:
             notes += _run_powershell(entry.content)
         else:
             _write(path, entry.content, entry.mode)
-        if self.platform is Platform.LINUX and kind is Kind.HEADLESS:
-            notes += self._link_unit()
-        if self.platform is Platform.MACOS and kind is Kind.HEADLESS:
-            logs = Path(self.log_file).parent
-            logs.mkdir(parents=True, exist_ok=True, mode=0o700)  # launchd creates no directory
+        try:
+            if self.platform is Platform.LINUX and kind is Kind.HEADLESS:
+                notes += self._link_unit()
+            if self.platform is Platform.MACOS and kind is Kind.HEADLESS:
+                logs = Path(self.log_file).parent
+                try:
+                    logs.mkdir(parents=True, exist_ok=True, mode=0o700)  # launchd makes none
+                except OSError as e:
+                    raise _fault(f"could not make the daemon's log folder {logs}", e, logs) from e
+            removed, said = self._remove(kind.other)
+        except IOFault:
+            if not existed:  # as it was: the new entry goes again, with a link made for it
+                link = self.where.headless_link
+                if self.platform is Platform.LINUX and kind is Kind.HEADLESS and link:
+                    with contextlib.suppress(OSError):
+                        os.unlink(str(link))
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            raise
         found = self._found(kind)
         return Report(
             self.platform,
             enabled=[found] if found else [],
             written=str(path),
             removed=removed,
-            notes=notes,
+            notes=notes + said,
         )
 
     def disable(self) -> Report:
-        """Remove every autostart entry of Cairn's. A running Cairn keeps running."""
+        """Remove every autostart entry of Cairn's. A running Cairn keeps running.
+
+        Raises:
+            IOFault: an entry or the unit's link could not be removed: which path and why, and
+                which entry was removed before it (else autostart is as it was).
+        """
         removed: list[Found] = []
         notes: list[str] = []
         for kind in Kind:
-            gone, said = self._remove(kind)
+            outcome = "; ".join(f"{f.kind.title} was disabled ({f.path} removed)" for f in removed)
+            gone, said = self._remove(kind, outcome=outcome or _AS_IT_WAS)
             removed += gone
             notes += said
         return Report(self.platform, removed=removed, notes=notes)
 
     # -- the parts ---------------------------------------------------------------------------
 
-    def _remove(self, kind: Kind) -> tuple[list[Found], list[str]]:
+    def _remove(self, kind: Kind, *, outcome: str = "") -> tuple[list[Found], list[str]]:
+        """Remove `kind`'s entry (and the unit's link). Raises IOFault ending in `outcome`
+        (by default: autostart is as it was); the link goes back when the unit cannot go."""
         found = self._found(kind)
         if found is None:
             return [], []
+        outcome = outcome or _AS_IT_WAS
         notes: list[str] = []
-        if self.platform is Platform.LINUX and kind is Kind.HEADLESS and self.where.headless_link:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(str(self.where.headless_link))
+        link = self.where.headless_link
+        unlinked = False
+        if self.platform is Platform.LINUX and kind is Kind.HEADLESS and link is not None:
+            link_path = Path(str(link))
+            try:
+                os.unlink(link_path)
+                unlinked = True
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                doing = f"could not remove the autostart link {link_path}"
+                raise _fault(doing, e, link_path.parent, outcome) from e
         try:
             os.unlink(found.path)
         except OSError as e:
-            raise IOFault(f"could not remove the autostart entry {found.path}: {e}") from e
+            if unlinked:
+                with contextlib.suppress(OSError):
+                    Path(str(link)).symlink_to(found.path)
+            doing = f"could not remove the autostart entry {found.path}"
+            raise _fault(doing, e, Path(found.path).parent, outcome) from e
         if self.platform is Platform.LINUX and kind is Kind.HEADLESS:
             notes += _systemctl("daemon-reload", quiet_when_missing=True)
         return [found], notes
 
     def _link_unit(self) -> list[str]:
         """Enable the unit as `systemctl --user enable` would: link it into default.target's
-        wants. Done by hand so it works where no user manager runs now (a container, ssh)."""
+        wants. Done by hand so it works where no user manager runs now (a container, ssh).
+
+        Raises:
+            IOFault: the link cannot be made (which path, why); an old link stays.
+        """
         link = self.where.headless_link
         assert link is not None
         link_path = Path(str(link))
-        link_path.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            link_path.unlink()
-        link_path.symlink_to(str(self.where.headless))
+        # Made beside it and renamed over it: a link that cannot be made leaves the old one.
+        temp = link_path.with_name(f".{link_path.name}.tmp")
+        try:
+            link_path.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+            temp.symlink_to(str(self.where.headless))
+            os.replace(temp, link_path)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            doing = f"could not enable {Kind.HEADLESS.title}: the link {link_path} cannot be made"
+            raise _fault(doing, e, link_path.parent) from e
         return _systemctl("daemon-reload")
+
+
+_AS_IT_WAS = "autostart is as it was"
+
+
+def _fault(doing: str, e: OSError, folder: Path, outcome: str = _AS_IT_WAS) -> IOFault:
+    """`doing` (what could not be done, naming the path), why in words, and `outcome`."""
+    return IOFault(f"{doing}: {reason_for(e, folder)}; {outcome}", data={"path": str(folder)})
 
 
 def _write(path: Path, content: str, mode: int) -> None:
     """Replace `path` atomically with `content`, with exactly `mode` whatever the umask (its
     folder made as the umask says, as the person's other programs make theirs)."""
-    write_atomically(path, content, what="autostart entry", mode=mode, folder_mode=0o777)
+    write_atomically(
+        path, content, what="autostart entry", mode=mode, folder_mode=0o777, outcome=_AS_IT_WAS
+    )
 
 
 def _systemctl(action: str, *, quiet_when_missing: bool = False) -> list[str]:

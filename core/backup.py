@@ -11,6 +11,7 @@ meanwhile; it is checked (`integrity_check`), fsynced, and only then renamed int
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import re
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from core import audit
-from core.atomic_file import fsync_dir, fsync_file
+from core.atomic_file import FileNotWritten, Step, fsync_dir, fsync_file, reason_for
 from core.clock import Clock, SystemClock
 from core.database import StoreLock
 from core.errors import (
@@ -47,7 +48,7 @@ from core.migrations import (
     read_version,
     refuse_newer_major,
 )
-from core.paths import Paths, ensure_private_dir
+from core.paths import Paths, ensure_private_dir, free_space
 from core.runtime import check_private_dir, probe, socket_path
 from core.settings import Settings
 from core.store import Store
@@ -157,7 +158,7 @@ class BackupService:
                 _delete(_rotated_away(self.list(), info, self._settings))
             except OSError as e:
                 # The backup itself is good; a file left over is counted, not fatal.
-                self._failures.record("backup.rotation", e, self._clock.now_ms())
+                self._failures.record("backup.rotation", _not_removed(e), self._clock.now_ms())
         return info
 
     def use(self, settings: Settings) -> None:
@@ -206,7 +207,9 @@ def backup_before_migration(
     try:
         info = _take(db_path, backups_dir, reason, clock or SystemClock(), timeout_s=5.0)
     except CairnError as e:
-        raise type(e)(
+        # FileNotWritten is built from its parts: said again as the IOFault it is
+        kind = IOFault if isinstance(e, FileNotWritten) else type(e)
+        raise kind(
             f"{e.message}. Cairn did not migrate {db_path} without a backup; fix that and start "
             "Cairn again",
             data=e.data,
@@ -215,7 +218,7 @@ def backup_before_migration(
     try:
         _delete(b.path for b in older[KEEP_PRE_MIGRATION - 1 :])
     except OSError as e:
-        log.warning("could not remove an old pre-migration backup: %s", e)
+        log.warning("%s", _not_removed(e).message)
     return info.path
 
 
@@ -362,17 +365,25 @@ def restore(paths: Paths, source: Path) -> RestoreReport:
         InvalidInput: `source` is not a SQLite database, not Cairn's, or is the live database.
         IntegrityFailure: the backup is damaged.
         SchemaTooNew: the backup was written by a newer major version of Cairn.
-        IOFault: the files could not be copied or moved.
+        IOFault: the files could not be copied or moved: which step and why, in words; the
+            database is as it was.
     """
     source = _backup_file(paths, source)
     database = paths.database
     refuse_while_running(paths)
     lock = _hold_store_lock(paths)
     try:
-        ensure_private_dir(paths.data)
+        refused = functools.partial(_restore_fault, source, paths)
+        try:
+            ensure_private_dir(paths.data)
+        except OSError as e:
+            raise refused(f"its folder {paths.data} cannot be made", e) from e
         for leftover in paths.data.glob(".cairn.db.restore-*.tmp"):  # from a crashed restore
-            _remove_with_sidecars(leftover)
-        fd, name = tempfile.mkstemp(prefix=".cairn.db.restore-", suffix=".tmp", dir=paths.data)
+            _remove_leftover(leftover)
+        try:
+            fd, name = tempfile.mkstemp(prefix=".cairn.db.restore-", suffix=".tmp", dir=paths.data)
+        except OSError as e:
+            raise refused(f"no new file can be made in {paths.data}", e) from e
         temp = Path(name)
         try:
             try:
@@ -382,15 +393,22 @@ def restore(paths: Paths, source: Path) -> RestoreReport:
                     out.flush()
                     os.fsync(out.fileno())
             except OSError as e:
-                raise IOFault(f"cannot copy {source} into {paths.data}: {e}") from e
+                raise refused(f"it cannot be copied into {paths.data}", e) from e
             version, memories = _verify(temp, source)
             stamp = datetime.now(UTC).strftime(_STAMP)
             try:
                 replaced = _move_aside(database, stamp)
                 os.replace(temp, database)
+            except OSError as e:
+                raise refused(f"it cannot be put in place of {database}", e) from e
+            try:
                 fsync_dir(paths.data)
             except OSError as e:
-                raise IOFault(f"cannot put {source} in place of {database}: {e}") from e
+                raise refused(
+                    f"it was put in place of {database}, but that could not be made durable",
+                    e,
+                    outcome="a crash of the machine may still undo it",
+                ) from e
         finally:
             _remove_with_sidecars(temp)
         folder = replaced.name.removeprefix(f"{database.name}.") if replaced else None
@@ -423,30 +441,38 @@ def _take(
     try:
         ensure_private_dir(directory)
     except OSError as e:
-        raise IOFault(f"cannot create the backup directory {directory}: {e}") from e
+        raise IOFault(
+            f"could not make the backup folder {directory}: {reason_for(e, directory)}; "
+            f"{_NOT_TAKEN}",
+            data={"path": str(directory)},
+        ) from e
     check_private_dir(directory, "backup directory")
     for leftover in directory.glob(f"{_TEMP_PREFIX}*.tmp"):
         # Only the holder of the store's lock writes here, so these are from a crashed backup.
-        _remove_with_sidecars(leftover)
+        _remove_leftover(leftover)
     taken = {b.created_at_ms // 1000 for b in list_backups(directory)}
     second = clock.now_ms() // 1000
     while second in taken:  # one backup per second, so names sort in the order they were taken
         second += 1
     target = directory / f"cairn-{_format_stamp(second * 1000)}-{reason}.db"
     temp = directory / f"{_TEMP_PREFIX}{os.getpid()}-{threading.get_ident()}.tmp"
+    step = Step.CREATE
     try:
         fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
+        step = Step.WRITE
         _copy(source, temp, timeout_s, stop)
         fsync_file(temp)
+        step = Step.RENAME
         os.replace(temp, target)
+        step = Step.SYNC
         fsync_dir(directory)
         size = target.stat().st_size
     except sqlite3.Error as e:
         raise _translated(e, source, target) from e
     except OSError as e:
-        raise IOFault(
-            f"cannot write the backup {target}: {e.strerror or e}", data={"path": str(target)}
+        raise FileNotWritten(
+            "backup", target, step, reason_for(e, directory), outcome=_NOT_TAKEN
         ) from e
     finally:
         _remove_with_sidecars(temp)
@@ -517,6 +543,14 @@ def _translated(e: sqlite3.Error, source: Path, target: Path) -> CairnError:
         return StoreBusy(
             f"cannot back up {source} now ({e}); try again", data={"path": str(source)}
         )
+    if code in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL):
+        # What the disk said is not passed on by SQLite: the likely causes, and the room left.
+        room = free_space(target.parent)
+        why = (
+            f"the disk refused to write it (SQLite: {e}) - a full disk ({room}), a file-size "
+            "limit, or a failing disk"
+        )
+        return FileNotWritten("backup", target, Step.WRITE, why, outcome=_NOT_TAKEN)
     return IOFault(f"cannot back up {source} to {target}: {e}", data={"path": str(target)})
 
 
@@ -531,6 +565,45 @@ def _rotated_away(
     )
     keep.add(just_taken.path)
     return [b.path for b in backups if not b.pre_migration and b.path not in keep]
+
+
+_NOT_TAKEN = "no backup was taken"
+
+
+def _not_removed(e: OSError) -> IOFault:
+    """An old backup that could not be removed (`e` names it), said in words."""
+    path = Path(os.fsdecode(e.filename)) if e.filename else None
+    what = f"the old backup {path}" if path is not None else "an old backup"
+    folder = path.parent if path is not None else Path(".")
+    return IOFault(
+        f"could not remove {what}: {reason_for(e, folder)}; it is removed at the next rotation",
+        data={"path": str(path)},
+    )
+
+
+def _restore_fault(
+    source: Path,
+    paths: Paths,
+    doing: str,
+    e: OSError,
+    *,
+    outcome: str = "the memory database is as it was",
+) -> IOFault:
+    """A restore of `source` that failed at `doing` with `e`, said in words, and `outcome`."""
+    return IOFault(
+        f"could not restore {source}: {doing}: {reason_for(e, paths.data)}; {outcome}",
+        data={"path": str(paths.database)},
+    )
+
+
+def _remove_leftover(path: Path) -> None:
+    """Remove what a crashed backup or restore left; one that cannot go stays, and is said."""
+    try:
+        _remove_with_sidecars(path)
+    except OSError as e:
+        log.warning(
+            "could not remove %s, left by a crashed copy: %s", path, reason_for(e, path.parent)
+        )
 
 
 def _delete(paths: Iterable[Path]) -> None:

@@ -8,6 +8,7 @@ own connection with `query_only` on, so a read path that tried to write would fa
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 import sys
@@ -18,6 +19,7 @@ from typing import Any, TextIO, TypeVar
 
 import peewee
 
+from core.atomic_file import reason_for
 from core.clock import Clock, SystemClock
 from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
@@ -146,6 +148,10 @@ def _conn(db: peewee.SqliteDatabase) -> sqlite3.Connection:
     return conn
 
 
+# What taking a lock someone holds fails with (flock: EWOULDBLOCK; Windows' locking: EACCES).
+_HELD = frozenset({errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES, errno.EDEADLK})
+
+
 class StoreLock:
     """An exclusive advisory lock on `cairn.lock`: one process owns a store at a time."""
 
@@ -160,14 +166,22 @@ class StoreLock:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as e:  # a read-only or full file system, a folder that is not ours
             raise IOFault(
-                f"cannot open the memory store's lock file {self.path}: {e.strerror or e}. Cairn "
-                "needs to write in its data directory (is it read-only, or full?)",
+                f"cannot open the memory store's lock file {self.path}: "
+                f"{reason_for(e, self.path.parent)}. Cairn needs to write in its data directory",
                 data={"path": str(self.path)},
             ) from e
         handle = os.fdopen(fd, "r+", encoding="utf-8")
         try:
             _lock_file(handle)
         except OSError as e:
+            if e.errno not in _HELD:  # no lock to be had here (a network file system's ENOLCK)
+                handle.close()
+                raise IOFault(
+                    f"cannot lock the memory store's lock file {self.path}: "
+                    f"{reason_for(e, self.path.parent)}; Cairn needs a file system that can "
+                    "lock files for its data directory",
+                    data={"path": str(self.path)},
+                ) from e
             holder = handle.read().strip() or "unknown"
             handle.close()
             raise AlreadyRunning(
@@ -185,10 +199,14 @@ class StoreLock:
                 _unlock_file(handle)
             with contextlib.suppress(OSError):
                 handle.close()
+            why = reason_for(e, self.path.parent)
+            if e.errno != errno.ENOSPC:  # which says the free space already
+                why += (
+                    f". Cairn needs to write in its data directory ({free_space(self.path.parent)})"
+                )
             raise IOFault(
-                f"cannot write the memory store's lock file {self.path}: {e.strerror or e}. "
-                f"Cairn needs to write in its data directory ({free_space(self.path.parent)}); "
-                "free some space and start Cairn again",
+                f"cannot write the memory store's lock file {self.path}: {why}; free some space "
+                "and start Cairn again",
                 data={"path": str(self.path)},
             ) from e
         self._file = handle

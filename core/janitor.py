@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from core import audit
-from core.atomic_file import fsync_dir
+from core.atomic_file import fsync_dir, reason_for
 from core.clock import ClockWatch
 from core.errors import IOFault
 from core.failures import BackgroundFailures
@@ -156,6 +156,7 @@ class Janitor:
                 not yet moved stay in the database.
         """
         writer = self._store.writer
+        rotation: audit.Rotation | None = None
         try:
             rotation = writer.run(
                 lambda tx: audit.start_rotation(tx, self._max_audit, self._archive)
@@ -195,7 +196,8 @@ class Janitor:
                     return rotation.moved
                 writer.run(chunk)
         except OSError as e:
-            raise _rotation_fault(self._archive, e) from e
+            target = rotation.target if rotation is not None else None
+            raise _rotation_fault(self._archive, e, target) from e
         log.info(
             "audit rotation: %d events into %s in %d write transactions, the longest %.0f ms",
             rotation.moved,
@@ -225,7 +227,7 @@ def _close_early(rotation: audit.Rotation) -> Path:
         log.warning(
             "could not close the audit file %s early (%s); the next round carries it on",
             rotation.target,
-            e,
+            reason_for(e, closed.parent),
         )
         return rotation.target
     # Not made durable, the file is found under its old name after a power loss: carried on.
@@ -234,12 +236,17 @@ def _close_early(rotation: audit.Rotation) -> Path:
     return closed
 
 
-def _rotation_fault(directory: Path, e: OSError) -> IOFault:
+def _rotation_fault(directory: Path, e: OSError, target: Path | None) -> IOFault:
+    """What a rotation into `directory` that failed with `e` says: the folder, the file it was
+    filling (`target`, or the one `e` names) and why, in words."""
     if e.errno == errno.EEXIST and not directory.is_dir():
         why = "that path is a file, not a folder; move the file away (Cairn creates the folder)"
     else:
-        where = f" ({e.filename})" if e.filename and str(e.filename) != str(directory) else ""
-        why = f"{e.strerror or e}{where}"
+        named = Path(os.fsdecode(e.filename)) if e.filename else None
+        file = named if named is not None and named != directory else target
+        why = reason_for(e, directory)
+        if file is not None:
+            why = f"the file {file.name} cannot be written: {why}"
     return IOFault(
         f"cannot rotate the audit log into {directory}: {why}. The events stay in the database "
         "until then",

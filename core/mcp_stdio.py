@@ -198,13 +198,13 @@ async def _serve(
                     await exchange.settled()
                 if exchange.waiting:
                     log.warning(
-                        "%d request(s) not answered within %.0f s of the end of input; "
+                        "%d request(s) not answered within %g s of the end of input; "
                         "cutting them off",
                         exchange.waiting,
                         timeout,
                     )
                     cut_off(
-                        f"the bridge's input ended and Cairn did not answer within {timeout:.0f} s"
+                        f"the bridge's input ended and Cairn did not answer within {timeout:g} s"
                     )
                     with anyio.move_on_after(GRACE):
                         await exchange.settled()

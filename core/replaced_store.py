@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
 
-from core.atomic_file import fsync_dir, fsync_file
+from core.atomic_file import fsync_dir, fsync_file, reason_for
 from core.errors import IOFault
 
 log = logging.getLogger(__name__)
@@ -78,11 +78,12 @@ class Kept:
 
     store: Path | None = None  # the store it had open, whole on its own
     log: Path | None = None  # its write-ahead log, away from the file now at the path
+    problems: tuple[str, ...] = ()  # what could not be kept or set aside, and why, in words
 
     def said(self) -> str:
         """As told after why Cairn stopped ("" when nothing was kept)."""
         parts = []
-        if self.store is None and self.log is not None:
+        if self.store is None and self.log is not None and not self.problems:
             parts.append("the store it had open could not be kept whole")
         if self.store is not None:
             parts.append(f"the store it had open is kept as {self.store}")
@@ -91,6 +92,7 @@ class Kept:
                 f"its write-ahead log is kept as {self.log}, so it is never applied to the file "
                 "at the path now"
             )
+        parts.extend(self.problems)
         return "; ".join(parts)
 
 
@@ -143,13 +145,24 @@ def keep_open_store(conn: sqlite3.Connection, aside: Path) -> None:
 
 def set_log_aside(database: Path, aside: Path) -> Path | None:
     """Rename `database`'s -wal and -shm to `aside` + `.wal` / `.shm`; returns the log's new
-    path, or None when there was no log."""
+    path, or None when there was no log.
+
+    Raises:
+        OSError: a rename failed; the log is back beside the database (unless that failed too).
+    """
     moved = None
     for suffix, new in zip(("-wal", "-shm"), LOG_SUFFIXES, strict=True):
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.rename(f"{database}{suffix}", f"{aside}{new}")
-            if suffix == "-wal":
-                moved = Path(f"{aside}{new}")
+        except FileNotFoundError:
+            continue
+        except OSError:
+            if moved is not None:  # both or neither: the log goes back beside its index
+                with contextlib.suppress(OSError):
+                    os.rename(moved, f"{database}-wal")
+            raise
+        if suffix == "-wal":
+            moved = Path(f"{aside}{new}")
     fsync_dir(database.parent)
     return moved
 
@@ -185,7 +198,8 @@ def set_foreign_log_aside(path: Path) -> Path | None:
     except OSError as e:
         raise IOFault(
             f"the write-ahead log {wal} does not belong to the memory database {path} (applied, "
-            f"it breaks a file that is sound on its own), and it could not be moved aside: {e}",
+            "it breaks a file that is sound on its own), and it could not be moved aside: "
+            f"{reason_for(e, path.parent)}; Cairn has not changed either file",
             data={"path": str(path)},
         ) from e
     log.warning(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core import search_index
+from core.atomic_file import reason_for
 from core.changes import ChangeBus
 from core.clock import Clock
 from core.database import ReadDatabase, StoreLock, open_write_database
@@ -250,6 +251,7 @@ class Store:
         if self._closed:
             return Kept()
         kept_store = kept_log = aside = None
+        problems: list[str] = []
         if gone is not None and self._lock.held_at_path():
             aside = aside_name(self.path)
         if aside is not None and gone is FileGone.REPLACED:
@@ -257,7 +259,9 @@ class Store:
                 self.writer.run(lambda tx: keep_open_store(tx.conn, aside), transactional=False)
                 kept_store = aside
             except (sqlite3.Error, OSError, StoreUnavailable) as e:
-                log.warning("could not keep the store %s had open as %s: %s", self.path, aside, e)
+                why = reason_for(e, aside.parent) if isinstance(e, OSError) else str(e)
+                problems.append(f"the store it had open could not be kept as {aside}: {why}")
+                log.warning("could not keep the store %s had open: %s", self.path, problems[-1])
         with contextlib.ExitStack() as holding:
             if aside is not None and gone is FileGone.OVERWRITTEN:
                 holding.enter_context(_held_read_only(self.path))
@@ -277,6 +281,11 @@ class Store:
             try:
                 kept_log = set_log_aside(self.path, aside)
             except OSError as e:
-                log.warning("could not set the write-ahead log %s aside: %s", wal, e)
+                problems.append(
+                    f"its write-ahead log {wal} could not be set aside: "
+                    f"{reason_for(e, wal.parent)}; keep it, and move it away before Cairn starts "
+                    "again, so it is never applied to the file at the path now"
+                )
+                log.warning("%s", problems[-1])
         self._lock.release()
-        return Kept(kept_store, kept_log)
+        return Kept(kept_store, kept_log, tuple(problems))

@@ -28,7 +28,7 @@ from core.autostart_entries import (
     render,
 )
 from core.errors import CairnError, ErrorCode
-from tests.conftest import disk_full
+from tests.conftest import disk_full, refusing_writes
 
 pytestmark = pytest.mark.skipif(
     Platform.current() is not Platform.LINUX, reason="the real files are tested on Linux"
@@ -111,6 +111,69 @@ def test_an_entry_that_cannot_be_written_is_said_and_the_old_one_kept(
     assert "past the largest size this process may write" in err
     assert entry_path.read_bytes() == before
     assert sorted(p.name for p in entry_path.parent.iterdir()) == ["cairn.desktop"]
+
+
+def test_a_unit_that_cannot_be_enabled_is_one_line_and_the_tray_stays_enabled(
+    capsys: pytest.CaptureFixture[str], home: Path
+) -> None:
+    """The unit's link cannot be made (a file where systemd's wants folder goes): `cairn
+    autostart enable --headless` says which path and why in one line, exit 74 (until 2026-12-01
+    a traceback, exit 1, with the tray's entry already removed and the unit left unlinked); the
+    tray still starts at login and no unit is left behind."""
+    cairn(capsys, "enable")
+    tray = home / ".config" / "autostart" / "cairn.desktop"
+    units = home / ".config" / "systemd" / "user"
+    units.mkdir(parents=True)
+    (units / "default.target.wants").write_text("not a folder\n", encoding="utf-8")
+    status = cli.main(["autostart", "enable", "--headless"])
+    captured = capsys.readouterr()
+    assert status == ErrorCode.IO.exit_status, captured.err
+    assert captured.err == (
+        f"cairn: could not enable the headless daemon: the link {units}/default.target.wants/"
+        f"cairn.service cannot be made: {units}/default.target.wants is a file, not a folder; "
+        "autostart is as it was\n"
+    )
+    assert tray.is_file()
+    assert not (units / "cairn.service").exists()
+    assert "the tray application starts when you log in" in cairn(capsys, "status")
+
+
+def test_a_link_that_cannot_be_removed_is_one_line(
+    capsys: pytest.CaptureFixture[str], home: Path
+) -> None:
+    """Nothing can be removed from systemd's wants folder: `cairn autostart disable` and
+    `enable` say which link and why (until 2026-12-01 a PermissionError's traceback, exit 1)
+    and leave the entries as they were."""
+    cairn(capsys, "enable", "--headless")
+    units = home / ".config" / "systemd" / "user"
+    wants = units / "default.target.wants"
+    with refusing_writes(wants):
+        for argv in (["disable"], ["enable"]):
+            status = cli.main(["autostart", *argv])
+            err = capsys.readouterr().err
+            assert status == ErrorCode.IO.exit_status, err
+            assert err == (
+                f"cairn: could not remove the autostart link {wants / 'cairn.service'}: "
+                "permission denied; autostart is as it was\n"
+            )
+            assert (units / "cairn.service").is_file() and (wants / "cairn.service").is_symlink()
+            assert not (home / ".config" / "autostart" / "cairn.desktop").exists()
+
+
+def test_a_tray_entry_that_cannot_be_written_leaves_the_headless_unit_enabled(
+    capsys: pytest.CaptureFixture[str], home: Path
+) -> None:
+    """The tray's folder is a file: `cairn autostart enable` says so, and the headless unit
+    enabled before still starts at login (until 2026-12-01 it was removed first: neither did)."""
+    cairn(capsys, "enable", "--headless")
+    (home / ".config" / "autostart").write_text("", encoding="utf-8")
+    status = cli.main(["autostart", "enable"])
+    err = capsys.readouterr().err
+    assert status == ErrorCode.IO.exit_status, err
+    assert f"{home / '.config' / 'autostart'} is a file, not a folder" in err
+    units = home / ".config" / "systemd" / "user"
+    assert (units / "cairn.service").is_file()
+    assert (units / "default.target.wants" / "cairn.service").is_symlink()
 
 
 def test_the_entry_lands_in_xdg_config_home_when_set(

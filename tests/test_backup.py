@@ -51,7 +51,7 @@ from core.paths import Paths
 from core.requests import WriteRequest
 from core.settings import Settings
 from core.store import Store
-from tests.conftest import ROOT, FakeClock, disk_full, open_policy
+from tests.conftest import ROOT, FakeClock, disk_full, open_policy, refusing_writes
 from tests.serving import paths_for, running_daemon, served_in_thread
 from tests.test_cli_serving import at_terminal
 from tests.test_cli_serving import cairn as run_cairn
@@ -247,6 +247,72 @@ def test_a_disk_error_is_an_io_fault_naming_the_path(cairn: Cairn) -> None:
     assert str(cairn.paths.backups) in raised.value.message
     assert raised.value.code is ErrorCode.IO
     assert files_in(cairn.paths.backups) == {kept.path.name}  # no half-written file left
+
+
+def test_a_backup_the_disk_refuses_says_which_step_and_why_and_keeps_nothing(
+    cairn: Cairn,
+) -> None:
+    """A full disk was SQLite's bare "disk I/O error"; a folder refusing new files was "Operation
+    not permitted", and with a crashed backup's leftover in it a PermissionError that reached
+    `cairn backup` as "internal error" (until 2026-12-01). Each names the backup, the step and
+    why, and leaves the backups as they were."""
+    for i in range(100):
+        write(cairn, f"padding fact {i} " + "x" * 300)
+    backups = service(cairn)
+    kept = backups.backup("manual")
+    cairn.clock.advance(3600)  # type: ignore[attr-defined]  # the fixture's FakeClock
+    folder = cairn.paths.backups
+    with disk_full(16 * 1024), pytest.raises(IOFault) as raised:
+        backups.backup("manual")
+    said = raised.value.message
+    assert said.startswith(f"could not write the backup {folder}/cairn-"), said
+    assert "the disk refused to write it" in said and "bytes free on its disk" in said, said
+    assert said.endswith("; no backup was taken"), said
+    assert files_in(folder) == {kept.path.name}
+
+    leftover = folder / ".cairn-backup-1-1.tmp"  # a crashed backup's
+    leftover.write_bytes(b"half a copy")
+    with refusing_writes(folder), pytest.raises(IOFault) as raised:
+        backups.backup("manual")
+    said = raised.value.message
+    assert said.startswith(f"could not write the backup {folder}/cairn-"), said
+    assert said.endswith(
+        f": no new file can be made in {folder}: permission denied; no backup was taken"
+    ), said
+    assert files_in(folder) == {kept.path.name, leftover.name}
+
+
+def test_a_pre_migration_backup_the_folder_refuses_stops_the_migration_in_words(
+    cairn: Cairn, clock: FakeClock
+) -> None:
+    folder = cairn.paths.backups
+    folder.mkdir(mode=0o700, exist_ok=True)
+    with refusing_writes(folder), pytest.raises(IOFault) as raised:
+        backup_before_migration(cairn.store.path, folder, 1003, 1004, clock)
+    assert raised.value.message.endswith(
+        f": no new file can be made in {folder}: permission denied; no backup was taken. Cairn "
+        f"did not migrate {cairn.store.path} without a backup; fix that and start Cairn again"
+    ), raised.value.message
+    assert files_in(folder) == set()
+
+
+def test_an_old_backup_that_cannot_be_removed_is_said_in_health(
+    cairn: Cairn, clock: FakeClock
+) -> None:
+    """Rotation could not remove an old backup: health showed "[Errno 1] Operation not
+    permitted: '...'" (until 2026-12-01). It names the file and why; the new backup is kept."""
+    settings = cairn.settings.with_values(backup__keep_daily=1, backup__keep_weekly=0)
+    backups = service(cairn, settings)
+    old = backups.backup("manual")
+    clock.advance(3 * 86400)
+    with refusing_writes(old.path):  # root: chattr +i on the file itself
+        new = backups.backup("manual")
+    assert new.path.is_file() and old.path.is_file()
+    error = cairn.failures.snapshot()["backup.rotation"].last_error
+    assert error == (
+        f"could not remove the old backup {old.path}: permission denied; it is removed at the "
+        "next rotation"
+    )
 
 
 # -- the schedule and rotation ------------------------------------------------------------------
@@ -816,6 +882,44 @@ def test_backup_and_restore_from_a_terminal(backed_up: tuple[Paths, BackupInfo])
     assert f"restored {newest.path}" in shown and "3 memories" in shown
     assert "the database it replaced is kept as " in shown
     assert memory_rows(paths.database) == wanted
+
+
+def test_a_restore_the_data_folder_refuses_is_one_line_and_changes_nothing(
+    backed_up: tuple[Paths, BackupInfo],
+) -> None:
+    """No file can be made beside the database: `cairn restore` was a PermissionError's
+    traceback, exit 1 (until 2026-12-01). One line says which folder and why, exit 74, and the
+    database is as it was."""
+    paths, info = backed_up
+    before = memory_rows(paths.database)
+    with refusing_writes(paths.data):
+        status, shown = at_terminal(paths.data.parent, "restore", str(info.path), typed="restore")
+    assert status == ErrorCode.IO.exit_status, shown
+    assert "Traceback" not in shown
+    assert (
+        f"cairn: could not restore {info.path}: no new file can be made in {paths.data}: "
+        "permission denied; the memory database is as it was" in shown
+    ), shown
+    assert memory_rows(paths.database) == before
+    assert not [n for n in files_in(paths.data) if "replaced" in n or n.endswith(".tmp")]
+
+
+def test_a_restore_the_disk_cannot_hold_changes_nothing(
+    backed_up: tuple[Paths, BackupInfo],
+) -> None:
+    """The copy of the backup cannot grow: said in words (until 2026-12-01 "[Errno 27] File too
+    large"), and the database is as it was with no copy left beside it."""
+    paths, info = backed_up
+    before = memory_rows(paths.database)
+    with disk_full(64), pytest.raises(IOFault) as raised:  # the lock file's pid fits
+        restore(paths, info.path)
+    assert raised.value.message == (
+        f"could not restore {info.path}: it cannot be copied into {paths.data}: the file would "
+        "grow past the largest size this process may write (a file-size limit such as ulimit "
+        "-f, or the file system's); the memory database is as it was"
+    )
+    assert memory_rows(paths.database) == before
+    assert not [n for n in files_in(paths.data) if "replaced" in n or n.endswith(".tmp")]
 
 
 def test_backup_json_at_a_terminal(backed_up: tuple[Paths, BackupInfo]) -> None:

@@ -28,7 +28,7 @@ from core.paths import Paths
 from core.requests import WriteRequest
 from core.settings import Settings
 from core.writer import WriteTx
-from tests.conftest import ROOT, FakeClock, cairn_env, open_policy
+from tests.conftest import ROOT, FakeClock, cairn_env, disk_full, open_policy, refusing_writes
 from tests.serving import paths_for, running_daemon, write_settings
 from tests.test_cli_serving import at_terminal
 
@@ -298,6 +298,53 @@ def test_a_failing_step_is_named_in_health_and_the_others_still_run(
         report = janitor.run()
         assert report.audit_rotated > 0 and not report.failed
         assert len(list(paths.audit_archive.glob("audit-*.jsonl"))) == 1
+    finally:
+        cairn.close()
+
+
+def test_a_rotation_the_disk_refuses_is_said_in_words_and_keeps_every_event(
+    paths: Paths, clock: FakeClock
+) -> None:
+    """The folder of rotated audit files refuses a new file, then the file cannot grow: health
+    names the folder, the file and why in words (until 2026-12-01 the system's "Operation not
+    permitted" and "File too large"), every event stays in the database, and the next round
+    with room moves them."""
+    settings = Settings.defaults().with_values(audit__max_events=1000)
+    cairn = Cairn.open(paths, settings=settings, clock=clock)
+    try:
+        reqs = [
+            WriteRequest(content=f"fact {i}", kind="fact", scope=Scope.GLOBAL) for i in range(1100)
+        ]
+        cairn.memories.write_many(Caller.human(), reqs)
+        events = cairn.store.read_db.conn().execute("SELECT count(*) FROM audit").fetchone()[0]
+        janitor = Janitor(cairn.store, cairn.memories, settings, paths, failures=cairn.failures)
+        folder = paths.audit_archive
+        folder.mkdir(parents=True)
+        said = "cannot rotate the audit log into {folder}: the file {name}"
+        kept = ". The events stay in the database until then"
+
+        with refusing_writes(folder):
+            assert janitor.run().failed == ("janitor.audit_rotation",)
+        error = cairn.failures.snapshot()["janitor.audit_rotation"].last_error
+        name = f"audit-{1:012d}-"
+        assert error.startswith(said.format(folder=folder, name=name)), error
+        assert error.endswith(f".jsonl cannot be written: permission denied{kept}"), error
+
+        with disk_full():
+            assert janitor.run().failed == ("janitor.audit_rotation",)
+        error = cairn.failures.snapshot()["janitor.audit_rotation"].last_error
+        assert error.startswith(said.format(folder=folder, name=name)), error
+        assert error.endswith(
+            "the file would grow past the largest size this process may write (a file-size "
+            f"limit such as ulimit -f, or the file system's){kept}"
+        ), error
+        count = cairn.store.read_db.conn().execute("SELECT count(*) FROM audit").fetchone()[0]
+        assert count >= events
+
+        report = janitor.run()
+        assert report.audit_rotated > 0 and not report.failed
+        moved = sum(1 for f in folder.glob("audit-*.jsonl") for _ in audit.iter_rotated(f))
+        assert moved == report.audit_rotated
     finally:
         cairn.close()
 

@@ -19,7 +19,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.types import CallToolResult, ListRootsResult, Root
 from pydantic import FileUrl
 
-from core import mcp_tools
+from core import mcp_stdio, mcp_tools
 from core.client import Client
 from core.daemon import Runtime
 from core.keychain import open_token_store
@@ -349,6 +349,33 @@ def _answers(said: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
         assert message["id"] not in answers, f"id {message['id']} answered twice: {said}"
         answers[message["id"]] = message
     return answers
+
+
+@pytest.mark.parametrize("tool", ["honours", "ignores"])
+def test_a_call_cairn_never_answers_does_not_hold_the_bridge_past_its_bound(tool: str) -> None:
+    """The end of input waits for the answers still owed, but not for good: past the answer
+    timeout (30 s in `cairn mcp`, 0.5 s here) the calls still waiting are cut off. A call that
+    then fails is answered with its error at once; one that never returns is given up after
+    the grace for such answers (`GRACE`) - either way the bridge ends, exit 0."""
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+    call["params"] = {"name": "wait_for_cairn", "arguments": {}}
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.mcp_unanswered", tool, "0.5"],
+        input=_line(HELLO) + _line(INITIALIZED) + _line(call),
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,  # a bound that does not hold ends here
+    )
+    log = done.stderr.decode()
+    assert done.returncode == 0, log
+    answers = _answers([json.loads(line) for line in done.stdout.decode().splitlines()])
+    assert set(answers) == {1, 2}, log
+    answer = answers[2]
+    assert answer.get("error") or answer["result"]["isError"], answer
+    assert "cut off: the bridge's input ended and Cairn did not answer within 0.5 s" in log
+    took = float(log.rsplit("ended after ", 1)[1].split(" s")[0])
+    bound = 0.5 + (mcp_stdio.GRACE if tool == "ignores" else 0)
+    assert bound <= took + 0.05 and took < bound + 2, log
 
 
 def test_a_write_whose_input_ends_at_once_is_answered_when_the_bridge_starts_cairn(

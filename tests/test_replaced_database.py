@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 
 from core.app import Cairn
-from core.errors import IntegrityFailure, StoreUnavailable
+from core.errors import IntegrityFailure, IOFault, StoreUnavailable
 from core.model import Caller, Scope
 from core.paths import Paths
-from core.replaced_store import FileGone
+from core.replaced_store import FileGone, set_foreign_log_aside
 from core.requests import WriteRequest
 from core.search import SearchRequest
 from core.settings import Settings
-from tests.conftest import ROOT, FakeClock, open_policy
+from tests.conftest import ROOT, FakeClock, open_policy, refusing_writes
 from tests.serving import Daemon, RawClient, paths_for, start_daemon
 
 WRITES = 300  # enough for the log to pass a checkpoint: the old log then breaks an older file
@@ -228,6 +228,60 @@ def test_a_backup_copied_over_a_killed_cairns_store_opens_and_the_stray_log_is_k
     assert log.read_bytes() == wal_bytes, "the stray log was not kept as it was"
     assert f"it is kept as {log}" in said, said
     _serves_the_backup(home, backup_ids, gone=min(written))
+
+
+def test_a_replaced_store_that_cannot_be_kept_says_why_when_cairn_stops(short_tmp: Path) -> None:
+    """A backup renamed over the store, and the data folder then refusing new files: the store
+    Cairn had open cannot be kept and its log cannot be set aside. Until 2026-12-01 the stop
+    said nothing of it (only the log had "[Errno 1] Operation not permitted"); now what the
+    tray and the daemon's last line say names each file and why, and the log stays where it was
+    (nothing is lost) with what to do about it."""
+    home = short_tmp / "keep"
+    backup, _ = _seed_with_backup(home)
+    paths = paths_for(home)
+    app = _open(paths)
+    try:
+        _write(app, "after the backup", WRITES)
+        wal = Path(f"{paths.database}-wal")
+        held = wal.read_bytes()
+        os.replace(shutil.copyfile(backup, short_tmp / "copy.db"), paths.database)
+        with refusing_writes(paths.data):
+            said = app.store.close(gone=FileGone.REPLACED).said()
+    finally:
+        app.close()
+    data = paths.data
+    assert said.startswith(
+        f"the store it had open could not be kept as {data}/cairn.db.replaced-"
+    ), said
+    assert ": permission denied; its write-ahead log" in said, said
+    assert said.endswith(
+        f"its write-ahead log {wal} could not be set aside: permission denied; keep it, and move "
+        "it away before Cairn starts again, so it is never applied to the file at the path now"
+    ), said
+    assert wal.read_bytes() == held
+    assert not [p.name for p in data.iterdir() if "replaced" in p.name or p.suffix == ".tmp"]
+
+
+def test_a_stray_log_that_cannot_be_set_aside_is_said_in_words(short_tmp: Path) -> None:
+    """A killed Cairn's log beside a backup copied over its file, in a folder refusing renames:
+    the refusal named the system's "[Errno 1] Operation not permitted: ..." (until 2026-12-01)."""
+    home = short_tmp / "stray"
+    backup, _ = _seed_with_backup(home)
+    paths = paths_for(home)
+    app = _open(paths)
+    try:
+        _write(app, "more", WRITES)
+        wal = Path(f"{paths.database}-wal").read_bytes()
+    finally:
+        app.close()
+    shutil.copyfile(backup, paths.database)
+    Path(f"{paths.database}-wal").write_bytes(wal)
+    with refusing_writes(paths.data), pytest.raises(IOFault) as raised:
+        set_foreign_log_aside(paths.database)
+    assert raised.value.message.endswith(
+        "and it could not be moved aside: permission denied; Cairn has not changed either file"
+    ), raised.value.message
+    assert Path(f"{paths.database}-wal").read_bytes() == wal
 
 
 def test_a_file_damaged_on_its_own_is_refused_and_its_log_stays(short_tmp: Path) -> None:

@@ -28,7 +28,7 @@ from core.requests import WriteRequest
 from core.schema import bind_tables
 from core.settings import Settings
 from core.store import Store
-from tests.conftest import ROOT, FakeClock, open_policy
+from tests.conftest import ROOT, FakeClock, open_policy, refusing_writes
 from tests.serving import paths_for
 
 
@@ -446,8 +446,21 @@ def test_a_lock_file_that_cannot_be_written_is_an_io_error(short_tmp: Path) -> N
     every command said only that Cairn could not be started."""
     blocked = short_tmp / "data"
     blocked.write_text("a file where the data directory should be\n")
-    with pytest.raises(IOFault, match="cannot open the memory store's lock file"):
+    with pytest.raises(IOFault) as raised:
         StoreLock(blocked / "cairn.db.lock").acquire()
+    # in words, naming what is in the way (until 2026-12-01 "Not a directory")
+    assert raised.value.message == (
+        f"cannot open the memory store's lock file {blocked}/cairn.db.lock: {blocked} is a file, "
+        "not a folder. Cairn needs to write in its data directory"
+    )
+    blocked.unlink()
+    blocked.mkdir()
+    with refusing_writes(blocked), pytest.raises(IOFault) as raised:
+        StoreLock(blocked / "cairn.db.lock").acquire()
+    assert raised.value.message == (  # until 2026-12-01 "Operation not permitted"
+        f"cannot open the memory store's lock file {blocked}/cairn.db.lock: permission denied. "
+        "Cairn needs to write in its data directory"
+    )
 
 
 def test_not_a_database_is_refused(short_tmp: Path) -> None:
