@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QDateTime, Qt
+from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
@@ -106,8 +107,9 @@ def window_for(qtbot: QtBot, desk: Desk, rows: int) -> ReviewWindow:
 
 
 def row_texts(window: ReviewWindow, row: int) -> list[str]:
-    cells = [window.queue.table.item(row, c) for c in range(window.queue.table.columnCount())]
-    return [c.text() if c is not None else "" for c in cells]
+    """What the row's cells show, as the view reads them."""
+    rows = window.queue.table.model()
+    return [str(rows.index(row, c).data() or "") for c in range(rows.columnCount())]
 
 
 @pytest.mark.parametrize(
@@ -158,6 +160,13 @@ def test_a_socket_proposal_appears_and_flagged_ones_are_marked(
     qtbot.waitUntil(lambda: window.queue.table.rowCount() == 2)
     flagged = next(r for r in range(2) if row_texts(window, r)[0].startswith("⚑"))
     assert "scanner" in row_texts(window, flagged)[6]
+    rows = window.queue.table.model()
+    for col in range(rows.columnCount()):  # every cell of the row tinted, the rule on hover
+        cell = rows.index(flagged, col)
+        assert cell.data(Qt.ItemDataRole.BackgroundRole).color() == QColor("#fde3e1")
+        assert "injection" in cell.data(Qt.ItemDataRole.ToolTipRole)
+        plain = rows.index(1 - flagged, col)
+        assert plain.data(Qt.ItemDataRole.BackgroundRole) is None
     window.queue.table.setCurrentCell(flagged, 0)
     assert "Flagged by the scanner" in window.detail.why.text()
 
@@ -961,7 +970,7 @@ def test_feedback_adopts_as_archive_forget_or_edit_as_chosen(
     edited = feedback(agent, "releases go out on Fridays")
     window = window_for(qtbot, desk, 3)
     detail = window.detail
-    assert {window.queue.table.item(r, 1).text() for r in range(3)} == {"feedback · fact"}  # type: ignore[union-attr]
+    assert {row_texts(window, r)[1] for r in range(3)} == {"feedback · fact"}
 
     # archive is the default: nothing to edit, the memory is shown as it is
     show_row_of(window, "the build uses make")
@@ -1347,8 +1356,8 @@ def test_a_decision_changes_the_decided_row_not_every_row(
     assert table.currentRow() == 5 and window.current_id() == following
     assert window.queue.selected_ids() == [following]
     assert window.queue.count_label.text() == "1000 of 1000 waiting"
-    # one row out, one in at the end (its 7 cells): not 2 x 7,000 cells set again
-    assert touched == {"removed": 1, "inserted": 1, "cells": 7, "resets": 0}, touched
+    # one row out, one in at the end, no other cell told to change: not 2 x 7,000 cells set
+    assert touched == {"removed": 1, "inserted": 1, "cells": 0, "resets": 0}, touched
 
 
 def test_the_agent_filter_shows_every_proposal_of_that_agent(
