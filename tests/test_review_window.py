@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -1533,3 +1534,51 @@ def test_rows_held_between_loads_follow_a_change_of_language(
         assert {row_texts(window, r)[6] for r in range(2)} == {"策略（类型：idea）"}
     finally:
         desk.language.apply("en")
+
+
+def test_a_failed_reload_keeps_the_list_and_what_it_was_to_read_again(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
+) -> None:
+    """A reload that fails (here a proposal's row another program damaged: reading it raises)
+    leaves the list as the person saw it and says why. What the failed load was to read again
+    - a proposal whose memory changed - is still read at the next load: until 2026-12-01 the
+    window forgot it, and showed what it would change as it was before, for good."""
+    desk, runtime = served
+    stored, other = port_update_pending(runtime, agent, workspace_dir)
+    propose(agent, "idea: cache the parsed config")
+    window = window_for(qtbot, desk, 2)
+    window.min_interval_ms = 0  # each change reloads at once
+    show_row_of(window, "8080")
+    aimed = window.current_id()
+    before = [row_texts(window, r) for r in range(2)]
+    db = sqlite3.connect(desk.cairn.paths.database, timeout=10, isolation_level=None)
+    try:
+        (tags,) = db.execute("SELECT tags FROM suggestion WHERE id = ?", (aimed,)).fetchone()
+        db.execute("UPDATE suggestion SET tags = '[broken' WHERE id = ?", (aimed,))
+        # the memory the proposal would change moves on: the window reads the proposal again
+        agent.request(
+            "memory.update", {"id": stored["id"], "if_revision": 1, "content": "the port is 8081"}
+        )
+        qtbot.waitUntil(lambda: "Why:" in window.status.text())
+        settle(qtbot, desk)
+        assert desk.presenter.last == "Something went wrong inside Cairn. Your memories are safe."
+        assert window.status.text() == (
+            "The list was not reloaded, so it shows the proposals as last read. Why: "
+            "Something went wrong inside Cairn. Your memories are safe."
+        )
+        assert [row_texts(window, r) for r in range(2)] == before
+        assert window.current_id() == aimed and window.queue.selected_ids() == [aimed]
+        assert "8081" not in window.detail.diff.toPlainText()
+        # a filter whose load fails shows what the rows were read for: every agent's
+        choose(qtbot, desk, window, "agent_filter", "other")
+        assert window.queue.agent_filter.currentData() == "*"
+        assert [row_texts(window, r) for r in range(2)] == before
+        db.execute("UPDATE suggestion SET tags = ? WHERE id = ?", (tags, aimed))
+    finally:
+        db.close()
+    # readable again: the next load reads the proposal, and the diff shows the memory as it is
+    choose(qtbot, desk, window, "agent_filter", "other")
+    assert window.queue.table.rowCount() == 1 and window.current_id() == aimed
+    assert "8081" in window.detail.diff.toPlainText()
+    assert "Why:" not in window.status.text()
+    other.close()

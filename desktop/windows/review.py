@@ -27,6 +27,7 @@ from core.errors import CairnError, Conflict
 from core.validation import content_hash
 from desktop.desk import Desk, ToolWindow
 from desktop.memory_model import one_line
+from desktop.presenter import sentence
 from desktop.widgets import named
 from desktop.windows.review_detail import ProposalDetail
 from desktop.windows.review_queue import Filters, ProposalList
@@ -126,6 +127,7 @@ class ReviewWindow(ToolWindow):
         # A proposal the agent rewrote while the person edited it: its new text is quoted to
         # them when the reload brings it.
         self._rewritten_under_edits: str | None = None
+        self._failed_note: str | None = None  # the status said the last load failed
         self._build()
         desk.live.on(self, {Topic.REVIEW, Topic.MEMORIES, Topic.IDENTITY}, self._on_changes)
 
@@ -219,9 +221,9 @@ class ReviewWindow(ToolWindow):
 
     def refresh(self) -> None:
         held = frozenset(self._drafts) | frozenset(self._reasons)
-        stale, self._stale = self._stale, set()
+        stale = self._stale
         known = {} if stale is None else {i["id"]: i for i in self._items if i["id"] not in stale}
-        self.fetch(
+        started = self.fetch(
             load,
             self.desk,
             held,
@@ -229,7 +231,24 @@ class ReviewWindow(ToolWindow):
             known,
             self.queue.rows.generation,
             on_done=self._loaded,
+            on_error=functools.partial(self._load_failed, stale),
         )
+        if started:  # changes from now on are for the next load to read
+            self._stale = set()
+
+    def _load_failed(self, stale: set[str] | None, error: BaseException) -> None:
+        """The list stays as last read, and says so: the proposals that load was to read again
+        are still to be read (until 2026-12-01 a failed load forgot them, and the next one
+        kept showing what they would change as it was), and the filters show what the rows
+        were read for."""
+        if self._stale is not None:
+            self._stale = None if stale is None else self._stale | stale
+        self.queue.show_chosen(self._filters)
+        self._failed_note = self.tr(
+            "The list was not reloaded, so it shows the proposals as last read. Why: {}"
+        ).format(sentence(error))
+        self.status.setText(self._failed_note)
+        self.show_error(error)
 
     def _on_changes(self, changes: ChangeSet) -> None:
         """Reload for a change of the queue, or of what a listed proposal would change - not for
@@ -254,6 +273,10 @@ class ReviewWindow(ToolWindow):
         }
 
     def _loaded(self, queue: Queue) -> None:
+        if self._failed_note is not None:
+            if self.status.text() == self._failed_note:  # the list is read again: no longer so
+                self.status.clear()
+            self._failed_note = None
         self._items, self._waiting = queue.items, queue.waiting
         self._filters, self._matching = queue.filters, queue.matching
         # Edits of a proposal decided elsewhere (`cairn review adopt`, another window) cannot

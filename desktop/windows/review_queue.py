@@ -185,6 +185,16 @@ class ProposalList(QWidget):
 
         return Filters(value(self.agent_filter), value(self.kind_filter), value(self.reason_filter))
 
+    def show_chosen(self, filters: Filters) -> None:
+        """Show `filters` as chosen (the rows were read for them: a load for another choice
+        failed)."""
+        for combo, value in (
+            (self.agent_filter, filters.agent),
+            (self.kind_filter, filters.kind),
+            (self.reason_filter, filters.reason),
+        ):
+            combo.setCurrentIndex(max(0, combo.findData(ANY if value is None else value)))
+
     def fill_filters(
         self, agents: tuple[str, ...], kinds: tuple[str, ...], reasons: tuple[str, ...]
     ) -> None:
