@@ -181,14 +181,21 @@ class ToolWindow(QWidget):
         if self._fetch_seq < self.desk.cairn.committed_seq:
             self.refresh()
 
-    def fetch(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None]) -> None:
+    def fetch(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        on_done: Callable[[Any], None],
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> bool:
         """Run the window's load `fn(*args)` off the GUI thread, one at a time: asked for while
         one runs (changes arrived meanwhile), `refresh` runs once more after it lands. A failure
-        is shown over the window."""
+        goes to `on_error`, else is shown over the window. Returns whether the load started
+        now (False: `refresh` runs after the one on its way, `fn` is not called)."""
         self.reload_timer.stop()  # this load (or the one queued) shows every change so far
         if self._fetching:
             self._fetch_again = True
-            return
+            return False
         self._fetching = True
         self._fetch_seq = self.desk.cairn.committed_seq
         self._fetched_at = time.monotonic()
@@ -196,9 +203,10 @@ class ToolWindow(QWidget):
             fn,
             *args,
             on_done=lambda result: self._fetched(on_done, result),
-            on_error=self._fetch_failed,
+            on_error=lambda error: self._fetch_failed(on_error or self.show_error, error),
             owner=self,
         )
+        return True
 
     def _fetched(self, on_done: Callable[[Any], None], result: Any) -> None:
         self._fetching = False
@@ -207,10 +215,12 @@ class ToolWindow(QWidget):
             self._fetch_again = False
             self.refresh()
 
-    def _fetch_failed(self, error: BaseException) -> None:
+    def _fetch_failed(
+        self, on_error: Callable[[BaseException], None], error: BaseException
+    ) -> None:
         self._fetching = False
         self._fetch_seq = -1
-        self.show_error(error)
+        on_error(error)
         if self._fetch_again:  # changes arrived meanwhile: they may load now
             self._fetch_again = False
             self.refresh()

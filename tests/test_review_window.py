@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QDateTime, Qt
+from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
@@ -106,8 +108,9 @@ def window_for(qtbot: QtBot, desk: Desk, rows: int) -> ReviewWindow:
 
 
 def row_texts(window: ReviewWindow, row: int) -> list[str]:
-    cells = [window.queue.table.item(row, c) for c in range(window.queue.table.columnCount())]
-    return [c.text() if c is not None else "" for c in cells]
+    """What the row's cells show, as the view reads them."""
+    rows = window.queue.table.model()
+    return [str(rows.index(row, c).data() or "") for c in range(rows.columnCount())]
 
 
 @pytest.mark.parametrize(
@@ -158,6 +161,13 @@ def test_a_socket_proposal_appears_and_flagged_ones_are_marked(
     qtbot.waitUntil(lambda: window.queue.table.rowCount() == 2)
     flagged = next(r for r in range(2) if row_texts(window, r)[0].startswith("⚑"))
     assert "scanner" in row_texts(window, flagged)[6]
+    rows = window.queue.table.model()
+    for col in range(rows.columnCount()):  # every cell of the row tinted, the rule on hover
+        cell = rows.index(flagged, col)
+        assert cell.data(Qt.ItemDataRole.BackgroundRole).color() == QColor("#fde3e1")
+        assert "injection" in cell.data(Qt.ItemDataRole.ToolTipRole)
+        plain = rows.index(1 - flagged, col)
+        assert plain.data(Qt.ItemDataRole.BackgroundRole) is None
     window.queue.table.setCurrentCell(flagged, 0)
     assert "Flagged by the scanner" in window.detail.why.text()
 
@@ -961,7 +971,7 @@ def test_feedback_adopts_as_archive_forget_or_edit_as_chosen(
     edited = feedback(agent, "releases go out on Fridays")
     window = window_for(qtbot, desk, 3)
     detail = window.detail
-    assert {window.queue.table.item(r, 1).text() for r in range(3)} == {"feedback · fact"}  # type: ignore[union-attr]
+    assert {row_texts(window, r)[1] for r in range(3)} == {"feedback · fact"}
 
     # archive is the default: nothing to edit, the memory is shown as it is
     show_row_of(window, "the build uses make")
@@ -1347,8 +1357,8 @@ def test_a_decision_changes_the_decided_row_not_every_row(
     assert table.currentRow() == 5 and window.current_id() == following
     assert window.queue.selected_ids() == [following]
     assert window.queue.count_label.text() == "1000 of 1000 waiting"
-    # one row out, one in at the end (its 7 cells): not 2 x 7,000 cells set again
-    assert touched == {"removed": 1, "inserted": 1, "cells": 7, "resets": 0}, touched
+    # one row out, one in at the end, no other cell told to change: not 2 x 7,000 cells set
+    assert touched == {"removed": 1, "inserted": 1, "cells": 0, "resets": 0}, touched
 
 
 def test_the_agent_filter_shows_every_proposal_of_that_agent(
@@ -1524,3 +1534,51 @@ def test_rows_held_between_loads_follow_a_change_of_language(
         assert {row_texts(window, r)[6] for r in range(2)} == {"策略（类型：idea）"}
     finally:
         desk.language.apply("en")
+
+
+def test_a_failed_reload_keeps_the_list_and_what_it_was_to_read_again(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
+) -> None:
+    """A reload that fails (here a proposal's row another program damaged: reading it raises)
+    leaves the list as the person saw it and says why. What the failed load was to read again
+    - a proposal whose memory changed - is still read at the next load: until 2026-12-01 the
+    window forgot it, and showed what it would change as it was before, for good."""
+    desk, runtime = served
+    stored, other = port_update_pending(runtime, agent, workspace_dir)
+    propose(agent, "idea: cache the parsed config")
+    window = window_for(qtbot, desk, 2)
+    window.min_interval_ms = 0  # each change reloads at once
+    show_row_of(window, "8080")
+    aimed = window.current_id()
+    before = [row_texts(window, r) for r in range(2)]
+    db = sqlite3.connect(desk.cairn.paths.database, timeout=10, isolation_level=None)
+    try:
+        (tags,) = db.execute("SELECT tags FROM suggestion WHERE id = ?", (aimed,)).fetchone()
+        db.execute("UPDATE suggestion SET tags = '[broken' WHERE id = ?", (aimed,))
+        # the memory the proposal would change moves on: the window reads the proposal again
+        agent.request(
+            "memory.update", {"id": stored["id"], "if_revision": 1, "content": "the port is 8081"}
+        )
+        qtbot.waitUntil(lambda: "Why:" in window.status.text())
+        settle(qtbot, desk)
+        assert desk.presenter.last == "Something went wrong inside Cairn. Your memories are safe."
+        assert window.status.text() == (
+            "The list was not reloaded, so it shows the proposals as last read. Why: "
+            "Something went wrong inside Cairn. Your memories are safe."
+        )
+        assert [row_texts(window, r) for r in range(2)] == before
+        assert window.current_id() == aimed and window.queue.selected_ids() == [aimed]
+        assert "8081" not in window.detail.diff.toPlainText()
+        # a filter whose load fails shows what the rows were read for: every agent's
+        choose(qtbot, desk, window, "agent_filter", "other")
+        assert window.queue.agent_filter.currentData() == "*"
+        assert [row_texts(window, r) for r in range(2)] == before
+        db.execute("UPDATE suggestion SET tags = ? WHERE id = ?", (tags, aimed))
+    finally:
+        db.close()
+    # readable again: the next load reads the proposal, and the diff shows the memory as it is
+    choose(qtbot, desk, window, "agent_filter", "other")
+    assert window.queue.table.rowCount() == 1 and window.current_id() == aimed
+    assert "8081" in window.detail.diff.toPlainText()
+    assert "Why:" not in window.status.text()
+    other.close()

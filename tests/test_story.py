@@ -190,8 +190,7 @@ def test_the_same_story_told_through_mcp(
         window = desk.window(ReviewWindow)
         assert window is not None
         await until(lambda: window.pending_count() == 1 and window.current() is not None)
-        first = window.queue.table.item(0, 0)
-        seen["agent_shown"] = first.text() if first is not None else ""
+        seen["agent_shown"] = str(window.queue.table.model().index(0, 0).data() or "")
         window.detail.content.setPlainText(EDITED)
         window.detail.adopt_button.click()
         await until(lambda: window.pending_count() == 0 and tray.count == 0)

@@ -1,6 +1,7 @@
 """The review queue window: agents' proposals waiting for a person, each shown against what it
 would change; adopt (after editing, if wanted), reject with a reason, or decide many at once.
-The list lives in review_queue.py, the detail pane in review_detail.py."""
+The list lives in review_queue.py (its rows in review_rows.py), the detail pane in
+review_detail.py."""
 
 from __future__ import annotations
 
@@ -26,9 +27,11 @@ from core.errors import CairnError, Conflict
 from core.validation import content_hash
 from desktop.desk import Desk, ToolWindow
 from desktop.memory_model import one_line
+from desktop.presenter import sentence
 from desktop.widgets import named
 from desktop.windows.review_detail import ProposalDetail
-from desktop.windows.review_queue import Filters, Item, ProposalList
+from desktop.windows.review_queue import Filters, ProposalList
+from desktop.windows.review_rows import Item, Made, row_of
 
 # The window lists the most seen proposals up to this many (a queue may hold up to 100,000);
 # its count says how many wait in all.
@@ -48,6 +51,7 @@ class Queue:
     filters: Filters = field(default_factory=Filters)  # what the items were read for
     matching: int = 0  # how many of the waiting the filters keep (all, with none chosen)
     read: int = 0  # how many of the items were read anew (the others the window held)
+    made: Made | None = None  # the rows of those read anew, made on the worker
 
 
 def load(
@@ -55,12 +59,15 @@ def load(
     held: frozenset[str] = frozenset(),
     filters: Filters | None = None,
     known: Mapping[str, Item] | None = None,
+    generation: int = 0,
 ) -> Queue:
     """The most seen proposals the filters keep (read from the whole queue, not from the most
     seen of all), how many wait and match, every agent, kind and reason waiting, and which of
     `held` (the proposals the window holds edits or reasons for) no longer wait (a worker call).
     `known` are the proposals the window holds as last read: those still as they were are not
     read again (a full read of 1,000 took ~200 ms of a worker holding the GIL; the GUI stalled).
+    The rows of those read are made here, for the list's texts of `generation`: made on the GUI
+    thread, 1,000 rows' texts took it 40-80 ms.
     """
     review, person = desk.cairn.review, desk.person
     filters = filters or Filters()
@@ -91,6 +98,7 @@ def load(
         filters,
         review.count(**narrow) if filters.narrow() else waiting,
         len(fresh),
+        Made({sid: row_of(item) for sid, item in fresh.items()}, generation),
     )
 
 
@@ -119,6 +127,7 @@ class ReviewWindow(ToolWindow):
         # A proposal the agent rewrote while the person edited it: its new text is quoted to
         # them when the reload brings it.
         self._rewritten_under_edits: str | None = None
+        self._failed_note: str | None = None  # the status said the last load failed
         self._build()
         desk.live.on(self, {Topic.REVIEW, Topic.MEMORIES, Topic.IDENTITY}, self._on_changes)
 
@@ -212,9 +221,34 @@ class ReviewWindow(ToolWindow):
 
     def refresh(self) -> None:
         held = frozenset(self._drafts) | frozenset(self._reasons)
-        stale, self._stale = self._stale, set()
+        stale = self._stale
         known = {} if stale is None else {i["id"]: i for i in self._items if i["id"] not in stale}
-        self.fetch(load, self.desk, held, self.queue.chosen(), known, on_done=self._loaded)
+        started = self.fetch(
+            load,
+            self.desk,
+            held,
+            self.queue.chosen(),
+            known,
+            self.queue.rows.generation,
+            on_done=self._loaded,
+            on_error=functools.partial(self._load_failed, stale),
+        )
+        if started:  # changes from now on are for the next load to read
+            self._stale = set()
+
+    def _load_failed(self, stale: set[str] | None, error: BaseException) -> None:
+        """The list stays as last read, and says so: the proposals that load was to read again
+        are still to be read (until 2026-12-01 a failed load forgot them, and the next one
+        kept showing what they would change as it was), and the filters show what the rows
+        were read for."""
+        if self._stale is not None:
+            self._stale = None if stale is None else self._stale | stale
+        self.queue.show_chosen(self._filters)
+        self._failed_note = self.tr(
+            "The list was not reloaded, so it shows the proposals as last read. Why: {}"
+        ).format(sentence(error))
+        self.status.setText(self._failed_note)
+        self.show_error(error)
 
     def _on_changes(self, changes: ChangeSet) -> None:
         """Reload for a change of the queue, or of what a listed proposal would change - not for
@@ -239,6 +273,10 @@ class ReviewWindow(ToolWindow):
         }
 
     def _loaded(self, queue: Queue) -> None:
+        if self._failed_note is not None:
+            if self.status.text() == self._failed_note:  # the list is read again: no longer so
+                self.status.clear()
+            self._failed_note = None
         self._items, self._waiting = queue.items, queue.waiting
         self._filters, self._matching = queue.filters, queue.matching
         # Edits of a proposal decided elsewhere (`cairn review adopt`, another window) cannot
@@ -247,15 +285,16 @@ class ReviewWindow(ToolWindow):
             self._drafts.pop(sid, None)
             self._reasons.pop(sid, None)
         self.queue.fill_filters(queue.agents, queue.kinds, queue.reasons)
-        self._fill_table()
+        self._fill_table(queue.made)
 
-    def _fill_table(self) -> None:
+    def _fill_table(self, made: Made | None = None) -> None:
         current_id = self.current_id()
         shown, current_row = self.queue.fill(
             self._items,
             current_id,
             waiting=self._waiting,
             matching=self._matching if self._filters.narrow() else None,
+            made=made,
         )
         self._follow(current_id, current_row, shown)
         self.queue.selection_changed()

@@ -30,7 +30,8 @@ from core.validation import Limits
 from desktop.diff import diff_html, plain_html
 from desktop.widgets import edited_text, named
 from desktop.windows.review_expiry_pin import changes_html, settings_of, value_text
-from desktop.windows.review_queue import Item, title_of, why_of
+from desktop.windows.review_queue import title_of, why_of
+from desktop.windows.review_rows import Item
 
 # The strings here belong to the review window's translation context (they were written there).
 translate = QCoreApplication.translate

@@ -1,15 +1,12 @@
 """The review window's list of waiting proposals: how one proposal reads (its title, why it
-waits), the filters, the table (flagged rows marked) and the buttons that decide a
-multi-selection."""
+waits), the filters, the table (its rows, flagged ones marked, in review_rows.py) and the
+buttons that decide a multi-selection."""
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
-from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QDate, QEvent, QItemSelectionModel, Qt
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtCore import QCoreApplication, QEvent, QItemSelectionModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -17,32 +14,18 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop.widgets import named, when
-from desktop.windows.review_words import op_text, reason_code_text, reasons_text
+from desktop.windows.review_rows import Item, Made, ProposalRows, ProposalTable, reasons_of
+from desktop.windows.review_words import op_text, reason_code_text
 
 # The strings here belong to the review window's translation context (they were written there).
 translate = QCoreApplication.translate
 
-Item = dict[str, Any]
 ANY = "*"  # the filters' "everything" entry
-FLAGGED = QColor("#fde3e1")
-ID_ROLE = Qt.ItemDataRole.UserRole
-
-
-def reasons_of(item: Item) -> str:
-    """Why the proposal waits, in the person's language."""
-    return reasons_text(item["reasons"])
-
-
-def kind_of(item: Item) -> str:
-    """The filterable kind: the memory kind, or the operation when there is none."""
-    return str(item["kind"] or (item.get("target") or {}).get("kind") or item["op"])
 
 
 def title_of(item: Item) -> str:
@@ -112,15 +95,6 @@ class Filters:
         return any(v is not None for v in (self.agent, self.kind, self.reason))
 
 
-@dataclass(frozen=True)
-class Row:
-    """What one row of the table shows."""
-
-    id: str
-    cells: tuple[str, ...]
-    flags: str  # the scanner's findings, for the tooltip ("" when none)
-
-
 class ProposalList(QWidget):
     """Filters over the proposals, the table of the ones shown, and the bulk buttons. The
     window connects the table's signals and the filters' `activated` to its own slots."""
@@ -137,12 +111,6 @@ class ProposalList(QWidget):
             "reason_filter", translate("ReviewWindow", "Show proposals waiting for one reason")
         )
         self.count_label = named(QLabel(), "count")
-        self._rows: list[Row] = []  # what the table's rows show, top to bottom
-        # Each listed proposal's row as made from the item read (a fill made all 1,000 anew,
-        # ~40 ms of the GUI thread per decision, twice); made again on another day (times read
-        # "14:05" only today) or in another language.
-        self._made: dict[str, tuple[Item, Row]] = {}
-        self._made_on = QDate.currentDate()
         filters = QHBoxLayout()
         for label, combo in (
             (translate("ReviewWindow", "Agent:"), self.agent_filter),
@@ -154,8 +122,9 @@ class ProposalList(QWidget):
         filters.addStretch(1)
         filters.addWidget(self.count_label)
 
-        self.table = named(QTableWidget(0, 7), "queue")
-        self.table.setHorizontalHeaderLabels(
+        # A model and its view, not a table of 7,000 cell widgets: filling those for 1,000 rows
+        # held the GUI thread 200-450 ms (until 2026-12-01).
+        self.rows = ProposalRows(
             [
                 translate("ReviewWindow", "Agent"),
                 translate("ReviewWindow", "Proposal"),
@@ -164,8 +133,10 @@ class ProposalList(QWidget):
                 translate("ReviewWindow", "First seen"),
                 translate("ReviewWindow", "Last seen"),
                 translate("ReviewWindow", "Why it waits"),
-            ]
+            ],
+            self,
         )
+        self.table = named(ProposalTable(self.rows), "queue")
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -214,6 +185,16 @@ class ProposalList(QWidget):
 
         return Filters(value(self.agent_filter), value(self.kind_filter), value(self.reason_filter))
 
+    def show_chosen(self, filters: Filters) -> None:
+        """Show `filters` as chosen (the rows were read for them: a load for another choice
+        failed)."""
+        for combo, value in (
+            (self.agent_filter, filters.agent),
+            (self.kind_filter, filters.kind),
+            (self.reason_filter, filters.reason),
+        ):
+            combo.setCurrentIndex(max(0, combo.findData(ANY if value is None else value)))
+
     def fill_filters(
         self, agents: tuple[str, ...], kinds: tuple[str, ...], reasons: tuple[str, ...]
     ) -> None:
@@ -243,45 +224,31 @@ class ProposalList(QWidget):
         *,
         waiting: int,
         matching: int | None = None,
+        made: Made | None = None,
     ) -> tuple[list[Item], int]:
         """Show the rows of `items` (the listed ones of the `waiting` proposals; of the
         `matching` ones the filters keep, if any filter is chosen - the store applied them),
         keeping the selection and the current proposal's row; no table signal fires meanwhile.
         Only the rows that differ change: a decided proposal's row goes and the rest stay as
         they are (until 2026-12-01 each decision rebuilt all 1,000 rows twice, a quarter-second
-        freeze). Returns the proposals shown and the current one's row (-1 when it is not
-        shown)."""
+        freeze). `made`: rows the load made off the GUI thread. Returns the proposals shown
+        and the current one's row (-1 when it is not shown)."""
         shown = items
-        if self._made_on != QDate.currentDate():
-            self._made, self._made_on = {}, QDate.currentDate()
-        rows = [self._row_made(item) for item in shown]
-        self._made = {row.id: (item, row) for item, row in zip(shown, rows, strict=True)}
         self.table.blockSignals(True)
-        first = self.table.rowCount() == 0
-        matcher = difflib.SequenceMatcher(None, self._rows, rows, autojunk=False)
-        # from the last change to the first: the rows before each change keep their numbers
-        for tag, i1, i2, j1, j2 in reversed(matcher.get_opcodes()):
-            if tag == "equal":
-                continue
-            for row in range(i2 - 1, i1 - 1, -1):
-                self.table.removeRow(row)
-            for k in range(j1, j2):
-                self.table.insertRow(i1 + k - j1)
-                self._fill_row(i1 + k - j1, shown[k], rows[k])
-        self._rows = rows
+        first = self.rows.rowCount() == 0
+        self.rows.fill(shown, made)
         current_row = next((r for r, i in enumerate(shown) if i["id"] == current_id), -1)
         if current_row >= 0 and self.table.currentRow() != current_row:
             self.table.setCurrentCell(current_row, 0)
         if current_row >= 0:
             self.table.selectionModel().select(
-                self.table.model().index(current_row, 0),
+                self.rows.index(current_row, 0),
                 QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
             )
         self.table.blockSignals(False)
-        if first and rows:
-            # Once, when rows first come: measuring 1,000 rows is a third of a full fill, and
-            # columns that jump while the person reads are no help. They stay where the person
-            # drags them.
+        if first and shown:
+            # Once, when rows first come: columns that jump while the person reads are no
+            # help. They stay where the person drags them.
             for col in range(6):
                 self.table.resizeColumnToContents(col)
         self.count_label.setText(self._count(len(shown), waiting, matching))
@@ -302,53 +269,17 @@ class ProposalList(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
         if event.type() == QEvent.Type.LanguageChange:
-            self._made = {}
+            self.rows.forget_texts()
         super().changeEvent(event)
-
-    def _row_made(self, item: Item) -> Row:
-        """The row of `item`: made before from this very item, or made now."""
-        made = self._made.get(item["id"])
-        return made[1] if made is not None and made[0] is item else self._row_of(item)
-
-    def _row_of(self, item: Item) -> Row:
-        """What a proposal's row shows: its id, the cells' texts and the flags' tooltip (two
-        proposals that show the same are the same row)."""
-        flagged = bool(item["flags"])
-        op = op_text(item["op"])
-        what = op if item["op"] == kind_of(item) else f"{op} · {kind_of(item)}"
-        cells = (
-            ("⚑ " if flagged else "") + item["agent"],
-            what,
-            item["scope"] or (item.get("target") or {}).get("scope") or "",
-            str(item["hits"]),
-            when(item["first_seen"]),
-            when(item["last_seen"]),
-            reasons_of(item),
-        )
-        tip = ", ".join(f"{f['family']}:{f['rule']}" for f in item["flags"]) if flagged else ""
-        return Row(item["id"], cells, tip)
-
-    def _fill_row(self, row: int, item: Item, shows: Row) -> None:
-        for col, text in enumerate(shows.cells):
-            cell = QTableWidgetItem(text)
-            cell.setData(ID_ROLE, item["id"])
-            if shows.flags:
-                cell.setBackground(QBrush(FLAGGED))
-                cell.setToolTip(
-                    translate("ReviewWindow", "Flagged by the scanner: {}").format(shows.flags)
-                )
-            self.table.setItem(row, col, cell)
 
     # -- reading ----------------------------------------------------------------------------
 
     def id_at(self, row: int) -> str | None:
-        cell = self.table.item(row, 0) if row >= 0 else None
-        return str(cell.data(ID_ROLE)) if cell is not None else None
+        return self.rows.id_at(row)
 
     def selected_ids(self) -> list[str]:
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-        cells = [self.table.item(r, 0) for r in rows]
-        return [str(c.data(ID_ROLE)) for c in cells if c is not None]
+        return [sid for sid in map(self.rows.id_at, rows) if sid is not None]
 
     def selection_changed(self) -> None:
         """The bulk buttons need two or more rows selected."""

@@ -1777,6 +1777,10 @@ The strictest rule that applies wins.</source>
         <translation>{}（字段：{}）</translation>
     </message>
     <message>
+        <source>The list was not reloaded, so it shows the proposals as last read. Why: {}</source>
+        <translation>列表未能重新加载，因此显示的是上次读取的提议。原因：{}</translation>
+    </message>
+    <message>
         <source>The agent changed this proposal; it now reads “{}”. Your edits are kept: adopt again to adopt your version over it.</source>
         <translation>代理修改了这条提议，现在的内容是“{}”。你的编辑已保留：再次采纳即可用你的版本替代它。</translation>
     </message>
