@@ -40,7 +40,7 @@ from core.paths import (
     resolve_paths,
 )
 from core.protocol import PROTOCOL_VERSION
-from core.runtime import probe, socket_path
+from core.runtime import probe, socket_path, socket_refused
 
 _BY_RPC_CODE = {code.rpc_code: code for code in ErrorCode}
 START_TIMEOUT = 20.0
@@ -253,6 +253,9 @@ class Client:
                 "the tray",
                 data={"socket": str(path)},
             ) from e
+        except PermissionError as e:
+            sock.close()
+            raise socket_refused(path, e) from e
         client = cls(sock, timeout=timeout)
         try:
             if opened is not None:
