@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from core.app import Cairn
 from core.paths import resolve_paths
 from tests.conftest import ROOT, cairn_env
 from tests.serving import paths_for
+from tests.test_cli_serving import at_terminal
 
 NOBODY = 65534
 
@@ -145,6 +147,43 @@ def test_a_cairn_home_under_a_folder_the_user_cannot_look_into(
         line = one_line(out)
         assert out.returncode in (74, 77), (args, out.stderr)
         assert str(shut) in line and "Permission denied" in line, (args, line)
+
+
+@pytest.mark.parametrize("where", ["out", "in"])
+def test_an_archive_path_the_user_cannot_look_into_is_one_line(
+    as_a_user: tuple[str, ...], shut: Path, short_tmp: Path, where: str
+) -> None:
+    """`cairn export --out` or `cairn import` of a file in a folder the user may not enter died
+    with a PermissionError traceback (looking whether it is a folder); an import asked to be
+    confirmed first. Now one line before any question: exit 65 for the archive to write (as for
+    any path that cannot be checked), 74 for one to read (as for a file that cannot be read)."""
+    home = short_tmp / "c"
+    Cairn.open(paths_for(home)).close()  # a store to export
+    args = (
+        ("export", "--out", str(shut / "x.zip"))
+        if where == "out"
+        else ("import", str(shut / "x.zip"))
+    )
+    status, shown = at_terminal(home, *args, typed="import", launcher=as_a_user)
+    assert "Traceback" not in shown and "to confirm" not in shown, shown
+    said = "cannot be checked" if where == "out" else "could not be read"
+    assert status == (65 if where == "out" else 74), shown
+    assert f"cairn: {shut / 'x.zip'} {said}: Permission denied" in shown, shown
+
+
+def test_an_import_of_a_file_the_user_cannot_read_asks_nothing(
+    as_a_user: tuple[str, ...], short_tmp: Path
+) -> None:
+    """An unreadable file to import was found unreadable only after the person typed 'import'."""
+    locked = short_tmp / "memories.jsonl"
+    locked.write_text('{"content": "x", "kind": "fact", "scope": "user"}\n', encoding="utf-8")
+    locked.chmod(0o000)
+    status, shown = at_terminal(short_tmp / "c", "import", str(locked), typed="import",
+                                launcher=as_a_user)  # fmt: skip
+    assert "to confirm" not in shown and "Traceback" not in shown, shown
+    assert status == 74, shown
+    assert f"{locked} could not be read: Permission denied" in shown, shown
+    assert not paths_for(short_tmp / "c").database.exists()
 
 
 def test_a_runtime_folder_of_another_user_is_one_line(
