@@ -27,6 +27,7 @@ from core.errors import (
     ConnectionClosed,
     ErrorCode,
     InvalidInput,
+    IOFault,
     NoAnswer,
     NotRunning,
 )
@@ -90,7 +91,16 @@ def ensure_running(paths: Paths, *, timeout: float = START_TIMEOUT) -> bool:
     if home is not None:
         env[HOME_ENV] = str(home)
     # owner-only, like every file Cairn keeps (the folder is too; a copied log keeps its mode)
-    with os.fdopen(os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
+    try:
+        fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError as e:  # another user's (a Cairn run with sudo): until 2026-12-01 a traceback
+        raise IOFault(
+            f"cannot open Cairn's log {log_file}: {e.strerror or e}; the Cairn a command starts "
+            "writes there - make it writable for your user (a Cairn run with sudo leaves files "
+            "of root's), or remove it",
+            data={"log": str(log_file)},
+        ) from e
+    with os.fdopen(fd, "ab") as out:
         start_of_run = out.seek(0, os.SEEK_END)  # what earlier Cairns wrote is not this one's
         proc = subprocess.Popen(
             daemon_command(),

@@ -22,7 +22,7 @@ import pytest
 from core.app import Cairn
 from core.paths import resolve_paths
 from tests.conftest import ROOT, cairn_env
-from tests.serving import paths_for
+from tests.serving import paths_for, running_daemon
 from tests.test_cli_serving import at_terminal
 
 NOBODY = 65534
@@ -234,3 +234,50 @@ def test_an_xdg_runtime_dir_that_is_not_the_users_is_not_used(
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert resolve_paths().runtime == home / ".local" / "state" / "cairn" / "run"
+
+
+def test_files_left_by_another_user_are_one_line(
+    as_a_user: tuple[str, ...], short_tmp: Path
+) -> None:
+    """Files a Cairn run with sudo leaves behind, which the user may not read or write: the log
+    a command's daemon writes to, an agent's token file. Each was a PermissionError traceback;
+    now one line, exit 74, naming the file."""
+    home = short_tmp / "c"
+    paths = paths_for(home)
+    Cairn.open(paths).close()
+    log = paths.logs / "daemon.log"
+    paths.logs.mkdir(mode=0o700)
+    log.write_text("", encoding="utf-8")
+    log.chmod(0o000)
+    out = cairn(as_a_user, cairn_env(home), *COMMANDS[0])
+    line = one_line(out)
+    assert out.returncode == 74, out.stderr
+    assert line.startswith(f"cairn: cannot open Cairn's log {log}: Permission denied"), line
+    log.chmod(0o600)
+    token = paths.state / "tokens" / "cli.token"
+    token.parent.mkdir(mode=0o700)
+    token.write_text("cairn_not-a-real-token\n", encoding="utf-8")
+    token.chmod(0o000)
+    with running_daemon(home):
+        out = cairn(as_a_user, cairn_env(home), *COMMANDS[0])
+    line = one_line(out)
+    assert out.returncode == 74, out.stderr
+    assert line.startswith(f"cairn: the token file {token} cannot be read: Permission denied"), line
+
+
+def test_a_database_of_another_user_says_whose_it_is(
+    as_a_user: tuple[str, ...], short_tmp: Path
+) -> None:
+    """cairn.db of another user (left by a Cairn run with sudo): Cairn said to chmod u+w it,
+    which only its owner may do. It says whose it is and how to give it back."""
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    home = short_tmp / "c"
+    paths = paths_for(home)
+    Cairn.open(paths).close()
+    os.chown(paths.database, NOBODY, NOBODY)
+    out = cairn(as_a_user, cairn_env(home), "serve")
+    line = one_line(out)
+    assert out.returncode == 74, out.stderr
+    assert f"its file {paths.database} belongs to uid {NOBODY}, not to you (uid 0)" in line, line
+    assert f"`sudo chown -R 0 {paths.data}`" in line and "chmod" not in line, line
