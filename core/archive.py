@@ -72,15 +72,22 @@ def import_source(raw: str | Path) -> Path:
     Raises:
         InvalidInput: it is a folder.
         NotFound: there is no file there.
+        IOFault: it cannot be read (its mode, a folder on the way the user may not enter): said
+            before anyone is asked to confirm (until 2026-12-01 after, or a traceback).
     """
     path = Path(os.path.abspath(os.path.expanduser(raw)))
-    if path.is_dir():
-        raise InvalidInput(
-            f"{path} is a folder; give an archive (.zip) or a JSON lines file",
-            data={"file": str(path)},
-        )
-    if not path.is_file():
-        raise NotFound(f"there is no file at {path}", data={"file": str(path)})
+    try:
+        if path.is_dir():
+            raise InvalidInput(
+                f"{path} is a folder; give an archive (.zip) or a JSON lines file",
+                data={"file": str(path)},
+            )
+        if not path.is_file():
+            raise NotFound(f"there is no file at {path}", data={"file": str(path)})
+        with path.open("rb"):
+            pass
+    except OSError as e:
+        raise IOFault(f"{path} could not be read: {e.strerror or e}") from e
     return path
 
 

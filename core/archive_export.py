@@ -291,7 +291,12 @@ class Exporter:
                 is left.
         """
         out = Path(os.path.abspath(os.path.expanduser(out)))
-        if out.is_dir():
+        try:
+            folder = out.is_dir()
+        except OSError as e:  # a folder on the way the user may not enter (until 2026-12-01 a
+            # traceback at the command line, an internal error from a running Cairn)
+            raise InvalidInput(f"{out} cannot be checked: {e.strerror or e}") from None
+        if folder:
             raise InvalidInput(f"{out} is a folder; give a file name for the archive")
         self._check_target(out)
         if not out.parent.is_dir():

@@ -438,14 +438,7 @@ def _take(
     stop: threading.Event | None = None,
 ) -> BackupInfo:
     """Copy `source` into a new backup in `directory` and return it."""
-    try:
-        ensure_private_dir(directory)
-    except OSError as e:
-        raise IOFault(
-            f"could not make the backup folder {directory}: {reason_for(e, directory)}; "
-            f"{_NOT_TAKEN}",
-            data={"path": str(directory)},
-        ) from e
+    ensure_private_dir(directory)  # IOFault when it cannot be made
     check_private_dir(directory, "backup directory")
     for leftover in directory.glob(f"{_TEMP_PREFIX}*.tmp"):
         # Only the holder of the store's lock writes here, so these are from a crashed backup.

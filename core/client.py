@@ -27,6 +27,7 @@ from core.errors import (
     ConnectionClosed,
     ErrorCode,
     InvalidInput,
+    IOFault,
     NoAnswer,
     NotRunning,
 )
@@ -40,7 +41,7 @@ from core.paths import (
     resolve_paths,
 )
 from core.protocol import PROTOCOL_VERSION
-from core.runtime import probe, socket_path
+from core.runtime import probe, socket_path, socket_refused
 
 _BY_RPC_CODE = {code.rpc_code: code for code in ErrorCode}
 START_TIMEOUT = 20.0
@@ -90,7 +91,16 @@ def ensure_running(paths: Paths, *, timeout: float = START_TIMEOUT) -> bool:
     if home is not None:
         env[HOME_ENV] = str(home)
     # owner-only, like every file Cairn keeps (the folder is too; a copied log keeps its mode)
-    with os.fdopen(os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
+    try:
+        fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError as e:  # another user's (a Cairn run with sudo): until 2026-12-01 a traceback
+        raise IOFault(
+            f"cannot open Cairn's log {log_file}: {e.strerror or e}; the Cairn a command starts "
+            "writes there - make it writable for your user (a Cairn run with sudo leaves files "
+            "of root's), or remove it",
+            data={"log": str(log_file)},
+        ) from e
+    with os.fdopen(fd, "ab") as out:
         start_of_run = out.seek(0, os.SEEK_END)  # what earlier Cairns wrote is not this one's
         proc = subprocess.Popen(
             daemon_command(),
@@ -253,6 +263,9 @@ class Client:
                 "the tray",
                 data={"socket": str(path)},
             ) from e
+        except PermissionError as e:
+            sock.close()
+            raise socket_refused(path, e) from e
         client = cls(sock, timeout=timeout)
         try:
             if opened is not None:

@@ -312,6 +312,16 @@ def _check_before_opening(path: Path, settings: Settings) -> Path | None:
         if target.exists() and not os.access(target, os.W_OK):
             # it opened and served, and every write - a hello included - failed (until
             # 2026-11-30)
+            owner = target.stat().st_uid
+            if owner != os.getuid():  # chmod is not theirs to run (until 2026-12-01 advised)
+                raise StoreUnavailable(
+                    f"the memory database {path} cannot be written (its {what} {target} "
+                    f"belongs to uid {owner}, not to you (uid {os.getuid()}) - a Cairn run with "
+                    "sudo leaves files of root's); Cairn has not changed it. Give Cairn's "
+                    f"folders back to your user (`sudo chown -R {os.getuid()} {path.parent}`) "
+                    "and start Cairn again",
+                    data={"path": str(path)},
+                )
             raise StoreUnavailable(
                 f"the memory database {path} cannot be written (its {what} {target} is "
                 "read-only); Cairn has not changed it. Make it writable for your user (chmod "

@@ -80,10 +80,24 @@ class FileTokens:
         return self._dir / f"{agent}.token"
 
     def get(self, agent: str) -> str | None:
+        """The token kept for `agent`, or None.
+
+        Raises:
+            KeychainFault: its file cannot be read (one of another user's - left by a Cairn
+                run with sudo - or not readable): until 2026-12-01 a traceback.
+        """
+        path = self._path(agent)
         try:
-            return self._path(agent).read_text(encoding="utf-8").strip() or None
+            return path.read_text(encoding="utf-8").strip() or None
         except FileNotFoundError:
             return None
+        except OSError as e:
+            raise KeychainFault(
+                f"the token file {path} cannot be read: {e.strerror or e}; make it readable for "
+                "your user (a Cairn run with sudo leaves files of root's), or issue the agent "
+                f"a new one (`cairn agent revoke {agent}`, then `cairn agent add {agent}`)",
+                data={"path": str(path)},
+            ) from e
 
     def set(self, agent: str, token: str) -> None:
         ensure_private_dir(self._dir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import platformdirs
 
-from core.errors import ConfigInvalid
+from core.errors import ConfigInvalid, IOFault
 
 APP_NAME = "cairn"
 HOME_ENV = "CAIRN_HOME"
@@ -90,22 +91,37 @@ def cairn_home(environ: Mapping[str, str] | None = None) -> Path | None:
 
 def _refuse_files_in_the_way(root: Path, paths: Paths) -> None:
     """A file where CAIRN_HOME, a folder above it, or one of Cairn's folders in it should be
-    made every command die with a traceback (NotADirectoryError, FileExistsError)."""
-    above = root
-    while not above.exists() and above.parent != above:
-        above = above.parent
-    if not above.is_dir():
-        where = "" if above == root else f" (a folder of {HOME_ENV}={root} would go under it)"
-        raise ConfigInvalid(
-            f"{above} is a file, not a folder{where}; point {HOME_ENV} at a folder "
-            "(Cairn creates one that does not exist)"
-        )
-    for folder in (paths.data, paths.config, paths.state, paths.runtime):
-        if folder.exists() and not folder.is_dir():
+    made every command die with a traceback (NotADirectoryError, FileExistsError). A folder the
+    user may not look into tells nothing (until 2026-12-01 a traceback for every command,
+    `cairn paths` too): making Cairn's folders says why they cannot be there."""
+    with contextlib.suppress(PermissionError):
+        above = root
+        while not above.exists() and above.parent != above:
+            above = above.parent
+        if not above.is_dir():
+            where = "" if above == root else f" (a folder of {HOME_ENV}={root} would go under it)"
             raise ConfigInvalid(
-                f"{folder} is a file, not a folder; Cairn keeps its files in that folder - move "
-                "the file away"
+                f"{above} is a file, not a folder{where}; point {HOME_ENV} at a folder "
+                "(Cairn creates one that does not exist)"
             )
+        for folder in (paths.data, paths.config, paths.state, paths.runtime):
+            if folder.exists() and not folder.is_dir():
+                raise ConfigInvalid(
+                    f"{folder} is a file, not a folder; Cairn keeps its files in that folder - "
+                    "move the file away"
+                )
+
+
+def _own_private_folder(path: str) -> bool:
+    """True when `path` is an absolute path to a folder (not a link) of this user that no one
+    else may write: one where Cairn's runtime folder cannot be made or replaced by another."""
+    if not os.path.isabs(path):
+        return False
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
@@ -126,10 +142,14 @@ def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
         _refuse_files_in_the_way(root, paths)
         return paths
     state = Path(platformdirs.user_state_dir(APP_NAME, appauthor=False))
-    if sys.platform.startswith("linux") and not env.get("XDG_RUNTIME_DIR"):
-        # platformdirs would fall back to /tmp/runtime-<uid>, a shared directory another user
-        # could create first; a directory under the user's own state directory cannot be.
-        runtime = state / "run"
+    if sys.platform.startswith("linux"):
+        # Without an XDG_RUNTIME_DIR of the user's own, platformdirs falls back to
+        # /tmp/runtime-<uid>, a shared directory another user could create first (and warns on
+        # every command); a directory under the user's own state directory cannot be. Until
+        # 2026-12-01 that held only when the variable was unset, not when it named another
+        # user's folder (kept by `su`) or one open to others.
+        xdg = env.get("XDG_RUNTIME_DIR", "")
+        runtime = Path(xdg) / APP_NAME if _own_private_folder(xdg) else state / "run"
     else:
         runtime = Path(platformdirs.user_runtime_dir(APP_NAME, appauthor=False))
     return Paths(
@@ -160,8 +180,27 @@ def file_identity(path: Path | str) -> tuple[int, int] | None:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` (and missing parents) owner-only; the final directory is created 0700."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        path.mkdir(mode=0o700)
+    """Create `path` (and missing parents) owner-only; the final directory is created 0700.
+
+    Raises:
+        IOFault: a folder could not be made (one the user may not write or look into, a
+            read-only or full disk): until 2026-12-01 a traceback for every command.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o700)
+    except OSError as e:
+        raise folder_refused(path, e) from e
     return path
+
+
+def folder_refused(path: Path, error: OSError) -> IOFault:
+    """The error for a folder of Cairn's that could not be made: which folder refused, why, and
+    what to do."""
+    where = error.filename or path
+    return IOFault(
+        f"cannot create the folder {where}: {error.strerror or error}; Cairn keeps its files in "
+        f"{path} - make that writable for you, or set {HOME_ENV} to a folder you can write",
+        data={"path": str(path)},
+    )

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import AlreadyRunning, RuntimeUnsafe
-from core.paths import Paths
+from core.paths import Paths, folder_refused
 from core.wording import cut
 
 SOCKET_NAME = "cairn.sock"
@@ -81,16 +81,45 @@ def check_private_dir(path: Path, what: str = "runtime directory") -> None:
 
 
 def prepare_runtime_dir(path: Path) -> None:
-    """Create the runtime directory 0700 if missing (parents with usual modes), then check it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _umask(0o077), contextlib.suppress(FileExistsError):
-        os.mkdir(path, 0o700)
+    """Create the runtime directory 0700 if missing (parents with usual modes), then check it.
+
+    Raises:
+        IOFault: it could not be made (a folder the user may not write).
+        RuntimeUnsafe: see `check_private_dir`.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _umask(0o077), contextlib.suppress(FileExistsError):
+            os.mkdir(path, 0o700)
+    except OSError as e:
+        raise folder_refused(path, e) from e
     check_private_dir(path)
+
+
+def socket_refused(path: Path, error: OSError) -> RuntimeUnsafe:
+    """Why the socket at `path` refused this user (EACCES): its folder is another user's, or
+    open to others, when that is why (`check_private_dir`), else the socket itself is not the
+    user's. Until 2026-12-01 every client command died with a PermissionError traceback."""
+    try:
+        check_private_dir(path.parent)
+    except RuntimeUnsafe as e:
+        return e
+    except OSError as e:  # a folder above it the user may not look into
+        error = e
+    return RuntimeUnsafe(
+        f"cannot reach the socket {path}: {error.strerror or error}; it is not yours - point "
+        "CAIRN_HOME (or XDG_RUNTIME_DIR) at a folder of your own",
+        data={"path": str(path)},
+    )
 
 
 def probe(path: Path, timeout: float = 1.0) -> bool:
     """True when a live server listens on the socket at `path` (one too busy to accept - its
-    queue of waiting connections full - included: it is alive, and its socket is not stale)."""
+    queue of waiting connections full - included: it is alive, and its socket is not stale).
+
+    Raises:
+        RuntimeUnsafe: the socket refuses this user (`socket_refused`).
+    """
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
@@ -99,6 +128,8 @@ def probe(path: Path, timeout: float = 1.0) -> bool:
         return False
     except BlockingIOError:
         return True  # EAGAIN: the listen queue is full (until 2026-11-30 this raised)
+    except PermissionError as e:
+        raise socket_refused(path, e) from e
     except OSError as e:
         if e.errno in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK):
             return False

@@ -575,14 +575,22 @@ def test_a_database_that_cannot_be_written_is_refused_on_open(short_tmp: Path) -
     included, so even `cairn health` said "could not be written" - and nothing said why."""
     paths = paths_for(short_tmp / "ro")
     Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock()).close()
-    locked = subprocess.run(["chattr", "+i", str(paths.database)], capture_output=True)
-    if locked.returncode != 0:
-        pytest.skip(f"chattr +i is not available here: {locked.stderr!r}")
-    try:
-        with pytest.raises(StoreUnavailable) as e:
-            Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
-    finally:
-        subprocess.run(["chattr", "-i", str(paths.database)], check=True)
+    if os.geteuid() != 0:  # a user is stopped by the file's mode
+        paths.database.chmod(0o400)
+        try:
+            with pytest.raises(StoreUnavailable) as e:
+                Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+        finally:
+            paths.database.chmod(0o600)
+    else:  # root only by the immutable attribute
+        locked = subprocess.run(["chattr", "+i", str(paths.database)], capture_output=True)
+        if locked.returncode != 0:
+            pytest.skip(f"chattr +i is not available here: {locked.stderr!r}")
+        try:
+            with pytest.raises(StoreUnavailable) as e:
+                Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
+        finally:
+            subprocess.run(["chattr", "-i", str(paths.database)], check=True)
     assert e.value.message.startswith(
         f"the memory database {paths.database} cannot be written (its file "
     )
