@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from core import audit, old_names
-from core.clock import Clock
+from core.clock import FUTURE_SLACK_MS, Clock, before_floor
 from core.errors import (
     AgentPaused,
     AgentRevoked,
@@ -77,6 +77,15 @@ class Identity:
     verified: bool
     self_enrolled: bool = False
     token_hash: str | None = None  # the hash of the token it proved itself with
+
+
+def bring_back(tx: WriteTx, now_ms: int) -> int:
+    """Set agents' last-seen times after now (`core.clock.after_now`) to now. Returns how many
+    it set."""
+    return tx.conn.execute(
+        "UPDATE agent SET last_seen_at = ? WHERE last_seen_at > ?",
+        (now_ms, now_ms + FUTURE_SLACK_MS),
+    ).rowcount
 
 
 def token_hash(token: str) -> str:
@@ -358,15 +367,18 @@ class AgentService:
         return AgentStatus(row[1])
 
     def seen(self, identity: Identity) -> None:
-        """Record that an agent connected (registering a declared name on first sight)."""
+        """Record that an agent connected (registering a declared name on first sight). While
+        the clock reads before 2026 (`core.clock.FLOOR_MS`) the time it was last seen is kept."""
         now = self._clock.now_ms()
+        seen = None if before_floor(now) else now
 
         def job(tx: WriteTx) -> None:
             tx.conn.execute(
                 "INSERT INTO agent (name, status, created_at, created_by, last_seen_at) "
                 "VALUES (?, 'active', ?, 'self-declared', ?) "
-                "ON CONFLICT(name) DO UPDATE SET last_seen_at = excluded.last_seen_at",
-                (identity.name, now, now),
+                "ON CONFLICT(name) DO UPDATE SET "
+                "last_seen_at = coalesce(excluded.last_seen_at, last_seen_at)",
+                (identity.name, now, seen),
             )
 
         self._store.writer.run(job)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 
-from core import __version__, old_names
+from core import __version__, audit, old_names
 from core.activity import Activity
 from core.agents import AgentService
 from core.allowlist import Allowlist
@@ -146,6 +146,7 @@ class Cairn:
         # would be told the store is "already open in another Cairn process" - this one.
         with ExitStack() as undo:
             undo.callback(store.close)
+            clock_watch.started(audit.newest_at(store.read_db.conn()))
             usage = UsageRecorder(
                 store, settings.integer("usage.flush_interval_ms"), failures, clock
             )

@@ -568,6 +568,12 @@ def table_start(conn: sqlite3.Connection) -> int:
     return int(row[0]) + 1 if row else 1
 
 
+def newest_at(conn: sqlite3.Connection) -> int | None:
+    """The time of the newest event (the last written), if any."""
+    row = conn.execute("SELECT at FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+    return int(row[0]) if row else None
+
+
 def belongs(conn: sqlite3.Connection, rotated: Path, start: int) -> bool:
     """Whether a rotated file is part of the history of the database behind `conn`, whose audit
     table starts at `start`: each of its events comes before the table, or is the table's own

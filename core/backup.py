@@ -27,7 +27,7 @@ from typing import Any
 
 from core import audit
 from core.atomic_file import FileNotWritten, Step, fsync_dir, fsync_file, reason_for
-from core.clock import Clock, SystemClock
+from core.clock import FUTURE_SLACK_MS, Clock, SystemClock
 from core.database import StoreLock
 from core.errors import (
     AlreadyRunning,
@@ -62,8 +62,6 @@ _NAME = re.compile(r"^cairn-(\d{8}T\d{6}Z)-([a-z0-9][a-z0-9.-]*)\.db$")
 _REASON = re.compile(r"^[a-z0-9][a-z0-9.-]{0,63}$")
 _TEMP_PREFIX = ".cairn-backup-"
 _SIDECARS = ("-wal", "-shm", "-journal")
-# A backup stamped this far ahead of the clock is treated as written under a wrong clock.
-_FUTURE_SLACK_MS = 60_000
 
 
 @dataclass(frozen=True)
@@ -178,7 +176,7 @@ class BackupService:
             return False
         now = self._clock.now_ms()
         for info in self.list():
-            if not info.pre_migration and info.created_at_ms <= now + _FUTURE_SLACK_MS:
+            if not info.pre_migration and info.created_at_ms <= now + FUTURE_SLACK_MS:
                 return now - info.created_at_ms >= hours * 3_600_000
         return True
 
@@ -231,7 +229,7 @@ def newest_backup(directory: Path, now_ms: int | None = None) -> Path:
     """
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     for info in list_backups(directory):
-        if info.created_at_ms <= now + _FUTURE_SLACK_MS:
+        if info.created_at_ms <= now + FUTURE_SLACK_MS:
             return info.path
     raise NotFound(f"there are no backups in {directory} to restore (none dated up to now)")
 
@@ -271,7 +269,7 @@ def retained(
     weeks: set[tuple[int, int]] = set()
 
     def newest_first(b: BackupInfo) -> tuple[bool, int, str]:
-        return (b.created_at_ms <= now_ms + _FUTURE_SLACK_MS, b.created_at_ms, b.path.name)
+        return (b.created_at_ms <= now_ms + FUTURE_SLACK_MS, b.created_at_ms, b.path.name)
 
     for info in sorted(backups, key=newest_first, reverse=True):
         if info.pre_migration:

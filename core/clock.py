@@ -42,11 +42,20 @@ FLOOR_MS = 1_767_225_600_000
 STEP_MS = 600_000
 # How long health names the last step, in boot-clock time.
 _STEP_SHOWN_MS = 86_400_000
+# A stamp this far after now was written under a clock running ahead (or the clock was set back
+# since): Cairn does not believe it.
+FUTURE_SLACK_MS = 60_000
 
 
 def before_floor(ms: int) -> bool:
     """Whether a reading of the clock is before the earliest time Cairn trusts (`FLOOR_MS`)."""
     return ms < FLOOR_MS
+
+
+def after_now(stamp_ms: int, now_ms: int) -> bool:
+    """Whether a stored time is later than now (beyond `FUTURE_SLACK_MS`): written while the
+    clock ran ahead, or the clock was set back since."""
+    return stamp_ms > now_ms + FUTURE_SLACK_MS
 
 
 def refuse_before_floor(ms: int) -> None:
@@ -90,11 +99,13 @@ class SystemBootClock:
 @dataclass(frozen=True)
 class Step:
     """The wall clock was set: it read `to_ms` where, by the boot clock, it should have read
-    `from_ms` (at boot-clock time `at_boot_ms`)."""
+    `from_ms` (at boot-clock time `at_boot_ms`). `while_stopped`: seen at start, where the store's
+    newest event, at `from_ms`, is after the clock's `to_ms` - it should have read that at least."""
 
     from_ms: int
     to_ms: int
     at_boot_ms: int
+    while_stopped: bool = False
 
 
 class ClockWatch:
@@ -108,13 +119,33 @@ class ClockWatch:
         self._boot = boot or SystemBootClock()
         self._lock = threading.Lock()
         self._previous: tuple[int, int] | None = None  # (wall, boot) at the last round
+        self._wait_first = False  # the store's newest event was after now at start
         self.last_step: Step | None = None
+
+    def started(self, newest_ms: int | None) -> None:
+        """At start, with the time of the store's newest event. One after now (`after_now`) is a
+        step the boot clock cannot see - the clock was set back while Cairn was stopped, or it
+        reads wrong now: the first round does not act on time, and health says so."""
+        now = self._clock.now_ms()
+        if newest_ms is None or not after_now(newest_ms, now):
+            return
+        with self._lock:
+            self.last_step = Step(newest_ms, now, self._boot.boot_ms(), while_stopped=True)
+            self._wait_first = True
+        log.warning(
+            "the store's newest event is from %s, after this computer's clock (%s): the clock "
+            "was set back while Cairn was stopped, or it reads wrong now; housekeeping that acts "
+            "on time waits for the next round",
+            utc_minute(newest_ms),
+            utc_minute(now),
+        )
 
     def round(self) -> bool:
         """At the start of a round: whether it may act on time now."""
         wall, boot = self._clock.now_ms(), self._boot.boot_ms()
         with self._lock:
             previous, self._previous = self._previous, (wall, boot)
+            waits, self._wait_first = self._wait_first, False
             step = None
             if previous is not None:
                 expected = previous[0] + (boot - previous[1])
@@ -127,6 +158,8 @@ class ClockWatch:
                 utc_minute(step.from_ms),
                 utc_minute(step.to_ms),
             )
+            return False
+        if waits:  # said at start (`started`)
             return False
         if before_floor(wall):
             log.warning(
@@ -149,11 +182,23 @@ class ClockWatch:
             )
         step = self.last_step
         if step is not None and self._boot.boot_ms() - step.at_boot_ms < _STEP_SHOWN_MS:
+            if step.while_stopped:
+                what = (
+                    f"the store's newest event is from {utc_minute(step.from_ms)}, after this "
+                    f"computer's clock at start ({utc_minute(step.to_ms)}): the clock was set "
+                    "back while Cairn was stopped, or it reads wrong now; housekeeping skipped "
+                    "its first round"
+                )
+            else:
+                what = (
+                    f"the clock was set from {utc_minute(step.from_ms)} to "
+                    f"{utc_minute(step.to_ms)}; housekeeping skipped that round"
+                )
             out["clock_stepped"] = (
-                f"the clock was set from {utc_minute(step.from_ms)} to {utc_minute(step.to_ms)}; "
-                "housekeeping skipped that round (it expires, archives and ends sessions by the "
-                "clock) and acts again once the clock runs steadily. If the clock reads the right "
-                "time now, nothing is needed; if not, set it. What was written while the clock "
-                "was wrong keeps the times it was stamped with"
+                f"{what} (it expires, archives and ends sessions by the clock) and acts again "
+                "once the clock runs steadily. If the clock reads the right time now, nothing is "
+                "needed; if not, set it. What was written while the clock was wrong keeps the "
+                "times it was stamped with, except that times of sessions, agents, recalls and "
+                "proposals after now are set to now from then on"
             )
         return out

@@ -1,7 +1,7 @@
-"""Housekeeping that runs on start and periodically: purge expired memories, free what gone or
-expired memories leave hidden (and a store from before 2026-11-30 left stranded), rotate the
-audit log, and the lifecycle pass (archive unused project memories, end stale sessions, check
-workspaces, the daily integrity check).
+"""Housekeeping that runs on start and periodically: bring times after now back to now, purge
+expired memories, free what gone or expired memories leave hidden (and a store from before
+2026-11-30 left stranded), rotate the audit log, and the lifecycle pass (archive unused project
+memories, end stale sessions, check workspaces, the daily integrity check).
 
 Each step runs on its own: one that fails is recorded in health under `janitor.<step>` and the
 others still run. Each run reports what it did; nothing here deletes a memory that has not expired.
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from core import audit
+from core import agents, audit, suggestions, usage
 from core.atomic_file import fsync_dir, reason_for
 from core.clock import ClockWatch
 from core.errors import IOFault
@@ -117,6 +117,8 @@ class Janitor:
                 failed.append(site)
                 return fallback
 
+        if timed:
+            step("times_after_now", self.bring_back_times, 0)
         purged = step("purge", self._memories.purge_expired, 0) if timed else 0
         released = step("release_stranded", self._memories.release_stranded, 0) if timed else 0
         rotated = step("audit_rotation", self.rotate_audit, 0)
@@ -142,6 +144,30 @@ class Janitor:
         ):
             log.info("janitor: %s", report.to_dict())
         return report
+
+    def bring_back_times(self) -> int:
+        """Set Cairn's own times that are after now (`core.clock.after_now`: written while the
+        clock ran ahead, then set right) to now, so they age from here: memories' last recalls,
+        sessions' and agents' last sightings, waiting proposals' sightings. Run only in a round
+        the clock is trusted for. Memories' revisions and audit events are history and keep
+        theirs. Returns how many times it set."""
+        now = self._store.clock.now_ms()
+
+        def job(tx: WriteTx) -> dict[str, int]:
+            return {
+                "recalls": usage.bring_back(tx, now),
+                "sessions": Lifecycle.bring_back_sessions(tx, now),
+                "agents": agents.bring_back(tx, now),
+                "proposals": suggestions.bring_back(tx.conn, now),
+            }
+
+        counts = self._store.writer.run(job)
+        if total := sum(counts.values()):
+            log.warning(
+                "times after now (the clock ran ahead, or was set back) set to now: %s",
+                ", ".join(f"{n} {what}" for what, n in counts.items() if n),
+            )
+        return total
 
     def rotate_audit(self) -> int:
         """Move audit events beyond `audit.max_events` into files under the state directory, a

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from core import audit
-from core.clock import Clock
+from core.clock import FUTURE_SLACK_MS, Clock, before_floor
 from core.dedupe import dedupe_holder
 from core.errors import Forbidden, InvalidInput, NotFound
 from core.health import Warnings
@@ -139,8 +139,12 @@ class Lifecycle:
     # -- sessions ----------------------------------------------------------------------------
 
     def session_seen(self, session_id: str, workspace_id: str | None) -> None:
-        """A connection bound to `session_id` said hello, or closed: the session is alive now."""
+        """A connection bound to `session_id` said hello, or closed: the session is alive now.
+        Not while the clock reads before 2026 (`core.clock.FLOOR_MS`): a session "last seen in
+        1970" would be ended by the first round after the clock is set."""
         now = self._clock.now_ms()
+        if before_floor(now):
+            return
 
         def job(tx: WriteTx) -> None:
             tx.conn.execute(
@@ -191,6 +195,15 @@ class Lifecycle:
 
             expiring += self._store.writer.run(job)
         return len(ended), expiring
+
+    @staticmethod
+    def bring_back_sessions(tx: WriteTx, now_ms: int) -> int:
+        """Set sessions' last-seen times after now (`core.clock.after_now`) to now: a session
+        seen while the clock read 2100 would otherwise never end. Returns how many it set."""
+        return tx.conn.execute(
+            "UPDATE session SET last_seen = ? WHERE last_seen > ?",
+            (now_ms, now_ms + FUTURE_SLACK_MS),
+        ).rowcount
 
     def _expire(self, tx: WriteTx, caller: Caller, memory: Memory, now: int) -> None:
         updated = replace(

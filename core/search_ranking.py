@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from core.clock import after_now
 from core.model import Memory, Status
 from core.ranking import Bm25F, DocTerms, feedback_candidates, feedback_terms
 from core.search_config import EngineConfig
@@ -121,8 +122,9 @@ def make_hit(
 
 
 def bounded_rerank(hits: list[SearchHit], now: int, *, config: EngineConfig) -> list[SearchHit]:
-    """Let importance, the human's pin and recency move a hit up at most `rerank_max_shift`
-    places, within the exact-pinned group and within the rest; membership never changes."""
+    """Let importance, the human's pin and recency (a change in the last `recent_days`, not
+    after `now`) move a hit up at most `rerank_max_shift` places, within the exact-pinned group
+    and within the rest; membership never changes."""
     shift = config.rerank_max_shift
     recent = config.recent_days * 86_400_000
 
@@ -130,7 +132,9 @@ def bounded_rerank(hits: list[SearchHit], now: int, *, config: EngineConfig) -> 
         m = hit.memory
         if m.status is not Status.ACTIVE or m.expired:
             return 0
-        steps = (m.importance >= 4) + m.pinned + (now - m.updated_at <= recent)
+        # never a change "after now" (the clock ran ahead when it was made): recent for years
+        fresh = now - m.updated_at <= recent and not after_now(m.updated_at, now)
+        steps = (m.importance >= 4) + m.pinned + fresh
         return min(shift, int(steps))
 
     def rerank(group: list[SearchHit]) -> list[SearchHit]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from core.clock import FUTURE_SLACK_MS
 from core.database import in_lists
 from core.model import Scope
 from core.similarity import (
@@ -448,6 +449,16 @@ def bump(conn: sqlite3.Connection, waiting: Suggestion, seen: Suggestion, now: i
     conn.execute("DELETE FROM suggestion WHERE id = ?", (waiting.id,))
     insert(conn, merged)
     return merged
+
+
+def bring_back(conn: sqlite3.Connection, now_ms: int) -> int:
+    """Set the times waiting proposals were first and last seen that are after now
+    (`core.clock.after_now`) to now: one seen while the clock read 2100 would otherwise top the
+    queue (most recent first) and be the last evicted for good. Returns how many it set."""
+    return conn.execute(
+        "UPDATE suggestion SET first_seen = min(first_seen, ?), last_seen = ? WHERE last_seen > ?",
+        (now_ms, now_ms, now_ms + FUTURE_SLACK_MS),
+    ).rowcount
 
 
 def evict_over(conn: sqlite3.Connection, cap: int, *, keep: str) -> list[Suggestion]:

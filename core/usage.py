@@ -2,7 +2,9 @@
 
 Use is not a change: these writes create no revision and no audit event, publish nothing, and may
 lose the last few seconds of counts if the process is killed (documented; the counts are hints for
-ranking and housekeeping, never the truth about a memory).
+ranking and housekeeping, never the truth about a memory). A recall while the clock reads before
+2026 is counted without its time; a last-recalled time after now is brought back to now by
+housekeeping (`bring_back`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 
-from core.clock import Clock
+from core.clock import FUTURE_SLACK_MS, Clock, before_floor
 from core.failures import BackgroundFailures
 from core.store import Store
 from core.writer import WriteTx
@@ -33,8 +35,8 @@ class UsageRecorder:
     def record(self, memory_ids: Iterable[str], at_ms: int) -> None:
         with self._lock:
             for mid in memory_ids:
-                count, _ = self._pending.get(mid, (0, at_ms))
-                self._pending[mid] = (count + 1, at_ms)
+                count, at = self._pending.get(mid, (0, at_ms))
+                self._pending[mid] = (count + 1, max(at, at_ms))
 
     def pending(self) -> int:
         with self._lock:
@@ -80,8 +82,19 @@ class UsageRecorder:
             self._failures.record("usage", e, self._clock.now_ms())
 
 
+def bring_back(tx: WriteTx, now_ms: int) -> int:
+    """Set last-recalled times after now (`core.clock.after_now`) to now: a memory recalled
+    while the clock read 2100 would otherwise read "last used 2100" and never count as unused.
+    Returns how many it set."""
+    return tx.conn.execute(
+        "UPDATE usage SET last_recalled_at = ? WHERE last_recalled_at > ?",
+        (now_ms, now_ms + FUTURE_SLACK_MS),
+    ).rowcount
+
+
 def _writing(batch: dict[str, tuple[int, int]]) -> Callable[[WriteTx], int]:
-    """The write job adding `batch` (memory id: count, last recalled) to the usage rows."""
+    """The write job adding `batch` (memory id: count, last recalled) to the usage rows. A time
+    before 2026 (`core.clock.FLOOR_MS`: the clock was wrong) is not written, the count is."""
 
     def job(tx: WriteTx) -> int:
         # Only memories that still exist; a memory forgotten meanwhile just loses its counts.
@@ -89,8 +102,12 @@ def _writing(batch: dict[str, tuple[int, int]]) -> Callable[[WriteTx], int]:
             "INSERT INTO usage (memory_id, use_count, last_recalled_at) "
             "SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM memory WHERE id = ?) "
             "ON CONFLICT(memory_id) DO UPDATE SET use_count = use_count + excluded.use_count, "
-            "last_recalled_at = max(coalesce(last_recalled_at, 0), excluded.last_recalled_at)",
-            [(mid, count, at, mid) for mid, (count, at) in batch.items()],
+            "last_recalled_at = coalesce(max(last_recalled_at, excluded.last_recalled_at), "
+            "last_recalled_at, excluded.last_recalled_at)",
+            [
+                (mid, count, None if before_floor(at) else at, mid)
+                for mid, (count, at) in batch.items()
+            ],
         )
         return len(batch)
 

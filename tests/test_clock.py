@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import subprocess
 import sys
 import time
@@ -58,10 +59,17 @@ class Scene:
     """A Cairn whose wall and boot clocks the test moves, with one agent's three memories: a
     project memory with a day to live, one with no expiry, and a session's scratch."""
 
-    def __init__(self, paths: Paths, workspace_dir: Path, clock: FakeClock, boot: FakeBoot):
+    def __init__(
+        self,
+        paths: Paths,
+        workspace_dir: Path,
+        clock: FakeClock,
+        boot: FakeBoot,
+        settings: Settings = SHORT,
+    ):
         open_policy(paths.config)
         self.clock, self.boot = clock, boot
-        self.app = Cairn.open(paths, settings=SHORT, clock=clock, boot_clock=boot)
+        self.app = Cairn.open(paths, settings=settings, clock=clock, boot_clock=boot)
         ws = self.app.workspaces.resolve(str(workspace_dir))
         agent = Caller(Surface.AGENT, agent="agent-a", workspace_id=ws.id, session_id="s-1")
         self.ids = [
@@ -81,7 +89,7 @@ class Scene:
         self.janitor = Janitor(
             self.app.store,
             self.app.memories,
-            SHORT,
+            settings,
             paths,
             lifecycle=self.app.lifecycle,
             watch=self.app.clock_watch,
@@ -271,6 +279,14 @@ def test_a_write_at_1970_through_the_socket_and_the_cli_is_refused_clock_wrong(
 FAKETIME = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))
 
 
+def set_clock(timestamp_file: Path, spec: str) -> None:
+    """Set the faked clock at once: libfaketime reading the file while it is being rewritten
+    (empty) gives the real time, a step the test did not make."""
+    ready = timestamp_file.with_suffix(".new")
+    ready.write_text(spec + "\n", encoding="utf-8")
+    os.replace(ready, timestamp_file)
+
+
 @pytest.mark.skipif(not FAKETIME, reason="libfaketime is not installed (Debian: faketime)")
 def test_the_real_daemon_started_on_a_1970_clock_then_set_right(short_tmp: Path) -> None:
     """The tester's run: `cairn serve` started while the clock read 1970-01-02 (its boot clock
@@ -281,7 +297,7 @@ def test_the_real_daemon_started_on_a_1970_clock_then_set_right(short_tmp: Path)
     work = short_tmp / "proj"
     work.mkdir()
     fake = short_tmp / "faketime"
-    fake.write_text("@1970-01-02 00:00:00\n", encoding="utf-8")
+    set_clock(fake, "@1970-01-02 00:00:00")
     env = {
         "LD_PRELOAD": FAKETIME[0],
         "FAKETIME_TIMESTAMP_FILE": str(fake),
@@ -307,7 +323,7 @@ def test_the_real_daemon_started_on_a_1970_clock_then_set_right(short_tmp: Path)
         status, shown = at_terminal(home, "health", "--json", typed="")
         assert status == 0, shown
         assert "clock_wrong" in shown and "1970-01-02" in shown, shown
-        fake.write_text("@2026-12-01 05:00:00\n", encoding="utf-8")
+        set_clock(fake, "@2026-12-01 05:00:00")
         deadline = time.monotonic() + 30
         warnings: dict[str, str] = {}
         while time.monotonic() < deadline and "clock_stepped" not in warnings:

@@ -507,6 +507,31 @@ def test_bounded_rerank_moves_at_most_two_places(
     assert set(top5) == set(base[:5])  # membership of the top K never changes
 
 
+def test_a_memory_changed_while_the_clock_read_2100_is_not_recent_for_years(
+    cairn: Cairn, agent: Caller, clock: FakeClock
+) -> None:
+    """Recency never favours a time after now: a memory changed while the clock read 2100, then
+    set right, keeps its place (until 2026-12-01 it counted as changed "within 14 days" until
+    2100 and rose a place over better matches); one changed at the right time rises as ever."""
+    made = [put(cairn, agent, ("osprey " * (12 - i)) + f"note {i}") for i in range(10)]
+    clock.advance(60 * 86400)  # all old
+    base = ids(cairn, agent, "osprey", limit=10)
+    assert set(base) == set(made)
+    right_now = clock.now
+    clock.now = 4_102_444_800_000  # 2100-01-01
+    cairn.memories.update(agent, UpdateRequest(id=base[9], if_revision=1, importance=2))
+    clock.now = right_now + 3_600_000  # set right
+    cairn.memories.update(agent, UpdateRequest(id=base[5], if_revision=1, importance=2))
+    ranked = ids(cairn, agent, "osprey", limit=10)
+    assert ranked.index(base[5]) == 4  # changed an hour ago: recent
+    assert ranked.index(base[9]) == 9, ranked  # "changed in 2100"
+    clock.advance(365 * 86400)  # a year on, the same
+    cairn.memories.update(agent, UpdateRequest(id=base[5], if_revision=2, importance=1))
+    ranked = ids(cairn, agent, "osprey", limit=10)
+    assert ranked.index(base[5]) == 4
+    assert ranked.index(base[9]) == 9, ranked
+
+
 def test_presence_distinguishes_strong_weak_and_none(cairn: Cairn, agent: Caller) -> None:
     put(cairn, agent, "The payment gateway retries failed charges three times with backoff.")
     put(cairn, agent, "Lunch is at noon.")
