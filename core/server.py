@@ -357,7 +357,10 @@ class Server:
             self.cairn.activity.disconnected()
             caller = conn.session.caller
             if caller is not None and caller.session_id is not None:
-                with contextlib.suppress(CairnError):  # closing: the store may be closing too
+                # Closing: the store may be closing too, and a stop may cancel this wait (the
+                # write still runs); a CancelledError out of here was logged by asyncio as
+                # "Exception in callback StreamReaderProtocol..." until 2026-12-01.
+                with contextlib.suppress(CairnError, asyncio.CancelledError):
                     await self.run_in_pool(
                         functools.partial(
                             self.cairn.lifecycle.session_seen,

@@ -339,3 +339,38 @@ def test_a_stop_during_the_first_rotation_ends_it_between_chunks_and_a_restart_f
     assert not manifest["audit"]["unreadable_lines"]
     assert [e["seq"] for e in events] == list(range(1, table[-1]["seq"] + 1))
     assert [e | {"preview": None} for e in events[: len(before)]] == before
+
+
+def test_a_stop_just_after_a_session_closed_logs_no_traceback(
+    short_tmp: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A connection bound to a session records, as it closes, that the session was alive - a
+    write. A stop while that write waited cancelled the connection's handler inside its
+    `finally`, and asyncio logged "Exception in callback StreamReaderProtocol..." with a
+    CancelledError traceback in the daemon's log at an ordinary stop (seen in one of five
+    start/search/stop cycles). The writer is held busy here so the stop comes at that moment."""
+    caplog.set_level(logging.ERROR)
+    with served_in_thread(paths_for(short_tmp / "c")) as runtime:
+        assert runtime.cairn is not None
+        cairn = runtime.cairn
+        gate, holding = threading.Event(), threading.Event()
+
+        def hold(_tx: object) -> None:
+            holding.set()
+            gate.wait(30)
+
+        c = RawClient(runtime.socket)
+        assert "result" in c.hello(workspace=str(short_tmp), session="s-1")
+        holder = threading.Thread(target=cairn.store.writer.run, args=(hold,))
+        holder.start()
+        try:
+            assert holding.wait(30)
+            c.close()
+            assert wait_for(lambda: cairn.activity.connections_now == 0, timeout=30)
+            runtime.request_stop("the test stops Cairn as a session closes")
+            time.sleep(0.5)  # the stop cancels the closing connection's handler meanwhile
+        finally:
+            gate.set()
+            holder.join(30)
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert said == [], said
