@@ -130,6 +130,11 @@ def start_daemon(paths: Paths, code: Path, log: Path) -> subprocess.Popen[bytes]
     return proc
 
 
+# The line that ends a housekeeping round in the daemon's log (the logger's name, then the
+# message): every line of the janitor's logger has "janitor:" in it, the rotation's too.
+ROUND_LOGGED = "core.janitor: janitor:"
+
+
 def writes_until_round(
     client: Client,
     proc: subprocess.Popen[bytes],
@@ -138,11 +143,12 @@ def writes_until_round(
     mark: int = 0,
     limit_s: float = 120.0,
 ) -> list[float]:
-    """An agent's `memory.write`s, one every 20 ms, until the daemon logs its housekeeping round
-    ("janitor:" in `log` after offset `mark`) or `limit_s` passes: the seconds each one waited."""
+    """An agent's `memory.write`s, one every 20 ms, until the daemon logs the end of its
+    housekeeping round (`ROUND_LOGGED` in `log` after offset `mark`) or `limit_s` passes: the
+    seconds each one waited."""
     waits: list[float] = []
     began = time.perf_counter()
-    while "janitor:" not in log.read_text(errors="replace")[mark:]:
+    while ROUND_LOGGED not in log.read_text(errors="replace")[mark:]:
         if time.perf_counter() - began > limit_s:
             break
         if proc.poll() is not None:
