@@ -33,7 +33,8 @@ from core.paths import Paths, ensure_private_dir
 from core.policy import POLICY_FILE
 from core.policy_file import PolicyService
 from core.replaced_store import FileGone, Kept
-from core.review import ReviewQueue, ReviewService
+from core.review import ReviewService
+from core.review_queue import ReviewQueue
 from core.runtime import socket_path
 from core.search import SearchService
 from core.search_index import SearchIndex

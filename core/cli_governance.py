@@ -19,7 +19,7 @@ from core.errors import CairnError, ErrorCode, InvalidInput
 from core.model import Scope
 from core.paths import resolve_paths
 from core.policy import Mode, PolicyInvalid, all_auto, with_mode
-from core.review import check_reason
+from core.review_decisions import check_reason
 from core.settings import load_settings
 from core.suggestions import REASON_CODES
 from core.terminal import (

@@ -23,9 +23,10 @@ from PySide6.QtWidgets import (
 
 from core.errors import CairnError, Conflict
 from core.model import Scope
+from core.review_decisions import MAX_REASON_CHARS
 
 # FEEDBACK_ACTIONS: what adopting feedback may do (the first is the default)
-from core.review import FEEDBACK_ACTIONS, MAX_REASON_CHARS
+from core.review_edits import FEEDBACK_ACTIONS
 from core.validation import Limits
 from desktop.diff import diff_html, plain_html
 from desktop.widgets import edited_text, named
