@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import AlreadyRunning, IOFault, RuntimeUnsafe
-from core.paths import Paths, folder_refused
+from core.paths import Paths, folder_refused, make_folders
 from core.wording import cut
 
 SOCKET_NAME = "cairn.sock"
@@ -99,7 +99,7 @@ def prepare_runtime_dir(path: Path) -> None:
         RuntimeUnsafe: see `check_private_dir`.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(path.parent)
         with _umask(0o077), contextlib.suppress(FileExistsError):
             os.mkdir(path, 0o700)
     except OSError as e:
