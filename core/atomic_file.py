@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from core.errors import IOFault
-from core.paths import free_space
+from core.paths import free_space, make_folders
 
 
 class Step(Enum):
@@ -140,7 +140,7 @@ def replacing(
 
     if folder_mode is not None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=folder_mode)
+            make_folders(path.parent, folder_mode)
         except OSError as e:
             raise refused(Step.FOLDER, e) from e
     try:

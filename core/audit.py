@@ -24,6 +24,7 @@ from core.atomic_file import fsync_dir
 from core.changes import Change, Topic
 from core.clock import refuse_before_floor
 from core.model import Caller, Memory, Scope, Surface, Tier
+from core.paths import make_folders
 from core.wording import cut
 from core.writer import WriteTx
 
@@ -378,7 +379,7 @@ def start_rotation(tx: WriteTx, max_events: int, archive_dir: Path) -> Rotation 
     (`set_aside`). An interrupted file keeps every whole line; a line cut short by a kill is
     dropped (its event is still in the table, as is every event after it).
     """
-    archive_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_folders(archive_dir)
     set_aside(tx.conn, archive_dir, aside_folder_name())
     start = table_start(tx.conn)
     open_files = [(s, p) for p in rotated_files(archive_dir) if (s := span(p)) and s[1] >= start]

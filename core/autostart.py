@@ -53,6 +53,8 @@ class Found:
     kind: Kind
     path: str
     current: bool  # it runs this installation (False: another one, or an older version)
+    # it starts at login: False for a systemd unit without its link in default.target.wants
+    starts: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind.value, "path": self.path, "current": self.current}
@@ -122,11 +124,27 @@ class Autostart:
                 current = path.read_text(encoding="utf-8") == self.entry(kind).content
             except (OSError, UnicodeDecodeError):
                 current = False
-        return Found(kind, str(path), current)
+        link = self.where.headless_link
+        starts = True
+        if self.platform is Platform.LINUX and kind is Kind.HEADLESS and link is not None:
+            # systemd starts the unit at login only through this link (what `systemctl --user
+            # enable` makes); a link that points elsewhere still names cairn.service.
+            starts = os.path.lexists(str(link))
+        return Found(kind, str(path), current, starts)
 
     def status(self) -> Report:
-        found = [f for kind in Kind if (f := self._found(kind)) is not None]
-        notes = []
+        """The entries that start Cairn at login, and notes on anything else found: both
+        kinds, an entry of another installation, a unit that is not enabled (until 2026-12-01 a
+        unit without its link was said to start at login)."""
+        present = [f for kind in Kind if (f := self._found(kind)) is not None]
+        found = [f for f in present if f.starts]
+        notes = [
+            f"{f.kind.title}'s unit {f.path} is there but not enabled (no link "
+            f"{self.where.headless_link}), so it does not start when you log in; `cairn "
+            "autostart enable --headless` enables it"
+            for f in present
+            if not f.starts
+        ]
         if len(found) == len(Kind):
             notes.append(
                 "both are enabled: whichever starts first holds your memories and the other "

@@ -24,7 +24,7 @@ from core.clock import Clock, SystemClock
 from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
 from core.old_writes import repair_if_marked
-from core.paths import ensure_private_dir, file_identity, free_space
+from core.paths import ensure_private_dir, file_identity, free_space, make_folders
 from core.replaced_store import kept_stores, set_foreign_log_aside
 from core.settings import Settings
 
@@ -162,7 +162,7 @@ class StoreLock:
     def acquire(self) -> StoreLock:
         """Take the lock or raise AlreadyRunning naming the holder's pid when it is known."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_folders(self.path.parent)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as e:  # a read-only or full file system, a folder that is not ours
             raise IOFault(

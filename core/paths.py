@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -179,15 +180,38 @@ def file_identity(path: Path | str) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+def make_folders(path: Path, mode: int = 0o700) -> None:
+    """Make the folder `path` and the missing folders above it, each new one with `mode` (by
+    default 0700, as XDG asks of a folder an application makes) less the umask: a CAIRN_HOME
+    Cairn made was 0777 under umask 000 until 2026-12-01, as `mkdir -p` makes the folders above
+    the last. A folder that is there already is left as it is.
+
+    Raises:
+        OSError: as `os.mkdir` raises it; FileExistsError when a file is at `path`.
+    """
+    try:
+        os.mkdir(path, mode)
+    except FileNotFoundError:
+        if path.parent == path:
+            raise
+        make_folders(path.parent, mode)
+        with contextlib.suppress(FileExistsError):  # made meanwhile: checked below
+            os.mkdir(path, mode)
+    except FileExistsError:
+        pass
+    if not path.is_dir():
+        raise FileExistsError(errno.EEXIST, "a file is in the place of a folder", str(path))
+
+
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` (and missing parents) owner-only; the final directory is created 0700.
+    """Create `path` (and missing parents) owner-only; each folder made is 0700.
 
     Raises:
         IOFault: a folder could not be made (one the user may not write or look into, a
             read-only or full disk): until 2026-12-01 a traceback for every command.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(path.parent)
         with contextlib.suppress(FileExistsError):
             path.mkdir(mode=0o700)
     except OSError as e:

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import AlreadyRunning, RuntimeUnsafe
-from core.paths import Paths, folder_refused
+from core.errors import AlreadyRunning, IOFault, RuntimeUnsafe
+from core.paths import Paths, folder_refused, make_folders
 from core.wording import cut
 
 SOCKET_NAME = "cairn.sock"
@@ -55,7 +55,13 @@ def _umask(mask: int) -> Iterator[None]:
 
 
 def check_private_dir(path: Path, what: str = "runtime directory") -> None:
-    """Refuse a private directory that is a symlink, foreign, or open to group/others."""
+    """Refuse a private directory that is a symlink, foreign, or open to group/others.
+
+    Raises:
+        RuntimeUnsafe: it is a symbolic link, another user's, or open to group or others.
+        IOFault: a file is in its place, which the person moves away (until 2026-12-01 this
+            was `runtime_unsafe`, exit 77, "exists and is not a directory").
+    """
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
         raise RuntimeUnsafe(
@@ -64,7 +70,11 @@ def check_private_dir(path: Path, what: str = "runtime directory") -> None:
             data={"path": str(path)},
         )
     if not stat.S_ISDIR(st.st_mode):
-        raise RuntimeUnsafe(f"{path} exists and is not a directory", data={"path": str(path)})
+        raise IOFault(
+            f"the {what} {path} is a file, not a folder; Cairn keeps its files in that folder - "
+            "move the file away",
+            data={"path": str(path)},
+        )
     if st.st_uid != os.getuid():
         raise RuntimeUnsafe(
             f"the {what} {path} belongs to uid {st.st_uid}, not to you "
@@ -84,11 +94,12 @@ def prepare_runtime_dir(path: Path) -> None:
     """Create the runtime directory 0700 if missing (parents with usual modes), then check it.
 
     Raises:
-        IOFault: it could not be made (a folder the user may not write).
+        IOFault: it could not be made (a folder the user may not write), or a file is in its
+            place.
         RuntimeUnsafe: see `check_private_dir`.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(path.parent)
         with _umask(0o077), contextlib.suppress(FileExistsError):
             os.mkdir(path, 0o700)
     except OSError as e:

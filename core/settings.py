@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.atomic_file import reason_for
 from core.errors import ConfigInvalid
 from core.model import BUILTIN_KINDS, Tier
 from core.toml_text import TextRefused, TooDeep, key_lines, read_text
@@ -607,6 +608,14 @@ def read_settings_text(path: Path) -> str:
     return text
 
 
+def unreadable(e: OSError | UnicodeDecodeError, path: Path) -> str:
+    """Why the settings file at `path` cannot be read, in words (until 2026-12-01 the raw
+    "[Errno 13] Permission denied: '...'")."""
+    if isinstance(e, UnicodeDecodeError):
+        return f"it is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start})"
+    return reason_for(e, path.parent)
+
+
 def load_settings(path: Path) -> Settings:
     """Read `settings.toml`; a missing file means defaults.
 
@@ -627,7 +636,7 @@ def load_settings(path: Path) -> Settings:
         raise ConfigInvalid(f"settings file {path} {e}", data={"path": str(path)}) from e
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigInvalid(
-            f"cannot read settings file {path}: {e}", data={"path": str(path)}
+            f"cannot read settings file {path}: {unreadable(e, path)}", data={"path": str(path)}
         ) from e
     try:
         doc = tomllib.loads(text)

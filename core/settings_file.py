@@ -20,7 +20,14 @@ from core.atomic_file import write_atomically
 from core.changes import ChangeBus, ChangeSet, Topic
 from core.errors import ConfigInvalid, Forbidden, InvalidInput
 from core.model import BUILTIN_KINDS, Caller
-from core.settings import KNOB_BY_NAME, Settings, Value, read_settings_text, validate_document
+from core.settings import (
+    KNOB_BY_NAME,
+    Settings,
+    Value,
+    read_settings_text,
+    unreadable,
+    validate_document,
+)
 from core.toml_text import TextRefused, TooDeep
 
 log = logging.getLogger(__name__)
@@ -147,7 +154,8 @@ class SettingsService:
             ) from e
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigInvalid(
-                f"cannot read settings file {self._path}: {e}", data={"path": str(self._path)}
+                f"cannot read settings file {self._path}: {unreadable(e, self._path)}",
+                data={"path": str(self._path)},
             ) from e
         try:
             return tomlkit.parse(text)

@@ -3,20 +3,25 @@ and then 3,000 proposals waiting (four agents, two kinds, some flagged by the sc
 window built and opened offscreen again and again, and a filter chosen and cleared, while a 10 ms
 heartbeat on the GUI thread measures the longest it could not run.
 
-    python scripts/bench_review_window.py [--sizes 1000 3000] [--repeat 7]
+    python scripts/bench_review_window.py [--sizes 1000 3000] [--repeat 7] [--no-freeze]
 
 Prints, for each step, the median and p95 of that longest block (and of the thread's own CPU
-in it) and of the time until the rows were shown.
+in it) and of the time until the rows were shown, and the full garbage collections the GUI
+thread ran meanwhile. As the tray application does once it has started, what exists after the
+window's desk is built is frozen (`desktop.app.freeze_heap`); `--no-freeze` leaves it out, for
+the figures without it.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import os
 import random
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +42,7 @@ from core.policy import Mode, all_auto, with_mode
 from core.requests import WriteRequest
 from core.settings import Settings
 from core.validation import Limits
+from desktop.app import freeze_heap
 from desktop.desk import Desk
 
 if TYPE_CHECKING:
@@ -87,6 +93,35 @@ def timed(
 
 def listed(window: ReviewWindow, rows: int) -> bool:
     return window.queue.table.rowCount() == rows
+
+
+class FullCollections:
+    """How long each full collection (generation 2) the GUI thread runs takes, from
+    `gc.callbacks`; a collection on another thread is not counted."""
+
+    def __init__(self) -> None:
+        self.took: list[float] = []
+        self._began = 0.0
+        gc.callbacks.append(self._seen)
+
+    def _seen(self, phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2 or threading.current_thread() is not threading.main_thread():
+            return
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.took.append((time.perf_counter() - self._began) * 1000)
+
+    def report(self) -> None:
+        took, self.took = self.took, []
+        if not took:
+            print("  full collections on the GUI thread: none", flush=True)
+            return
+        print(
+            f"  full collections on the GUI thread: {len(took)}, median "
+            f"{statistics.median(took):.1f} ms, max {max(took):.1f} ms",
+            flush=True,
+        )
 
 
 def bench(desk: Desk, repeat: int) -> None:
@@ -146,6 +181,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 3000])
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--no-freeze", action="store_true", help="leave out the tray's gc.freeze() after start"
+    )
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
     settings = Settings.defaults().with_values(review__max_items=max(args.sizes) + 100)
@@ -156,12 +194,17 @@ def main() -> int:
     with scratch_cairn(settings, policy=policy) as cairn:
         desk = Desk(cairn)
         desk.language.apply("en")
+        if not args.no_freeze:
+            freeze_heap()
+        collections = FullCollections()
         try:
             for size in sorted(args.sizes):
                 t0 = time.perf_counter()
                 propose(cairn, rng, size - cairn.review.count())
                 print(f"{size} proposals made in {time.perf_counter() - t0:.1f} s", flush=True)
+                collections.took.clear()
                 bench(desk, args.repeat)
+                collections.report()
         finally:
             desk.close()
     del app

@@ -267,12 +267,50 @@ def test_status_warns_about_both_and_about_an_entry_for_another_installation(
     service = home / ".config" / "systemd" / "user" / "cairn.service"
     service.parent.mkdir(parents=True)
     service.write_text("[Service]\nExecStart=/opt/old-cairn/cairn serve\n", encoding="utf-8")
+    (service.parent / "default.target.wants").mkdir()
+    (service.parent / "default.target.wants" / "cairn.service").symlink_to(service)
     report = autostart.status()
     assert [f.kind for f in report.enabled] == [Kind.TRAY, Kind.HEADLESS]
     assert [f.current for f in report.enabled] == [True, False]
     out = cairn(capsys, "status")
     assert "both are enabled: whichever starts first holds your memories" in out
     assert "the entry for the headless daemon runs another installation or version" in out
+
+
+def test_status_says_a_unit_without_its_link_does_not_start_at_login(
+    capsys: pytest.CaptureFixture[str], home: Path
+) -> None:
+    """The unit file without its link in default.target.wants (removed by hand, or by
+    `systemctl --user disable`): systemd does not start it at login, yet status said "enabled:
+    the headless daemon starts when you log in" (until 2026-12-01). Now it says it will not, and
+    how to enable it; the tray's entry beside it is not taken for "both are enabled"."""
+    autostart = Autostart.here()
+    autostart.enable(Kind.HEADLESS)
+    service = home / ".config" / "systemd" / "user" / "cairn.service"
+    link = service.parent / "default.target.wants" / "cairn.service"
+    link.unlink()
+    out = cairn(capsys, "status")
+    assert "starts when you log in" not in out
+    assert out.startswith("autostart: off")
+    assert (
+        f"note: the headless daemon's unit {service} is there but not enabled (no link "
+        f"{link}), so it does not start when you log in; `cairn autostart enable --headless` "
+        "enables it" in out
+    ), out
+    assert autostart.status().to_dict()["enabled"] == []
+
+    # with the tray's entry too, only the tray starts: not "both are enabled"
+    service.rename(home / "unit.keep")
+    autostart.enable(Kind.TRAY)
+    (home / "unit.keep").rename(service)
+    out = cairn(capsys, "status")
+    assert "enabled: the tray application starts when you log in" in out
+    assert "both are enabled" not in out
+    assert "the headless daemon's unit" in out and "is there but not enabled" in out
+
+    # and `disable` still removes the unit file
+    out = cairn(capsys, "disable")
+    assert not service.exists()
 
 
 def test_the_bundle_is_the_program_when_frozen() -> None:

@@ -922,6 +922,27 @@ def test_a_restore_the_disk_cannot_hold_changes_nothing(
     assert not [n for n in files_in(paths.data) if "replaced" in n or n.endswith(".tmp")]
 
 
+def test_a_file_where_the_backups_folder_goes_is_an_io_error_that_says_move_it(
+    backed_up: tuple[Paths, BackupInfo],
+) -> None:
+    """A file named `backups` beside the database: `cairn backup` exited 77 with "exists and is
+    not a directory", the status of an unsafe runtime folder (until 2026-12-01). It is a file in
+    the way, which the person moves: exit 74, said in those words, and the file is left alone."""
+    paths, _ = backed_up
+    backups = paths.backups
+    moved = backups.with_name("backups.before")
+    backups.rename(moved)
+    backups.write_text("not a folder", encoding="utf-8")
+    status, shown = at_terminal(paths.data.parent, "backup", typed="")
+    assert status == ErrorCode.IO.exit_status == 74, shown
+    assert "Traceback" not in shown
+    assert (
+        f"cairn: the backup directory {backups} is a file, not a folder; Cairn keeps its files "
+        "in that folder - move the file away" in shown
+    ), shown
+    assert backups.read_text(encoding="utf-8") == "not a folder"
+
+
 def test_backup_json_at_a_terminal(backed_up: tuple[Paths, BackupInfo]) -> None:
     paths, _ = backed_up
     status, shown = at_terminal(paths.data.parent, "backup", "--json", typed="")

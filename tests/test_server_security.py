@@ -235,6 +235,27 @@ def test_runtime_dir_is_0700_and_socket_0600_whatever_the_umask(
             c.close()
 
 
+def test_a_cairn_home_cairn_makes_is_owner_only_under_umask_000(short_tmp: Path) -> None:
+    """CAIRN_HOME (and the folder above it) that Cairn makes under umask 000: they were 0777,
+    anyone's to rename or fill, while the folders in them were 0700 (until 2026-12-01). Each
+    folder Cairn makes is 0700 now; a folder the person made keeps the mode they gave it."""
+    made = short_tmp / "new" / "cairn"
+    theirs = short_tmp / "theirs"
+    theirs.mkdir()
+    theirs.chmod(0o755)
+    for home in (made, theirs):
+        with running_daemon(home, umask=0o000):
+            pass
+    modes = {
+        str(folder.relative_to(short_tmp)): f"{stat.S_IMODE(folder.stat().st_mode):04o}"
+        for folder in (short_tmp / "new", *sorted(p for p in made.rglob("*") if p.is_dir()))
+    }
+    assert modes == dict.fromkeys(modes, "0700") and "new/cairn/data" in modes, modes
+    assert f"{stat.S_IMODE(made.stat().st_mode):04o}" == "0700"
+    assert f"{stat.S_IMODE(theirs.stat().st_mode):04o}" == "0755"
+    assert (theirs / "data" / "cairn.db").exists()
+
+
 def test_pid_file_is_0600_whatever_the_umask_and_never_follows_a_link(short_tmp: Path) -> None:
     """The pid file is owner-only and replaces a link at its path instead of writing through
     it. Until 2026-11-30 it was written with the umask's mode (0666 under umask 000), through

@@ -212,3 +212,15 @@ def test_a_settings_file_nested_past_reason_is_refused_naming_the_line(
     f.write_text(deep + "\n", encoding="utf-8")
     with pytest.raises(ConfigInvalid, match=r"line 2: nested more than 32 levels deep"):
         load_settings(f)
+
+
+def test_a_settings_file_that_is_not_utf8_is_said_in_words(short_tmp: Path) -> None:
+    """Latin-1 text saved by an old editor: the message was Python's "'utf-8' codec can't decode
+    byte 0xe9 in position 13: invalid continuation byte" (until 2026-12-01)."""
+    f = short_tmp / "settings.toml"
+    f.write_bytes('[notes]\nfolder = "/tmp/caf\u00e9"\n'.encode("latin-1"))
+    with pytest.raises(ConfigInvalid) as raised:
+        load_settings(f)
+    assert raised.value.message == (
+        f"cannot read settings file {f}: it is not UTF-8 text (byte 0xe9 at offset 26)"
+    )

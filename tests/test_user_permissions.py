@@ -149,6 +149,24 @@ def test_a_cairn_home_under_a_folder_the_user_cannot_look_into(
         assert str(shut) in line and "Permission denied" in line, (args, line)
 
 
+def test_a_settings_file_the_user_may_not_read_is_said_in_words(
+    as_a_user: tuple[str, ...], short_tmp: Path
+) -> None:
+    """settings.toml made unreadable (mode 000, as one a Cairn run with sudo leaves): the line
+    said "[Errno 13] Permission denied: '...'" (until 2026-12-01). Now it says why in words, and
+    the file is as it was."""
+    home = short_tmp / "c"
+    settings = home / "config" / "settings.toml"
+    settings.parent.mkdir(parents=True)
+    settings.write_text("[backup]\ninterval_hours = 12\n", encoding="utf-8")
+    settings.chmod(0o000)
+    out = cairn(as_a_user, cairn_env(home), "serve")
+    line = one_line(out)
+    assert out.returncode == 78, out.stderr
+    assert line == f"cairn: cannot read settings file {settings}: permission denied", line
+    assert settings.read_text(encoding="utf-8") == "[backup]\ninterval_hours = 12\n"
+
+
 @pytest.mark.parametrize("where", ["out", "in"])
 def test_an_archive_path_the_user_cannot_look_into_is_one_line(
     as_a_user: tuple[str, ...], shut: Path, short_tmp: Path, where: str
