@@ -60,6 +60,12 @@ class Daemon:
         return self.proc.returncode
 
 
+# How long a test waits for `cairn serve` to listen: a bound for a hung one. A start took 5-16 s
+# on a loaded machine (two test workers, other suites and CPU burners on 2 CPUs, 2026-12-01),
+# and 30 s was once not enough. Five times the slowest start seen.
+DAEMON_START_S = 60.0
+
+
 def start_daemon(
     home: Path,
     *,
@@ -86,14 +92,20 @@ def start_daemon(
     )
     daemon = Daemon(home, paths_for(home), proc)
     if wait:
-        deadline = time.monotonic() + 30
+        started = time.monotonic()
         while not probe(daemon.socket, timeout=0.2):
             if proc.poll() is not None:
                 err = proc.stderr.read() if proc.stderr else ""
                 raise AssertionError(f"daemon exited {proc.returncode}: {err}")
-            if time.monotonic() > deadline:
+            if time.monotonic() - started > DAEMON_START_S:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    _, err = proc.communicate(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    _, err = proc.communicate()
                 daemon.stop()
-                raise AssertionError("daemon did not start")
+                raise AssertionError(f"daemon did not start within {DAEMON_START_S:.0f} s: {err}")
             time.sleep(0.05)
     return daemon
 
@@ -114,6 +126,11 @@ def stop_cairns_of(home: Path) -> None:
     end_processes_under(home, grace=0)
 
 
+# How long a test waits for a Cairn served from a thread to start, or to stop: bounds for a
+# hung one, far above what a loaded machine takes (a start took up to ~10 s under load).
+SERVED_WAIT_S = 90.0
+
+
 @contextlib.contextmanager
 def served_in_thread(
     paths: Paths,
@@ -123,7 +140,12 @@ def served_in_thread(
 ) -> Iterator[Runtime]:
     """The real Runtime (store, server, socket) on an event loop in a thread of this process.
     `confirm_human` stands in for the tray's confirmation of a person's connection; `clock` is
-    the one the store reads (the system's by default)."""
+    the one the store reads (the system's by default).
+
+    A start or stop that fails raises here, in the test, with its own message; one that does
+    not end within `SERVED_WAIT_S` is an AssertionError saying so. (Until 2026-12-01 a stop
+    that failed was lost on its thread, and the test went on after 30 s as if it had stopped.)
+    """
     runtime = Runtime(paths, janitor_interval=3600, confirm_human=confirm_human, clock=clock)
     loop = asyncio.new_event_loop()
     started = threading.Event()
@@ -145,20 +167,31 @@ def served_in_thread(
             finally:
                 await runtime.stop()
 
-        loop.run_until_complete(main())
-        loop.close()
+        try:
+            loop.run_until_complete(main())
+        except BaseException as e:
+            failure.append(e)
+        finally:
+            loop.close()
 
     thread = threading.Thread(target=run, name="test-cairn-server", daemon=True)
     thread.start()
-    started.wait(30)
+    if not started.wait(SERVED_WAIT_S):
+        runtime.request_stop("test gave up waiting for the start")
+        thread.join(SERVED_WAIT_S)
+        raise AssertionError(f"the served Cairn did not start within {SERVED_WAIT_S:.0f} s")
     if failure:
-        thread.join(10)
+        thread.join(SERVED_WAIT_S)
         raise failure[0]
     try:
         yield runtime
     finally:
         runtime.request_stop("test finished")
-        thread.join(30)
+        thread.join(SERVED_WAIT_S)
+    if thread.is_alive():
+        raise AssertionError(f"the served Cairn did not stop within {SERVED_WAIT_S:.0f} s")
+    if failure:
+        raise failure[0]
 
 
 class RawClient:

@@ -29,7 +29,7 @@ from core.requests import WriteRequest
 from core.runtime import socket_path
 from core.search import SearchRequest
 from core.writer import translate_db_error
-from tests.conftest import ROOT
+from tests.conftest import ROOT, made_up_word
 from tests.serving import RawClient, paths_for, served_in_thread, wait_for, write_settings
 
 
@@ -822,7 +822,9 @@ def test_a_subscriber_gone_with_pushes_queued_leaves_no_log_flood(
     server: Runtime, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Each push queued for a connection that then closed logged `socket.send() raised
-    exception`: thousands of lines for one subscriber that went away."""
+    exception`: thousands of lines for one subscriber that went away. Each memory's words are
+    its own: words shared by all made every write's near-duplicate search rank every memory
+    before it, and the test took 60 s and more on a loaded machine (past its time limit)."""
     cairn = server.cairn
     assert cairn is not None
     lazy = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -834,10 +836,14 @@ def test_a_subscriber_gone_with_pushes_queued_leaves_no_log_flood(
         lazy.sendall((json.dumps(ask) + "\n").encode())
     time.sleep(0.3)
     with caplog.at_level(logging.WARNING, logger="asyncio"):
-        for i in range(1500):  # queued behind a full socket: nobody reads them
+        for i in range(500):  # queued behind a full socket: nobody reads them
             cairn.memories.write(
                 Caller.human(),
-                WriteRequest(content=f"pushed to nobody {i} " * 8, kind="fact", scope=Scope.GLOBAL),
+                WriteRequest(
+                    content=" ".join(made_up_word(48 * i + j) for j in range(48)),
+                    kind="fact",
+                    scope=Scope.GLOBAL,
+                ),
             )
         lazy.close()
         time.sleep(1.5)
@@ -847,18 +853,31 @@ def test_a_subscriber_gone_with_pushes_queued_leaves_no_log_flood(
 # -- many clients at once --------------------------------------------------------------------
 
 
+# 16,000 requests: the time limit is the clients' own bound, and past the suite's 120 s, which a
+# loaded machine exceeded (2026-12-01; 32 sockets were then left open, each a warning).
+CLIENTS_BOUND_S = 300.0
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(CLIENTS_BOUND_S + 60)
 def test_32_concurrent_clients_500_requests_each(
     server: Runtime, workspaces: tuple[Path, Path]
 ) -> None:
     errors: list[str] = []
     done = [0]
     lock = threading.Lock()
+    over = threading.Event()
 
     def work(n: int) -> None:
         try:
             c = client(server, agent=f"load-{n}", workspace=str(workspaces[n % 2]))
+        except (OSError, ConnectionError, KeyError) as e:
+            errors.append(repr(e))
+            return
+        try:
             for i in range(500):
+                if over.is_set():
+                    return
                 if i % 5 == 0:
                     reply = c.request(
                         "memory.write",
@@ -871,15 +890,23 @@ def test_32_concurrent_clients_500_requests_each(
                 else:
                     with lock:
                         done[0] += 1
-            c.close()
         except (OSError, ConnectionError, KeyError) as e:
             errors.append(repr(e))
+        finally:
+            c.close()
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(32)]
     for t in threads:
         t.start()
+    deadline = time.monotonic() + CLIENTS_BOUND_S
     for t in threads:
-        t.join(300)
+        t.join(max(0.0, deadline - time.monotonic()))
+    over.set()  # a client still asking stops at its next request
+    for t in threads:
+        t.join(30)
+    assert done[0] == 32 * 500 or errors, (
+        f"{done[0]} of {32 * 500} requests answered within {CLIENTS_BOUND_S:.0f} s"
+    )
     assert errors == []
     assert done[0] == 32 * 500
     cairn = server.cairn
