@@ -551,7 +551,10 @@ def test_scan_real_text_script_reports_counts(short_tmp: Path) -> None:
     assert "injection share" in proc.stdout
 
 
+# The script's own bound is 300 s; under the suite's 120 s limit it timed out on a loaded
+# machine (2026-12-01).
 @pytest.mark.slow
+@pytest.mark.timeout(360)
 def test_bench_script_runs(short_tmp: Path) -> None:
     out = short_tmp / "bench.json"
     proc = subprocess.run(
