@@ -432,10 +432,11 @@ def test_safe_ranges_need_no_folding() -> None:
 )
 def test_regex_bait_scans_in_bounded_time(text: str) -> None:
     """A guard against catastrophic backtracking, loose enough for a busy CI machine (the
-    benchmark measures the real figures)."""
-    started = time.perf_counter()
+    benchmark measures the real figures). The scan's own CPU time, not the clock's: on a loaded
+    machine the wall clock took 2-4 s for scans that waited for a CPU (2026-12-01)."""
+    started = time.thread_time()
     scan(text)
-    assert time.perf_counter() - started < 1.0
+    assert time.thread_time() - started < 1.0
 
 
 # -- fuzzing ---------------------------------------------------------------------------------------
@@ -550,7 +551,10 @@ def test_scan_real_text_script_reports_counts(short_tmp: Path) -> None:
     assert "injection share" in proc.stdout
 
 
+# The script's own bound is 300 s; under the suite's 120 s limit it timed out on a loaded
+# machine (2026-12-01).
 @pytest.mark.slow
+@pytest.mark.timeout(360)
 def test_bench_script_runs(short_tmp: Path) -> None:
     out = short_tmp / "bench.json"
     proc = subprocess.run(
