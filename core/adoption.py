@@ -94,22 +94,16 @@ class Adoption:
                 "the proposal",
                 data={"id": s.target_id},
             )
+        if s.op in (Op.FORGET, Op.FEEDBACK) and if_revision not in (None, target.revision):
+            raise Conflict(
+                f"memory {target.id} changed since you looked at it (it is at revision "
+                f"{target.revision}, you saw {if_revision}); look at it again",
+                data={"id": target.id, "current_revision": target.revision},
+            )
         if s.op is Op.FORGET:
-            if if_revision is not None and target.revision != if_revision:
-                raise Conflict(
-                    f"memory {target.id} changed since you looked at it (it is at revision "
-                    f"{target.revision}, you saw {if_revision}); look at it again",
-                    data={"id": target.id, "current_revision": target.revision},
-                )
             self._memories.forget_in(tx, person, target.id, s.note)
             return Decided(s.id, s.op, "adopted", target.id, target.revision + 1)
         if s.op is Op.FEEDBACK:
-            if if_revision is not None and target.revision != if_revision:
-                raise Conflict(
-                    f"memory {target.id} changed since you looked at it (it is at revision "
-                    f"{target.revision}, you saw {if_revision}); look at it again",
-                    data={"id": target.id, "current_revision": target.revision},
-                )
             return self._adopt_feedback(tx, person, s, target, edits=edits, action=action)
         base = if_revision if if_revision is not None else s.base_revision
         if target.revision != base:
