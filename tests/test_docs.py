@@ -10,6 +10,7 @@ import re
 import shlex
 
 from core.cli import build_parser
+from core.errors import ErrorCode
 from core.settings import KNOBS, documented_names, render_reference
 from core.tiers import render_table
 from tests.conftest import ROOT
@@ -308,3 +309,18 @@ def test_every_setting_a_page_names_exists() -> None:
                         number = _line_of(text, block.start()) + 1 + offset
                         wrong.append(f"{name}:{number}: {dotted}")
     assert not wrong, "settings named in the docs that core/settings.py lacks:\n" + "\n".join(wrong)
+
+
+def test_the_error_table_in_the_protocol_page_is_the_code_s() -> None:
+    """docs/protocol.md's error table has a row for each error code with its JSON-RPC number
+    and exit status as core/errors.py has them, and no row for a code that is not there."""
+    text = _between("protocol.md", "| code | name | CLI exit | meaning |", "\n\n")
+    rows = {
+        m.group(2): (int(m.group(1)), int(m.group(3)))
+        for m in re.finditer(r"^\| (-\d+) \| `([a-z_]+)` \| (\d+) \|", text, re.M)
+    }
+    code = {c.label: (c.rpc_code, c.exit_status) for c in ErrorCode}
+    assert rows == code, {
+        "in the code, not as in the table": {k: v for k, v in code.items() if rows.get(k) != v},
+        "in the table, not in the code": sorted(rows.keys() - code.keys()),
+    }
