@@ -27,7 +27,7 @@ from typing import Any
 
 from core import audit
 from core.atomic_file import FileNotWritten, Step, fsync_dir, fsync_file, reason_for
-from core.clock import FUTURE_SLACK_MS, Clock, SystemClock
+from core.clock import FUTURE_SLACK_MS, Clock, SystemClock, before_floor
 from core.database import StoreLock
 from core.errors import (
     AlreadyRunning,
@@ -170,11 +170,13 @@ class BackupService:
     def due(self) -> bool:
         """True when `backup.interval_hours` (0: never) have passed since the newest scheduled or
         manual backup, or there is none. Backups stamped in the future (the clock was set back)
-        do not count, so a wrong clock cannot stop the schedule."""
+        do not count, so a wrong clock cannot stop the schedule. Never while the clock reads
+        before 2026 (`core.clock.FLOOR_MS`): such a backup was named for 1970 and, the oldest by
+        its name, the first to go at rotation; the schedule takes one once the clock is set."""
         hours = self._settings.number("backup.interval_hours")
-        if hours <= 0:
-            return False
         now = self._clock.now_ms()
+        if hours <= 0 or before_floor(now):
+            return False
         for info in self.list():
             if not info.pre_migration and info.created_at_ms <= now + FUTURE_SLACK_MS:
                 return now - info.created_at_ms >= hours * 3_600_000

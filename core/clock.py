@@ -176,7 +176,8 @@ class ClockWatch:
         if before_floor(now):
             out["clock_wrong"] = (
                 f"{wrong_clock(now)}. Until it is set, writes are refused (`clock_wrong`: "
-                "nothing is stored) and housekeeping does not expire, archive or end anything; "
+                "nothing is stored), housekeeping does not expire, archive or end anything, and "
+                "no scheduled backup is taken; "
                 "reads go on. Set the clock, or connect to the network so it is set - no restart "
                 "is needed"
             )

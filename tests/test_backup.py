@@ -339,6 +339,19 @@ def test_due_follows_the_interval(cairn: Cairn, clock: FakeClock) -> None:
     assert backups.due()
 
 
+def test_no_backup_is_scheduled_while_the_clock_reads_before_2026(
+    cairn: Cairn, clock: FakeClock
+) -> None:
+    # A dead clock battery: the clock reads 1970. A scheduled backup then was named
+    # cairn-19700102T...-scheduled.db and, the oldest by its name, went first at rotation.
+    backups = service(cairn)
+    clock.now = utc_ms("1970-01-02 08:00")
+    assert not backups.due()
+    assert backups.list() == []
+    clock.now = utc_ms("2026-03-01 08:00")  # the clock set right: the schedule takes one at once
+    assert backups.due()
+
+
 def test_rotation_over_sixty_days_keeps_exactly_the_expected_backups(
     cairn: Cairn, clock: FakeClock
 ) -> None:
