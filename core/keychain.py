@@ -67,6 +67,9 @@ class KeychainTokens:
             keyring.delete_password(self._service, agent)
 
 
+_FOLDER = "token folder"  # how messages name it
+
+
 class FileTokens:
     """One owner-only file per agent in an owner-only directory."""
 
@@ -85,12 +88,18 @@ class FileTokens:
         Raises:
             KeychainFault: its file cannot be read (one of another user's - left by a Cairn
                 run with sudo - or not readable): until 2026-12-01 a traceback.
+            IOFault: a file is where the token folder should be.
         """
         path = self._path(agent)
         try:
             return path.read_text(encoding="utf-8").strip() or None
         except FileNotFoundError:
             return None
+        except NotADirectoryError:
+            # a file where the token folder should be: that file is what to move (until
+            # 2026-12-02 "cannot be read: Not a directory", and to issue a new token)
+            check_private_dir(self._dir, _FOLDER)
+            raise
         except OSError as e:
             raise KeychainFault(
                 f"the token file {path} cannot be read: {e.strerror or e}; make it readable for "
@@ -101,7 +110,7 @@ class FileTokens:
 
     def set(self, agent: str, token: str) -> None:
         ensure_private_dir(self._dir)
-        check_private_dir(self._dir, "token directory")
+        check_private_dir(self._dir, _FOLDER)
         path = self._path(agent)
         write_atomically(path, token + "\n", what="token file", mode=0o600)
 

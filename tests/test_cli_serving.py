@@ -388,13 +388,31 @@ def test_tokens_are_not_written_into_a_loose_directory(daemon: Daemon) -> None:
     tokens.chmod(0o755)
     status, shown = at_terminal(daemon.home, "agent", "add", "bot", typed="add bot")
     assert status == ErrorCode.RUNTIME_UNSAFE.exit_status, shown
-    assert "token directory" in shown and "open to group or others" in shown
+    assert "token folder" in shown and "open to group or others" in shown
     assert list(tokens.iterdir()) == []
     status, shown = at_terminal(daemon.home, "agent", "list", typed="")
     assert "bot" not in shown  # nothing half-registered
     tokens.chmod(0o700)
     status, shown = at_terminal(daemon.home, "agent", "add", "bot", typed="add bot")
     assert status == 0 and "registered" in shown, shown
+
+
+def test_a_file_in_the_token_folders_place_is_named_as_the_file_to_move(daemon: Daemon) -> None:
+    # Until 2026-12-02 the command said the agent's token file "cannot be read: Not a directory"
+    # and to issue the agent a new token - which fails the same way.
+    tokens = daemon.paths.state / "tokens"
+    if tokens.exists():
+        shutil.rmtree(tokens)
+    tokens.write_text("notes\n", encoding="utf-8")
+    listed = cairn(daemon.home, "list")
+    assert listed.returncode == ErrorCode.IO.exit_status, listed.stderr
+    assert f"the token folder {tokens} is a file, not a folder" in listed.stderr, listed.stderr
+    assert "move the file away" in listed.stderr and "agent add" not in listed.stderr
+    status, shown = at_terminal(daemon.home, "agent", "add", "bot", typed="add bot")
+    assert status == ErrorCode.IO.exit_status and "is a file, not a folder" in shown, shown
+    assert tokens.read_text(encoding="utf-8") == "notes\n"  # the file is left as it was
+    tokens.unlink()
+    assert cairn(daemon.home, "list").returncode == 0
 
 
 def test_a_person_at_a_terminal_reads_any_workspace_by_id_or_when_asking_for_all(
