@@ -107,9 +107,11 @@ def _refuse_files_in_the_way(root: Path, paths: Paths) -> None:
             )
         for folder in (paths.data, paths.config, paths.state, paths.runtime):
             if folder.exists() and not folder.is_dir():
-                raise ConfigInvalid(
+                # in the way, as everywhere (until 2026-12-02 config_invalid, exit 78, here)
+                raise IOFault(
                     f"{folder} is a file, not a folder; Cairn keeps its files in that folder - "
-                    "move the file away"
+                    "move the file away",
+                    data={"path": str(folder)},
                 )
 
 
@@ -133,6 +135,7 @@ def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
 
     Raises:
         ConfigInvalid: `CAIRN_HOME` names a file, or is set but blank.
+        IOFault: a file is where one of its four folders goes.
     """
     env = os.environ if environ is None else environ
     root = cairn_home(env)

@@ -186,7 +186,13 @@ def test_a_cairn_home_that_is_a_file_is_one_clear_line(short_tmp: Path) -> None:
         layout.mkdir()
         (layout / name).write_text("x\n", encoding="utf-8")
         out = cairn(layout, "status", timeout=20)
-        assert out.returncode == 78 and f"{layout / name} is a file" in out.stderr, out.stderr
+        # in the way, as everywhere else (io_error, exit 74): until 2026-12-02 config_invalid,
+        # exit 78, under a CAIRN_HOME only
+        assert out.returncode == 74, (name, out.stderr)
+        assert out.stderr.strip() == (
+            f"cairn: {layout / name} is a file, not a folder; Cairn keeps its files in that "
+            "folder - move the file away"
+        ), out.stderr
 
 
 def test_an_unknown_context_tier_stops_start_with_one_clear_line(short_tmp: Path) -> None:
