@@ -13,14 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.backup import (
-    check_backup,
-    list_backups,
-    newest_backup,
-    refuse_while_running,
-    restore,
-)
+from core.backup_folder import list_backups, newest_backup
 from core.paths import Paths, resolve_paths
+from core.restore import check_backup, refuse_while_running, restore
 from core.terminal import (
     WHERE_CAIRN_LOOKS,
     confirm,

@@ -21,7 +21,7 @@ from pathlib import Path
 from core import __version__, protocol
 from core.app import Cairn
 from core.atomic_file import write_atomically
-from core.backup import BackupStopped
+from core.backup_copy import BackupStopped
 from core.clock import Clock
 from core.errors import AlreadyRunning, ConfigInvalid
 from core.janitor import Janitor

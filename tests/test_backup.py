@@ -20,19 +20,11 @@ from typing import Any
 
 import pytest
 
-from core import audit
-from core import backup as backup_module
+from core import audit, backup_copy
 from core.app import Cairn
-from core.backup import (
-    KEEP_PRE_MIGRATION,
-    BackupInfo,
-    BackupService,
-    BackupStopped,
-    backup_before_migration,
-    list_backups,
-    newest_backup,
-    restore,
-)
+from core.backup import BackupService, backup_before_migration
+from core.backup_copy import BackupStopped
+from core.backup_folder import KEEP_PRE_MIGRATION, BackupInfo, list_backups, newest_backup
 from core.changes import ChangeBus
 from core.errors import (
     AlreadyRunning,
@@ -49,6 +41,7 @@ from core.migrations import CURRENT, STORE_TABLES, SchemaVersion, migrate
 from core.model import Caller, Scope, Surface, WriteResult
 from core.paths import Paths
 from core.requests import WriteRequest
+from core.restore import restore
 from core.settings import Settings
 from core.store import Store
 from tests.conftest import ROOT, FakeClock, disk_full, open_policy, refusing_writes
@@ -184,7 +177,7 @@ def test_a_backup_ends_when_cairn_stops_and_keeps_nothing(
     taken as usual."""
     for i in range(300):
         write(cairn, f"fact {i} about the heron build server and its nightly jobs")
-    monkeypatch.setattr(backup_module, "COPY_PAGES", 4)  # many pieces for a small test store
+    monkeypatch.setattr(backup_copy, "COPY_PAGES", 4)  # many pieces for a small test store
     with pytest.raises(BackupStopped):
         service(cairn).backup("scheduled", stop=StopAfter(looks))
     assert not cairn.paths.backups.exists() or files_in(cairn.paths.backups) == set()
@@ -592,7 +585,7 @@ def damage(kind: str, good: Path, target: Path) -> None:
 _CRASHING = """
 import os, sys
 from pathlib import Path
-from core.backup import restore
+from core.restore import restore
 from tests.serving import paths_for
 paths = paths_for(Path(sys.argv[1]))
 if sys.argv[2] == "write":  # an acknowledged write left in the WAL: the process dies, unclosed

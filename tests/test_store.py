@@ -336,8 +336,9 @@ def test_a_store_whose_contents_were_lost_is_not_opened_as_a_new_one(short_tmp: 
     """A young store keeps everything in its WAL: with the WAL deleted after a crash (or the
     file emptied), Cairn opened the empty file as a brand-new store - 0 memories, no warning -
     while the backups beside it held the real ones."""
-    from core.backup import BackupService, restore
+    from core.backup import BackupService
     from core.paths import resolve_paths
+    from core.restore import restore
 
     paths = resolve_paths({"CAIRN_HOME": str(short_tmp / "lost")})
     app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())
@@ -373,7 +374,8 @@ def test_a_deleted_database_with_backups_beside_it_is_not_replaced_by_a_new_one(
     """With cairn.db (and its -wal, -shm) deleted or moved away while backups lay in `backups/`,
     Cairn created a new, empty store without a word - 0 memories - where an emptied file was
     refused; the next backup then sat beside the real ones as if nothing had happened."""
-    from core.backup import BackupService, restore
+    from core.backup import BackupService
+    from core.restore import restore
 
     paths = paths_for(short_tmp / "gone")
     app = Cairn.open(paths, settings=Settings.defaults(), clock=FakeClock())

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from core.autostart import Autostart, Found, Report
 from core.autostart_entries import Kind
-from core.backup import PRE_MIGRATION, BackupInfo
+from core.backup_folder import PRE_MIGRATION, BackupInfo
 from core.changes import Topic
 from core.settings import KNOB_BY_NAME, Settings, Value
 from desktop.desk import Desk, ToolWindow
