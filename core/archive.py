@@ -1,11 +1,12 @@
 """The archive service: a person exports their memories into one archive file, and imports an
 archive - or a plain JSON-lines file of memories - back into a store.
 
-The archive format and writing it live in `core/archive_export.py`; the records' exact shapes in
-`core/archive_records.py`; reading and verifying an archive in `core/archive_reader.py` (its
-memories read again a chunk at a time: `core/archive_memories.py`); bringing it into the store in
-`core/archive_import.py` (with `archive_renames`, `archive_facts`,
-`archive_refusals`), and what an import reports in `core/archive_report.py`;
+The archive format lives in `core/archive_format.py`; writing an archive in
+`core/archive_export.py` (its audit log read by `core/archive_audit.py`); the records' exact
+shapes in `core/archive_records.py`; reading and verifying an archive in `core/archive_reader.py`
+(its memories read again a chunk at a time: `core/archive_memories.py`); bringing it into the
+store in `core/archive_import.py` (with `archive_renames`, `archive_facts`, `archive_refusals`),
+and what an import reports in `core/archive_report.py`;
 docs/backup-and-export.md describes the files.
 Everything here is a person's action: an agent's connection is refused.
 """
@@ -21,11 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from core import audit, old_names, tombstones
-from core.archive_export import (
-    Exporter,
-    Filters,
-    Manifest,
-)
+from core.archive_export import Exporter
+from core.archive_format import Filters, Manifest
 from core.archive_import import CHUNK, Placement
 from core.archive_reader import is_archive, open_archive, read_lines
 from core.archive_records import ArchivedMemory, lone_surrogate

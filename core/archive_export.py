@@ -1,11 +1,7 @@
-"""The archive format - its files, its record shapes (written and checked when read back),
-canonical JSON - and writing an archive: one zip with every memory and its history, identity
-history, the review queue, the audit log, the capture policy, workspaces and tombstones, all read
-in one read transaction.
-
-The layout is documented in docs/backup-and-export.md. Record files are canonical (sorted keys, a
-fixed order, no time of the export inside them), so the same memories always give the same bytes;
-the time of the export lives in the manifest only.
+"""Writing an archive: one zip with every memory and its history, identity history, the review
+queue, the audit log, the capture policy, workspaces and tombstones, all read in one read
+transaction (`core/archive_format.py` holds the format; `core/archive_audit.py` reads the audit
+log's rotated files for it).
 """
 
 from __future__ import annotations
@@ -25,10 +21,30 @@ from pathlib import Path
 from typing import IO, Any
 
 from core import __version__, audit, suggestions
+from core.archive_audit import SHOWN, Gaps, _seq, last_of_each_seq, ranges, read_on, reading
+from core.archive_format import (
+    AUDIT,
+    FORMAT_VERSION,
+    HISTORY_SUFFIX,
+    IDENTITY_DIR,
+    MANIFEST,
+    MEMORIES,
+    MEMORIES_MD,
+    POLICY,
+    SUGGESTIONS,
+    TOMBSTONES,
+    WORKSPACES,
+    Filters,
+    Manifest,
+    canonical,
+    holds_a_manifest,
+    identity_stem,
+    memory_record,
+)
 from core.archive_records import IDENTITY_FIELDS, TOMBSTONE_FIELDS
 from core.atomic_file import replacing
 from core.clock import Clock, utc_minute
-from core.errors import InvalidInput, IOFault
+from core.errors import InvalidInput
 from core.migrations import read_version
 from core.model import Memory, Relation, Revision, Scope
 from core.paths import Paths
@@ -38,27 +54,11 @@ from core.relations import RELATION_COLUMNS, relation_from_row
 from core.store import Store
 from core.validation import control_in_path
 
-FORMAT = "cairn-archive"
-FORMAT_VERSION = 1
-SUPPORTED_FORMAT_VERSIONS = (1,)
-
-MANIFEST = "manifest.json"
-MEMORIES = "memories.jsonl"
-MEMORIES_MD = "memories.md"
-SUGGESTIONS = "suggestions.jsonl"
-AUDIT = "audit.jsonl"
-POLICY = "policy.toml"
-WORKSPACES = "workspaces.jsonl"
-TOMBSTONES = "tombstones.jsonl"
-IDENTITY_DIR = "identity/"
-HISTORY_SUFFIX = ".history.jsonl"
-REQUIRED_FILES = (MEMORIES, MEMORIES_MD, SUGGESTIONS, AUDIT, WORKSPACES, TOMBSTONES)
-
 _DateTime = tuple[int, int, int, int, int, int]
 _ZIP_FIRST: _DateTime = (1980, 1, 1, 0, 0, 0)  # the earliest and latest dates a zip member holds
 _ZIP_LAST: _DateTime = (2107, 12, 31, 23, 59, 58)
 _SCOPE_ORDER = (Scope.GLOBAL, Scope.USER, Scope.PROJECT, Scope.SESSION)
-_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
 
 # The memory filter as constant SQL: an empty JSON list means "every scope / every workspace";
 # a memory without a workspace is never left out by the workspace filter.
@@ -68,6 +68,8 @@ _FILTER = (
     " AND (json_array_length(?2) = 0 OR m.workspace_id IS NULL"
     " OR m.workspace_id IN (SELECT value FROM json_each(?2)))"
 )
+
+
 _EXPORT_MEMORIES = SELECT_MEMORY + _FILTER + " ORDER BY m.created_at, m.id"
 _EXPORT_REVISIONS = (
     SELECT_REVISION
@@ -83,6 +85,8 @@ _EXPORT_MARKDOWN = (
     " ELSE 3 END, coalesce(w.path, ''), coalesce(m.session_id, ''), m.kind, m.created_at, m.id"
 )
 _ENDS = len(RELATION_COLUMNS)  # where a relation row's ends begin
+
+
 # Each relation's columns, then the scope, workspace and status of its two ends.
 _RELATIONS = (
     "SELECT "  # noqa: S608 - assembled from constant column names
@@ -91,6 +95,8 @@ _RELATIONS = (
     " FROM relation r JOIN memory f ON f.id = r.from_id JOIN memory t ON t.id = r.to_id"
     " ORDER BY r.from_id, r.kind, r.to_id"
 )
+
+
 _TOMBSTONES = (
     "SELECT memory_id, content_hash, scope, workspace_id, session_id, forgotten_by, "
     "forgotten_at, reason FROM tombstone ORDER BY forgotten_at, memory_id"
@@ -100,106 +106,6 @@ _IDENTITY = (
     "SELECT doc, version, content, author_kind, author, reason, parent, created_at, content_hash "
     "FROM identity_version ORDER BY doc, version"
 )
-
-
-def canonical(obj: Any) -> bytes:
-    """One record as a line of canonical JSON: sorted keys, no spaces, UTF-8, newline-ended."""
-    text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return (text + "\n").encode("utf-8")
-
-
-def identity_stem(doc: str) -> str:
-    """A file-name-safe, reversible spelling of an identity document's name: letters, digits, '_'
-    and '-' as they are, every other UTF-8 byte as %XX (`soul:default` -> `soul%3Adefault`)."""
-    return "".join(
-        ch if ch in _SAFE else "".join(f"%{b:02X}" for b in ch.encode("utf-8")) for ch in doc
-    )
-
-
-def revision_record(r: Revision) -> dict[str, Any]:
-    out = r.to_dict()
-    del out["memory_id"]  # the memory it belongs to holds it
-    return out
-
-
-def relation_record(r: Relation) -> dict[str, Any]:
-    out = r.to_dict()
-    del out["id"], out["from_id"]  # ids of relations are local to a store; `from` is the holder
-    return out
-
-
-def memory_record(m: Memory, revisions: list[Revision], links: list[Relation]) -> dict[str, Any]:
-    out = m.to_dict()
-    del out["expired"]  # depends on when it is read, not on the memory
-    out["revisions"] = [revision_record(r) for r in revisions]
-    out["relations"] = [relation_record(r) for r in links]
-    return out
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Which memories an export holds: scopes (all when empty) and, for memories that belong to
-    a workspace, which workspaces (all when empty)."""
-
-    scopes: frozenset[Scope] = frozenset()
-    workspace_ids: frozenset[str] = frozenset()
-
-    @property
-    def active(self) -> bool:
-        return bool(self.scopes or self.workspace_ids)
-
-    def admits(self, scope: str | None, workspace_id: str | None) -> bool:
-        if self.scopes and scope not in {s.value for s in self.scopes}:
-            return False
-        return not (
-            self.workspace_ids
-            and workspace_id is not None
-            and workspace_id not in self.workspace_ids
-        )
-
-    def params(self) -> tuple[str, str]:
-        return (
-            json.dumps(sorted(s.value for s in self.scopes)),
-            json.dumps(sorted(self.workspace_ids)),
-        )
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """What `manifest.json` says about an archive; `to_dict` is exactly that file's content."""
-
-    format_version: int
-    created_at: int
-    cairn_version: str
-    schema_version: str
-    filters: dict[str, Any]
-    left_out: dict[str, int]
-    counts: dict[str, Any]
-    files: dict[str, dict[str, Any]]
-    audit: dict[str, Any] = field(default_factory=dict)  # what the audit log could not hold
-    # {id, path, memories}: workspaces of an old store whose folder's name holds a control
-    # character - no Cairn registers one since 2026-11-30, so an import keeps their memories out
-    # (in the file only when there are some)
-    workspaces_not_importable: tuple[dict[str, Any], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        unclean = (
-            {"workspaces_not_importable": [dict(w) for w in self.workspaces_not_importable]}
-            if self.workspaces_not_importable
-            else {}
-        )
-        return unclean | {
-            "format": FORMAT,
-            "format_version": self.format_version,
-            "created_at": self.created_at,
-            "cairn_version": self.cairn_version,
-            "schema_version": self.schema_version,
-            "filters": self.filters,
-            "left_out": self.left_out,
-            "counts": self.counts,
-            "files": self.files,
-            "audit": self.audit,
-        }
 
 
 class _Member:
@@ -339,7 +245,7 @@ class Exporter:
             raise InvalidInput(f"{out} cannot be checked: {e.strerror or e}") from None
         if not stat.S_ISREG(found.st_mode):
             raise InvalidInput(f"{out} exists and is not a regular file; give a new file name")
-        if found.st_size and not _holds_a_manifest(out):
+        if found.st_size and not holds_a_manifest(out):
             raise InvalidInput(
                 f"{out} exists and is not a Cairn archive; give a new file name (only an earlier "
                 "archive is replaced - a .docx, a .jar or another zip never is)"
@@ -370,7 +276,7 @@ class Exporter:
         policy = self._paths.config / POLICY_FILE
         if policy.is_file():
             m = member(POLICY)
-            with _reading(policy, "the policy file"), open(policy, "rb") as fh:
+            with reading(policy, "the policy file"), open(policy, "rb") as fh:
                 while piece := fh.read(1 << 20):  # in pieces: whatever its size, never held whole
                     m.write(piece)
             tally.files[POLICY] = m.close()
@@ -548,7 +454,7 @@ class Exporter:
         unreadable: list[dict[str, Any]] = []
         other: list[Path] = []
         for path in audit.rotated_files(archive_dir):
-            with _reading(path, "the rotated audit file"):
+            with reading(path, "the rotated audit file"):
                 if not audit.belongs(conn, path, start):
                     other.append(path)
                     continue
@@ -556,11 +462,11 @@ class Exporter:
                 growing = (audit.span(path) or (0, 0))[1] >= start
                 found = audit.read_rotated(path, growing=growing)
             if found.unreadable:
-                lines = _ranges(found.unreadable)
+                lines = ranges(found.unreadable)
                 unreadable.append(
-                    {"file": path.name, "count": len(found.unreadable), "lines": lines[:_SHOWN]}
+                    {"file": path.name, "count": len(found.unreadable), "lines": lines[:SHOWN]}
                 )
-            events = _read_on(path, audit.iter_rotated(path, growing=growing))
+            events = read_on(path, audit.iter_rotated(path, growing=growing))
             # read twice rather than held: a two-year store's files hold ~400k events
             sources.append(events if found.ascending else iter(sorted(events, key=_seq)))
         other.extend(audit.set_aside_files(archive_dir))
@@ -574,9 +480,9 @@ class Exporter:
                 or mid in tally.tombstone_ids
             )
 
-        gaps = _Gaps()
+        gaps = Gaps()
         rotated = (e for e in heapq.merge(*sources, key=_seq) if e["seq"] < start)
-        for event in _last_of_each_seq(rotated):
+        for event in last_of_each_seq(rotated):
             gaps.see(event["seq"])
             if keep(event):
                 out.record(event)
@@ -660,78 +566,6 @@ def _render(m: Memory) -> str:
     return "".join(lines)
 
 
-_SHOWN = 1000  # ranges of lines or seqs a manifest lists (their count is always whole)
-
-
-def _ranges(numbers: list[int]) -> list[list[int]]:
-    """Ascending numbers as [first, last] runs: 2, 3, 4, 7 -> [[2, 4], [7, 7]]."""
-    out: list[list[int]] = []
-    for n in numbers:
-        if out and n == out[-1][1] + 1:
-            out[-1][1] = n
-        else:
-            out.append([n, n])
-    return out
-
-
-@contextlib.contextmanager
-def _reading(path: Path, what: str) -> Iterator[None]:
-    """Reads of `path` in this block that fail are said as such (IOFault), naming the file -
-    not as the archive's write failing, which an OSError inside its block means (until
-    2026-12-01 a rotated file that could not be read was "could not write the archive")."""
-    try:
-        yield
-    except OSError as e:
-        raise IOFault(
-            f"cannot read {what} {path}: {(e.strerror or str(e)).lower()}; no archive was "
-            "written. Move the file away (or fix its permissions) and export again",
-            data={"path": str(path)},
-        ) from e
-
-
-def _read_on(path: Path, events: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """`events`, read from `path` as they are taken (`_reading` for each)."""
-    while True:
-        with _reading(path, "the rotated audit file"):
-            event = next(events, None)
-        if event is None:
-            return
-        yield event
-
-
-def _seq(event: Mapping[str, Any]) -> int:
-    return int(event["seq"])
-
-
-def _last_of_each_seq(events: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Events ascending by seq, each seq once: the last of those that share one (a later file,
-    or a later line of one file, wins - as it did when they were gathered by seq)."""
-    held: dict[str, Any] | None = None
-    for event in events:
-        if held is not None and held["seq"] != event["seq"]:
-            yield held
-        held = event
-    if held is not None:
-        yield held
-
-
-class _Gaps:
-    """The seq numbers from 1 to the last one seen that were not seen (seqs come ascending):
-    how many, and the first `_SHOWN` runs of them."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.runs: list[list[int]] = []
-        self._next = 1
-
-    def see(self, seq: int) -> None:
-        if seq > self._next:
-            self.count += seq - self._next
-            if len(self.runs) < _SHOWN:
-                self.runs.append([self._next, seq - 1])
-        self._next = max(self._next, seq + 1)
-
-
 class _Revisions:
     """Revisions in the same order as the memories they belong to, taken one memory at a time."""
 
@@ -745,13 +579,3 @@ class _Revisions:
             out.append(self._next)
             self._next = next(self._items, None)
         return out
-
-
-def _holds_a_manifest(path: Path) -> bool:
-    """Whether `path` is an archive Cairn wrote: a zip file with its manifest at the top (any
-    zip file used to count, so an export replaced a .docx or someone's photos.zip)."""
-    try:
-        with zipfile.ZipFile(path) as zf:
-            return MANIFEST in zf.namelist()
-    except (zipfile.BadZipFile, OSError):
-        return False

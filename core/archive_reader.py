@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from core.archive_export import (
+from core.archive_format import (
     FORMAT,
     FORMAT_VERSION,
     HISTORY_SUFFIX,

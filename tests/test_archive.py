@@ -23,7 +23,7 @@ import pytest
 
 from core.app import Cairn
 from core.archive import ArchiveService, ImportReport
-from core.archive_export import identity_stem
+from core.archive_format import identity_stem
 from core.archive_records import KEPT_ACTIONS
 from core.cli_archive import describe_import
 from core.errors import ErrorCode, Forbidden, InvalidInput, IOFault, NotFound
