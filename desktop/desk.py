@@ -17,6 +17,7 @@ from core.model import Caller
 from desktop.i18n import PREF_KEY, Language, chosen, resolve
 from desktop.live import LiveChanges
 from desktop.presenter import Presenter
+from desktop.widgets import tab_moves_on
 from desktop.worker import Worker
 
 if TYPE_CHECKING:
@@ -145,6 +146,7 @@ class ToolWindow(QWidget):
         self.reload_timer.timeout.connect(self._reload_when_shown)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        tab_moves_on(self)  # at each showing: a window may have built more since the last
         super().showEvent(event)
         self.refresh()
 

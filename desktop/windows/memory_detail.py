@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from core.model import Memory, MemoryDetail, Status, WriteResult, WriteStatus
 from core.requests import UpdateRequest
 from desktop.memory_model import one_line
-from desktop.widgets import edited_text, named, when
+from desktop.widgets import edited_text, named, tab_moves_on, when
 
 if TYPE_CHECKING:
     from desktop.desk import Desk
@@ -53,7 +53,6 @@ class MemoryEditor(QDialog):
         self.memory = memory
         self.content = QPlainTextEdit(memory.content)
         self.content.setObjectName("editContent")
-        self.content.setTabChangesFocus(True)
         self.summary = QLineEdit(memory.summary or "")
         self.summary.setObjectName("editSummary")
         self.tags = QLineEdit(", ".join(memory.tags))
@@ -92,6 +91,7 @@ class MemoryEditor(QDialog):
         layout.addLayout(form)
         layout.addWidget(self.note)
         layout.addWidget(buttons)
+        tab_moves_on(self)
         self.resize(560, 420)
 
     def request(self) -> UpdateRequest | None:

@@ -113,7 +113,6 @@ class ProposalDetail(QWidget):
         ):
             self.feedback_action.addItem(text, action)
         self.content = named(QPlainTextEdit(), "content")
-        self.content.setTabChangesFocus(True)
         self.summary = named(QLineEdit(), "summary")
         self.kind = named(QComboBox(), "kind")
         self.kind.addItems(list(self._limits.kinds))
