@@ -13,6 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
+    QLineEdit,
     QPlainTextEdit,
     QTextEdit,
     QWidget,
@@ -23,11 +25,14 @@ from core.model import Caller
 from core.policy import Mode
 from core.requests import WriteRequest
 from desktop.desk import Desk, ToolWindow
+from desktop.quit_guard import QuitGuard
 from desktop.tray import WINDOWS, window_class
+from desktop.windows.identity import IdentityWindow
 from tests.conftest import settle
 
 pytestmark = pytest.mark.gui
 T = TypeVar("T")
+W = TypeVar("W", bound=ToolWindow)
 
 
 def off_gui(fn: Callable[[], T]) -> T:
@@ -60,13 +65,18 @@ def filled(desk: Desk) -> None:
     off_gui(lambda: desk.cairn.policy.set(person, "agents.helper.kinds.idea", Mode.OFF))
 
 
-def opened(qtbot: QtBot, desk: Desk, kind: type[ToolWindow]) -> ToolWindow:
+def opened(qtbot: QtBot, desk: Desk, kind: type[W]) -> W:
     window = desk.open(kind)
     qtbot.waitExposed(window)
     settle(qtbot, desk)
     window.activateWindow()
     qtbot.waitActive(window)
     return window
+
+
+def focused_on(qtbot: QtBot, widget: QWidget) -> None:
+    widget.setFocus(Qt.FocusReason.OtherFocusReason)
+    qtbot.waitUntil(widget.hasFocus)
 
 
 def traps(window: QWidget) -> list[str]:
@@ -99,3 +109,49 @@ def test_tab_moves_on_from_every_table_and_text(qtbot: QtBot, desk: Desk) -> Non
         window.close()
     assert not kept, "\n".join(kept)
 
+
+def test_escape_closes_every_window_from_any_control(qtbot: QtBot, desk: Desk) -> None:
+    """From the control a window opens on, and from its first drop-down list, field, table and
+    text: none of them uses Escape, so it closes the window as its title bar's X does."""
+    filled(desk)
+    kinds = (QComboBox, QLineEdit, QAbstractItemView, QPlainTextEdit, QTextEdit)
+    stayed: list[str] = []
+    for key in WINDOWS:
+        kind = window_class(key)
+        window = opened(qtbot, desk, kind)
+        controls: list[QWidget] = [window.focusWidget() or window]
+        for control_kind in kinds:
+            controls += [
+                w
+                for w in window.findChildren(control_kind)
+                if w.isVisibleTo(window) and w.isEnabled()
+            ][:1]
+        for control in controls:
+            window = opened(qtbot, desk, kind)
+            focused_on(qtbot, control)
+            QTest.keyClick(control, Qt.Key.Key_Escape)
+            if window.isVisible():
+                stayed.append(f"{kind.__name__}: {type(control).__name__} {control.objectName()!r}")
+    assert not stayed, "\n".join(stayed)
+
+
+def test_escape_asks_before_a_last_window_quits_with_edits(qtbot: QtBot, desk: Desk) -> None:
+    """Without a tray, closing the last window quits: Escape asks first when edits would be lost,
+    as the title bar's X does, and the window stays with the person's text."""
+    quits: list[bool] = []
+    guard = QuitGuard(desk, lambda: quits.append(True))
+    desk.on_open(guard.watch)
+    window = opened(qtbot, desk, IdentityWindow)
+    editor = window.doc_editor.editor
+    qtbot.waitUntil(lambda: bool(editor.toPlainText()))
+    focused_on(qtbot, editor)
+    QTest.keyClicks(editor, "typed, not saved")
+    QTest.keyClick(editor, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: guard.question is not None)
+    assert window.isVisible() and quits == []
+    assert "typed, not saved" in editor.toPlainText()
+    assert guard.question is not None
+    guard.question.reject()  # Cancel: nothing is lost, Cairn keeps running
+    qtbot.waitUntil(lambda: guard.question is None)
+    assert window.isVisible() and quits == []
+    assert window.unsaved()

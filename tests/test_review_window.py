@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QDateTime, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
@@ -1582,3 +1582,25 @@ def test_a_failed_reload_keeps_the_list_and_what_it_was_to_read_again(
     assert "8081" in window.detail.diff.toPlainText()
     assert "Why:" not in window.status.text()
     other.close()
+
+
+def test_escape_in_an_edit_closes_the_window_and_keeps_the_edit(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """Escape while editing a proposal before adopting closes the window as its X does: the
+    edit is kept, still unsaved (Quit asks for it), and shows when the window opens again."""
+    desk, _ = served
+    propose(agent, "idea: deploy on fridays")
+    window = window_for(qtbot, desk, 1)
+    content = window.detail.content
+    content.setFocus()
+    qtbot.waitUntil(content.hasFocus)
+    content.moveCursor(QTextCursor.MoveOperation.End)
+    QTest.keyClicks(content, ", but not late")
+    QTest.keyClick(content, Qt.Key.Key_Escape)
+    assert not window.isVisible()
+    assert window.unsaved() and desk.unsaved() == [window]
+    assert desk.open(ReviewWindow) is window
+    settle(qtbot, desk)
+    assert content.toPlainText() == "idea: deploy on fridays, but not late"
+    assert window.detail.dirty
