@@ -4,6 +4,7 @@ window's Alt-key accelerators are its own."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import TypeVar
@@ -12,8 +13,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QAbstractItemView,
     QComboBox,
+    QGroupBox,
+    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QTextEdit,
@@ -155,3 +159,65 @@ def test_escape_asks_before_a_last_window_quits_with_edits(qtbot: QtBot, desk: D
     qtbot.waitUntil(lambda: guard.question is None)
     assert window.isVisible() and quits == []
     assert window.unsaved()
+
+
+def mnemonic(text: str) -> str | None:
+    """The letter `&` marks in a button's or label's text (Alt plus it), `&&` being an `&`."""
+    found = re.search(r"(?<!&)&([^&\s])", text.replace("&&", ""))
+    return found.group(1).lower() if found else None
+
+
+def accelerators(window: QWidget) -> dict[str, list[str]]:
+    """Each Alt-key of `window` and the buttons, group boxes and labels that carry it."""
+    keys: dict[str, list[str]] = {}
+    for widget in window.findChildren(QWidget):
+        if isinstance(widget, QAbstractButton):
+            text = widget.text()
+        elif isinstance(widget, QGroupBox):
+            text = widget.title()
+        elif isinstance(widget, QLabel) and widget.buddy() is not None:
+            text = widget.text()
+        else:
+            continue
+        letter = mnemonic(text)
+        if letter is not None:
+            keys.setdefault(letter, []).append(f"{type(widget).__name__} {text!r}")
+    return keys
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_each_windows_alt_keys_are_its_own(qtbot: QtBot, desk: Desk, language: str) -> None:
+    """No Alt-key of a window means two things there, in either language."""
+    filled(desk)
+    desk.language.apply(language)
+    clashes: list[str] = []
+    try:
+        for key in WINDOWS:
+            window = opened(qtbot, desk, window_class(key))
+            for letter, owners in accelerators(window).items():
+                if len(owners) > 1:
+                    clashes.append(f"{type(window).__name__} Alt+{letter}: {owners}")
+            window.close()
+    finally:
+        desk.language.apply("en")
+    assert not clashes, "\n".join(clashes)
+
+
+def test_every_identity_button_has_an_alt_key(qtbot: QtBot, desk: Desk) -> None:
+    """The identity window's buttons, and the labels of its two lists, each take Alt and a
+    letter; Ctrl+S still saves."""
+    window = opened(qtbot, desk, IdentityWindow)
+    editor = window.doc_editor
+    side = window.side
+    buttons = [editor.save, editor.discard, side.export, side.revert, side.reject, side.adopt]
+    assert [b.text() for b in buttons if mnemonic(b.text()) is None] == []
+    labelled = {label.buddy() for label in window.findChildren(QLabel) if mnemonic(label.text())}
+    assert {side.versions, side.proposals} <= labelled
+    qtbot.waitUntil(lambda: bool(editor.editor.toPlainText()))
+    focused_on(qtbot, editor.editor)
+    QTest.keyClicks(editor.editor, " More.")
+    QTest.keyClick(editor.editor, Qt.Key.Key_V, Qt.KeyboardModifier.AltModifier)
+    assert side.versions.hasFocus()
+    QTest.keyClick(side.versions, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not window.unsaved())
+    settle(qtbot, desk)

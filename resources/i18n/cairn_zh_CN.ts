@@ -495,8 +495,8 @@
         <translation>修改原因（可选）</translation>
     </message>
     <message>
-        <source>Save as a new version</source>
-        <translation>保存为新版本</translation>
+        <source>&amp;Save as a new version</source>
+        <translation>保存为新版本(&amp;S)</translation>
     </message>
     <message>
         <source>Writes a new version; every earlier one is kept (Ctrl+S)</source>
@@ -507,8 +507,8 @@
         <translation>Ctrl+S</translation>
     </message>
     <message>
-        <source>Discard my changes</source>
-        <translation>放弃我的修改</translation>
+        <source>&amp;Discard my changes</source>
+        <translation>放弃我的修改(&amp;D)</translation>
     </message>
     <message>
         <source>Editing {}, based on version {}</source>
@@ -2321,32 +2321,32 @@ The strictest rule that applies wins.</source>
         <translation>原因</translation>
     </message>
     <message>
-        <source>Revert to this version…</source>
-        <translation>恢复到此版本…</translation>
-    </message>
-    <message>
-        <source>Export with history…</source>
-        <translation>连同历史导出…</translation>
-    </message>
-    <message>
         <source>Versions agents proposed for this document</source>
         <translation>智能体为此文档提议的版本</translation>
     </message>
     <message>
-        <source>Adopt proposal</source>
-        <translation>采纳提议</translation>
+        <source>&amp;Revert to this version…</source>
+        <translation>恢复到此版本(&amp;R)…</translation>
     </message>
     <message>
-        <source>Reject proposal</source>
-        <translation>拒绝提议</translation>
+        <source>&amp;Export with history…</source>
+        <translation>连同历史导出(&amp;E)…</translation>
     </message>
     <message>
-        <source>Versions</source>
-        <translation>版本</translation>
+        <source>&amp;Adopt proposal</source>
+        <translation>采纳提议(&amp;A)</translation>
     </message>
     <message>
-        <source>Proposed by agents</source>
-        <translation>智能体的提议</translation>
+        <source>Re&amp;ject proposal</source>
+        <translation>拒绝提议(&amp;J)</translation>
+    </message>
+    <message>
+        <source>&amp;Versions</source>
+        <translation>版本(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Proposed by agents</source>
+        <translation>智能体的提议(&amp;P)</translation>
     </message>
     <message>
         <source>{} ({})</source>
