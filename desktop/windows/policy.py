@@ -73,7 +73,7 @@ class PolicyWindow(ToolWindow):
         self.error.hide()
 
         self.pause = named(
-            QCheckBox(self.tr("Pause all capture")),
+            QCheckBox(self.tr("&Pause all capture")),
             "pause",
             self.tr("While paused, every agent write is refused; your own writes still land."),
         )
@@ -165,11 +165,11 @@ class PolicyWindow(ToolWindow):
         self.new_mode = named(QComboBox(), "newMode", self.tr("The override's mode."))
         self._fill_modes(self.new_mode)
         self.add_button = named(
-            QPushButton(self.tr("Add")), "addOverride", self.tr("Add or change this override.")
+            QPushButton(self.tr("&Add")), "addOverride", self.tr("Add or change this override.")
         )
         self.add_button.clicked.connect(self._add_override)
         self.remove_button = named(
-            QPushButton(self.tr("Remove")),
+            QPushButton(self.tr("&Remove")),
             "removeOverride",
             self.tr("Remove the selected overrides (Delete)."),
         )
@@ -193,7 +193,7 @@ class PolicyWindow(ToolWindow):
         self.path_label = named(QLineEdit(), "policyPath", self.tr("The policy file."))
         self.path_label.setReadOnly(True)
         self.open_button = named(
-            QPushButton(self.tr("Open file")),
+            QPushButton(self.tr("&Open file")),
             "openFile",
             self.tr("Open the policy file in your editor; Cairn applies a saved edit at once."),
         )

@@ -75,7 +75,7 @@ class ProposalDetail(QWidget):
         )
         self.conflict.hide()
         self.adopt_current = named(
-            QPushButton(translate("ReviewWindow", "Adopt onto the current version")),
+            QPushButton(translate("ReviewWindow", "Adopt onto the current &version")),
             "adopt_current",
             translate(
                 "ReviewWindow",
@@ -134,7 +134,7 @@ class ProposalDetail(QWidget):
         self.expiry = named(QLabel(textFormat=Qt.TextFormat.PlainText), "expiry", settings_tip)
         self.pin = named(QLabel(textFormat=Qt.TextFormat.PlainText), "pin", settings_tip)
         self.allow_flags = named(
-            QCheckBox(translate("ReviewWindow", "Also allow this finding from now on")),
+            QCheckBox(translate("ReviewWindow", "Also allo&w this finding from now on")),
             "allow_flags",
             translate(
                 "ReviewWindow",
