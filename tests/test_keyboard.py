@@ -15,6 +15,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
+    QApplication,
     QComboBox,
     QGroupBox,
     QLabel,
@@ -33,6 +34,7 @@ from desktop.desk import Desk, ToolWindow
 from desktop.quit_guard import QuitGuard
 from desktop.tray import WINDOWS, window_class
 from desktop.windows.identity import IdentityWindow
+from desktop.windows.memories import MemoriesWindow
 from tests.conftest import settle
 
 pytestmark = pytest.mark.gui
@@ -242,3 +244,26 @@ def test_every_button_has_an_alt_key(qtbot: QtBot, desk: Desk) -> None:
         ]
         window.close()
     assert not missing, "\n".join(missing)
+
+
+def test_tab_in_the_memories_window_goes_down_the_chosen_memory(qtbot: QtBot, desk: Desk) -> None:
+    """From the table Tab goes to the memory's text, its buttons, then its history, as they are
+    laid out (until 2026-12-02 Edit came before the text it edits)."""
+    filled(desk)
+    window = opened(qtbot, desk, MemoriesWindow)
+    qtbot.waitUntil(lambda: window.model.rowCount() > 0)
+    window.table.selectRow(0)
+    qtbot.waitUntil(window.panel.edit_button.isEnabled)
+    focused_on(qtbot, window.table)
+    names: list[str] = []
+    for _ in range(6):
+        QTest.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_Tab)
+        names.append((QApplication.focusWidget() or window).objectName())
+    assert names == [
+        "detailContent",
+        "editButton",
+        "pinButton",
+        "archiveButton",
+        "forgetButton",
+        "history",
+    ]
