@@ -35,6 +35,7 @@ from desktop.quit_guard import QuitGuard
 from desktop.tray import WINDOWS, window_class
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.memories import MemoriesWindow
+from desktop.windows.memory_detail import MemoryEditor
 from tests.conftest import settle
 
 pytestmark = pytest.mark.gui
@@ -267,3 +268,49 @@ def test_tab_in_the_memories_window_goes_down_the_chosen_memory(qtbot: QtBot, de
         "forgetButton",
         "history",
     ]
+
+
+def editing(qtbot: QtBot, desk: Desk) -> tuple[MemoriesWindow, MemoryEditor]:
+    """The Memories window with its first memory open in the edit dialog, the content focused."""
+    filled(desk)
+    window = opened(qtbot, desk, MemoriesWindow)
+    qtbot.waitUntil(lambda: window.model.rowCount() > 0)
+    window.table.selectRow(0)
+    qtbot.waitUntil(window.panel.edit_button.isEnabled)
+    focused_on(qtbot, window.table)
+    QTest.keyClick(window.table, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.editor is not None and window.editor.isVisible())
+    assert window.editor is not None
+    qtbot.waitUntil(window.editor.content.hasFocus)
+    return window, window.editor
+
+
+def test_escape_in_the_memory_editor_asks_before_losing_what_was_typed(
+    qtbot: QtBot, desk: Desk
+) -> None:
+    """Escape is the edit dialog's Cancel: with changes typed it asks first, Cancel the default,
+    and cancelling keeps the dialog and the text (until 2026-12-02 the edit was gone unasked)."""
+    window, editor = editing(qtbot, desk)
+    QTest.keyClicks(editor.content, " and more")
+    QTest.keyClick(editor.content, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: editor.question is not None)
+    assert editor.question is not None
+    assert editor.isVisible() and window.unsaved()
+    editor.question.reject()  # the question's Cancel (its Escape too)
+    qtbot.waitUntil(lambda: editor.question is None)
+    assert editor.isVisible() and " and more" in editor.content.toPlainText()
+
+    QTest.keyClick(editor.content, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: editor.question is not None)
+    discard = editor.question.findChild(QPushButton, "confirmDiscardEdit")
+    assert discard is not None
+    discard.click()
+    qtbot.waitUntil(lambda: window.editor is None)
+    assert not window.unsaved() and window.isVisible()
+
+
+def test_escape_in_an_unchanged_memory_editor_closes_it(qtbot: QtBot, desk: Desk) -> None:
+    window, editor = editing(qtbot, desk)
+    QTest.keyClick(editor.content, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: window.editor is None)
+    assert window.isVisible()

@@ -1154,6 +1154,18 @@
         <translation>原因</translation>
     </message>
     <message>
+        <source>Discard your changes?</source>
+        <translation>放弃你的修改？</translation>
+    </message>
+    <message>
+        <source>Closing the editor loses what you changed in this memory.</source>
+        <translation>关闭编辑器会丢失你对这条记忆所做的修改。</translation>
+    </message>
+    <message>
+        <source>Discard them</source>
+        <translation>放弃修改</translation>
+    </message>
+    <message>
         <source>This memory changed while you were editing (it is now revision {}). Saving will be refused: copy your text, close, and edit again.</source>
         <translation>这条记忆在你编辑期间已被修改（现在是修订版本 {}）。保存将被拒绝：请复制你的文本，关闭后重新编辑。</translation>
     </message>
