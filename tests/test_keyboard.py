@@ -77,6 +77,7 @@ def opened(qtbot: QtBot, desk: Desk, kind: type[W]) -> W:
     window = desk.open(kind)
     qtbot.waitExposed(window)
     settle(qtbot, desk)
+    QApplication.processEvents()  # what the load added to a shown window shows next turn
     window.activateWindow()
     qtbot.waitActive(window)
     return window
@@ -314,3 +315,40 @@ def test_escape_in_an_unchanged_memory_editor_closes_it(qtbot: QtBot, desk: Desk
     QTest.keyClick(editor.content, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: window.editor is None)
     assert window.isVisible()
+
+
+def tab_walk(qtbot: QtBot, start: QWidget, stop: QWidget) -> list[str]:
+    """The controls Tab visits from `start` up to `stop`."""
+    focused_on(qtbot, start)
+    names: list[str] = []
+    for _ in range(40):
+        focused = QApplication.focusWidget()
+        assert focused is not None
+        names.append(focused.objectName())
+        if focused is stop:
+            return names
+        QTest.keyClick(focused, Qt.Key.Key_Tab)
+    raise AssertionError(f"Tab never reached {stop.objectName()!r}: {names}")
+
+
+def test_tab_in_the_identity_window_goes_as_it_is_laid_out(qtbot: QtBot, desk: Desk) -> None:
+    """Left to right, top to bottom: the documents, the editor and its row (reason, Discard,
+    Save), the versions and their row (Export, Revert), the proposals and theirs (Reject, Adopt),
+    the viewer (until 2026-12-02 Export came after the proposals, Reject after Adopt)."""
+    window = opened(qtbot, desk, IdentityWindow)
+    editor, side = window.doc_editor, window.side
+    qtbot.waitUntil(lambda: side.versions.rowCount() > 0)
+    focused_on(qtbot, editor.editor)
+    QTest.keyClicks(editor.editor, "typed ")  # Discard is enabled
+    assert editor.discard.isEnabled()
+    assert tab_walk(qtbot, window.documents, side.viewer) == [
+        "documents",
+        "editor",
+        "reason",
+        "discard",
+        "save",
+        "versions",
+        "export",  # Revert waits for an earlier version to be chosen
+        "proposals",
+        "viewer",  # Reject and Adopt for a proposal
+    ]
