@@ -1604,3 +1604,28 @@ def test_escape_in_an_edit_closes_the_window_and_keeps_the_edit(
     settle(qtbot, desk)
     assert content.toPlainText() == "idea: deploy on fridays, but not late"
     assert window.detail.dirty
+
+
+def test_tab_goes_from_the_list_down_the_proposal(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """From the list Tab goes to what the proposal would change (the diff), then its fields,
+    Adopt, the reason and Reject, as the pane lays them out (until 2026-12-02 the diff came
+    last, after Reject)."""
+    desk, _ = served
+    propose(agent, "idea: deploy on fridays")
+    window = window_for(qtbot, desk, 1)
+    window.activateWindow()
+    qtbot.waitActive(window)
+    table, detail = window.queue.table, window.detail
+    table.setFocus()
+    qtbot.waitUntil(table.hasFocus)
+    names: list[str] = []
+    while len(names) < 20 and QApplication.focusWidget() is not detail.reject_button:
+        focused = QApplication.focusWidget()
+        assert focused is not None
+        names.append(focused.objectName())
+        QTest.keyClick(focused, Qt.Key.Key_Tab)
+    # Adopt selected and Reject selected wait for two rows chosen; On adopting is for feedback
+    fields = ["content", "summary", "kind", "scope", "tags", "importance"]
+    assert names == ["queue", "diff", *fields, "adopt", "reject_reason"]
