@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import shiboken6
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QShowEvent
+from PySide6.QtGui import QCloseEvent, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import QWidget
 
 from core.changes import ChangeSet
@@ -17,6 +17,7 @@ from core.model import Caller
 from desktop.i18n import PREF_KEY, Language, chosen, resolve
 from desktop.live import LiveChanges
 from desktop.presenter import Presenter
+from desktop.widgets import tab_moves_on
 from desktop.worker import Worker
 
 if TYPE_CHECKING:
@@ -145,6 +146,7 @@ class ToolWindow(QWidget):
         self.reload_timer.timeout.connect(self._reload_when_shown)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        tab_moves_on(self)  # at each showing: a window may have built more since the last
         super().showEvent(event)
         self.refresh()
 
@@ -228,6 +230,18 @@ class ToolWindow(QWidget):
     def show_error(self, error: BaseException) -> None:
         """Tell the person about `error` (the presenter's message box, over this window)."""
         self.desk.presenter.show(error, parent=self)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt's name
+        """Escape closes the window, as its title bar's X does: edits not yet saved stay in it
+        for when it opens again, and the last window of a desktop without a tray asks before
+        it quits (QuitGuard). Escape reaches the window only when the control with the focus
+        has no use for it: an open drop-down list, a table's cell editor or a dialog takes it
+        first."""
+        if event.key() == Qt.Key.Key_Escape and not event.modifiers():
+            event.accept()
+            self.close()
+            return
+        super().keyPressEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
         self.desk.prefs.setValue(f"geometry/{self.name}", self.saveGeometry())

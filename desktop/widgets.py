@@ -1,5 +1,6 @@
 """Small pieces every window uses: naming a widget, showing a time, telling a text the person
-edited from one a plain-text editor only displayed, and asking before edits are lost."""
+edited from one a plain-text editor only displayed, asking before edits are lost, and letting
+Tab move on from tables and texts."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ from typing import TypeVar
 
 from PySide6.QtCore import QDateTime, Qt
 from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QTextEdit,
+    QWidget,
+)
 
 W = TypeVar("W", bound=QWidget)
 
@@ -66,3 +74,17 @@ def losing_edits_question(
     box.setDefaultButton(cancel)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     return box, confirm, cancel
+
+
+def tab_moves_on(root: QWidget) -> None:
+    """Tab and Shift+Tab move to the next and previous control from every table, list, tree and
+    multi-line text in `root`: left to Qt, a table moves between its cells and a text editor types
+    a tab, and a person without a mouse could not get out. Cairn's texts are prose (memories,
+    identity documents, summaries), where a typed tab means nothing; arrow keys still move
+    inside a table."""
+    for view in root.findChildren(QAbstractItemView):
+        view.setTabKeyNavigation(False)
+    for plain in root.findChildren(QPlainTextEdit):
+        plain.setTabChangesFocus(True)
+    for rich in root.findChildren(QTextEdit):  # QTextBrowser too
+        rich.setTabChangesFocus(True)

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtWidgets import QApplication, QComboBox
 from pytestqt.qtbot import QtBot
 
-from core.policy import DEFAULT_TEXT
+from core.policy import DEFAULT_TEXT, Mode
 from desktop.desk import Desk
 from desktop.windows.policy import PolicyWindow
 from tests.conftest import settle
@@ -185,3 +186,78 @@ def test_an_override_for_an_upper_case_agent_name_is_refused(
     assert "lower-case" in desk.presenter.last
     assert window.new_agent.text() == "Claude-Code" and window.overrides.rowCount() == 0
     assert "agents" not in file_of(desk)
+
+
+def overridden(qtbot: QtBot, desk: Desk, window: PolicyWindow) -> None:
+    """Two per-agent overrides in the table: another's fact (ask), then helper's idea (off)."""
+    for target, mode in (("agents.another.kinds.fact", "ask"), ("agents.helper.kinds.idea", "off")):
+        window.desk.call(desk.cairn.policy.set, desk.person, target, Mode(mode), owner=window)
+    qtbot.waitUntil(lambda: window.overrides.rowCount() == 2)
+    settle(qtbot, desk)
+
+
+def tab_walk(qtbot: QtBot, window: PolicyWindow) -> list[str]:
+    """The controls Tab visits from the pause switch until it comes back to it."""
+    window.activateWindow()
+    qtbot.waitActive(window)
+    window.pause.setFocus()
+    qtbot.waitUntil(window.pause.hasFocus)
+    names: list[str] = []
+    for _ in range(60):
+        focused = QApplication.focusWidget()
+        assert focused is not None
+        names.append(focused.objectName())
+        QTest.keyClick(focused, Qt.Key.Key_Tab)
+        if window.pause.hasFocus():
+            return names
+    raise AssertionError(f"Tab never came back to the pause switch: {names}")
+
+
+def test_tab_follows_the_window_from_top_to_bottom(
+    qtbot: QtBot, desk: Desk, window: PolicyWindow
+) -> None:
+    """The pause switch, the kinds, scope and origin, the overrides and the mode of each, the
+    fields that add one, then the file - as they are laid out (until 2026-12-02 the kinds,
+    built as the policy loads, came last, after Open file)."""
+    overridden(qtbot, desk, window)
+    kinds = [f"mode.kinds.{k}" for k in desk.cairn.policy.current().kinds]
+    general = ["mode.scopes.global", "mode.scopes.user", "mode.extracted", "mode.other_kinds"]
+    rows = ["override.another.kinds.fact", "override.helper.kinds.idea"]
+    # Remove too: the table, given the focus, selected its first row
+    adding = ["newAgent", "newRule", "newMode", "addOverride", "removeOverride"]
+    assert tab_walk(qtbot, window) == [
+        "pause",
+        *kinds,
+        *general,
+        "overrides",
+        *rows,
+        *adding,
+        "policyPath",
+        "openFile",
+    ]
+
+
+def test_changing_a_rows_mode_with_the_keyboard_keeps_the_focus_on_it(
+    qtbot: QtBot, desk: Desk, window: PolicyWindow
+) -> None:
+    """Up on an override's mode changes it; the table is filled again from the policy, and the
+    focus stays on that row's mode, for the next key (until 2026-12-02 it fell out of the
+    table)."""
+    overridden(qtbot, desk, window)
+    window.activateWindow()
+    qtbot.waitActive(window)
+    mode = window.overrides.cellWidget(1, 2)
+    assert isinstance(mode, QComboBox) and mode.objectName() == "override.helper.kinds.idea"
+    mode.setFocus()
+    qtbot.waitUntil(mode.hasFocus)
+    QTest.keyClick(mode, Qt.Key.Key_Up)
+    qtbot.waitUntil(lambda: file_of(desk)["agents"]["helper"] == {"kinds": {"idea": "ask"}})
+    settle(qtbot, desk)
+    focused = QApplication.focusWidget()
+    assert focused is not None and focused.objectName() == "override.helper.kinds.idea"
+    assert isinstance(focused, QComboBox) and shown(focused) == "ask"
+    assert window.overrides.currentRow() == 1
+    QTest.keyClick(focused, Qt.Key.Key_Up)
+    qtbot.waitUntil(lambda: file_of(desk)["agents"]["helper"] == {"kinds": {"idea": "auto"}})
+    settle(qtbot, desk)
+    assert QApplication.focusWidget() is window.overrides.cellWidget(1, 2)

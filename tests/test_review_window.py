@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QDateTime, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
@@ -1582,3 +1582,50 @@ def test_a_failed_reload_keeps_the_list_and_what_it_was_to_read_again(
     assert "8081" in window.detail.diff.toPlainText()
     assert "Why:" not in window.status.text()
     other.close()
+
+
+def test_escape_in_an_edit_closes_the_window_and_keeps_the_edit(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """Escape while editing a proposal before adopting closes the window as its X does: the
+    edit is kept, still unsaved (Quit asks for it), and shows when the window opens again."""
+    desk, _ = served
+    propose(agent, "idea: deploy on fridays")
+    window = window_for(qtbot, desk, 1)
+    content = window.detail.content
+    content.setFocus()
+    qtbot.waitUntil(content.hasFocus)
+    content.moveCursor(QTextCursor.MoveOperation.End)
+    QTest.keyClicks(content, ", but not late")
+    QTest.keyClick(content, Qt.Key.Key_Escape)
+    assert not window.isVisible()
+    assert window.unsaved() and desk.unsaved() == [window]
+    assert desk.open(ReviewWindow) is window
+    settle(qtbot, desk)
+    assert content.toPlainText() == "idea: deploy on fridays, but not late"
+    assert window.detail.dirty
+
+
+def test_tab_goes_from_the_list_down_the_proposal(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient
+) -> None:
+    """From the list Tab goes to what the proposal would change (the diff), then its fields,
+    Adopt, the reason and Reject, as the pane lays them out (until 2026-12-02 the diff came
+    last, after Reject)."""
+    desk, _ = served
+    propose(agent, "idea: deploy on fridays")
+    window = window_for(qtbot, desk, 1)
+    window.activateWindow()
+    qtbot.waitActive(window)
+    table, detail = window.queue.table, window.detail
+    table.setFocus()
+    qtbot.waitUntil(table.hasFocus)
+    names: list[str] = []
+    while len(names) < 20 and QApplication.focusWidget() is not detail.reject_button:
+        focused = QApplication.focusWidget()
+        assert focused is not None
+        names.append(focused.objectName())
+        QTest.keyClick(focused, Qt.Key.Key_Tab)
+    # Adopt selected and Reject selected wait for two rows chosen; On adopting is for feedback
+    fields = ["content", "summary", "kind", "scope", "tags", "importance"]
+    assert names == ["queue", "diff", *fields, "adopt", "reject_reason"]

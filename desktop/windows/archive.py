@@ -96,7 +96,7 @@ class ArchiveWindow(ToolWindow):
         self.out_path = named(QLineEdit(str(default_export_path())), "exportPath")
         self.out_path.textChanged.connect(self._export_ready)
         choose = named(
-            QPushButton(self.tr("Choose…")), "chooseExport", self.tr("Where to save the archive.")
+            QPushButton(self.tr("&Choose…")), "chooseExport", self.tr("Where to save the archive.")
         )
         choose.clicked.connect(self._choose_export)
         where = QHBoxLayout()
@@ -104,7 +104,7 @@ class ArchiveWindow(ToolWindow):
         where.addWidget(self.out_path, 1)
         where.addWidget(choose)
         self.export_button = named(
-            QPushButton(self.tr("Export")),
+            QPushButton(self.tr("&Export")),
             "export",
             self.tr("Write the archive. It holds your memories' full text: keep it private."),
         )
@@ -128,16 +128,16 @@ class ArchiveWindow(ToolWindow):
             self.tr("A Cairn archive (.zip) or a JSON-lines file of memories (.jsonl)."),
         )
         self.in_path.textChanged.connect(self._import_ready)
-        choose = named(QPushButton(self.tr("Choose…")), "chooseImport")
+        choose = named(QPushButton(self.tr("C&hoose…")), "chooseImport")
         choose.clicked.connect(self._choose_import)
         self.preview_button = named(
-            QPushButton(self.tr("Preview (dry run)")),
+            QPushButton(self.tr("&Preview (dry run)")),
             "preview",
             self.tr("Show what the import would do, changing nothing."),
         )
         self.preview_button.clicked.connect(self.preview)
         self.import_button = named(
-            QPushButton(self.tr("Import…")),
+            QPushButton(self.tr("&Import…")),
             "import",
             self.tr("Bring the file in, after you confirm."),
         )

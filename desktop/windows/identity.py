@@ -7,6 +7,7 @@ preview and the export in identity_revert.py."""
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,15 +100,21 @@ class IdentityWindow(ToolWindow):
         layout = QVBoxLayout(self)
         layout.addWidget(split, 1)
         layout.addWidget(self.status)
-        for a, b in (
-            (self.documents, editing.editor),
-            (editing.editor, editing.reason),
-            (editing.reason, editing.save),
-            (editing.save, side.versions),
-            (side.versions, side.revert),
-            (side.revert, side.proposals),
-            (side.proposals, side.adopt),
-        ):
+        order: list[QWidget] = [  # as laid out: left to right, each row after what it acts on
+            self.documents,
+            editing.editor,
+            editing.reason,
+            editing.discard,
+            editing.save,
+            side.versions,
+            side.export,
+            side.revert,
+            side.proposals,
+            side.reject,
+            side.adopt,
+            side.viewer,
+        ]
+        for a, b in itertools.pairwise(order):
             QWidget.setTabOrder(a, b)
         self._buttons()
 

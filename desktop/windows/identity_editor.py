@@ -3,6 +3,7 @@ it started from, and the drafts of documents left with unsaved edits."""
 
 from __future__ import annotations
 
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -38,12 +39,14 @@ class DocumentEditor(QWidget):
             QLineEdit(placeholderText=self.tr("Why you changed it (optional)")), "reason"
         )
         self.save = named(
-            QPushButton(self.tr("Save as a new version")),
+            QPushButton(self.tr("&Save as a new version")),
             "save",
             self.tr("Writes a new version; every earlier one is kept (Ctrl+S)"),
         )
-        self.save.setShortcut(self.tr("Ctrl+S"))
-        self.discard = named(QPushButton(self.tr("Discard my changes")), "discard")
+        # Alt+S is the button's own (its text's &S); Ctrl+S, anywhere in the window, presses
+        # it too - set on the button, Ctrl+S would replace its Alt-key.
+        QShortcut(QKeySequence(self.tr("Ctrl+S")), self, self.save.animateClick)
+        self.discard = named(QPushButton(self.tr("&Discard my changes")), "discard")
         save_row = QHBoxLayout()
         save_row.addWidget(self.reason, 1)
         save_row.addWidget(self.discard)

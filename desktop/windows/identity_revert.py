@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTextBrowser, Q
 from core.identity import IdentityService, RevertPreview
 from core.model import Caller
 from desktop.diff import diff_html
-from desktop.widgets import named
+from desktop.widgets import named, tab_moves_on
 
 
 def _fenced(text: str) -> str:
@@ -89,4 +89,5 @@ class RevertDialog(QDialog):
         layout.addWidget(self.explanation)
         layout.addWidget(self.diff, 1)
         layout.addWidget(buttons)
+        tab_moves_on(self)
         self.resize(640, 440)

@@ -55,8 +55,8 @@ class VersionsPane(QWidget):
         self.versions.verticalHeader().setVisible(False)
         self.versions.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.versions.itemSelectionChanged.connect(self._versions_chosen)
-        self.revert = named(QPushButton(self.tr("Revert to this version…")), "revert")
-        self.export = named(QPushButton(self.tr("Export with history…")), "export")
+        self.revert = named(QPushButton(self.tr("&Revert to this version…")), "revert")
+        self.export = named(QPushButton(self.tr("&Export with history…")), "export")
         history_row = QHBoxLayout()
         history_row.addStretch(1)
         history_row.addWidget(self.export)
@@ -66,8 +66,8 @@ class VersionsPane(QWidget):
             QListWidget(), "proposals", self.tr("Versions agents proposed for this document")
         )
         self.proposals.currentItemChanged.connect(self._proposal_chosen)
-        self.adopt = named(QPushButton(self.tr("Adopt proposal")), "adopt_proposal")
-        self.reject = named(QPushButton(self.tr("Reject proposal")), "reject_proposal")
+        self.adopt = named(QPushButton(self.tr("&Adopt proposal")), "adopt_proposal")
+        self.reject = named(QPushButton(self.tr("Re&ject proposal")), "reject_proposal")
         proposal_row = QHBoxLayout()
         proposal_row.addStretch(1)
         proposal_row.addWidget(self.reject)
@@ -76,14 +76,21 @@ class VersionsPane(QWidget):
         self.viewer_title = named(QLabel(wordWrap=True), "viewer_title")
         self.viewer = named(QTextBrowser(), "viewer")
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel(self.tr("Versions")))
+        # Alt and the label's letter puts the focus in its list
+        layout.addWidget(self._label(self.tr("&Versions"), self.versions))
         layout.addWidget(self.versions, 2)
         layout.addLayout(history_row)
-        layout.addWidget(QLabel(self.tr("Proposed by agents")))
+        layout.addWidget(self._label(self.tr("&Proposed by agents"), self.proposals))
         layout.addWidget(self.proposals, 1)
         layout.addLayout(proposal_row)
         layout.addWidget(self.viewer_title)
         layout.addWidget(self.viewer, 3)
+
+    @staticmethod
+    def _label(text: str, buddy: QWidget) -> QLabel:
+        label = QLabel(text)
+        label.setBuddy(buddy)
+        return label
 
     # -- filling ----------------------------------------------------------------------------
 

@@ -196,7 +196,14 @@ class MemoriesWindow(ToolWindow):
         splitter.setSizes([820, 460])  # the table gets the room; the memory column the most
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
-        order = [self.search, *self._filter_widgets(), self.table, self.panel.edit_button]
+        # after the table the chosen memory's text, its buttons, its history: as they are laid out
+        order = [
+            self.search,
+            *self._filter_widgets(),
+            self.table,
+            self.panel.content,
+            self.panel.edit_button,
+        ]
         for first, second in itertools.pairwise(order):
             QWidget.setTabOrder(first, second)
 

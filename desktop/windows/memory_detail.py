@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from core.model import Memory, MemoryDetail, Status, WriteResult, WriteStatus
 from core.requests import UpdateRequest
 from desktop.memory_model import one_line
-from desktop.widgets import edited_text, named, when
+from desktop.widgets import edited_text, losing_edits_question, named, tab_moves_on, when
 
 if TYPE_CHECKING:
     from desktop.desk import Desk
@@ -51,9 +51,9 @@ class MemoryEditor(QDialog):
         self.setObjectName("memoryEditor")
         self.setWindowTitle(self.tr("Edit memory"))
         self.memory = memory
+        self.question: QMessageBox | None = None  # asked before the typed changes go, while open
         self.content = QPlainTextEdit(memory.content)
         self.content.setObjectName("editContent")
-        self.content.setTabChangesFocus(True)
         self.summary = QLineEdit(memory.summary or "")
         self.summary.setObjectName("editSummary")
         self.tags = QLineEdit(", ".join(memory.tags))
@@ -92,6 +92,7 @@ class MemoryEditor(QDialog):
         layout.addLayout(form)
         layout.addWidget(self.note)
         layout.addWidget(buttons)
+        tab_moves_on(self)
         self.resize(560, 420)
 
     def request(self) -> UpdateRequest | None:
@@ -115,6 +116,31 @@ class MemoryEditor(QDialog):
             return None
         reason = self.reason.text().strip() or None
         return UpdateRequest(id=m.id, if_revision=m.revision, reason=reason, **changes)
+
+    def reject(self) -> None:
+        """Cancel, Escape or the title bar's X: closes at once when nothing was changed, else
+        asks first, Cancel the default (until 2026-12-02 the changes were gone unasked)."""
+        if self.request() is None:
+            super().reject()
+            return
+        if self.question is not None:
+            self.question.raise_()
+            return
+        box, discard, _cancel = losing_edits_question(
+            self,
+            "discardEditConfirm",
+            self.tr("Discard your changes?"),
+            self.tr("Closing the editor loses what you changed in this memory."),
+            (self.tr("Discard them"), "confirmDiscardEdit"),
+        )
+        discard.clicked.connect(lambda: QDialog.reject(self))  # closes, asking nothing more
+        box.finished.connect(lambda _r: self._answered(box))
+        self.question = box
+        box.open()
+
+    def _answered(self, box: QMessageBox) -> None:
+        if self.question is box:
+            self.question = None
 
     def say(self, text: str) -> None:
         self.note.setText(text)

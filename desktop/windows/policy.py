@@ -3,12 +3,13 @@ and origin, per-agent overrides, the pause switch - kept in step with the policy
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSignalBlocker, Qt, QUrl
+from PySide6.QtCore import QItemSelectionModel, QSignalBlocker, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
+    QWidget,
 )
 
 from core.changes import Topic
@@ -71,7 +73,7 @@ class PolicyWindow(ToolWindow):
         self.error.hide()
 
         self.pause = named(
-            QCheckBox(self.tr("Pause all capture")),
+            QCheckBox(self.tr("&Pause all capture")),
             "pause",
             self.tr("While paused, every agent write is refused; your own writes still land."),
         )
@@ -163,11 +165,11 @@ class PolicyWindow(ToolWindow):
         self.new_mode = named(QComboBox(), "newMode", self.tr("The override's mode."))
         self._fill_modes(self.new_mode)
         self.add_button = named(
-            QPushButton(self.tr("Add")), "addOverride", self.tr("Add or change this override.")
+            QPushButton(self.tr("&Add")), "addOverride", self.tr("Add or change this override.")
         )
         self.add_button.clicked.connect(self._add_override)
         self.remove_button = named(
-            QPushButton(self.tr("Remove")),
+            QPushButton(self.tr("&Remove")),
             "removeOverride",
             self.tr("Remove the selected overrides (Delete)."),
         )
@@ -191,7 +193,7 @@ class PolicyWindow(ToolWindow):
         self.path_label = named(QLineEdit(), "policyPath", self.tr("The policy file."))
         self.path_label.setReadOnly(True)
         self.open_button = named(
-            QPushButton(self.tr("Open file")),
+            QPushButton(self.tr("&Open file")),
             "openFile",
             self.tr("Open the policy file in your editor; Cairn applies a saved edit at once."),
         )
@@ -243,6 +245,20 @@ class PolicyWindow(ToolWindow):
         self._fill_rules(policy)
         self._fill_overrides(policy)
         self.path_label.setText(str(view.path))
+        self._order_tabs()
+
+    def _order_tabs(self) -> None:
+        """Tab goes as the window is laid out: pause, the kinds, scope and origin, the overrides
+        and each one's mode, the fields that add one, the file. The kinds and the overrides'
+        modes are built as the policy loads, so left to Qt they came after everything else."""
+        kinds = [c for t, c in self.modes.items() if t.startswith("kinds.")]
+        general = [c for t, c in self.modes.items() if not t.startswith("kinds.")]
+        order: list[QWidget] = [self.pause, *kinds, *general, self.overrides]
+        order += [self.overrides.cellWidget(r, 2) for r in range(self.overrides.rowCount())]
+        order += [self.new_agent, self.new_rule, self.new_mode, self.add_button]
+        order += [self.remove_button, self.path_label, self.open_button]
+        for first, second in itertools.pairwise(order):
+            QWidget.setTabOrder(first, second)
 
     def _rule_text(self, target: str) -> str:
         """A rule as the person reads it, in their language: "kind: idea", "scope: user"."""
@@ -273,24 +289,47 @@ class PolicyWindow(ToolWindow):
             if rule.extracted is not None:
                 rows.append((agent, "extracted", rule.extracted))
         selected = set(self._selected_rules())
+        current = self._rule_at(self.overrides.currentRow())
+        focused = self.overrides.isAncestorOf(self.focusWidget())
         self.overrides.setRowCount(len(rows))
         for row, (agent, target, mode) in enumerate(rows):
             name_item = QTableWidgetItem(agent)
             name_item.setData(RULE_ROLE, (agent, target))
             self.overrides.setItem(row, 0, name_item)
             self.overrides.setItem(row, 1, QTableWidgetItem(self._rule_text(target)))
-            combo = named(QComboBox(), f"override.{agent}.{target}")
-            self._fill_modes(combo)
-            combo.setCurrentIndex(MODES.index(mode))
-            combo.currentIndexChanged.connect(
-                lambda _i, a=agent, t=target, c=combo: self._apply(
-                    f"agents.{a}.{t}", MODES[c.currentIndex()]
+            # The row's mode keeps its drop-down list while the row stays where it was: a
+            # new one in its place took the focus away from a person changing it with keys.
+            name = f"override.{agent}.{target}"
+            combo = self.overrides.cellWidget(row, 2)
+            if not isinstance(combo, QComboBox) or combo.objectName() != name:
+                combo = named(QComboBox(), name)
+                self._fill_modes(combo)
+                combo.currentIndexChanged.connect(
+                    lambda _i, a=agent, t=target, c=combo: self._apply(
+                        f"agents.{a}.{t}", MODES[c.currentIndex()]
+                    )
                 )
-            )
-            self.overrides.setCellWidget(row, 2, combo)
+                self.overrides.setCellWidget(row, 2, combo)
+            with QSignalBlocker(combo):
+                combo.setCurrentIndex(MODES.index(mode))
             if (agent, target) in selected:
                 self.overrides.selectRow(row)
+            if (agent, target) == current:
+                # the row the person was on stays theirs, and so does the focus in it
+                self.overrides.selectionModel().setCurrentIndex(
+                    self.overrides.model().index(row, 2), QItemSelectionModel.SelectionFlag.NoUpdate
+                )
+                if focused and not self.overrides.hasFocus():
+                    combo.setFocus()
         self._selection_changed()
+
+    def _rule_at(self, row: int) -> tuple[str, str] | None:
+        """The (agent, target) of the override in `row`, if there is one."""
+        item = self.overrides.item(row, 0)
+        if item is None:
+            return None
+        agent, target = item.data(RULE_ROLE)
+        return str(agent), str(target)
 
     # -- widgets ---------------------------------------------------------------------------
 
@@ -351,13 +390,7 @@ class PolicyWindow(ToolWindow):
 
     def _selected_rules(self) -> list[tuple[str, str]]:
         rows = sorted({i.row() for i in self.overrides.selectedIndexes()})
-        out: list[tuple[str, str]] = []
-        for row in rows:
-            item = self.overrides.item(row, 0)
-            if item is not None:
-                agent, target = item.data(RULE_ROLE)
-                out.append((str(agent), str(target)))
-        return out
+        return [rule for row in rows if (rule := self._rule_at(row)) is not None]
 
     def _selection_changed(self) -> None:
         self.remove_button.setEnabled(bool(self._selected_rules()))

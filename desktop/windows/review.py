@@ -164,6 +164,7 @@ class ReviewWindow(ToolWindow):
             queue.table,
             queue.adopt_selected,
             queue.reject_selected,
+            detail.diff,
             *detail.editors(),
             detail.reject_reason,
             detail.reject_button,

@@ -75,7 +75,7 @@ class ProposalDetail(QWidget):
         )
         self.conflict.hide()
         self.adopt_current = named(
-            QPushButton(translate("ReviewWindow", "Adopt onto the current version")),
+            QPushButton(translate("ReviewWindow", "Adopt onto the current &version")),
             "adopt_current",
             translate(
                 "ReviewWindow",
@@ -113,7 +113,6 @@ class ProposalDetail(QWidget):
         ):
             self.feedback_action.addItem(text, action)
         self.content = named(QPlainTextEdit(), "content")
-        self.content.setTabChangesFocus(True)
         self.summary = named(QLineEdit(), "summary")
         self.kind = named(QComboBox(), "kind")
         self.kind.addItems(list(self._limits.kinds))
@@ -135,7 +134,7 @@ class ProposalDetail(QWidget):
         self.expiry = named(QLabel(textFormat=Qt.TextFormat.PlainText), "expiry", settings_tip)
         self.pin = named(QLabel(textFormat=Qt.TextFormat.PlainText), "pin", settings_tip)
         self.allow_flags = named(
-            QCheckBox(translate("ReviewWindow", "Also allow this finding from now on")),
+            QCheckBox(translate("ReviewWindow", "Also allo&w this finding from now on")),
             "allow_flags",
             translate(
                 "ReviewWindow",

@@ -151,10 +151,10 @@ class ProposalList(QWidget):
             )
         )
         self.adopt_selected = named(
-            QPushButton(translate("ReviewWindow", "Adopt selected")), "adopt_selected"
+            QPushButton(translate("ReviewWindow", "Adopt &selected")), "adopt_selected"
         )
         self.reject_selected = named(
-            QPushButton(translate("ReviewWindow", "Reject selected")), "reject_selected"
+            QPushButton(translate("ReviewWindow", "Reject se&lected")), "reject_selected"
         )
         bulk = QHBoxLayout()
         bulk.addStretch(1)

@@ -100,13 +100,13 @@ class SettingsWindow(ToolWindow):
         self.notes_folder.setReadOnly(True)
         self.notes_folder.setPlaceholderText(self.tr("Off"))
         choose = named(
-            QPushButton(self.tr("Choose folder…")),
+            QPushButton(self.tr("Choose &folder…")),
             "chooseNotes",
             self.tr("Keep the markdown notes in a folder as memories."),
         )
         choose.clicked.connect(self._choose_notes)
         self.notes_off = named(
-            QPushButton(self.tr("Turn off")),
+            QPushButton(self.tr("&Turn off")),
             "notesOff",
             self.tr("Stop following the folder. Its notes' memories stay as they are."),
         )
@@ -142,7 +142,7 @@ class SettingsWindow(ToolWindow):
         form.addRow(self.tr("Daily backups kept"), self.keep_daily)
         form.addRow(self.tr("Weekly backups kept"), self.keep_weekly)
         self.backup_now = named(
-            QPushButton(self.tr("Back up now")),
+            QPushButton(self.tr("&Back up now")),
             "backupNow",
             self.tr("Copy the database now, into the backups folder."),
         )

@@ -151,10 +151,6 @@
         <translation>要包含其记忆的项目。不选择任何项目即包含所有项目；全局记忆和用户记忆不受影响。</translation>
     </message>
     <message>
-        <source>Choose…</source>
-        <translation>选择…</translation>
-    </message>
-    <message>
         <source>Where to save the archive.</source>
         <translation>存档文件的保存位置。</translation>
     </message>
@@ -179,16 +175,8 @@
         <translation>Cairn 存档（.zip）或记忆的 JSON Lines 文件（.jsonl）。</translation>
     </message>
     <message>
-        <source>Preview (dry run)</source>
-        <translation>预览（预演）</translation>
-    </message>
-    <message>
         <source>Show what the import would do, changing nothing.</source>
         <translation>显示导入将会做什么，不做任何更改。</translation>
-    </message>
-    <message>
-        <source>Import…</source>
-        <translation>导入…</translation>
     </message>
     <message>
         <source>Bring the file in, after you confirm.</source>
@@ -235,6 +223,26 @@
     <message>
         <source>— folder missing</source>
         <translation>— 文件夹不存在</translation>
+    </message>
+    <message>
+        <source>&amp;Choose…</source>
+        <translation>选择(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>&amp;Export</source>
+        <translation>导出(&amp;E)</translation>
+    </message>
+    <message>
+        <source>C&amp;hoose…</source>
+        <translation>选择(&amp;H)…</translation>
+    </message>
+    <message>
+        <source>&amp;Preview (dry run)</source>
+        <translation>预览（预演）(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Import…</source>
+        <translation>导入(&amp;I)…</translation>
     </message>
     <message>
         <source>Export to</source>
@@ -495,8 +503,8 @@
         <translation>修改原因（可选）</translation>
     </message>
     <message>
-        <source>Save as a new version</source>
-        <translation>保存为新版本</translation>
+        <source>&amp;Save as a new version</source>
+        <translation>保存为新版本(&amp;S)</translation>
     </message>
     <message>
         <source>Writes a new version; every earlier one is kept (Ctrl+S)</source>
@@ -507,8 +515,8 @@
         <translation>Ctrl+S</translation>
     </message>
     <message>
-        <source>Discard my changes</source>
-        <translation>放弃我的修改</translation>
+        <source>&amp;Discard my changes</source>
+        <translation>放弃我的修改(&amp;D)</translation>
     </message>
     <message>
         <source>Editing {}, based on version {}</source>
@@ -1146,6 +1154,18 @@
         <translation>原因</translation>
     </message>
     <message>
+        <source>Discard your changes?</source>
+        <translation>放弃你的修改？</translation>
+    </message>
+    <message>
+        <source>Closing the editor loses what you changed in this memory.</source>
+        <translation>关闭编辑器会丢失你对这条记忆所做的修改。</translation>
+    </message>
+    <message>
+        <source>Discard them</source>
+        <translation>放弃修改</translation>
+    </message>
+    <message>
         <source>This memory changed while you were editing (it is now revision {}). Saving will be refused: copy your text, close, and edit again.</source>
         <translation>这条记忆在你编辑期间已被修改（现在是修订版本 {}）。保存将被拒绝：请复制你的文本，关闭后重新编辑。</translation>
     </message>
@@ -1243,8 +1263,8 @@
         <translation>Cairn — 记录策略</translation>
     </message>
     <message>
-        <source>Pause all capture</source>
-        <translation>暂停所有记录</translation>
+        <source>&amp;Pause all capture</source>
+        <translation>暂停所有记录(&amp;P)</translation>
     </message>
     <message>
         <source>While paused, every agent write is refused; your own writes still land.</source>
@@ -1333,16 +1353,20 @@ The strictest rule that applies wins.</source>
         <translation>此覆盖规则的模式。</translation>
     </message>
     <message>
-        <source>Add</source>
-        <translation>添加</translation>
+        <source>&amp;Add</source>
+        <translation>添加(&amp;A)</translation>
+    </message>
+    <message>
+        <source>&amp;Remove</source>
+        <translation>移除(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Open file</source>
+        <translation>打开文件(&amp;O)</translation>
     </message>
     <message>
         <source>Add or change this override.</source>
         <translation>添加或修改此覆盖规则。</translation>
-    </message>
-    <message>
-        <source>Remove</source>
-        <translation>移除</translation>
     </message>
     <message>
         <source>Remove the selected overrides (Delete).</source>
@@ -1355,10 +1379,6 @@ The strictest rule that applies wins.</source>
     <message>
         <source>The policy file.</source>
         <translation>策略文件。</translation>
-    </message>
-    <message>
-        <source>Open file</source>
-        <translation>打开文件</translation>
     </message>
     <message>
         <source>Open the policy file in your editor; Cairn applies a saved edit at once.</source>
@@ -1517,16 +1537,12 @@ The strictest rule that applies wins.</source>
         <translation>上/下方向键移动，A 采纳，E 编辑，R 拒绝；按住 Shift 或 Ctrl 可多选</translation>
     </message>
     <message>
-        <source>Adopt selected</source>
-        <translation>采纳所选</translation>
-    </message>
-    <message>
-        <source>Reject selected</source>
-        <translation>拒绝所选</translation>
-    </message>
-    <message>
         <source>Red: removed by the proposal. Green: added by it.</source>
         <translation>红色：提议删除的内容。绿色：提议新增的内容。</translation>
+    </message>
+    <message>
+        <source>Adopt onto the current &amp;version</source>
+        <translation>采纳到当前版本上(&amp;V)</translation>
     </message>
     <message>
         <source>The agent says this memory is wrong or stale: what adopting does</source>
@@ -1555,10 +1571,6 @@ The strictest rule that applies wins.</source>
     <message>
         <source>Set by the proposal; adopting makes it. It cannot be edited here: reject the proposal if you do not want it</source>
         <translation>由提议设定；采纳即生效。此处不能修改：如不想要，请拒绝该提议</translation>
-    </message>
-    <message>
-        <source>Also allow this finding from now on</source>
-        <translation>今后也放行此扫描结果</translation>
     </message>
     <message>
         <source>The scanner lets this finding through everywhere from now on (secrets are never allowed); the policy window lists what is allowed</source>
@@ -1605,12 +1617,12 @@ The strictest rule that applies wins.</source>
         <translation>请修改记忆内容以进行编辑，或选择其他操作。</translation>
     </message>
     <message>
-        <source>Adopt onto the current version</source>
-        <translation>采纳到当前版本上</translation>
-    </message>
-    <message>
         <source>You have compared them: adopt the proposal over what the memory is now</source>
         <translation>你已比较过两者：将提议采纳到这条记忆的当前内容之上</translation>
+    </message>
+    <message>
+        <source>Also allo&amp;w this finding from now on</source>
+        <translation>今后也放行此扫描结果(&amp;W)</translation>
     </message>
     <message>
         <source>Reason for rejecting (optional)</source>
@@ -1723,6 +1735,14 @@ The strictest rule that applies wins.</source>
     <message>
         <source>Adopting forgets the memory.</source>
         <translation>采纳后将遗忘这条记忆。</translation>
+    </message>
+    <message>
+        <source>Adopt &amp;selected</source>
+        <translation>采纳所选(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Reject se&amp;lected</source>
+        <translation>拒绝所选(&amp;L)</translation>
     </message>
     <message>
         <source> (the {} most seen of the {} that match are listed)</source>
@@ -2012,16 +2032,8 @@ The strictest rule that applies wins.</source>
         <translation>未启用</translation>
     </message>
     <message>
-        <source>Choose folder…</source>
-        <translation>选择文件夹…</translation>
-    </message>
-    <message>
         <source>Keep the markdown notes in a folder as memories.</source>
         <translation>把某个文件夹中的 Markdown 笔记保存为记忆。</translation>
-    </message>
-    <message>
-        <source>Turn off</source>
-        <translation>停用</translation>
     </message>
     <message>
         <source>Stop following the folder. Its notes&apos; memories stay as they are.</source>
@@ -2042,10 +2054,6 @@ The strictest rule that applies wins.</source>
     <message>
         <source>Weekly backups kept</source>
         <translation>保留的每周备份</translation>
-    </message>
-    <message>
-        <source>Back up now</source>
-        <translation>立即备份</translation>
     </message>
     <message>
         <source>Copy the database now, into the backups folder.</source>
@@ -2142,6 +2150,18 @@ The strictest rule that applies wins.</source>
     <message>
         <source>Ask me here about my commands typed at a terminal too</source>
         <translation>在终端中输入的我的命令也在这里询问我</translation>
+    </message>
+    <message>
+        <source>Choose &amp;folder…</source>
+        <translation>选择文件夹(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>&amp;Turn off</source>
+        <translation>停用(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Back up now</source>
+        <translation>立即备份(&amp;B)</translation>
     </message>
     <message>
         <source>Commands for you (adopting proposals, changing the policy or agents) run without a terminal are always asked about here. Ticked, those typed at a terminal are too, so a program that fakes a terminal still needs your click.</source>
@@ -2321,32 +2341,32 @@ The strictest rule that applies wins.</source>
         <translation>原因</translation>
     </message>
     <message>
-        <source>Revert to this version…</source>
-        <translation>恢复到此版本…</translation>
-    </message>
-    <message>
-        <source>Export with history…</source>
-        <translation>连同历史导出…</translation>
-    </message>
-    <message>
         <source>Versions agents proposed for this document</source>
         <translation>智能体为此文档提议的版本</translation>
     </message>
     <message>
-        <source>Adopt proposal</source>
-        <translation>采纳提议</translation>
+        <source>&amp;Revert to this version…</source>
+        <translation>恢复到此版本(&amp;R)…</translation>
     </message>
     <message>
-        <source>Reject proposal</source>
-        <translation>拒绝提议</translation>
+        <source>&amp;Export with history…</source>
+        <translation>连同历史导出(&amp;E)…</translation>
     </message>
     <message>
-        <source>Versions</source>
-        <translation>版本</translation>
+        <source>&amp;Adopt proposal</source>
+        <translation>采纳提议(&amp;A)</translation>
     </message>
     <message>
-        <source>Proposed by agents</source>
-        <translation>智能体的提议</translation>
+        <source>Re&amp;ject proposal</source>
+        <translation>拒绝提议(&amp;J)</translation>
+    </message>
+    <message>
+        <source>&amp;Versions</source>
+        <translation>版本(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Proposed by agents</source>
+        <translation>智能体的提议(&amp;P)</translation>
     </message>
     <message>
         <source>{} ({})</source>
