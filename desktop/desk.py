@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import shiboken6
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QDate, QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import QWidget
 
@@ -41,6 +41,24 @@ class Desk:
         self.language = Language()
         self._language_listeners: list[Callable[[], None]] = []
         self._open_listeners: list[Callable[[ToolWindow], None]] = []
+        # Times are shown as "14:05" on the day they are of (`desktop.widgets.when`): a window
+        # open across midnight said "14:05" of yesterday's (until 2026-12-02). A look every
+        # minute, not a timer set for midnight: that one runs late by the time the computer
+        # slept, and misses a clock that was set.
+        self.day = QDate.currentDate()
+        self._day_timer = QTimer()
+        self._day_timer.setInterval(60_000)
+        self._day_timer.timeout.connect(self.check_day)
+        self._day_timer.start()
+
+    def check_day(self) -> None:
+        """When the day has changed since the last look, each window shows its times again."""
+        today = QDate.currentDate()
+        if today == self.day:
+            return
+        self.day = today
+        for window in self._windows.values():
+            window.new_day()
 
     def on_language(self, listener: Callable[[], None]) -> None:
         """Call `listener` after the language changed (the tray rebuilds its menu)."""
@@ -111,6 +129,7 @@ class Desk:
         return [w for w in self._windows.values() if w.unsaved()]
 
     def close(self) -> None:
+        self._day_timer.stop()
         for window in self._windows.values():
             window.close()
             # Destroyed now, on this (the GUI) thread: left to a later garbage collection, a
@@ -152,6 +171,12 @@ class ToolWindow(QWidget):
 
     def refresh(self) -> None:
         """Load what the window shows (off the GUI thread, through `desk.call` or `fetch`)."""
+
+    def new_day(self) -> None:
+        """The day turned (`Desk.check_day`): show the times again, as "14:05" is today's. A
+        window on screen loads again; a hidden one loads when it shows."""
+        if self.isVisible():
+            self.refresh()
 
     def unsaved(self) -> bool:
         """Whether the window holds the person's edits not yet saved or decided."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from PySide6.QtCore import QDate
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
@@ -13,6 +14,8 @@ from core.changes import Topic
 from core.model import Caller
 from core.requests import WriteRequest
 from desktop.desk import Desk
+from desktop.windows.agents import AgentsWindow
+from desktop.windows.health import HealthWindow
 from tests.conftest import settle
 
 
@@ -77,3 +80,22 @@ def test_changes_arrive_on_the_gui_thread(qtbot: QtBot, desk: Desk) -> None:
     settle(qtbot, desk)
     qtbot.wait(50)
     assert got == []  # the owner is gone: so is its subscription
+
+
+def test_windows_on_screen_load_again_when_the_day_turns(qtbot: QtBot, desk: Desk) -> None:
+    """Times are shown as "14:05" on their own day: a window open across midnight said "14:05"
+    of yesterday (until 2026-12-02). When the day turns, a window on screen loads again; a
+    hidden one loads when it shows, as always."""
+    health = desk.open(HealthWindow)
+    agents = desk.open(AgentsWindow)
+    settle(qtbot, desk)
+    agents.hide()
+    loaded = (health._fetched_at, agents._fetched_at)
+    desk.check_day()  # the same day
+    settle(qtbot, desk)
+    assert (health._fetched_at, agents._fetched_at) == loaded
+    desk.day = desk.day.addDays(-1)  # open since yesterday
+    desk.check_day()
+    settle(qtbot, desk)
+    assert health._fetched_at != loaded[0] and agents._fetched_at == loaded[1]
+    assert desk.day == QDate.currentDate()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QDate, QModelIndex, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QComboBox, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
@@ -24,6 +24,7 @@ from core.search import SearchRequest
 from desktop import memory_model
 from desktop.desk import Desk
 from desktop.memory_model import PAGE_SIZE, MemoryTableModel
+from desktop.widgets import when
 from desktop.windows import memories as memories_window
 from desktop.windows.memories import MemoriesWindow
 from tests.conftest import FakeClock, calls_of, desk_on, settle
@@ -480,3 +481,26 @@ def test_a_search_matching_more_than_it_shows_says_so(qtbot: QtBot, desk: Desk) 
     qtbot.waitUntil(lambda: window.model.pages == 1 and len(shown(window)) == 1)
     settle(qtbot, desk)
     assert window.count.text() == "1 result"
+
+
+def test_the_chosen_memory_shows_its_times_again_when_the_day_turns(
+    qtbot: QtBot, desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A time is shown as "14:05" on its own day: a window open across midnight went on saying
+    "14:05" of yesterday's memories (until 2026-12-02). The table computes its times as it
+    paints; the chosen memory's detail (created, updated, its history) loads again."""
+    [memory_id] = seed(desk, [note("standup moved to 10:30")])
+    window = opened(qtbot, desk)
+    column = MemoryTableModel.COLUMNS.index("updated")
+    assert window.model.index(0, column).data() == when(stored(desk, memory_id).updated_at)
+    select(qtbot, window, memory_id)
+    settle(qtbot, desk)
+    loads = calls_of(monkeypatch, memories_window, "fetch_detail")
+    desk.check_day()  # the same day: nothing loads
+    settle(qtbot, desk)
+    assert loads == []
+    desk.day = desk.day.addDays(-1)  # the window has been open since yesterday
+    desk.check_day()
+    settle(qtbot, desk)
+    assert len(loads) == 1 and desk.day == QDate.currentDate()
+    assert window.detail is not None and window.detail.memory.id == memory_id

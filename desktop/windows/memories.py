@@ -241,6 +241,12 @@ class MemoriesWindow(ToolWindow):
             self._started = True
             self.apply_filters()
 
+    def new_day(self) -> None:
+        """The table computes its times as it paints, and the change channel keeps it loaded:
+        paint it again, and the chosen memory's history with it."""
+        self.table.viewport().update()
+        self._load_detail()
+
     def _fill_choices(self, choices: Choices) -> None:
         workspaces = [(w.path, w.id) for w in choices.workspaces]
         self._refill(self.workspace_filter, workspaces, self.tr("Any workspace"))
