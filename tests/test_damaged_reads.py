@@ -21,6 +21,7 @@ import pytest
 from core.app import Cairn
 from core.context_bundle import ContextRequest
 from core.daemon import Runtime
+from core.db_errors import translate_db_error
 from core.errors import ErrorCode, IntegrityFailure
 from core.model import Caller, ListFilter
 from core.requests import WriteRequest
@@ -187,6 +188,20 @@ def test_damage_a_read_met_is_a_health_warning_though_the_caller_said_nothing(
     # The first damage seen stays: a second damaged read does not change the words.
     _raised(lambda: cairn.context.build(human, ContextRequest("otters")))
     assert cairn.health.snapshot(human)["warnings"]["integrity"] == warning
+
+
+def test_a_write_that_meets_damage_is_integrity_naming_the_file(short_tmp: Path) -> None:
+    """The writer's translation is the reads': a write that met a damaged file was
+    `store_unavailable`, "the memory database is damaged: ...", naming no file and no command."""
+    db = short_tmp / "cairn.db"
+    db.write_bytes(b"SQLite format 3\x00" + _garbage(8192))
+    conn = sqlite3.connect(db)
+    try:
+        with pytest.raises(sqlite3.DatabaseError) as caught:
+            conn.execute("CREATE TABLE t (x)")
+    finally:
+        conn.close()
+    assert_says_damaged(translate_db_error(caught.value, path=db), db)
 
 
 def test_a_read_that_fails_for_a_bug_is_not_called_damage(cairn: Cairn) -> None:
