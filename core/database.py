@@ -21,6 +21,7 @@ import peewee
 
 from core.atomic_file import reason_for
 from core.clock import Clock, SystemClock
+from core.db_errors import DamageSeen, ReadConnection, translate_db_error
 from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
 from core.old_writes import repair_if_marked
@@ -83,15 +84,21 @@ class WriteDatabase(peewee.SqliteDatabase):
 
 
 class ReadDatabase(peewee.SqliteDatabase):
-    """Per-thread read-only connections, tracked so `close_all` can close every one of them."""
+    """Per-thread read-only connections, tracked so `close_all` can close every one of them.
 
-    def __init__(self, path: Path, settings: Settings) -> None:
+    Every read's SQLite failure is translated (`core/db_errors.py`): a damaged file raises
+    IntegrityFailure naming it and the restore command, and is noted in `damage`; a disk I/O
+    error raises IOFault; anything else (a bug) goes out as SQLite raised it."""
+
+    def __init__(self, path: Path, settings: Settings, *, damage: DamageSeen | None = None) -> None:
         super().__init__(
             str(path),
             pragmas=pragmas_for(settings, role="read"),
             check_same_thread=False,
             timeout=settings.integer("store.busy_timeout_ms") / 1000,
+            factory=ReadConnection,
         )
+        self.damage = damage or DamageSeen()
         # One connection per thread id; a connection left by a finished thread is closed when its
         # id is reused, and every remaining one by close_all.
         self._opened: dict[int, sqlite3.Connection] = {}
@@ -124,7 +131,11 @@ class ReadDatabase(peewee.SqliteDatabase):
                 "it stops",
                 data={"path": str(self.database)},
             )
-        conn = super()._connect()  # type: ignore[misc]  # peewee's connect hook, not in its stubs
+        try:
+            conn = super()._connect()  # type: ignore[misc]  # peewee's hook, not in its stubs
+        except sqlite3.Error as e:
+            raise self.translated(e) from e
+        conn.on_error = self.translated
         with self._opened_lock:
             stale = self._opened.get(threading.get_ident())
             self._opened[threading.get_ident()] = conn
@@ -132,6 +143,14 @@ class ReadDatabase(peewee.SqliteDatabase):
             with contextlib.suppress(sqlite3.Error):
                 stale.close()
         return conn
+
+    def translated(self, e: sqlite3.Error) -> BaseException:
+        """What a read that failed with `e` raises; damage is noted in `damage` too."""
+        error = translate_db_error(e, path=Path(self.database), reading=True)
+        if error is None:
+            return e
+        self.damage.note(error)
+        return error
 
     def close_all(self) -> None:
         self._closed = True

@@ -147,12 +147,17 @@ class HealthService:
 
     def _warnings(self) -> dict[str, str]:
         """The standing warnings, `store_unwritable` while the last write that failed for the
-        store (a full disk) is not followed by one that landed (since 2026-12-01), and the
-        clock's (since 2026-12-01)."""
+        store (a full disk) is not followed by one that landed (since 2026-12-01), the clock's
+        (since 2026-12-01), and `integrity` once a read or a write found the file damaged, even
+        if the agent that met it said nothing (since 2026-12-02; the daily check's own words
+        come first)."""
         out = self.warnings.snapshot() | self._clock_warnings()
         why = self._store.writer.unwritable
         if why is not None:
             out["store_unwritable"] = _unwritable_warning(why, self._paths.data)
+        damage = self._store.damage
+        if damage is not None:
+            out.setdefault("integrity", damage)
         return out
 
 

@@ -76,13 +76,15 @@ def candidates(
     # joining every match to the memory table costs more than ranking them. Only when too
     # few of them are the caller's does the filtered query run over every match.
     wide = c.candidates * 2
+    # fetchall, not a loop over the cursor: a read cursor translates its errors
+    # (`core/db_errors.py`), at a Python call for each row it steps through one by one.
     raw = [
         int(seq)
         for (seq,) in conn.execute(
             "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
             "ORDER BY bm25(memory_fts, ?, ?, ?, ?) LIMIT ?",
             [match, *weights, wide],
-        )
+        ).fetchall()
     ]
     if raw:
         marks = ", ".join("?" for _ in raw)
@@ -90,7 +92,7 @@ def candidates(
             conn.execute(
                 f"SELECT m.seq, m.revision FROM memory m WHERE m.seq IN ({marks}) AND {where.sql}",
                 [*raw, *where.params],
-            )
+            ).fetchall()
         )
         revisions.update(keep)
         mine = [s for s in raw if s in keep]

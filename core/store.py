@@ -18,6 +18,7 @@ from core.atomic_file import reason_for
 from core.changes import ChangeBus
 from core.clock import Clock
 from core.database import ReadDatabase, StoreLock, open_write_database
+from core.db_errors import DamageSeen
 from core.errors import StoreUnavailable
 from core.failures import BackgroundFailures
 from core.paths import file_identity
@@ -147,8 +148,9 @@ class Store:
             lock.release()
             raise
         write_tables = bind_tables(write_db)
-        writer = Writer(write_db, write_tables, bus, failures=failures, clock=clock)
-        read_db = ReadDatabase(path, settings)
+        damage = DamageSeen()  # the reads' and the writes' both
+        writer = Writer(write_db, write_tables, bus, failures=failures, clock=clock, damage=damage)
+        read_db = ReadDatabase(path, settings, damage=damage)
         read_db.file_identity = file_identity(path)  # the file just opened, the lock held
         header_fd = os.open(path, os.O_RDONLY)  # the file just opened (`overwritten`)
         store = cls(
@@ -188,6 +190,12 @@ class Store:
     def _max_audit_seq(self) -> int:
         row = self.read_db.conn().execute("SELECT coalesce(max(seq), 0) FROM audit").fetchone()
         return int(row[0])
+
+    @property
+    def damage(self) -> str | None:
+        """What the first read or write that found the file damaged said, or None (since
+        2026-12-02; health shows it as the `integrity` warning)."""
+        return self.read_db.damage.message
 
     @property
     def committed_seq(self) -> int:

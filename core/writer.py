@@ -22,14 +22,14 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, TypeVar
-
-import peewee
 
 from core.changes import Change, ChangeBus, ChangeSet
 from core.clock import Clock, SystemClock
 from core.database import WriteDatabase, refuse_on
-from core.errors import CairnError, IOFault, StoreBusy, StoreUnavailable
+from core.db_errors import DamageSeen, translate_db_error
+from core.errors import CairnError, IOFault, StoreUnavailable
 from core.failures import BackgroundFailures
 
 log = logging.getLogger(__name__)
@@ -63,33 +63,6 @@ class _Job(Generic[T]):
 _STOP = object()
 
 
-def translate_db_error(e: BaseException) -> CairnError | None:
-    """Map an SQLite failure to the environment error a caller should see, or None for bugs.
-    The errors it was raised while handling count too: a COMMIT that failed for a full disk is
-    followed by a ROLLBACK that fails with words that say nothing."""
-    seen: set[int] = set()
-    cause: BaseException | None = e
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        translated = _translate_one(cause)
-        if translated is not None:
-            return translated
-        cause = cause.__cause__ or cause.__context__
-    return None
-
-
-def _translate_one(e: BaseException) -> CairnError | None:
-    text = str(e).lower()
-    if isinstance(e, peewee.OperationalError | sqlite3.OperationalError):
-        if "locked" in text or "busy" in text:
-            return StoreBusy("the memory store is busy (locked by another connection); retry")
-        if "disk" in text or "full" in text or "i/o" in text or "readonly" in text:
-            return IOFault(f"the memory store could not be written: {e}")
-    if isinstance(e, peewee.DatabaseError | sqlite3.DatabaseError) and "malformed" in text:
-        return StoreUnavailable(f"the memory database is damaged: {e}")
-    return None
-
-
 class Writer:
     """Runs write jobs one transaction at a time on the single write connection."""
 
@@ -101,9 +74,11 @@ class Writer:
         *,
         failures: BackgroundFailures | None = None,
         clock: Clock | None = None,
+        damage: DamageSeen | None = None,
         max_batch: int = 64,
     ) -> None:
         self._db = db
+        self.damage = damage or DamageSeen()
         self._failures = failures or BackgroundFailures()
         self._clock = clock or SystemClock()
         self._tables = tables
@@ -251,9 +226,12 @@ class Writer:
                 job.future.set_exception(error)
 
     def _translated(self, e: BaseException) -> BaseException:
-        error = translate_db_error(e) or e
+        error = translate_db_error(e, path=Path(self._db.database))
+        if error is None:
+            return e
         if isinstance(error, IOFault):
             self.unwritable = error.message
+        self.damage.note(error)
         return error
 
     def _run_alone(self, job: _Job[Any]) -> None:

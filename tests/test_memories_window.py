@@ -29,6 +29,7 @@ from desktop.windows import memories as memories_window
 from desktop.windows.memories import MemoriesWindow
 from tests.conftest import FakeClock, calls_of, desk_on, settle
 from tests.serving import RawClient
+from tests.test_damaged_reads import garble_middle
 
 pytestmark = pytest.mark.gui
 T = TypeVar("T")
@@ -504,3 +505,32 @@ def test_the_chosen_memory_shows_its_times_again_when_the_day_turns(
     settle(qtbot, desk)
     assert len(loads) == 1 and desk.day == QDate.currentDate()
     assert window.detail is not None and window.detail.memory.id == memory_id
+
+
+def test_a_damaged_database_is_named_in_the_window_not_called_an_inside_error(
+    qtbot: QtBot, desk: Desk
+) -> None:
+    """A memory database damaged on disk while Cairn ran: the window's page of memories, and
+    its search, failed with "Something went wrong inside Cairn. Your memories are safe." - the
+    one thing untrue. It now names the damaged file and the command that brings a backup back."""
+    seed(desk, [note(f"note {i} about the build pipeline") for i in range(300)])
+    off_gui(desk.cairn.store.checkpoint)  # everything in the file, none in the log
+    database = desk.cairn.store.path
+    garble_middle(database)
+    window = desk.open(MemoriesWindow)
+    qtbot.waitUntil(lambda: desk.presenter.last is not None)
+    settle(qtbot, desk)
+    words = f"the memory database {database} is damaged"
+    assert desk.presenter.last is not None and words in desk.presenter.last
+    assert "`cairn restore --latest`" in desk.presenter.last
+    assert window.isVisible() and window.model.rowCount() == 0
+    assert window.count.text() == "0 memories"
+    desk.presenter.last = None
+    window.search.setText("pipeline")
+    window.apply_filters()
+    qtbot.waitUntil(lambda: words in said(desk))
+
+
+def said(desk: Desk) -> str:
+    """The last sentence the windows' error presenter showed ("" for none)."""
+    return desk.presenter.last or ""

@@ -23,12 +23,12 @@ from core.agents import AgentStatus
 from core.app import Cairn
 from core.changes import ChangeSet
 from core.daemon import Runtime
+from core.db_errors import translate_db_error
 from core.errors import ErrorCode, IOFault
 from core.model import Caller, Scope
 from core.requests import WriteRequest
 from core.runtime import socket_path
 from core.search import SearchRequest
-from core.writer import translate_db_error
 from tests.conftest import ROOT, made_up_word
 from tests.serving import RawClient, paths_for, served_in_thread, wait_for, write_settings
 
