@@ -13,19 +13,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import logging
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import audit, protocol
+from core import audit, jsonrpc, protocol
 from core.agents import AgentStatus
 from core.changes import Change, ChangeSet
 from core.errors import CairnError, ErrorCode, InvalidRequest
+from core.jsonrpc import RpcError, parse_frame, response_error
 from core.model import Caller, Scope, Surface, WriteStatus
 from core.runtime import Peer, bind_unix, has_terminal, peer_credentials
 
@@ -89,121 +88,6 @@ class Limits:
 
 class _Close(Exception):
     """Stop serving this connection (after an optional last message)."""
-
-
-class RpcError(Exception):
-    """A request-level failure to answer with a JSON-RPC error object."""
-
-    def __init__(
-        self, code: ErrorCode, message: str, req_id: Any = None, *, notification: bool = False
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.req_id = req_id
-        self.notification = notification  # a request without an id: never answered
-
-
-def error_object(
-    code: ErrorCode, message: str, data: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    return {
-        "code": code.rpc_code,
-        "message": message,
-        "data": {"error": code.label, **(data or {})},
-    }
-
-
-def response_error(
-    req_id: Any, code: ErrorCode, message: str, data: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": req_id, "error": error_object(code, message, data)}
-
-
-_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _not_json(name: str) -> Any:
-    """`NaN`, `Infinity` and `-Infinity`: Python's parser takes them, JSON has no such words."""
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def _holds_lone_surrogate(message: Any) -> bool:
-    """Whether a parsed frame holds a string UTF-8 cannot encode (JSON lets `\\ud800` through)."""
-    try:
-        json.dumps(message, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def parse_frame(frame: bytes) -> tuple[Any, str, dict[str, Any], bool]:
-    """(id, method, params, is_notification) of one frame, or RpcError naming what is wrong.
-    Order: encoding, JSON, shape."""
-    try:
-        text = frame.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise RpcError(
-            ErrorCode.PARSE_ERROR, f"frame is not valid UTF-8 (byte {e.start})"
-        ) from None
-    try:
-        message = json.loads(text, parse_constant=_not_json)
-    except RecursionError:
-        raise RpcError(ErrorCode.PARSE_ERROR, "frame is nested too deeply") from None
-    except ValueError as e:
-        raise RpcError(ErrorCode.PARSE_ERROR, f"frame is not valid JSON: {e}") from None
-    if _ESCAPED_SURROGATE.search(text) and _holds_lone_surrogate(message):
-        rest = (
-            {k: v for k, v in message.items() if k != "params"}
-            if isinstance(message, dict)
-            else None
-        )
-        in_params = rest is not None and not _holds_lone_surrogate(rest)
-        req_id = rest.get("id") if rest is not None and in_params else None
-        raise RpcError(
-            ErrorCode.INVALID_PARAMS if in_params else ErrorCode.INVALID_REQUEST,
-            "frame holds an unpaired surrogate (an escaped \\ud800-\\udfff without its pair): "
-            "not Unicode text",
-            req_id if isinstance(req_id, str | int) and not isinstance(req_id, bool) else None,
-        )
-    if isinstance(message, list):
-        raise RpcError(
-            ErrorCode.INVALID_REQUEST, "batches are not supported; send one request per line"
-        )
-    if not isinstance(message, dict):
-        raise RpcError(ErrorCode.INVALID_REQUEST, "a request must be a JSON object")
-    notification = "id" not in message
-    req_id = message.get("id")
-    valid_id = req_id is None or (isinstance(req_id, str | int) and not isinstance(req_id, bool))
-    if not notification and not valid_id:
-        raise RpcError(ErrorCode.INVALID_REQUEST, "id must be a string, an integer or null")
-    method = message.get("method")
-    if not isinstance(method, str) or not method:
-        raise RpcError(ErrorCode.INVALID_REQUEST, "method must be a non-empty string", req_id)
-    # From here on a frame without an id is a notification: a mistake in it gets no answer.
-    if message.get("jsonrpc") != "2.0":
-        raise RpcError(
-            ErrorCode.INVALID_REQUEST, 'jsonrpc must be "2.0"', req_id, notification=notification
-        )
-    params = message.get("params", {})
-    if params is None:
-        params = {}
-    if not isinstance(params, dict):
-        raise RpcError(
-            ErrorCode.INVALID_PARAMS,
-            "params must be an object (named parameters)",
-            req_id,
-            notification=notification,
-        )
-    unknown = set(message) - {"jsonrpc", "id", "method", "params"}
-    if unknown:
-        raise RpcError(
-            ErrorCode.INVALID_REQUEST,
-            f"unknown member {sorted(unknown)[0]!r}",
-            req_id,
-            notification=notification,
-        )
-    return req_id, method, params, notification
 
 
 def visible_change(caller: Caller, change: Change) -> bool:
@@ -339,7 +223,9 @@ class Server:
                 await asyncio.wait_for(reader.readline(), timeout=_REFUSAL_READ_S)
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 writer.write(
-                    _line(response_error(None, ErrorCode.RATE_LIMITED, "too many connections"))
+                    jsonrpc.encode(
+                        response_error(None, ErrorCode.RATE_LIMITED, "too many connections")
+                    )
                 )
                 await writer.drain()
             writer.close()
@@ -489,10 +375,6 @@ def _refused_agent(error: CairnError) -> str | None:
 
 def _own_uid() -> int:
     return os.getuid()
-
-
-def _line(message: dict[str, Any]) -> bytes:
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 class Connection:
@@ -646,7 +528,7 @@ class Connection:
         Pushes wait instead: a subscriber that leaves them unread is unsubscribed (`push`)."""
         timeout = self.server.limits.frame_timeout
         try:
-            await asyncio.wait_for(self._send_line(_line(message)), timeout)
+            await asyncio.wait_for(self._send_line(jsonrpc.encode(message)), timeout)
         except TimeoutError:
             self.cairn.activity.count("stalled_readers")
             log.info("closed a connection that took none of its answers for %.0f s", timeout)
@@ -668,7 +550,7 @@ class Connection:
         """Queue a `changes` notification. Pushes are not requests: they never count against
         max_in_flight. A subscriber that leaves more than max_push_backlog_bytes of them unread
         is unsubscribed, and its last push says so and where to catch up from."""
-        data = _line(
+        data = jsonrpc.encode(
             {
                 "jsonrpc": "2.0",
                 "method": "changes",
@@ -696,7 +578,7 @@ class Connection:
         first = min((c.seq for c in changes.changes if c.seq), default=None)
         resume = first - 1 if first is not None else self._pushed_seq
         params = {"changes": [], "last_seq": resume, "unsubscribed": True, "reason": reason}
-        self._queue_push(_line({"jsonrpc": "2.0", "method": "changes", "params": params}))
+        self._queue_push(jsonrpc.encode({"jsonrpc": "2.0", "method": "changes", "params": params}))
 
     def _queue_push(self, data: bytes) -> None:
         self._push_backlog += len(data)
@@ -875,4 +757,4 @@ class Connection:
             self.cairn.activity.refusal(caller.agent if caller else None, error.code.label)
 
 
-__all__ = ["Connection", "Limits", "RpcError", "Server", "parse_frame"]
+__all__ = ["Connection", "Limits", "Server"]
