@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import audit, jsonrpc, protocol
+from core import audit, dispatch, jsonrpc, protocol
 from core.agents import AgentStatus
 from core.changes import Change, ChangeSet
-from core.errors import CairnError, ErrorCode, InvalidRequest
+from core.errors import CairnError, ErrorCode
 from core.jsonrpc import RpcError, parse_frame, response_error
-from core.model import Caller, Scope, Surface, WriteStatus
+from core.model import Caller, Scope, Surface
 from core.runtime import Peer, bind_unix, has_terminal, peer_credentials
 
 if TYPE_CHECKING:
@@ -47,19 +47,6 @@ _HTTP_STARTS = (
 )
 # How long a connection over the limit has to send its first frame before it is refused.
 _REFUSAL_READ_S = 1.0
-_REFUSAL_CODES = {
-    ErrorCode.TOO_LARGE,
-    ErrorCode.SCOPE_DENIED,
-    ErrorCode.POLICY_REFUSED,
-    ErrorCode.CAPTURE_PAUSED,
-    ErrorCode.FORGOTTEN,
-    ErrorCode.FORBIDDEN,
-    # since 2026-11-30 (docs/health.md always listed them): a wrong token, a request before
-    # hello, and an agent paused or revoked since its hello
-    ErrorCode.UNAUTHENTICATED,
-    ErrorCode.AGENT_PAUSED,
-    ErrorCode.AGENT_REVOKED,
-}
 
 
 @dataclass(frozen=True)
@@ -361,18 +348,6 @@ class Server:
         )
 
 
-def _refused_agent(error: CairnError) -> str | None:
-    """The agent a hello's refusal counts under: the one named by `agent_paused` or
-    `agent_revoked` - its token matched (a token is checked before the agent's standing) or,
-    without one, the name is declared, as every request of a declared name counts under it. A
-    wrong token or a missing one (`unauthenticated`) is no agent's own. Until 2026-12-01 none
-    counted under its agent."""
-    if error.code not in (ErrorCode.AGENT_PAUSED, ErrorCode.AGENT_REVOKED):
-        return None
-    agent = error.data.get("agent")
-    return agent if isinstance(agent, str) else None
-
-
 def _own_uid() -> int:
     return os.getuid()
 
@@ -671,10 +646,7 @@ class Connection:
             )
         except CairnError as e:
             self.cairn.activity.count("refused_hello")
-            if e.code in _REFUSAL_CODES:
-                self.cairn.activity.refusal(
-                    _refused_agent(e), e.code.label, verified=params.get("token") is not None
-                )
+            dispatch.count_hello_refusal(self.cairn, e, params)
             if not notification:
                 await self._send(response_error(req_id, e.code, e.message, e.data))
             raise _Close from None
@@ -692,11 +664,11 @@ class Connection:
         try:
             known = protocol.METHODS.get(method)
             result = await self.server.run_in_pool(
-                functools.partial(self._call, method, params),
+                functools.partial(dispatch.call, self.cairn, self.session, method, params),
                 search=known is not None and known.search,
             )
         except CairnError as e:
-            self._count_refusal(e)
+            dispatch.count_refusal(self.cairn, self.session, e)
             if not notification:
                 await self._send_quietly(response_error(req_id, e.code, e.message, e.data))
             return
@@ -711,50 +683,6 @@ class Connection:
             return
         if not notification:
             await self._send_quietly({"jsonrpc": "2.0", "id": req_id, "result": result})
-
-    def _call(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
-        """On a pool thread: check, run, count. Every request counts, failed or not (until
-        2026-11-30 only those that succeeded); only a write or search served moves `writes`,
-        `last_write` and `last_search` - a write refused is none."""
-        caller = self.session.bound()
-        served: protocol.Method | None = None
-        wrote = False
-        try:
-            if name == "hello":
-                raise InvalidRequest(
-                    "hello was already accepted on this connection; open another connection to "
-                    "speak as another agent or in another workspace"
-                )
-            method = protocol.lookup(name, self.session)
-            protocol.check_agent_allowed(self.cairn, self.session)
-            result = method.handler(self.cairn, self.session, params)
-            served = method
-            # A write refused (a secret, a forgotten text...) stored nothing: it is no
-            # write and moves no `last_write`, which after a restart is read back from the
-            # store's events (until 2026-12-01 it counted, and the two disagreed).
-            wrote = method.write and result.get("status") != WriteStatus.REFUSED.value
-        finally:
-            self.cairn.activity.request(
-                caller.agent if caller.agent else None,
-                verified=caller.verified,
-                at_ms=self.cairn.clock.now_ms(),
-                write=wrote,
-                search=served is not None and served.search,
-            )
-        if result.get("status") == "refused":
-            self.cairn.activity.refusal(caller.agent, str(result.get("reason_code", "refused")))
-        elif result.get("status") == "pending":
-            first = str(result.get("reason_code", "policy"))
-            waiting = result.get("suggestion_id")
-            reasons = self.cairn.review.reasons_of(waiting) if isinstance(waiting, str) else ()
-            for reason in reasons or (first,):  # every reason, `similar` included
-                self.cairn.activity.hold(reason)
-        return result
-
-    def _count_refusal(self, error: CairnError) -> None:
-        if error.code in _REFUSAL_CODES:
-            caller = self.session.caller
-            self.cairn.activity.refusal(caller.agent if caller else None, error.code.label)
 
 
 __all__ = ["Connection", "Limits", "Server"]
