@@ -20,13 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import audit, dispatch, jsonrpc, protocol
-from core.agents import AgentStatus
-from core.changes import Change, ChangeSet
+from core import dispatch, jsonrpc, protocol
 from core.errors import CairnError, ErrorCode
 from core.jsonrpc import RpcError, parse_frame, response_error
-from core.model import Caller, Scope, Surface
 from core.runtime import Peer, bind_unix, has_terminal, peer_credentials
+from core.subscriptions import ChangeFeed, PushQueue
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -77,25 +75,6 @@ class _Close(Exception):
     """Stop serving this connection (after an optional last message)."""
 
 
-def visible_change(caller: Caller, change: Change) -> bool:
-    """Whether a pushed change may go to this connection (the same horizon as every read)."""
-    if caller.is_human:
-        return True
-    if not audit.agent_may_see(change.action):  # the same rule as changes.since
-        return False
-    if change.memory_id is None or change.scope is None:
-        return False
-    if change.scope in (Scope.GLOBAL.value, Scope.USER.value):
-        return True
-    if change.scope == Scope.PROJECT.value:
-        return caller.workspace_id is not None and change.workspace_id == caller.workspace_id
-    return (
-        caller.session_id is not None
-        and change.session_id == caller.session_id
-        and change.workspace_id == caller.workspace_id
-    )
-
-
 class Server:
     def __init__(
         self,
@@ -118,7 +97,7 @@ class Server:
         self._connections: set[Connection] = set()
         self._handlers: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._unsubscribe: Callable[[], None] | None = None
+        self._feed: ChangeFeed | None = None
         self.addresses: list[str] = []
 
     async def start_unix(self, path: Path) -> None:
@@ -153,7 +132,7 @@ class Server:
     def _attach(self) -> None:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
-            self._unsubscribe = self.cairn.bus.subscribe(self._changes_from_any_thread)
+            self._feed = ChangeFeed(self.cairn, self._loop, self._connections)
 
     async def close(self, drain_s: float = 2.0) -> None:
         """Stop listening, let requests already running answer (up to `drain_s` seconds - the
@@ -171,8 +150,8 @@ class Server:
         for task in list(self._handlers):
             task.cancel()
         await asyncio.gather(*self._handlers, return_exceptions=True)
-        if self._unsubscribe is not None:
-            self._unsubscribe()
+        if self._feed is not None:
+            self._feed.close()
         self._executor.shutdown(wait=True, cancel_futures=True)
         self._search_executor.shutdown(wait=True, cancel_futures=True)
 
@@ -304,49 +283,6 @@ class Server:
         assert self._loop is not None
         return self._loop.run_in_executor(self._search_executor if search else self._executor, fn)
 
-    # -- the change channel --------------------------------------------------------------------
-
-    def _changes_from_any_thread(self, changes: ChangeSet) -> None:
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._push, changes)
-
-    def _push(self, changes: ChangeSet) -> None:
-        statuses: dict[tuple[str, str | None], AgentStatus | None] = {}
-        for conn in list(self._connections):
-            caller = conn.session.caller
-            if not conn.session.subscribed or caller is None:
-                continue
-            after = conn.session.subscribed_after  # a push still queued then is covered
-            visible = [
-                c.to_dict() for c in changes.changes if c.seq > after and visible_change(caller, c)
-            ]
-            if not visible:
-                continue
-            if caller.surface is Surface.AGENT and caller.agent is not None:
-                standing = (caller.agent, conn.session.token_hash)
-                if standing not in statuses:
-                    statuses[standing] = self.cairn.agents.status(*standing)
-                status = statuses[standing]
-                if status is not AgentStatus.ACTIVE:  # paused or revoked since its hello
-                    conn.stop_pushing(changes, self._why_not_pushed(caller.agent, status))
-                    continue
-            conn.push(visible, changes)
-
-    def _why_not_pushed(self, agent: str, status: AgentStatus | None) -> str:
-        then = "catch up with changes.since from last_seq, then changes.subscribe again"
-        if status is AgentStatus.REVOKED and self.cairn.agents.status(agent) is not status:
-            # its token was replaced (revoked, then added again): the agent itself works
-            return (
-                f"agent {agent!r} was given a new token after this connection was opened: "
-                "nothing more is pushed on this connection. Connect again with the new token, "
-                + then
-            )
-        what = status.value if status is not None else "removed"
-        return (
-            f"agent {agent!r} is {what}: nothing more is pushed on this connection. Once it is "
-            f"active again, {then}"
-        )
-
 
 def _own_uid() -> int:
     return os.getuid()
@@ -368,9 +304,9 @@ class Connection:
         self._deadline = 0.0
         self._send_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()  # requests being answered
-        self._pushes: set[asyncio.Task[None]] = set()  # pushed changes not yet written
-        self._push_backlog = 0  # their bytes
-        self._pushed_seq = 0  # the last store change queued for this subscriber
+        self.pushes = PushQueue(
+            session, self._send_line, self.cairn.activity, server.limits.max_push_backlog_bytes
+        )
         self._loop = asyncio.get_running_loop()
         self._opened = self._loop.time()
         # A TCP connection takes one of `max_connections` from the moment its hello is being
@@ -386,7 +322,7 @@ class Connection:
 
     def abort(self) -> None:
         """Cancel what runs for this connection and close it now, dropping unsent bytes."""
-        for task in [*self._tasks, *self._pushes]:
+        for task in [*self._tasks, *self.pushes.tasks]:
             task.cancel()
         self.writer.transport.abort()
 
@@ -415,12 +351,16 @@ class Connection:
         finally:
             # Answers still being written get the time a stalled reader gets (see _send);
             # a shutdown's cancellation is not swallowed here.
-            pending = [*self._tasks, *self._pushes]
+            pending = [*self._tasks, *self.pushes.tasks]
             try:
                 if pending:
                     await asyncio.wait(pending, timeout=self.server.limits.frame_timeout)
             finally:
-                if self.writer.transport.get_write_buffer_size() or self._tasks or self._pushes:
+                if (
+                    self.writer.transport.get_write_buffer_size()
+                    or self._tasks
+                    or self.pushes.tasks
+                ):
                     self.abort()
                 self.writer.close()
             with contextlib.suppress(Exception):
@@ -500,7 +440,7 @@ class Connection:
     async def _send(self, message: dict[str, Any]) -> None:
         """Send an answer. A client that does not take it within `frame_timeout` (its socket
         full: it reads none of its answers) is cut, so it holds no slot and cannot stall a stop.
-        Pushes wait instead: a subscriber that leaves them unread is unsubscribed (`push`)."""
+        Pushes wait instead: a subscriber that leaves them unread is unsubscribed (`PushQueue`)."""
         timeout = self.server.limits.frame_timeout
         try:
             await asyncio.wait_for(self._send_line(jsonrpc.encode(message)), timeout)
@@ -520,53 +460,6 @@ class Connection:
                 raise ConnectionResetError("the connection is closed")
             self.writer.write(data)
             await self.writer.drain()
-
-    def push(self, visible: list[dict[str, Any]], changes: ChangeSet) -> None:
-        """Queue a `changes` notification. Pushes are not requests: they never count against
-        max_in_flight. A subscriber that leaves more than max_push_backlog_bytes of them unread
-        is unsubscribed, and its last push says so and where to catch up from."""
-        data = jsonrpc.encode(
-            {
-                "jsonrpc": "2.0",
-                "method": "changes",
-                "params": {"changes": visible, "last_seq": changes.last_seq},
-            }
-        )
-        limit = self.server.limits.max_push_backlog_bytes
-        if self._push_backlog and self._push_backlog + len(data) > limit:
-            self.cairn.activity.count("push_overflows")
-            self.stop_pushing(
-                changes,
-                f"more than {limit} bytes of pushed changes were left unread; nothing more is "
-                "pushed on this connection. Catch up with changes.since from last_seq, then "
-                "changes.subscribe again",
-            )
-            return
-        self._pushed_seq = max(self._pushed_seq, changes.last_seq)
-        self._queue_push(data)
-
-    def stop_pushing(self, changes: ChangeSet, reason: str) -> None:
-        """Unsubscribe, and say so in a last push naming where to catch up from: every store
-        change before `changes` was queued (changes outside the store - seq 0: health,
-        settings - are not in the feed to catch up with)."""
-        self.session.subscribed = False
-        first = min((c.seq for c in changes.changes if c.seq), default=None)
-        resume = first - 1 if first is not None else self._pushed_seq
-        params = {"changes": [], "last_seq": resume, "unsubscribed": True, "reason": reason}
-        self._queue_push(jsonrpc.encode({"jsonrpc": "2.0", "method": "changes", "params": params}))
-
-    def _queue_push(self, data: bytes) -> None:
-        self._push_backlog += len(data)
-        task = asyncio.create_task(self._push_line(data))
-        self._pushes.add(task)
-        task.add_done_callback(self._pushes.discard)
-
-    async def _push_line(self, data: bytes) -> None:
-        try:
-            with contextlib.suppress(ConnectionError, RuntimeError):
-                await self._send_line(data)
-        finally:
-            self._push_backlog -= len(data)
 
     async def _wait_or_refuse(self, frame: bytes) -> bool:
         """With max_in_flight requests running: a notification (it cannot be told "later")
