@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from core import protocol
     from core.activity import Activity
     from core.app import Cairn
-    from core.server import Connection
+    from core.connection import Connection
 
 
 def visible_change(caller: Caller, change: Change) -> bool:
