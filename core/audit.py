@@ -247,7 +247,7 @@ REVISION_ACTIONS = (
     "forget",
 )
 
-# The one rule for what an agent's change feed holds, pushed (core/server.py `visible_change`) and
+# The one rule for what an agent's change feed holds, pushed (`subscriptions.visible_change`) and
 # read back (`changes.since`): these memory actions, on memories in its horizon. Every other
 # action - the review queue's, policy, scanner, raw reads, identity, workspaces, agents, rotation -
 # is for people only (docs/protocol.md). An allow-list, so a new action stays people-only until

@@ -1,9 +1,10 @@
 """The agent protocol: every method, its parameters, its result shape, and who may call it.
 
-Adapters receive raw JSON-RPC; `core.server` parses frames and calls `dispatch`, which looks up
-the method here, checks the connection's role, parses the parameters once into typed requests,
-and calls the service layer with the connection's `Caller` - the binding set at `hello`. Nothing
-in this module talks to SQLite; everything goes through the services.
+Adapters receive raw JSON-RPC; `core.connection` parses frames and hands each request to
+`core.dispatch`, which looks up the method here, checks the connection's role, parses the
+parameters once into typed requests, and calls the service layer with the connection's `Caller` -
+the binding set at `hello`. Nothing in this module talks to SQLite; everything goes through the
+services.
 """
 
 from __future__ import annotations

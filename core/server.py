@@ -1,11 +1,13 @@
 """The socket server: newline-delimited JSON-RPC 2.0 over a private Unix socket (and, opt-in,
 loopback TCP with tokens), asyncio, runnable in a plain loop (`cairn serve`) or inside Qt's
-(qasync).
+(qasync). It listens, accepts a connection or refuses it (another user's, one over the limits),
+runs service calls on its thread pools, and stops letting the answers running finish.
 
-Hostile input is parsed once, here, in order: size, encoding, JSON, shape, then the method's
-version and parameters (`core.protocol`). Every failure answers with one JSON-RPC error object or,
-when the stream cannot be trusted any more, closes the connection; the server itself keeps
-serving everyone else. Service calls run on a thread pool, never on the event loop.
+Each connection is served by `core.connection`, which parses hostile input once, in order: size,
+encoding, JSON, shape (`core.jsonrpc`), then the method's version and parameters
+(`core.protocol`). Every failure answers with one JSON-RPC error object or, when the stream cannot
+be trusted any more, closes that connection; the server itself keeps serving everyone else.
+Service calls run on a thread pool, never on the event loop.
 """
 
 from __future__ import annotations
@@ -13,21 +15,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import logging
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import audit, protocol
-from core.agents import AgentStatus
-from core.changes import Change, ChangeSet
-from core.errors import CairnError, ErrorCode, InvalidRequest
-from core.model import Caller, Scope, Surface, WriteStatus
+from core import jsonrpc, protocol
+from core.connection import Connection
+from core.errors import CairnError, ErrorCode
+from core.jsonrpc import response_error
 from core.runtime import Peer, bind_unix, has_terminal, peer_credentials
+from core.subscriptions import ChangeFeed
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,31 +36,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_HTTP_STARTS = (
-    b"GET ",
-    b"POST ",
-    b"PUT ",
-    b"HEAD ",
-    b"DELETE ",
-    b"OPTIONS ",
-    b"PATCH ",
-    b"CONNECT ",
-)
 # How long a connection over the limit has to send its first frame before it is refused.
 _REFUSAL_READ_S = 1.0
-_REFUSAL_CODES = {
-    ErrorCode.TOO_LARGE,
-    ErrorCode.SCOPE_DENIED,
-    ErrorCode.POLICY_REFUSED,
-    ErrorCode.CAPTURE_PAUSED,
-    ErrorCode.FORGOTTEN,
-    ErrorCode.FORBIDDEN,
-    # since 2026-11-30 (docs/health.md always listed them): a wrong token, a request before
-    # hello, and an agent paused or revoked since its hello
-    ErrorCode.UNAUTHENTICATED,
-    ErrorCode.AGENT_PAUSED,
-    ErrorCode.AGENT_REVOKED,
-}
 
 
 @dataclass(frozen=True)
@@ -87,144 +64,6 @@ class Limits:
         )
 
 
-class _Close(Exception):
-    """Stop serving this connection (after an optional last message)."""
-
-
-class RpcError(Exception):
-    """A request-level failure to answer with a JSON-RPC error object."""
-
-    def __init__(
-        self, code: ErrorCode, message: str, req_id: Any = None, *, notification: bool = False
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.req_id = req_id
-        self.notification = notification  # a request without an id: never answered
-
-
-def error_object(
-    code: ErrorCode, message: str, data: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    return {
-        "code": code.rpc_code,
-        "message": message,
-        "data": {"error": code.label, **(data or {})},
-    }
-
-
-def response_error(
-    req_id: Any, code: ErrorCode, message: str, data: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": req_id, "error": error_object(code, message, data)}
-
-
-_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _not_json(name: str) -> Any:
-    """`NaN`, `Infinity` and `-Infinity`: Python's parser takes them, JSON has no such words."""
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def _holds_lone_surrogate(message: Any) -> bool:
-    """Whether a parsed frame holds a string UTF-8 cannot encode (JSON lets `\\ud800` through)."""
-    try:
-        json.dumps(message, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def parse_frame(frame: bytes) -> tuple[Any, str, dict[str, Any], bool]:
-    """(id, method, params, is_notification) of one frame, or RpcError naming what is wrong.
-    Order: encoding, JSON, shape."""
-    try:
-        text = frame.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise RpcError(
-            ErrorCode.PARSE_ERROR, f"frame is not valid UTF-8 (byte {e.start})"
-        ) from None
-    try:
-        message = json.loads(text, parse_constant=_not_json)
-    except RecursionError:
-        raise RpcError(ErrorCode.PARSE_ERROR, "frame is nested too deeply") from None
-    except ValueError as e:
-        raise RpcError(ErrorCode.PARSE_ERROR, f"frame is not valid JSON: {e}") from None
-    if _ESCAPED_SURROGATE.search(text) and _holds_lone_surrogate(message):
-        rest = (
-            {k: v for k, v in message.items() if k != "params"}
-            if isinstance(message, dict)
-            else None
-        )
-        in_params = rest is not None and not _holds_lone_surrogate(rest)
-        req_id = rest.get("id") if rest is not None and in_params else None
-        raise RpcError(
-            ErrorCode.INVALID_PARAMS if in_params else ErrorCode.INVALID_REQUEST,
-            "frame holds an unpaired surrogate (an escaped \\ud800-\\udfff without its pair): "
-            "not Unicode text",
-            req_id if isinstance(req_id, str | int) and not isinstance(req_id, bool) else None,
-        )
-    if isinstance(message, list):
-        raise RpcError(
-            ErrorCode.INVALID_REQUEST, "batches are not supported; send one request per line"
-        )
-    if not isinstance(message, dict):
-        raise RpcError(ErrorCode.INVALID_REQUEST, "a request must be a JSON object")
-    notification = "id" not in message
-    req_id = message.get("id")
-    valid_id = req_id is None or (isinstance(req_id, str | int) and not isinstance(req_id, bool))
-    if not notification and not valid_id:
-        raise RpcError(ErrorCode.INVALID_REQUEST, "id must be a string, an integer or null")
-    method = message.get("method")
-    if not isinstance(method, str) or not method:
-        raise RpcError(ErrorCode.INVALID_REQUEST, "method must be a non-empty string", req_id)
-    # From here on a frame without an id is a notification: a mistake in it gets no answer.
-    if message.get("jsonrpc") != "2.0":
-        raise RpcError(
-            ErrorCode.INVALID_REQUEST, 'jsonrpc must be "2.0"', req_id, notification=notification
-        )
-    params = message.get("params", {})
-    if params is None:
-        params = {}
-    if not isinstance(params, dict):
-        raise RpcError(
-            ErrorCode.INVALID_PARAMS,
-            "params must be an object (named parameters)",
-            req_id,
-            notification=notification,
-        )
-    unknown = set(message) - {"jsonrpc", "id", "method", "params"}
-    if unknown:
-        raise RpcError(
-            ErrorCode.INVALID_REQUEST,
-            f"unknown member {sorted(unknown)[0]!r}",
-            req_id,
-            notification=notification,
-        )
-    return req_id, method, params, notification
-
-
-def visible_change(caller: Caller, change: Change) -> bool:
-    """Whether a pushed change may go to this connection (the same horizon as every read)."""
-    if caller.is_human:
-        return True
-    if not audit.agent_may_see(change.action):  # the same rule as changes.since
-        return False
-    if change.memory_id is None or change.scope is None:
-        return False
-    if change.scope in (Scope.GLOBAL.value, Scope.USER.value):
-        return True
-    if change.scope == Scope.PROJECT.value:
-        return caller.workspace_id is not None and change.workspace_id == caller.workspace_id
-    return (
-        caller.session_id is not None
-        and change.session_id == caller.session_id
-        and change.workspace_id == caller.workspace_id
-    )
-
-
 class Server:
     def __init__(
         self,
@@ -247,7 +86,7 @@ class Server:
         self._connections: set[Connection] = set()
         self._handlers: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._unsubscribe: Callable[[], None] | None = None
+        self._feed: ChangeFeed | None = None
         self.addresses: list[str] = []
 
     async def start_unix(self, path: Path) -> None:
@@ -282,7 +121,7 @@ class Server:
     def _attach(self) -> None:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
-            self._unsubscribe = self.cairn.bus.subscribe(self._changes_from_any_thread)
+            self._feed = ChangeFeed(self.cairn, self._loop, self._connections)
 
     async def close(self, drain_s: float = 2.0) -> None:
         """Stop listening, let requests already running answer (up to `drain_s` seconds - the
@@ -300,8 +139,8 @@ class Server:
         for task in list(self._handlers):
             task.cancel()
         await asyncio.gather(*self._handlers, return_exceptions=True)
-        if self._unsubscribe is not None:
-            self._unsubscribe()
+        if self._feed is not None:
+            self._feed.close()
         self._executor.shutdown(wait=True, cancel_futures=True)
         self._search_executor.shutdown(wait=True, cancel_futures=True)
 
@@ -339,7 +178,9 @@ class Server:
                 await asyncio.wait_for(reader.readline(), timeout=_REFUSAL_READ_S)
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 writer.write(
-                    _line(response_error(None, ErrorCode.RATE_LIMITED, "too many connections"))
+                    jsonrpc.encode(
+                        response_error(None, ErrorCode.RATE_LIMITED, "too many connections")
+                    )
                 )
                 await writer.drain()
             writer.close()
@@ -431,448 +272,9 @@ class Server:
         assert self._loop is not None
         return self._loop.run_in_executor(self._search_executor if search else self._executor, fn)
 
-    # -- the change channel --------------------------------------------------------------------
-
-    def _changes_from_any_thread(self, changes: ChangeSet) -> None:
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._push, changes)
-
-    def _push(self, changes: ChangeSet) -> None:
-        statuses: dict[tuple[str, str | None], AgentStatus | None] = {}
-        for conn in list(self._connections):
-            caller = conn.session.caller
-            if not conn.session.subscribed or caller is None:
-                continue
-            after = conn.session.subscribed_after  # a push still queued then is covered
-            visible = [
-                c.to_dict() for c in changes.changes if c.seq > after and visible_change(caller, c)
-            ]
-            if not visible:
-                continue
-            if caller.surface is Surface.AGENT and caller.agent is not None:
-                standing = (caller.agent, conn.session.token_hash)
-                if standing not in statuses:
-                    statuses[standing] = self.cairn.agents.status(*standing)
-                status = statuses[standing]
-                if status is not AgentStatus.ACTIVE:  # paused or revoked since its hello
-                    conn.stop_pushing(changes, self._why_not_pushed(caller.agent, status))
-                    continue
-            conn.push(visible, changes)
-
-    def _why_not_pushed(self, agent: str, status: AgentStatus | None) -> str:
-        then = "catch up with changes.since from last_seq, then changes.subscribe again"
-        if status is AgentStatus.REVOKED and self.cairn.agents.status(agent) is not status:
-            # its token was replaced (revoked, then added again): the agent itself works
-            return (
-                f"agent {agent!r} was given a new token after this connection was opened: "
-                "nothing more is pushed on this connection. Connect again with the new token, "
-                + then
-            )
-        what = status.value if status is not None else "removed"
-        return (
-            f"agent {agent!r} is {what}: nothing more is pushed on this connection. Once it is "
-            f"active again, {then}"
-        )
-
-
-def _refused_agent(error: CairnError) -> str | None:
-    """The agent a hello's refusal counts under: the one named by `agent_paused` or
-    `agent_revoked` - its token matched (a token is checked before the agent's standing) or,
-    without one, the name is declared, as every request of a declared name counts under it. A
-    wrong token or a missing one (`unauthenticated`) is no agent's own. Until 2026-12-01 none
-    counted under its agent."""
-    if error.code not in (ErrorCode.AGENT_PAUSED, ErrorCode.AGENT_REVOKED):
-        return None
-    agent = error.data.get("agent")
-    return agent if isinstance(agent, str) else None
-
 
 def _own_uid() -> int:
     return os.getuid()
 
 
-def _line(message: dict[str, Any]) -> bytes:
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-
-
-class Connection:
-    def __init__(
-        self,
-        server: Server,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        session: protocol.Session,
-    ) -> None:
-        self.server = server
-        self.reader = reader
-        self.writer = writer
-        self.session = session
-        self._buffer = bytearray()
-        self._deadline = 0.0
-        self._send_lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task[None]] = set()  # requests being answered
-        self._pushes: set[asyncio.Task[None]] = set()  # pushed changes not yet written
-        self._push_backlog = 0  # their bytes
-        self._pushed_seq = 0  # the last store change queued for this subscriber
-        self._loop = asyncio.get_running_loop()
-        self._opened = self._loop.time()
-        # A TCP connection takes one of `max_connections` from the moment its hello is being
-        # answered (see Server._full and _hello).
-        self.admitting = False
-
-    @property
-    def cairn(self) -> Cairn:
-        return self.server.cairn
-
-    def in_flight(self) -> list[asyncio.Task[None]]:
-        return list(self._tasks)
-
-    def abort(self) -> None:
-        """Cancel what runs for this connection and close it now, dropping unsent bytes."""
-        for task in [*self._tasks, *self._pushes]:
-            task.cancel()
-        self.writer.transport.abort()
-
-    async def serve(self) -> None:
-        try:
-            while True:
-                frame = await self._read_frame()
-                if frame is None:
-                    return
-                frame = frame.rstrip(b"\r")
-                if not frame.strip():
-                    continue
-                if not self.session.hello_done:
-                    await self._before_hello(frame)
-                    continue
-                full = len(self._tasks) >= self.server.limits.max_in_flight
-                if full and not await self._wait_or_refuse(frame):
-                    continue
-                task = asyncio.create_task(self._handle(frame))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-        except _Close:
-            pass
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            # Answers still being written get the time a stalled reader gets (see _send);
-            # a shutdown's cancellation is not swallowed here.
-            pending = [*self._tasks, *self._pushes]
-            try:
-                if pending:
-                    await asyncio.wait(pending, timeout=self.server.limits.frame_timeout)
-            finally:
-                if self.writer.transport.get_write_buffer_size() or self._tasks or self._pushes:
-                    self.abort()
-                self.writer.close()
-            with contextlib.suppress(Exception):
-                await self.writer.wait_closed()
-
-    # -- reading -------------------------------------------------------------------------------
-
-    async def _read_frame(self) -> bytes | None:
-        limits = self.server.limits
-        while True:
-            newline = self._buffer.find(b"\n", 0, limits.max_frame_bytes + 1)
-            if newline >= 0:
-                frame = bytes(self._buffer[:newline])
-                del self._buffer[: newline + 1]
-                if self._buffer:
-                    self._deadline = self._loop.time() + limits.frame_timeout
-                return frame
-            if len(self._buffer) > limits.max_frame_bytes:
-                self.cairn.activity.count("bad_frames")
-                await self._send(
-                    response_error(
-                        None,
-                        ErrorCode.TOO_LARGE,
-                        f"frame is larger than {limits.max_frame_bytes} bytes; closing",
-                        {"limit": limits.max_frame_bytes},
-                    )
-                )
-                raise _Close
-            timeout = self._wait_budget()
-            try:
-                chunk = await asyncio.wait_for(self.reader.read(65536), timeout)
-            except TimeoutError:
-                if not self._buffer and self.session.hello_done:
-                    raise _Close from None  # idle for longer than the idle timeout
-                continue  # the frame and hello deadlines are checked on the next round
-            if not chunk:
-                return None
-            if not self._buffer:
-                self._deadline = self._loop.time() + limits.frame_timeout
-            self._buffer += chunk
-            if not self.session.hello_done and self._looks_like_http(bytes(self._buffer[:512])):
-                with contextlib.suppress(Exception):
-                    self.writer.write(
-                        b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                    )
-                    await self.writer.drain()
-                self.cairn.activity.count("refused_hello")
-                raise _Close
-
-    def _wait_budget(self) -> float:
-        """How long to wait for more bytes; raises _Close when a limit has run out. Before the
-        hello, the hello deadline bounds everything: a half-sent frame does not extend it."""
-        limits = self.server.limits
-        now = self._loop.time()
-        hello_left = (
-            self._opened + limits.hello_timeout - now if not self.session.hello_done else None
-        )
-        if hello_left is not None and hello_left <= 0:
-            self.cairn.activity.count("refused_hello")
-            raise _Close
-        if self._buffer:
-            timeout = self._deadline - now
-            if timeout <= 0:
-                self.cairn.activity.count("bad_frames")
-                raise _Close  # a frame started and never finished: a stalled or slow client
-            return timeout if hello_left is None else min(timeout, hello_left)
-        return limits.idle_timeout if hello_left is None else hello_left
-
-    @staticmethod
-    def _looks_like_http(head: bytes) -> bool:
-        """A browser or an HTTP client aimed at the port: never served."""
-        first = head.split(b"\n", 1)[0]
-        return head.startswith(_HTTP_STARTS) or b" HTTP/1." in first or b"\norigin:" in head.lower()
-
-    # -- answering -----------------------------------------------------------------------------
-
-    async def _send(self, message: dict[str, Any]) -> None:
-        """Send an answer. A client that does not take it within `frame_timeout` (its socket
-        full: it reads none of its answers) is cut, so it holds no slot and cannot stall a stop.
-        Pushes wait instead: a subscriber that leaves them unread is unsubscribed (`push`)."""
-        timeout = self.server.limits.frame_timeout
-        try:
-            await asyncio.wait_for(self._send_line(_line(message)), timeout)
-        except TimeoutError:
-            self.cairn.activity.count("stalled_readers")
-            log.info("closed a connection that took none of its answers for %.0f s", timeout)
-            self.abort()
-            raise ConnectionResetError("the client is not reading its answers") from None
-
-    async def _send_quietly(self, message: dict[str, Any]) -> None:
-        with contextlib.suppress(ConnectionError, RuntimeError):
-            await self._send(message)
-
-    async def _send_line(self, data: bytes) -> None:
-        async with self._send_lock:
-            if self.writer.transport.is_closing():  # gone: what is still queued is dropped
-                raise ConnectionResetError("the connection is closed")
-            self.writer.write(data)
-            await self.writer.drain()
-
-    def push(self, visible: list[dict[str, Any]], changes: ChangeSet) -> None:
-        """Queue a `changes` notification. Pushes are not requests: they never count against
-        max_in_flight. A subscriber that leaves more than max_push_backlog_bytes of them unread
-        is unsubscribed, and its last push says so and where to catch up from."""
-        data = _line(
-            {
-                "jsonrpc": "2.0",
-                "method": "changes",
-                "params": {"changes": visible, "last_seq": changes.last_seq},
-            }
-        )
-        limit = self.server.limits.max_push_backlog_bytes
-        if self._push_backlog and self._push_backlog + len(data) > limit:
-            self.cairn.activity.count("push_overflows")
-            self.stop_pushing(
-                changes,
-                f"more than {limit} bytes of pushed changes were left unread; nothing more is "
-                "pushed on this connection. Catch up with changes.since from last_seq, then "
-                "changes.subscribe again",
-            )
-            return
-        self._pushed_seq = max(self._pushed_seq, changes.last_seq)
-        self._queue_push(data)
-
-    def stop_pushing(self, changes: ChangeSet, reason: str) -> None:
-        """Unsubscribe, and say so in a last push naming where to catch up from: every store
-        change before `changes` was queued (changes outside the store - seq 0: health,
-        settings - are not in the feed to catch up with)."""
-        self.session.subscribed = False
-        first = min((c.seq for c in changes.changes if c.seq), default=None)
-        resume = first - 1 if first is not None else self._pushed_seq
-        params = {"changes": [], "last_seq": resume, "unsubscribed": True, "reason": reason}
-        self._queue_push(_line({"jsonrpc": "2.0", "method": "changes", "params": params}))
-
-    def _queue_push(self, data: bytes) -> None:
-        self._push_backlog += len(data)
-        task = asyncio.create_task(self._push_line(data))
-        self._pushes.add(task)
-        task.add_done_callback(self._pushes.discard)
-
-    async def _push_line(self, data: bytes) -> None:
-        try:
-            with contextlib.suppress(ConnectionError, RuntimeError):
-                await self._send_line(data)
-        finally:
-            self._push_backlog -= len(data)
-
-    async def _wait_or_refuse(self, frame: bytes) -> bool:
-        """With max_in_flight requests running: a notification (it cannot be told "later")
-        waits for one to end - True, run it; a request is refused with `rate_limited`."""
-        try:
-            req_id, _, _, notification = parse_frame(frame)
-        except RpcError as e:
-            req_id, notification = e.req_id, e.notification
-        if notification:
-            await asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)
-            return True
-        caller = self.session.caller
-        agent = caller.agent if caller else None
-        # A request refused for the rate is a request all the same (docs/health.md: every
-        # request after the hello counts; until 2026-12-01 only those that ran did).
-        self.cairn.activity.request(
-            agent,
-            verified=caller.verified if caller else False,
-            at_ms=self.cairn.clock.now_ms(),
-            write=False,
-            search=False,
-        )
-        self.cairn.activity.refusal(agent, "rate_limited")
-        await self._send(
-            response_error(
-                req_id,
-                ErrorCode.RATE_LIMITED,
-                f"more than {self.server.limits.max_in_flight} requests in flight on this "
-                "connection; wait for answers before sending more",
-            )
-        )
-        return False
-
-    async def _before_hello(self, frame: bytes) -> None:
-        try:
-            req_id, method, params, notification = parse_frame(frame)
-        except RpcError as e:
-            self.cairn.activity.count("bad_frames")
-            await self._send(response_error(e.req_id, e.code, e.message))
-            raise _Close from None
-        if method != "hello":
-            self.cairn.activity.count("refused_hello")
-            self.cairn.activity.refusal(None, ErrorCode.UNAUTHENTICATED.label)
-            if not notification:
-                await self._send(
-                    response_error(
-                        req_id, ErrorCode.UNAUTHENTICATED, "the first request must be hello"
-                    )
-                )
-            raise _Close
-        # Run as a request in flight, so a stop that begins meanwhile waits for its answer as
-        # for any other (until 2026-11-30 the connection was cut with the hello unanswered).
-        task = asyncio.create_task(self._hello(req_id, params, notification))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        await task
-
-    async def _hello(self, req_id: Any, params: dict[str, Any], notification: bool) -> None:
-        if self.session.transport != "unix":
-            if not self.server.tcp_admits():
-                self.cairn.activity.count("refused_too_many")
-                if not notification:
-                    await self._send(
-                        response_error(req_id, ErrorCode.RATE_LIMITED, "too many connections")
-                    )
-                raise _Close from None
-            self.admitting = True
-        try:
-            result = await self.server.run_in_pool(
-                functools.partial(
-                    protocol.hello,
-                    self.cairn,
-                    self.session,
-                    params,
-                    human_allowed=self.server.human_allowed,
-                )
-            )
-        except CairnError as e:
-            self.cairn.activity.count("refused_hello")
-            if e.code in _REFUSAL_CODES:
-                self.cairn.activity.refusal(
-                    _refused_agent(e), e.code.label, verified=params.get("token") is not None
-                )
-            if not notification:
-                await self._send(response_error(req_id, e.code, e.message, e.data))
-            raise _Close from None
-        if not notification:
-            await self._send({"jsonrpc": "2.0", "id": req_id, "result": result})
-
-    async def _handle(self, frame: bytes) -> None:
-        try:
-            req_id, method, params, notification = parse_frame(frame)
-        except RpcError as e:
-            self.cairn.activity.count("bad_frames")
-            if not e.notification:
-                await self._send_quietly(response_error(e.req_id, e.code, e.message))
-            return
-        try:
-            known = protocol.METHODS.get(method)
-            result = await self.server.run_in_pool(
-                functools.partial(self._call, method, params),
-                search=known is not None and known.search,
-            )
-        except CairnError as e:
-            self._count_refusal(e)
-            if not notification:
-                await self._send_quietly(response_error(req_id, e.code, e.message, e.data))
-            return
-        except Exception:
-            log.exception("internal error while serving %s", method)  # never the parameters
-            if not notification:
-                await self._send_quietly(
-                    response_error(
-                        req_id, ErrorCode.INTERNAL_ERROR, "internal error (see the Cairn log)"
-                    )
-                )
-            return
-        if not notification:
-            await self._send_quietly({"jsonrpc": "2.0", "id": req_id, "result": result})
-
-    def _call(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
-        """On a pool thread: check, run, count. Every request counts, failed or not (until
-        2026-11-30 only those that succeeded); only a write or search served moves `writes`,
-        `last_write` and `last_search` - a write refused is none."""
-        caller = self.session.bound()
-        served: protocol.Method | None = None
-        wrote = False
-        try:
-            if name == "hello":
-                raise InvalidRequest(
-                    "hello was already accepted on this connection; open another connection to "
-                    "speak as another agent or in another workspace"
-                )
-            method = protocol.lookup(name, self.session)
-            protocol.check_agent_allowed(self.cairn, self.session)
-            result = method.handler(self.cairn, self.session, params)
-            served = method
-            # A write refused (a secret, a forgotten text...) stored nothing: it is no
-            # write and moves no `last_write`, which after a restart is read back from the
-            # store's events (until 2026-12-01 it counted, and the two disagreed).
-            wrote = method.write and result.get("status") != WriteStatus.REFUSED.value
-        finally:
-            self.cairn.activity.request(
-                caller.agent if caller.agent else None,
-                verified=caller.verified,
-                at_ms=self.cairn.clock.now_ms(),
-                write=wrote,
-                search=served is not None and served.search,
-            )
-        if result.get("status") == "refused":
-            self.cairn.activity.refusal(caller.agent, str(result.get("reason_code", "refused")))
-        elif result.get("status") == "pending":
-            first = str(result.get("reason_code", "policy"))
-            waiting = result.get("suggestion_id")
-            reasons = self.cairn.review.reasons_of(waiting) if isinstance(waiting, str) else ()
-            for reason in reasons or (first,):  # every reason, `similar` included
-                self.cairn.activity.hold(reason)
-        return result
-
-    def _count_refusal(self, error: CairnError) -> None:
-        if error.code in _REFUSAL_CODES:
-            caller = self.session.caller
-            self.cairn.activity.refusal(caller.agent if caller else None, error.code.label)
-
-
-__all__ = ["Connection", "Limits", "RpcError", "Server", "parse_frame"]
+__all__ = ["Limits", "Server"]

@@ -414,7 +414,7 @@ def test_after_a_merge_a_memorys_events_are_caught_up_where_it_lives_now(
     """docs/protocol.md: `changes.since` reads where each memory lives now, a push where it lived
     when it was sent; after a merge the two differ for the moved memory's earlier events."""
     from core.changes import ChangeSet
-    from core.server import visible_change
+    from core.subscriptions import visible_change
 
     other_dir = short_tmp / "clone"
     other_dir.mkdir()
@@ -450,7 +450,7 @@ def test_after_a_scope_is_widened_its_earlier_events_are_caught_up_by_who_sees_i
     read the memory and its history)."""
     from core.changes import ChangeSet
     from core.requests import UpdateRequest
-    from core.server import visible_change
+    from core.subscriptions import visible_change
 
     other_dir = short_tmp / "other"
     other_dir.mkdir()

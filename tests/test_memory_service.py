@@ -353,7 +353,7 @@ def test_the_live_push_and_changes_since_describe_each_change_alike(
     assert pushed == rebuilt
     assert {"resolve", "agent_add", "agent_paused", "forget"} <= {p[1] for p in pushed}
     # what the agent may see: the same events, live or read back
-    from core.server import visible_change
+    from core.subscriptions import visible_change
 
     live = [c.seq for s in seen for c in s.changes if visible_change(agent, c)]
     read = [c.seq for c in cairn.memories.changes_since(agent, 0).changes]
