@@ -27,9 +27,7 @@ from core import (
     cli_governance,
     cli_identity,
     cli_workspace,
-    search_index,
 )
-from core.agents import check_name
 from core.client import Client
 from core.errors import CairnError, InvalidInput, NotRunning, TooLarge
 from core.paths import resolve_paths
@@ -366,6 +364,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     cairn = Cairn.open(paths)
     try:
         started = time.perf_counter()
+        from core import search_index  # see core.terminal's _LATER
+
         count = cairn.store.writer.run(lambda tx: search_index.rebuild(tx.conn))
         took = time.perf_counter() - started
     finally:
@@ -646,6 +646,8 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
         emit(args, agents, human)
         return EXIT_OK
+    from core.agents import check_name  # see core.terminal's _LATER
+
     check_name(args.name)  # a name Cairn would refuse is refused before the confirmation
     prompts = {
         "add": f"Register agent {args.name!r} and issue it a token?",

@@ -15,7 +15,6 @@ from typing import Any
 
 from core.backup_folder import list_backups, newest_backup
 from core.paths import Paths, resolve_paths
-from core.restore import check_backup, refuse_while_running, restore
 from core.terminal import (
     WHERE_CAIRN_LOOKS,
     confirm,
@@ -99,6 +98,8 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
+    from core.restore import check_backup, refuse_while_running, restore  # core.terminal's _LATER
+
     for_a_person("restore")
     paths = resolve_paths()
     if args.latest:

@@ -16,12 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import CairnError, ErrorCode, InvalidInput
-from core.model import Scope
+from core.model import REASON_CODES, Scope
 from core.paths import resolve_paths
-from core.policy import Mode, PolicyInvalid, all_auto, with_mode
-from core.review_decisions import check_reason
 from core.settings import load_settings
-from core.suggestions import REASON_CODES
 from core.terminal import (
     at_terminal,
     connect_as_agent,
@@ -372,6 +369,8 @@ def _checked_before_asking(args: argparse.Namespace, action: str) -> dict[str, A
         _refuse_edits_over_the_limits(edits or {}, limits)
         _refuse_options_that_clash(args, edits)
     elif args.reason:
+        from core.review_decisions import check_reason  # see core.terminal's _LATER
+
         refuse_a_reason(args.reason, check_reason)
     if at_terminal():
         # Whether a proposal waits, and whether an option applies to it, depends on the
@@ -490,6 +489,8 @@ def cmd_policy(args: argparse.Namespace) -> int:
 
         emit(args, data, human)
         return 0
+    from core.policy import Mode, PolicyInvalid, all_auto, with_mode  # see core.terminal's _LATER
+
     value: Any = args.value
     if args.setting == "paused":
         if value not in ("true", "false"):

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import CairnError, InvalidInput
-from core.identity import check_document
 from core.paths import resolve_paths
 from core.settings import load_settings
 from core.terminal import (
@@ -203,6 +202,8 @@ def _check_edit(content: str, reason: str | None) -> str:
         max_bytes = None
     # check_document returns the text as the service stores it (line breaks as line feeds)
     if max_bytes is not None:
+        from core.identity import check_document  # see core.terminal's _LATER
+
         content = check_document(content, max_bytes)
     else:
         content = normalize_breaks(content)

@@ -11,7 +11,6 @@ from typing import Any
 from core.errors import InvalidInput
 from core.terminal import at_terminal, connect_as_person, emit, looking_as_person, when
 from core.wording import plural, visible
-from core.workspace import WORKSPACE_ID_PREFIX, canonical_path, refuse_move_onto
 
 
 def add_parsers(sub: Any) -> None:
@@ -29,6 +28,8 @@ def add_parsers(sub: Any) -> None:
 
 
 def cmd_workspace(args: argparse.Namespace) -> int:
+    from core.workspace import canonical_path, refuse_move_onto  # see core.terminal's _LATER
+
     action = args.workspace_command
     if action == "list":
         with looking_as_person("workspace list") as client:
@@ -94,6 +95,8 @@ def workspace_ref(raw: str) -> str:
     """A workspace as the person named it: an id (`ws_...`) as it is, a folder as an absolute
     path read from where the person is - the running Cairn was started elsewhere, and refuses a
     relative one. (Until 2026-11-30 `merge a b` went as typed and was read from Cairn's folder.)"""
+    from core.workspace import WORKSPACE_ID_PREFIX
+
     if raw.startswith(WORKSPACE_ID_PREFIX) and os.sep not in raw and not os.path.exists(raw):
         return raw
     return os.path.abspath(os.path.expanduser(raw))

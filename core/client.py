@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self
 
+from core import PROTOCOL_VERSION
 from core.errors import (
     CairnError,
     ConnectionClosed,
@@ -40,7 +41,6 @@ from core.paths import (
     free_space,
     resolve_paths,
 )
-from core.protocol import PROTOCOL_VERSION
 from core.runtime import probe, socket_path, socket_refused
 
 _BY_RPC_CODE = {code.rpc_code: code for code in ErrorCode}

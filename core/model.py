@@ -47,6 +47,10 @@ class Surface(StrEnum):
 # decision's `by`): an agent called one of them would pass for a person or for Cairn itself.
 RESERVED_AGENT_NAMES = frozenset({s.value for s in Surface} | {"cairn"})
 
+# Every reason code a waiting proposal can carry (`suggestions.Reason.code`), for the filters
+# that ask for one (here, not in core.suggestions, so the command line needs no engine for them).
+REASON_CODES = ("policy", "scanner", "not_owner", "mass_forget", "similar", "feedback", "identity")
+
 
 class Origin(StrEnum):
     """What an agent declares about a write: it was asked to remember, or a model extracted it."""

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core import __version__
+from core import PROTOCOL_VERSION, __version__
 from core.agents import AgentStatus, Identity, check_name, token_hash
 from core.errors import (
     Forbidden,
@@ -75,8 +75,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = 1
-SUPPORTED_VERSIONS = (1,)
+SUPPORTED_VERSIONS = (PROTOCOL_VERSION,)
 
 
 @dataclass

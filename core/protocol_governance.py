@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import CairnError, InvalidInput
-from core.model import Scope, Surface
+from core.model import REASON_CODES, Scope, Surface
 from core.policy import Mode
 from core.requests import (
     check_fields,
@@ -22,7 +22,7 @@ from core.requests import (
     strings,
     text,
 )
-from core.suggestions import REASON_CODES, Op
+from core.suggestions import Op
 
 if TYPE_CHECKING:
     from core.app import Cairn

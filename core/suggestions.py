@@ -39,10 +39,6 @@ class Op(StrEnum):
     IDENTITY = "identity"  # change an identity document (target_id names it)
 
 
-# Every reason code a waiting proposal can carry (`Reason.code`), for the filters that ask for one.
-REASON_CODES = ("policy", "scanner", "not_owner", "mass_forget", "similar", "feedback", "identity")
-
-
 @dataclass(frozen=True)
 class Reason:
     """Why a suggestion waits: `code` is policy, scanner, not_owner, mass_forget, similar,

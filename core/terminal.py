@@ -23,12 +23,14 @@ from core.errors import (
     NotFound,
     NotRunning,
 )
-from core.governance import check_note, secret_sentence
 from core.paths import Paths
 from core.runtime import probe, socket_path
-from core.scanner import Family, scan, secret_rule
 from core.validation import normalize_breaks
 from core.wording import UNTRUSTED, cut, visible
+
+# _LATER: the scanner and the governance rules are imported where a command uses them: with the
+# engine they pull in, imported for every `cairn` command they made each take about a second to
+# start (until 2026-12-02). tests/test_boundaries.py keeps a served command's imports light.
 
 if TYPE_CHECKING:
     from core.app import Cairn
@@ -283,6 +285,8 @@ def visible_flagged(text: str, rules: Collection[str]) -> str:
     only, so every character of its span is shown as a marker."""
     if not rules:  # nearly every line printed: no scan of it
         return visible(text)
+    from core.scanner import Family, scan  # see _LATER
+
     spans = [(f.start, f.end) for f in scan(text) if f.family is Family.HYGIENE and f.rule in rules]
     out: list[str] = []
     pos = 0
@@ -296,6 +300,8 @@ def visible_flagged(text: str, rules: Collection[str]) -> str:
 
 def hygiene_rules(flags: list[dict[str, Any]] | None) -> frozenset[str]:
     """The hidden-character rules among a proposal's scanner flags."""
+    from core.scanner import Family  # see _LATER
+
     return frozenset(f["rule"] for f in flags or () if f.get("family") == Family.HYGIENE.value)
 
 
@@ -404,6 +410,9 @@ def describe_write(result: dict[str, Any]) -> str:
 def refuse_a_secret(option: str, texts: list[str], *, plural: bool = False) -> None:
     """A secret in an option's text, refused before the confirmation as the running Cairn would
     refuse it after (`reason_code: secret`: the exit status of a refused secret)."""
+    from core.governance import secret_sentence  # see _LATER
+    from core.scanner import secret_rule
+
     rule = next((r for t in texts if (r := secret_rule(t)) is not None), None)
     if rule is not None:
         raise InvalidInput(
@@ -412,11 +421,15 @@ def refuse_a_secret(option: str, texts: list[str], *, plural: bool = False) -> N
         )
 
 
-def refuse_a_reason(reason: str, check: Callable[[str, str], None] = check_note) -> None:
+def refuse_a_reason(reason: str, check: Callable[[str, str], None] | None = None) -> None:
     """`--reason` refused before the confirmation as the running Cairn would refuse it after:
     `check` (its rule for this reason: a note's by default) on the text as the socket reads it -
     its line breaks as line feeds (`requests.text`, `normalize_breaks`; until 2026-11-30 the CLI
     checked the raw text: a CRLF reason the running Cairn takes was refused for its carriage
     return, and its length counted them) - then a secret in it."""
+    if check is None:
+        from core.governance import check_note  # see _LATER
+
+        check = check_note
     check("--reason", normalize_breaks(reason))
     refuse_a_secret("--reason", [reason])
