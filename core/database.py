@@ -21,7 +21,7 @@ import peewee
 
 from core.atomic_file import reason_for
 from core.clock import Clock, SystemClock
-from core.db_errors import DamageSeen, ReadConnection, translate_db_error
+from core.db_errors import DamageSeen, ReadConnection, is_damage, translate_db_error
 from core.errors import AlreadyRunning, IntegrityFailure, IOFault, StoreUnavailable
 from core.migrations import SchemaVersion, foreign, migrate, refuse_newer_major
 from core.old_writes import repair_if_marked
@@ -286,11 +286,22 @@ def quick_check(conn: sqlite3.Connection, path: Path) -> None:
 
 
 def _damaged_message(path: Path, detail: str) -> str:
+    """What a person reads when opening the store finds its file damaged (while Cairn runs:
+    `db_errors.damaged_message`)."""
     return (
-        f"the memory database {path} failed SQLite's integrity check ({detail}). Cairn has not "
-        "changed it. Keep a copy of the file, then restore the newest good backup with "
-        "`cairn restore` (backups live next to it, in `backups/`); see docs/backup-and-export.md"
+        f"the memory database {path} is damaged ({detail}). Cairn has not changed it. Keep a "
+        "copy of the file, then bring back the newest backup with `cairn restore --latest` "
+        "(`cairn backup --list` shows the others); see docs/backup-and-export.md"
     )
+
+
+def refuse_damage_on_open(path: Path, e: BaseException) -> None:
+    """Raise IntegrityFailure when `e`, met opening the store, says its file is damaged (until
+    2026-12-02 store_unavailable, naming `cairn restore` without the backup to bring back). A
+    file that is no database at all may be another file put there: that stays
+    store_unavailable, which says what to do if it is the store, damaged."""
+    if is_damage(e) and "not a database" not in str(e).lower():
+        raise IntegrityFailure(_damaged_message(path, str(e)), data={"path": str(path)}) from e
 
 
 def _check_before_opening(path: Path, settings: Settings) -> Path | None:
@@ -508,9 +519,10 @@ def open_write_database(
                 "again",
                 data={"path": str(path)},
             ) from e
+        refuse_damage_on_open(path, e)
         raise StoreUnavailable(
-            f"cannot open the memory database {path}: {e}. If the file is damaged, restore a "
-            "backup with `cairn restore`",
+            f"cannot open the memory database {path}: {e}. If the file is damaged, bring back "
+            "the newest backup with `cairn restore --latest`",
             data={"path": str(path)},
         ) from e
     except OSError as e:

@@ -17,7 +17,7 @@ from core import search_index
 from core.atomic_file import reason_for
 from core.changes import ChangeBus
 from core.clock import Clock
-from core.database import ReadDatabase, StoreLock, open_write_database
+from core.database import ReadDatabase, StoreLock, open_write_database, refuse_damage_on_open
 from core.db_errors import DamageSeen
 from core.errors import StoreUnavailable
 from core.failures import BackgroundFailures
@@ -171,9 +171,10 @@ class Store:
             store._log_identity = file_identity(Path(f"{path}-wal"))
         except sqlite3.DatabaseError as e:
             store.close()
+            refuse_damage_on_open(path, e)
             raise StoreUnavailable(
-                f"cannot open the memory database {path}: {e}. If the file is damaged, restore "
-                "a backup with `cairn restore`",
+                f"cannot open the memory database {path}: {e}. If the file is damaged, bring "
+                "back the newest backup with `cairn restore --latest`",
                 data={"path": str(path)},
             ) from e
         except BaseException:
