@@ -11,12 +11,12 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
@@ -295,6 +295,28 @@ def refusing_writes(folder: Path) -> Iterator[None]:
 
 
 # -- the windows ---------------------------------------------------------------------------------
+
+
+_T = TypeVar("_T")
+
+
+def off_gui(fn: Callable[[], _T]) -> _T:
+    """Run a service call on a plain thread (the store refuses the GUI thread) and wait."""
+    out: list[_T] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            out.append(fn())
+        except BaseException as e:
+            errors.append(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(30)
+    if errors:
+        raise errors[0]
+    return out[0]
 
 
 @contextmanager

@@ -13,9 +13,9 @@ from core.daemon import Runtime
 from core.runtime import socket_path
 from desktop.desk import Desk
 from desktop.windows.agents import AgentsWindow
-from tests.conftest import settle
+from tests.conftest import off_gui, settle
 from tests.serving import RawClient
-from tests.test_memories_window import click, off_gui
+from tests.test_memories_window import click
 
 pytestmark = pytest.mark.gui
 

@@ -18,9 +18,8 @@ from core.requests import WriteRequest
 from core.runtime import socket_path
 from desktop.desk import Desk
 from desktop.windows.health import KEY_ROLE, HealthWindow
-from tests.conftest import made_up_word, settle
+from tests.conftest import made_up_word, off_gui, settle
 from tests.serving import RawClient
-from tests.test_memories_window import off_gui
 
 pytestmark = pytest.mark.gui
 

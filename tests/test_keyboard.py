@@ -5,8 +5,6 @@ window's Alt-key accelerators are its own."""
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
@@ -36,30 +34,10 @@ from desktop.tray import WINDOWS, window_class
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.memories import MemoriesWindow
 from desktop.windows.memory_detail import MemoryEditor
-from tests.conftest import settle
+from tests.conftest import off_gui, settle
 
 pytestmark = pytest.mark.gui
-T = TypeVar("T")
 W = TypeVar("W", bound=ToolWindow)
-
-
-def off_gui(fn: Callable[[], T]) -> T:
-    """Run a service call on a plain thread (the store refuses the GUI thread) and wait."""
-    out: list[T] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            out.append(fn())
-        except BaseException as e:
-            errors.append(e)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join(30)
-    if errors:
-        raise errors[0]
-    return out[0]
 
 
 def filled(desk: Desk) -> None:

@@ -4,10 +4,8 @@ come back on the change channel with the selection kept."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 from PySide6.QtCore import QDate, QModelIndex, Qt
@@ -27,31 +25,11 @@ from desktop.memory_model import PAGE_SIZE, MemoryTableModel
 from desktop.widgets import when
 from desktop.windows import memories as memories_window
 from desktop.windows.memories import MemoriesWindow
-from tests.conftest import FakeClock, calls_of, desk_on, settle
+from tests.conftest import FakeClock, calls_of, desk_on, off_gui, settle
 from tests.serving import RawClient
 from tests.test_damaged_reads import garble_middle
 
 pytestmark = pytest.mark.gui
-T = TypeVar("T")
-
-
-def off_gui(fn: Callable[[], T]) -> T:
-    """Run a service call on a plain thread (the store refuses the GUI thread) and wait."""
-    out: list[T] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            out.append(fn())
-        except BaseException as e:
-            errors.append(e)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join(30)
-    if errors:
-        raise errors[0]
-    return out[0]
 
 
 def click(widget: QWidget) -> None:
