@@ -136,6 +136,9 @@ class Desk:
             # window in a reference cycle could be freed on a worker thread and crash Qt.
             shiboken6.delete(window)
         self._windows.clear()
+        # Written now: left to Qt, the windows' sizes were written whenever the desk was freed,
+        # after Cairn had closed (into a folder a test had already removed).
+        self.prefs.sync()
         self.live.close()
         self.worker.shutdown()
 

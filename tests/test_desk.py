@@ -3,20 +3,24 @@ refuses the GUI thread in tests, errors reach the presenter, changes arrive as s
 
 from __future__ import annotations
 
+import gc
+import shutil
 import threading
 
 import pytest
 from PySide6.QtCore import QDate
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
+from core.app import Cairn
 from core.changes import Topic
 from core.model import Caller
+from core.paths import Paths
 from core.requests import WriteRequest
 from desktop.desk import Desk
 from desktop.windows.agents import AgentsWindow
 from desktop.windows.health import HealthWindow
-from tests.conftest import settle
+from tests.conftest import desk_on, settle
 
 
 def note(text: str) -> WriteRequest:
@@ -99,3 +103,26 @@ def test_windows_on_screen_load_again_when_the_day_turns(qtbot: QtBot, desk: Des
     settle(qtbot, desk)
     assert health._fetched_at != loaded[0] and agents._fetched_at == loaded[1]
     assert desk.day == QDate.currentDate()
+
+
+def test_the_windows_preferences_are_written_when_the_desk_closes_not_later(
+    qtbot: QtBot, paths: Paths
+) -> None:
+    """A window's size and place were left unwritten at close, so Qt wrote desktop.ini whenever
+    the desk was finally freed - after Cairn had closed, into a folder that might be gone (every
+    window test left a /tmp/cz*/c/config/desktop.ini behind, until 2026-12-02)."""
+    app = Cairn.open(paths)
+    try:
+        with desk_on(app) as d:
+            window = d.open(HealthWindow)
+            settle(qtbot, d)
+            window.resize(700, 500)
+    finally:
+        app.close()
+    ini = paths.config / "desktop.ini"
+    assert "geometry" in ini.read_text(encoding="utf-8")
+    shutil.rmtree(paths.config)
+    del d, window
+    gc.collect()
+    QApplication.processEvents()
+    assert not paths.config.exists()
