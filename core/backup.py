@@ -92,8 +92,8 @@ class BackupService:
         """True when `backup.interval_hours` (0: never) have passed since the newest scheduled or
         manual backup, or there is none. Backups stamped in the future (the clock was set back)
         do not count, so a wrong clock cannot stop the schedule. Never while the clock reads
-        before 2026 (`core.clock.FLOOR_MS`): such a backup was named for 1970 and, the oldest by
-        its name, the first to go at rotation; the schedule takes one once the clock is set."""
+        before 2026 (`core.clock.FLOOR_MS`): such a backup was named for 1970, older by its name
+        than every other backup; the schedule takes one once the clock is set."""
         hours = self._settings.number("backup.interval_hours")
         now = self._clock.now_ms()
         if hours <= 0 or before_floor(now):

@@ -336,7 +336,7 @@ def test_no_backup_is_scheduled_while_the_clock_reads_before_2026(
     cairn: Cairn, clock: FakeClock
 ) -> None:
     # A dead clock battery: the clock reads 1970. A scheduled backup then was named
-    # cairn-19700102T...-scheduled.db and, the oldest by its name, went first at rotation.
+    # cairn-19700102T...-scheduled.db, older by its name than every other backup.
     backups = service(cairn)
     clock.now = utc_ms("1970-01-02 08:00")
     assert not backups.due()

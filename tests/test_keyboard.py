@@ -226,15 +226,21 @@ def test_every_button_has_an_alt_key(qtbot: QtBot, desk: Desk) -> None:
     assert not missing, "\n".join(missing)
 
 
-def test_tab_in_the_memories_window_goes_down_the_chosen_memory(qtbot: QtBot, desk: Desk) -> None:
-    """From the table Tab goes to the memory's text, its buttons, then its history, as they are
-    laid out (until 2026-12-02 Edit came before the text it edits)."""
+def first_memory_chosen(qtbot: QtBot, desk: Desk) -> MemoriesWindow:
+    """The Memories window over `filled`, its first memory chosen and the table focused."""
     filled(desk)
     window = opened(qtbot, desk, MemoriesWindow)
     qtbot.waitUntil(lambda: window.model.rowCount() > 0)
     window.table.selectRow(0)
     qtbot.waitUntil(window.panel.edit_button.isEnabled)
     focused_on(qtbot, window.table)
+    return window
+
+
+def test_tab_in_the_memories_window_goes_down_the_chosen_memory(qtbot: QtBot, desk: Desk) -> None:
+    """From the table Tab goes to the memory's text, its buttons, then its history, as they are
+    laid out (until 2026-12-02 Edit came before the text it edits)."""
+    window = first_memory_chosen(qtbot, desk)
     names: list[str] = []
     for _ in range(6):
         QTest.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_Tab)
@@ -251,12 +257,7 @@ def test_tab_in_the_memories_window_goes_down_the_chosen_memory(qtbot: QtBot, de
 
 def editing(qtbot: QtBot, desk: Desk) -> tuple[MemoriesWindow, MemoryEditor]:
     """The Memories window with its first memory open in the edit dialog, the content focused."""
-    filled(desk)
-    window = opened(qtbot, desk, MemoriesWindow)
-    qtbot.waitUntil(lambda: window.model.rowCount() > 0)
-    window.table.selectRow(0)
-    qtbot.waitUntil(window.panel.edit_button.isEnabled)
-    focused_on(qtbot, window.table)
+    window = first_memory_chosen(qtbot, desk)
     QTest.keyClick(window.table, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: window.editor is not None and window.editor.isVisible())
     assert window.editor is not None
