@@ -29,7 +29,7 @@ from core import (
     cli_workspace,
 )
 from core.client import Client
-from core.errors import CairnError, InvalidInput, NotRunning, TooLarge
+from core.errors import CairnError, InvalidInput, NotRunning
 from core.paths import resolve_paths
 from core.terminal import (
     UTF8_BOM,
@@ -452,12 +452,11 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def add_jsonl(args: argparse.Namespace) -> int:
     """One memory.write per line; one JSON result (or error) per line, in order. A line too
-    large for a frame or not UTF-8 is reported and skipped; the others are all sent, also
-    when nothing reads the output any more (`| head`)."""
+    large for a request (the client refuses it unsent) or not UTF-8 is reported and skipped;
+    the others are all sent, also when nothing reads the output any more (`| head`)."""
     source = sys.stdin.buffer if args.jsonl == "-" else open_input(args.jsonl)
     failures = 0
     with source, connect(args, as_person=speaks_for_a_person(args), stores_here=True) as client:
-        largest = int(client.hello.get("limits", {}).get("max_frame_bytes", 1 << 20))
         for number, line in enumerate(source, 1):
             # A byte order mark (Notepad) is no JSON: until 2026-11-30 the first line failed
             # "Unexpected UTF-8 BOM".
@@ -465,8 +464,6 @@ def add_jsonl(args: argparse.Namespace) -> int:
             if not raw.strip():
                 continue
             try:
-                if len(raw) > largest - 200:  # the request around the line takes some room
-                    raise TooLarge(f"line is larger than the server's {largest}-byte frames")
                 params = json.loads(raw.decode("utf-8"))
                 if not isinstance(params, dict):
                     raise InvalidInput("each line must be a JSON object")

@@ -31,6 +31,7 @@ from core.errors import (
     IOFault,
     NoAnswer,
     NotRunning,
+    TooLarge,
 )
 from core.keychain import open_token_store
 from core.paths import (
@@ -191,23 +192,38 @@ def _hello_params(
     return params
 
 
-def _request_line(req_id: int, method: str, params: dict[str, Any] | None) -> bytes:
-    """One JSON-RPC request as the newline-terminated frame the server reads.
+def _request_line(
+    req_id: int, method: str, params: dict[str, Any] | None, hello: dict[str, Any]
+) -> bytes:
+    """One JSON-RPC request as the newline-terminated frame the server reads, no larger than
+    the frames the server said (in `hello`) that it reads.
 
     Raises:
         InvalidInput: a text holds a character UTF-8 cannot carry (a lone surrogate, which is
             what bytes that were not UTF-8 become in a command line's arguments).
+        TooLarge: the request is larger than the server reads. Sent, it was refused with words
+            about frames ("frame is larger than 1048576 bytes; closing") and the connection
+            closed, so the requests after it failed too (until 2026-12-02).
     """
     frame = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params or {}}
     text = json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n"
     try:
-        return text.encode()
+        line = text.encode()
     except UnicodeEncodeError as e:
         bad = ascii(e.object[e.start : e.end])
         raise InvalidInput(
             f"{method}: the request holds text that is not valid UTF-8 ({bad} - bytes of "
             "another encoding?); nothing was sent"
         ) from None
+    largest = hello.get("limits", {}).get("max_frame_bytes")
+    if isinstance(largest, int) and len(line) - 1 > largest:
+        raise TooLarge(
+            f"{method}: the request is {len(line) - 1:,} bytes, more than the {largest:,} "
+            "bytes Cairn reads in one request (setting server.max_frame_bytes); nothing was "
+            "sent",
+            data={"limit": largest, "bytes": len(line) - 1},
+        )
+    return line
 
 
 class Client:
@@ -292,7 +308,7 @@ class Client:
         """Send one request and return its result (or raise the server's error)."""
         req_id = next(self._ids)
         try:
-            self._sock.sendall(_request_line(req_id, method, params))
+            self._sock.sendall(_request_line(req_id, method, params, self.hello))
         except (BrokenPipeError, ConnectionResetError):
             # The server closed first; its reason (a frame too large, ...) may be waiting.
             raise self._last_words() from None
@@ -442,7 +458,7 @@ class AsyncClient:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[req_id] = future
         try:
-            self._writer.write(_request_line(req_id, method, params))
+            self._writer.write(_request_line(req_id, method, params, self.hello))
             await self._writer.drain()
         except ConnectionError as e:
             # Closed on us: the server may have said why first (the read loop hands that to

@@ -229,12 +229,17 @@ def test_bulk_add_stores_every_line_when_its_output_is_cut_short(daemon: Daemon)
     assert len(listed) == 300
 
 
-def test_a_connection_lost_mid_command_is_an_error_not_success(daemon: Daemon) -> None:
-    """A 2 MB memory on stdin: the server refuses the frame and closes; the command said
-    nothing and exited 0."""
+def test_a_request_too_large_for_cairn_is_refused_before_it_is_sent(daemon: Daemon) -> None:
+    """A 2 MB memory on stdin once exited 0 saying nothing (the server refused the frame and
+    closed); then it said "frame is larger than 1048576 bytes; closing" - words about the
+    socket, not about what the person sent. The command says how large the request is, what
+    Cairn reads, and that nothing was sent."""
     out = cairn(daemon.home, "add", "-", "--kind", "fact", stdin="a" * 2_000_000)
     assert out.returncode == ErrorCode.TOO_LARGE.exit_status, out
-    assert "larger than" in out.stderr
+    assert "memory.write: the request is 2,000," in out.stderr, out.stderr
+    assert "more than the 1,048,576 bytes" in out.stderr
+    assert "server.max_frame_bytes" in out.stderr and "nothing was sent" in out.stderr
+    assert "closing" not in out.stderr
     weird = subprocess.run(
         [sys.executable, "-m", "core.cli", "search", "caf\udce9"],
         cwd=ROOT,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.client import AsyncClient, Client, RemoteError
-from core.errors import ErrorCode, NoAnswer
+from core.errors import ErrorCode, NoAnswer, TooLarge
 from tests.serving import paths_for, running_daemon, served_in_thread, write_settings
 
 
@@ -86,3 +86,40 @@ def test_a_cairn_that_stops_answering_is_an_error_naming_the_wait(
         "asked may or may not have been carried out"
     )
     assert caught.value.data == {"timeout_s": 1.0, "method": "memory.search"}
+
+
+def test_a_request_over_the_frame_limit_is_refused_and_the_connection_kept(
+    short_tmp: Path, workspace_dir: Path
+) -> None:
+    """A request larger than the server reads in one frame was sent whole; the server answered
+    "frame is larger than ... bytes; closing" and closed the connection, so the next request on
+    the same client failed too (the MCP bridge had to connect again). Both clients refuse it
+    before sending, say so, and keep the connection."""
+    home = short_tmp / "c"
+    write_settings(home, "[server]\nmax_frame_bytes = 100000\n")
+    paths = paths_for(home)
+    big = {"content": "tern " * 30_000, "kind": "fact", "scope": "project"}
+    with (
+        served_in_thread(paths),
+        Client.connect(paths, agent="big", workspace=str(workspace_dir), autostart=False) as c,
+    ):
+        with pytest.raises(TooLarge) as refused:
+            c.call("memory.write", big)
+        assert refused.value.message.startswith("memory.write: the request is 150,")
+        assert "more than the 100,000 bytes" in refused.value.message
+        assert "nothing was sent" in refused.value.message
+        assert c.call("memory.write", big | {"content": "tern colony"})["status"] == "stored"
+
+        async def same_for_async() -> None:
+            client = await AsyncClient.connect(
+                paths, agent="big", workspace=str(workspace_dir), autostart=False
+            )
+            try:
+                with pytest.raises(TooLarge, match="nothing was sent"):
+                    await client.call("memory.write", big)
+                found = await client.call("memory.search", {"query": "tern colony"})
+                assert len(found["results"]) == 1
+            finally:
+                await client.close()
+
+        asyncio.run(same_for_async())
