@@ -13,7 +13,7 @@ from pathlib import Path
 
 import shiboken6
 from PySide6.QtCore import QObject, QSize, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QActionGroup, QIcon
+from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QBoxLayout,
     QFrame,
@@ -37,8 +37,9 @@ ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
 ICON_SIZES = (16, 32, 64, 128, 256)
 IDLE, PENDING = "cairn", "cairn-pending"
 
-# The windows the menu opens: key -> (module, class). Imported when first opened, so the tray
-# starts without loading every window.
+# The windows the menu opens, in its order: key -> (module, class). Imported when first opened,
+# so the tray starts without loading every window. Without a tray, Ctrl and a window's number in
+# this order (Ctrl+1 the review queue ... Ctrl+8 Settings) opens it from any other window.
 WINDOWS: dict[str, tuple[str, str]] = {
     "review": ("desktop.windows.review", "ReviewWindow"),
     "memories": ("desktop.windows.memories", "MemoriesWindow"),
@@ -49,6 +50,7 @@ WINDOWS: dict[str, tuple[str, str]] = {
     "archive": ("desktop.windows.archive", "ArchiveWindow"),
     "settings": ("desktop.windows.settings", "SettingsWindow"),
 }
+QUIT_KEY = "Ctrl+Q"  # without a tray, Quit from any window
 MODES = (Mode.AUTO, Mode.ASK, Mode.OFF)
 COLLECT_MS = 1500  # proposals arriving this close together make one notification
 COOLDOWN_S = 5.0  # and notifications come at most this often
@@ -224,7 +226,10 @@ class Tray(QObject):
 
     def _add_menu_strip(self, window: ToolWindow) -> None:
         """Without a tray: the note and the menu's entries (each other window, and Quit) across
-        the top of `window`, in the language it is built in."""
+        the top of `window`, in the language it is built in. The buttons' keys are Ctrl and the
+        window's number in the menu's order, and Ctrl+Q: every Alt-letter of "Health" is some
+        window's own, and one letter per entry, the same in every window, is what a person can
+        learn. Each button's tooltip shows its key."""
         layout = window.layout()
         if not isinstance(layout, QBoxLayout):  # every ToolWindow lays out in a box
             log.warning("%s has no box layout: no menu strip", type(window).__name__)
@@ -252,18 +257,25 @@ class Tray(QObject):
             ("archive", self.tr("Export…")),
             ("settings", self.tr("Settings")),
         ]
-        for key, text in entries:
+        for number, (key, text) in enumerate(entries, start=1):
             if window.name == key:  # (each window's name is its key here: no module to import)
                 continue
             button = QPushButton(text, strip)
             button.setObjectName(f"noTray-{key}")
+            shortcut = QKeySequence(f"Ctrl+{number}")
+            button.setShortcut(shortcut)  # after the text, which would set its Alt-letter
+            button.setToolTip(shortcut.toString(QKeySequence.SequenceFormat.NativeText))
             button.clicked.connect(self._opener(key))
             buttons.addWidget(button)
         buttons.addStretch(1)
         quit_button = QPushButton(self.tr("Quit"), strip)
         quit_button.setObjectName("noTray-quit")
+        quit_key = QKeySequence(QUIT_KEY)
+        quit_button.setShortcut(quit_key)
         quit_button.setToolTip(
             self.tr("Stop Cairn: agents lose their connection until it starts again")
+            + "\n"
+            + quit_key.toString(QKeySequence.SequenceFormat.NativeText)
         )
         quit_button.clicked.connect(self.quit_guard.request)
         buttons.addWidget(quit_button)

@@ -1,9 +1,10 @@
 """Small pieces every window uses: naming a widget, showing a time, telling a text the person
-edited from one a plain-text editor only displayed, asking before edits are lost, and letting
-Tab move on from tables and texts."""
+edited from one a plain-text editor only displayed, asking before edits are lost, letting Tab
+move on from tables and texts, and setting the order Tab goes in."""
 
 from __future__ import annotations
 
+import itertools
 from typing import TypeVar
 
 from PySide6.QtCore import QDateTime, Qt
@@ -88,3 +89,10 @@ def tab_moves_on(root: QWidget) -> None:
         plain.setTabChangesFocus(True)
     for rich in root.findChildren(QTextEdit):  # QTextBrowser too
         rich.setTabChangesFocus(True)
+
+
+def tab_order(*widgets: QWidget) -> None:
+    """Tab goes from each of `widgets` to the next, Shift+Tab back (PySide6 has no overload of
+    `QWidget.setTabOrder` that takes a list)."""
+    for first, second in itertools.pairwise(widgets):
+        QWidget.setTabOrder(first, second)

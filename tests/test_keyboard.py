@@ -1,20 +1,24 @@
 """Every window with the keyboard alone, over a real store: Tab and Shift+Tab move on from
 tables and texts, Escape closes a window (asking first when closing would lose edits), and each
-window's Alt-key accelerators are its own."""
+window's keys are its own - with the strip of a desktop without a system tray too."""
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterator
 from typing import TypeVar
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QShortcut
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
     QApplication,
     QComboBox,
+    QFrame,
     QGroupBox,
     QLabel,
     QLineEdit,
@@ -30,7 +34,7 @@ from core.policy import Mode
 from core.requests import WriteRequest
 from desktop.desk import Desk, ToolWindow
 from desktop.quit_guard import QuitGuard
-from desktop.tray import WINDOWS, window_class
+from desktop.tray import WINDOWS, Tray, window_class
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.memories import MemoriesWindow
 from desktop.windows.memory_detail import MemoryEditor
@@ -150,12 +154,18 @@ def mnemonic(text: str) -> str | None:
     return found.group(1).lower() if found else None
 
 
-def accelerators(window: QWidget) -> dict[str, list[str]]:
-    """Each Alt-key of `window` and the buttons, group boxes and labels that carry it."""
+def window_keys(window: QWidget) -> dict[str, list[str]]:
+    """Each key that acts anywhere in `window`, and what carries it: Alt and the letter a
+    button's, group box's or label's text marks; a button's own shortcut; a shortcut of the
+    window's (not those of one widget: the review queue's A, R and E on its list)."""
     keys: dict[str, list[str]] = {}
     for widget in window.findChildren(QWidget):
         if isinstance(widget, QAbstractButton):
             text = widget.text()
+            letter = mnemonic(text)
+            own = widget.shortcut().toString()
+            if own and (letter is None or own.lower() != f"alt+{letter}"):
+                keys.setdefault(own, []).append(f"{type(widget).__name__} {text!r}")
         elif isinstance(widget, QGroupBox):
             text = widget.title()
         elif isinstance(widget, QLabel) and widget.buddy() is not None:
@@ -164,26 +174,99 @@ def accelerators(window: QWidget) -> dict[str, list[str]]:
             continue
         letter = mnemonic(text)
         if letter is not None:
-            keys.setdefault(letter, []).append(f"{type(widget).__name__} {text!r}")
+            keys.setdefault(f"Alt+{letter}", []).append(f"{type(widget).__name__} {text!r}")
+    for shortcut in window.findChildren(QShortcut):
+        if shortcut.context() is not Qt.ShortcutContext.WidgetShortcut:
+            keys.setdefault(shortcut.key().toString(), []).append("a shortcut")
     return keys
 
 
+@pytest.fixture
+def quits() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def tray(qtbot: QtBot, desk: Desk, quits: list[str]) -> Iterator[Tray]:
+    """A tray over `desk`, not started: offscreen there is no system tray, so once started every
+    window carries the strip with the menu's entries. Its quit adds to `quits`."""
+    t = Tray(desk, quit=lambda: quits.append("quit"))
+    settle(qtbot, desk)
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+def strip_of(window: QWidget) -> list[QPushButton]:
+    strip = window.findChild(QFrame, "noTrayStrip")
+    assert strip is not None, f"{type(window).__name__} has no strip"
+    return strip.findChildren(QPushButton)
+
+
+@pytest.mark.parametrize("with_tray", [True, False], ids=["tray", "no-tray"])
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
-def test_each_windows_alt_keys_are_its_own(qtbot: QtBot, desk: Desk, language: str) -> None:
-    """No Alt-key of a window means two things there, in either language."""
+def test_each_windows_keys_are_its_own(
+    qtbot: QtBot, desk: Desk, tray: Tray, language: str, with_tray: bool
+) -> None:
+    """No key of a window means two things there, in either language - without a system tray
+    too, where the strip's buttons each have a key of their own."""
     filled(desk)
     desk.language.apply(language)
     clashes: list[str] = []
+    keyless: list[str] = []
     try:
+        if not with_tray:
+            assert tray.start() is False
         for key in WINDOWS:
             window = opened(qtbot, desk, window_class(key))
-            for letter, owners in accelerators(window).items():
+            for shortcut, owners in window_keys(window).items():
                 if len(owners) > 1:
-                    clashes.append(f"{type(window).__name__} Alt+{letter}: {owners}")
+                    clashes.append(f"{type(window).__name__} {shortcut}: {owners}")
+            if not with_tray:
+                keyless += [
+                    f"{type(window).__name__}: {b.text()!r}"
+                    for b in strip_of(window)
+                    if b.shortcut().isEmpty()
+                ]
             window.close()
     finally:
         desk.language.apply("en")
     assert not clashes, "\n".join(clashes)
+    assert not keyless, "\n".join(keyless)
+
+
+def ctrl_pressed(qtbot: QtBot, window: QWidget, key: Qt.Key) -> None:
+    """Ctrl and `key` pressed in `window`, the active window first, as a person's would be."""
+    window.activateWindow()
+    qtbot.waitActive(window)
+    QTest.keyClick(window.focusWidget() or window, key, Qt.KeyboardModifier.ControlModifier)
+
+
+def is_active(desk: Desk, kind: type[ToolWindow]) -> bool:
+    window = desk.window(kind)
+    return window is not None and window.isActiveWindow()
+
+
+def test_without_a_tray_ctrl_and_a_number_opens_a_window(
+    qtbot: QtBot, desk: Desk, tray: Tray, quits: list[str]
+) -> None:
+    """Without a system tray, Ctrl+1 to Ctrl+8 open the windows in the menu's order from any
+    window, each strip button's tooltip says its key, and Ctrl+Q is Quit."""
+    assert tray.start() is False
+    review = opened(qtbot, desk, window_class("review"))
+    for number, key in enumerate(WINDOWS, start=1):
+        source = review if key != "review" else opened(qtbot, desk, window_class("memories"))
+        button = source.findChild(QPushButton, f"noTray-{key}")
+        assert button is not None and f"Ctrl+{number}" in button.toolTip()
+        ctrl_pressed(qtbot, source, Qt.Key(Qt.Key.Key_0.value + number))
+        qtbot.waitUntil(functools.partial(is_active, desk, window_class(key)))
+        settle(qtbot, desk)
+    quit_button = review.findChild(QPushButton, "noTray-quit")
+    assert quit_button is not None and "Ctrl+Q" in quit_button.toolTip()
+    ctrl_pressed(qtbot, review, Qt.Key.Key_Q)
+    qtbot.waitUntil(lambda: quits == ["quit"])
+    settle(qtbot, desk)
 
 
 def test_every_identity_button_has_an_alt_key(qtbot: QtBot, desk: Desk) -> None:

@@ -3,7 +3,6 @@ register one (its token shown once), pause, resume, revoke (after a confirmation
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -27,7 +26,7 @@ from PySide6.QtWidgets import (
 from core.agents import Agent, AgentStatus
 from core.changes import Topic
 from desktop.desk import ToolWindow
-from desktop.widgets import named, when
+from desktop.widgets import named, tab_order, when
 
 if TYPE_CHECKING:
     from desktop.desk import Desk
@@ -142,16 +141,14 @@ class AgentsWindow(ToolWindow):
         layout.addLayout(adding)
         layout.addWidget(self.table)
         layout.addLayout(actions)
-        order = [
+        tab_order(
             self.name_input,
             self.add_button,
             self.table,
             self.pause_button,
             self.resume_button,
             self.revoke_button,
-        ]
-        for first, second in itertools.pairwise(order):
-            QWidget.setTabOrder(first, second)
+        )
         QShortcut(QKeySequence("Ctrl+N"), self).activated.connect(self.name_input.setFocus)
         self._enable()
         desk.live.on(self, {Topic.AGENTS}, self.refresh_if_shown)

@@ -7,7 +7,6 @@ preview and the export in identity_revert.py."""
 from __future__ import annotations
 
 import functools
-import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QSplitter,
     QVBoxLayout,
-    QWidget,
 )
 
 from core.changes import Topic
@@ -28,7 +26,7 @@ from core.errors import CairnError, Conflict
 from core.identity import IdentityVersion, RevertPreview
 from core.suggestions import Op
 from desktop.desk import Desk, ToolWindow
-from desktop.widgets import edited_text, named
+from desktop.widgets import edited_text, named, tab_order
 from desktop.windows.identity_editor import DocumentEditor
 from desktop.windows.identity_revert import RevertDialog, export_history
 from desktop.windows.identity_versions import ID_ROLE, VersionsPane
@@ -100,7 +98,7 @@ class IdentityWindow(ToolWindow):
         layout = QVBoxLayout(self)
         layout.addWidget(split, 1)
         layout.addWidget(self.status)
-        order: list[QWidget] = [  # as laid out: left to right, each row after what it acts on
+        tab_order(  # as laid out: left to right, each row after what it acts on
             self.documents,
             editing.editor,
             editing.reason,
@@ -113,9 +111,7 @@ class IdentityWindow(ToolWindow):
             side.reject,
             side.adopt,
             side.viewer,
-        ]
-        for a, b in itertools.pairwise(order):
-            QWidget.setTabOrder(a, b)
+        )
         self._buttons()
 
     # -- loading ----------------------------------------------------------------------------

@@ -4,7 +4,6 @@ searches use the agents' engine but never count as a recall."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -42,6 +41,7 @@ from core.model import (
 from core.requests import UpdateRequest
 from desktop.desk import ToolWindow
 from desktop.memory_model import Filters, MemoryTableModel
+from desktop.widgets import tab_order
 from desktop.windows.memory_detail import (
     DetailPanel,
     MemoryEditor,
@@ -197,15 +197,13 @@ class MemoriesWindow(ToolWindow):
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
         # after the table the chosen memory's text, its buttons, its history: as they are laid out
-        order = [
+        tab_order(
             self.search,
             *self._filter_widgets(),
             self.table,
             self.panel.content,
             self.panel.edit_button,
-        ]
-        for first, second in itertools.pairwise(order):
-            QWidget.setTabOrder(first, second)
+        )
 
     def _filter_widgets(self) -> list[QComboBox]:
         return [

@@ -3,7 +3,6 @@ and origin, per-agent overrides, the pause switch - kept in step with the policy
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +31,7 @@ from core.changes import Topic
 from core.policy import Mode, Policy
 from core.policy_file import PolicyService
 from desktop.desk import Desk, ToolWindow
-from desktop.widgets import named
+from desktop.widgets import named, tab_order
 
 MODES = (Mode.AUTO, Mode.ASK, Mode.OFF)
 RULE_ROLE = Qt.ItemDataRole.UserRole
@@ -257,8 +256,7 @@ class PolicyWindow(ToolWindow):
         order += [self.overrides.cellWidget(r, 2) for r in range(self.overrides.rowCount())]
         order += [self.new_agent, self.new_rule, self.new_mode, self.add_button]
         order += [self.remove_button, self.path_label, self.open_button]
-        for first, second in itertools.pairwise(order):
-            QWidget.setTabOrder(first, second)
+        tab_order(*order)
 
     def _rule_text(self, target: str) -> str:
         """A rule as the person reads it, in their language: "kind: idea", "scope: user"."""

@@ -6,7 +6,6 @@ review_detail.py."""
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +18,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QVBoxLayout,
-    QWidget,
 )
 
 from core.changes import ChangeSet, Topic
@@ -28,7 +26,7 @@ from core.validation import content_hash
 from desktop.desk import Desk, ToolWindow
 from desktop.memory_model import one_line
 from desktop.presenter import sentence
-from desktop.widgets import named
+from desktop.widgets import named, tab_order
 from desktop.windows.review_detail import ProposalDetail
 from desktop.windows.review_queue import Filters, ProposalList
 from desktop.windows.review_rows import Item, Made, row_of
@@ -159,7 +157,7 @@ class ReviewWindow(ToolWindow):
         self._key(detail.adopt_button, self.adopt, self.tr("A"))
         self._key(detail.reject_button, self.reject, self.tr("R"))
         self._letter(self.tr("E"), self.edit)
-        order: list[QWidget] = [
+        tab_order(
             *queue.filters(),
             queue.table,
             queue.adopt_selected,
@@ -168,9 +166,7 @@ class ReviewWindow(ToolWindow):
             *detail.editors(),
             detail.reject_reason,
             detail.reject_button,
-        ]
-        for a, b in itertools.pairwise(order):
-            QWidget.setTabOrder(a, b)
+        )
         # The window opens with the keys on the list (Up/Down, A, R, E), not in the first
         # filter of the tab order, where Down chose another agent.
         queue.table.setFocus()
