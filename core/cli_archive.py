@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # some lines of a JSON-lines import were refused or not valid
+EXIT_USAGE = 2
 # An export or import of a large store takes a while; the default client timeout is 30 s.
 TIMEOUT_S = 3600.0
 
@@ -52,7 +54,8 @@ def add_parsers(sub: Any) -> None:
         "and tombstones into one zip archive (owner-only). Forgotten memories appear only as "
         "tombstones. Needs an interactive terminal.",
     )
-    export.add_argument("--out", required=True, metavar="FILE", help="the archive to write")
+    export.add_argument("file", nargs="?", metavar="FILE", help="the archive to write")
+    export.add_argument("--out", metavar="FILE", help="the same: the archive to write")
     export.add_argument(
         "--scope",
         action="append",
@@ -100,8 +103,16 @@ def _run(
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    # `cairn export FILE`, as import and restore take theirs; --out was the only way until
+    # 2026-12-02 and still works.
+    if args.file is not None and args.out is not None:
+        print("cairn export: give the archive once: FILE or --out FILE", file=sys.stderr)
+        return EXIT_USAGE
+    if args.file is None and args.out is None:
+        print("cairn export: say where to write the archive: cairn export FILE", file=sys.stderr)
+        return EXIT_USAGE
     for_a_person("export")
-    out = Path(os.path.abspath(os.path.expanduser(args.out)))
+    out = Path(os.path.abspath(os.path.expanduser(args.file or args.out)))
     directories = [os.path.abspath(os.path.expanduser(d)) for d in args.workspaces]
     params: dict[str, Any] = {"out": str(out)}
     if args.scopes:

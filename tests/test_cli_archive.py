@@ -142,3 +142,26 @@ def test_a_served_import_registers_the_folder_only_for_lines_that_land_there(
         assert [line["result"] for line in report["lines"]] == ["added", "added"]
         landed = runtime.cairn.memories.get(Caller.human(), report["lines"][0]["id"]).memory
         assert landed.workspace_id == runtime.cairn.workspaces.resolve(str(here)).id
+
+
+def test_export_takes_the_archive_as_import_and_restore_do(short_tmp: Path) -> None:
+    """`cairn import FILE` and `cairn restore FILE` take the file as they are told; `cairn
+    export FILE` was a usage error ("the following arguments are required: --out"). It writes
+    FILE; --out FILE still works; two different files are one too many."""
+    home = short_tmp / "h"
+    Cairn.open(paths_for(home), settings=Settings.defaults(), clock=FakeClock()).close()
+    status, shown = at_terminal(home, "export", str(short_tmp / "a.zip"), typed="")
+    assert status == 0, shown
+    assert (short_tmp / "a.zip").is_file()
+    status, shown = at_terminal(home, "export", "--out", str(short_tmp / "b.zip"), typed="")
+    assert status == 0, shown
+    assert (short_tmp / "b.zip").is_file()
+    status, shown = at_terminal(
+        home, "export", str(short_tmp / "c.zip"), "--out", str(short_tmp / "d.zip"), typed=""
+    )
+    assert status == 2, shown
+    assert "give the archive once" in shown
+    assert not (short_tmp / "c.zip").exists() and not (short_tmp / "d.zip").exists()
+    status, shown = at_terminal(home, "export", typed="")
+    assert status == 2, shown
+    assert "cairn export FILE" in shown
