@@ -34,6 +34,7 @@ from core.policy import POLICY_FILE
 from core.policy_file import PolicyService
 from core.replaced_store import FileGone, Kept
 from core.review import ReviewService
+from core.review_decisions import ReviewDecisions
 from core.review_queue import ReviewQueue
 from core.runtime import socket_path
 from core.search import SearchService
@@ -190,9 +191,10 @@ class Cairn:
                 proposals=queue,
             )
             identity.seed()
-            review = ReviewService(
+            decisions = ReviewDecisions(
                 store, clock, memories, gate=gate, allowlist=allowlist, identity=identity
             )
+            review = ReviewService(store, clock, decisions)
             workspaces = WorkspaceRegistry(store)
             lifecycle = Lifecycle(
                 store, memories, workspaces, settings=settings, clock=clock, warnings=warnings

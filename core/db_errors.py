@@ -1,10 +1,11 @@
 """SQLite's failures said as Cairn's errors: the one translation writes and reads share, the
 damage a store has seen, and the read connection that translates every read's failure.
 
-A busy database is `store_busy`; a full disk or an I/O error is `io_error`; a damaged file
-("database disk image is malformed", "file is not a database") is `integrity`, naming the file and
-the restore command. Anything else - a syntax error, a write tried on a read-only connection -
-is a bug and stays untranslated, so it shows as one.
+A busy database is `store_busy`; a full disk, a read-only file or an I/O error is `io_error`,
+naming the file and what to check; a damaged file ("database disk image is malformed", "file is
+not a database") is `integrity`, naming the file and the restore command. Anything else - a
+syntax error, a write tried on a read-only connection - is a bug and stays untranslated, so it
+shows as one.
 """
 
 from __future__ import annotations
@@ -80,9 +81,29 @@ def _translate_one(e: BaseException, path: Path | None, reading: bool) -> CairnE
         if "readonly" in text and reading:
             return None  # a read connection is read-only on purpose: the read path tried to write
         if "disk" in text or "full" in text or "i/o" in text or "readonly" in text:
-            verb = "read" if reading else "written"
-            return IOFault(f"the memory store could not be {verb}: {e}")
+            data = {"path": str(path)} if path is not None else None
+            return IOFault(unusable_message(path, e, reading=reading), data=data)
     return None
+
+
+def unusable_message(path: Path | None, e: BaseException, *, reading: bool) -> str:
+    """What a person reads when the disk or the system refuses a read or a write of the store:
+    which file, and what to check (until 2026-12-02 "the memory store could not be written:
+    disk I/O error", naming neither)."""
+    where = f"the memory database {path}" if path is not None else "the memory database"
+    said = f"{where} could not be {'read' if reading else 'written'}: {e}"
+    text = str(e).lower()
+    if "full" in text:
+        return f"{said}. Free some space on its disk"
+    if "readonly" in text:
+        return (
+            f"{said}. Check that you may write the file and its folder (their permissions, "
+            "and that the disk is not mounted read-only)"
+        )
+    return (
+        f"{said}. Is its disk full, failing or removed? Check that disk, and that you may "
+        f"{'read' if reading else 'write'} the file and its folder"
+    )
 
 
 class DamageSeen:

@@ -14,7 +14,6 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from core import audit
@@ -154,17 +153,18 @@ class HealthService:
         out = self.warnings.snapshot() | self._clock_warnings()
         why = self._store.writer.unwritable
         if why is not None:
-            out["store_unwritable"] = _unwritable_warning(why, self._paths.data)
+            out["store_unwritable"] = _unwritable_warning(why)
         damage = self._store.damage
         if damage is not None:
             out.setdefault("integrity", damage)
         return out
 
 
-def _unwritable_warning(why: str, data: Path) -> str:
+def _unwritable_warning(why: str) -> str:
+    # `why` names the database file and what to check (`db_errors.unusable_message`)
     return (
-        f"{why}. Writes fail until that is fixed - for a full disk, free some space on the disk "
-        f"holding {data}; Cairn carries on by itself once there is room"
+        f"{why}. Writes fail until that is fixed; Cairn carries on by itself once it can write "
+        "again, without a restart"
     )
 
 

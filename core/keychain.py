@@ -14,13 +14,13 @@ import logging
 from pathlib import Path
 from typing import Protocol
 
-import keyring
-import keyring.errors
-
 from core.atomic_file import write_atomically
 from core.errors import KeychainFault
 from core.paths import Paths, ensure_private_dir
 from core.runtime import check_private_dir
+
+# keyring is imported where a token is read or kept, not here: importing it costs a command
+# 0.05-0.13 s, and a person's commands, which present no token, never need it.
 
 log = logging.getLogger(__name__)
 
@@ -47,22 +47,30 @@ class KeychainTokens:
     kind = "keychain"
 
     def __init__(self, service: str) -> None:
+        import keyring
+
         self._service = service
         self.where = f"the OS keychain ({keyring.get_keyring().name}), service {service!r}"
 
     def get(self, agent: str) -> str | None:
+        import keyring.errors
+
         try:
             return keyring.get_password(self._service, agent)
         except keyring.errors.KeyringError as e:
             raise KeychainFault(f"the keychain could not be read: {e}") from e
 
     def set(self, agent: str, token: str) -> None:
+        import keyring.errors
+
         try:
             keyring.set_password(self._service, agent, token)
         except keyring.errors.KeyringError as e:
             raise KeychainFault(f"the keychain could not be written: {e}") from e
 
     def delete(self, agent: str) -> None:
+        import keyring.errors
+
         with contextlib.suppress(keyring.errors.PasswordDeleteError):
             keyring.delete_password(self._service, agent)
 
@@ -121,6 +129,8 @@ class FileTokens:
 
 def keychain_usable() -> bool:
     """A real keychain backend: not keyring's `fail` backend, not a plaintext file backend."""
+    import keyring
+
     backend = keyring.get_keyring()
     name = f"{type(backend).__module__}.{type(backend).__name__}".lower()
     if any(word in name for word in _PLAINTEXT_BACKENDS):

@@ -43,7 +43,7 @@ from core.policy import (
     without_override,
 )
 from core.store import Store
-from core.toml_text import TextRefused, read_text
+from core.toml_text import TextRefused, read_text, unreadable
 from core.writer import WriteTx
 
 log = logging.getLogger(__name__)
@@ -234,7 +234,7 @@ class PolicyHolder:
             problem = f"{self._where()} {e}"
             log.warning("policy file %s; keeping the last valid policy", problem)
         except (OSError, UnicodeDecodeError) as e:
-            problem = f"{self.path} cannot be read ({e})"
+            problem = f"{self.path} cannot be read: {unreadable(e, self.path)}"
         self._text = None
         self._on_invalid(f"{problem}; the last valid policy stays in effect")
         return None
@@ -286,7 +286,9 @@ class PolicyHolder:
         except TextRefused as e:  # the change would replace what is there: said, not done
             raise PolicyInvalid(f"{self._where()} {e}; fix it first") from e
         except (OSError, UnicodeDecodeError) as e:
-            raise PolicyInvalid(f"{self.path} cannot be read ({e}); fix it first") from e
+            raise PolicyInvalid(
+                f"{self.path} cannot be read: {unreadable(e, self.path)}; fix it first"
+            ) from e
         if not text.strip():
             return  # caught mid-save, or emptied: nothing of the person's to keep either
         try:

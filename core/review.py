@@ -17,12 +17,9 @@ from typing import Any
 
 from core import suggestions
 from core.adoption import Decided
-from core.allowlist import Allowlist
 from core.clock import Clock
 from core.errors import CairnError, Forbidden, InvalidInput
-from core.governance import Gate
-from core.identity import IdentityService, current_in
-from core.memory_service import MemoryService
+from core.identity import current_in
 from core.model import Caller
 from core.records import fetch_memory
 from core.review_decisions import ReviewDecisions, gone
@@ -33,21 +30,11 @@ from core.suggestions import Op, Suggestion
 class ReviewService:
     """List, adopt and reject proposals - a person's work."""
 
-    def __init__(
-        self,
-        store: Store,
-        clock: Clock,
-        memories: MemoryService,
-        *,
-        gate: Gate,
-        allowlist: Allowlist,
-        identity: IdentityService,
-    ) -> None:
+    def __init__(self, store: Store, clock: Clock, decisions: ReviewDecisions) -> None:
+        """`decisions` adopts and rejects; this service reads the queue and says who may."""
         self._store = store
         self._clock = clock
-        self._decisions = ReviewDecisions(
-            store, clock, memories, gate=gate, allowlist=allowlist, identity=identity
-        )
+        self._decisions = decisions
 
     @staticmethod
     def _person(caller: Caller) -> None:

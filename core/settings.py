@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.atomic_file import reason_for
 from core.errors import ConfigInvalid
 from core.model import BUILTIN_KINDS, Tier
-from core.toml_text import TextRefused, TooDeep, key_lines, read_text
+from core.toml_text import TextRefused, TooDeep, key_lines, read_text, unreadable
 from core.wording import plural
 
 Value = bool | int | float | str | tuple[str, ...]
@@ -606,14 +605,6 @@ def read_settings_text(path: Path) -> str:
     text = read_text(path)
     key_lines(text)  # refuses nesting past reason
     return text
-
-
-def unreadable(e: OSError | UnicodeDecodeError, path: Path) -> str:
-    """Why the settings file at `path` cannot be read, in words (until 2026-12-01 the raw
-    "[Errno 13] Permission denied: '...'")."""
-    if isinstance(e, UnicodeDecodeError):
-        return f"it is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start})"
-    return reason_for(e, path.parent)
 
 
 def load_settings(path: Path) -> Settings:

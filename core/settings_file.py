@@ -25,10 +25,9 @@ from core.settings import (
     Settings,
     Value,
     read_settings_text,
-    unreadable,
     validate_document,
 )
-from core.toml_text import TextRefused, TooDeep
+from core.toml_text import TextRefused, TooDeep, unreadable
 
 log = logging.getLogger(__name__)
 

@@ -15,6 +15,8 @@ import stat
 import tomllib
 from pathlib import Path
 
+from core.atomic_file import reason_for
+
 # A policy or settings file is a few KB: 1 MiB is far more than a person writes, and small
 # enough to read and parse at once.
 MAX_BYTES = 1024 * 1024
@@ -100,6 +102,15 @@ def read_text(path: Path, *, limit: int = MAX_BYTES) -> str:
     if len(data) > limit:
         raise TooBig(max(info.st_size, len(data)), limit)
     return data.decode("utf-8-sig")
+
+
+def unreadable(e: OSError | UnicodeDecodeError, path: Path) -> str:
+    """Why the file at `path` cannot be read, in words a person acts on - the same for the
+    settings and the policy file (until 2026-12-01 the settings', until 2026-12-02 the policy's,
+    were Python's: "[Errno 13] Permission denied: '...'", "'utf-8' codec can't decode byte")."""
+    if isinstance(e, UnicodeDecodeError):
+        return f"it is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start})"
+    return reason_for(e, path.parent)
 
 
 # -- nesting ----------------------------------------------------------------------------------

@@ -772,3 +772,24 @@ def test_a_persons_commands_register_no_folder_they_run_in(daemon: Daemon, short
     with sqlite3.connect(f"{daemon.paths.database.as_uri()}?mode=ro", uri=True) as db:
         paths = sorted(row[0] for row in db.execute("SELECT path FROM workspace"))
     assert paths == sorted([*before, str(adopter.resolve())])
+
+
+def test_a_persons_commands_do_not_load_the_keychain_library(daemon: Daemon) -> None:
+    """Every `cairn` command imported keyring (0.05-0.13 s of its start) though a person's
+    commands present no token. A person's `status` and `get` now leave it unloaded; an agent's
+    command, which looks its token up, still loads it."""
+    importing = ("env", "PYTHONPROFILEIMPORTTIME=1")
+
+    def loaded(shown: str) -> bool:
+        return any(line.rsplit("|", 1)[-1].strip() == "keyring" for line in shown.splitlines())
+
+    stored = cairn(daemon.home, "add", "the kingfisher fact", "--kind", "fact", "--json")
+    assert stored.returncode == 0, stored.stderr
+    memory = json.loads(stored.stdout)["id"]
+    for argv in (("status",), ("get", memory)):
+        status, shown = at_terminal(daemon.home, *argv, typed="", launcher=importing)
+        assert status == 0, shown
+        assert "import time:" in shown and not loaded(shown), argv
+    as_agent = cairn(daemon.home, "status", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert as_agent.returncode == 0, as_agent.stderr
+    assert loaded(as_agent.stderr)

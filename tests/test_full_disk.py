@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import resource
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -216,8 +217,7 @@ def test_health_warns_while_the_store_cannot_be_written(cairn: Cairn) -> None:
     with disk_full(), pytest.raises(IOFault):
         write("a fact for a full disk")
     warning = cairn.health.snapshot(human)["warnings"]["store_unwritable"]
-    assert warning.startswith("the memory store could not be written: ")
-    assert str(cairn.paths.data) in warning
+    assert warning.startswith(f"the memory database {cairn.store.path} could not be written: ")
     cairn.store.writer.run(lambda tx: None)  # housekeeping with nothing to do proves nothing
     assert "store_unwritable" in cairn.health.snapshot(human)["warnings"]
     write("a fact once there is room")
@@ -263,7 +263,7 @@ def test_a_failure_repeating_every_flush_does_not_flood_the_log(
     from core.failures import BackgroundFailures
 
     failures = BackgroundFailures()
-    full = "the memory store could not be written: database or disk is full"
+    full = "the memory database /d/cairn.db could not be written: database or disk is full"
     start = 1_790_000_000_000
     with caplog.at_level("WARNING", logger="core.failures"):
         for i in range(1800):  # an hour of flushes
@@ -277,3 +277,40 @@ def test_a_failure_repeating_every_flush_does_not_flood_the_log(
         f"background work failed at usage: {full} (300 times since 2026-09-21 14:13 UTC)"
     )
     assert lines[-1] == "background work failed at usage: disk I/O error"  # a new error: at once
+
+
+def test_a_write_the_disk_refuses_names_the_database_file_and_what_to_check(
+    cairn: Cairn,
+) -> None:
+    """An I/O error while writing the store said "the memory store could not be written: disk
+    I/O error" - which file, and what to do, unsaid (the damage message beside it names both).
+    Now it names the database file and says what to check."""
+    db = cairn.store.path
+    with disk_full(), pytest.raises(IOFault) as caught:
+        cairn.memories.write(
+            Caller.human(),
+            WriteRequest(content="a fact for a full disk", kind="fact", scope=Scope.USER),
+        )
+    said = caught.value.message
+    assert said.startswith(f"the memory database {db} could not be written: "), said
+    assert "Is its disk full" in said and "that you may write the file and its folder" in said
+    assert caught.value.data == {"path": str(db)}
+
+
+def test_a_read_only_database_file_is_named_with_what_to_check(short_tmp: Path) -> None:
+    """SQLite's "attempt to write a readonly database" said which file nowhere."""
+    from core.db_errors import translate_db_error
+
+    db = short_tmp / "cairn.db"
+    sqlite3.connect(db).close()
+    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+    try:
+        with pytest.raises(sqlite3.OperationalError) as caught:
+            conn.execute("CREATE TABLE t (x)")
+    finally:
+        conn.close()
+    error = translate_db_error(caught.value, path=db)
+    assert isinstance(error, IOFault)
+    assert error.message.startswith(f"the memory database {db} could not be written: "), error
+    assert "that you may write the file and its folder" in error.message
+    assert error.data == {"path": str(db)}

@@ -154,6 +154,25 @@ def test_the_unreadable_file_warning_clears_when_it_is_readable_again(
     assert cairn.policy.current().paused
 
 
+def test_a_policy_file_that_is_not_utf8_is_said_in_the_settings_words(
+    cairn: Cairn, paths: Paths
+) -> None:
+    """The policy file said Python's words ("'utf-8' codec can't decode byte 0xff in position
+    0: invalid start byte", "[Errno 13] Permission denied: '...'") where the settings file, read
+    the same way, said "it is not UTF-8 text (byte 0xff at offset 0)": one function says both."""
+    path = paths.config / "policy.toml"
+    path.write_bytes(b"\xff\xfe not utf-8")
+    cairn.policy.reload()
+    assert _warning(cairn) == (
+        f"{path} cannot be read: it is not UTF-8 text (byte 0xff at offset 0); the last valid "
+        "policy stays in effect"
+    )
+    with pytest.raises(InvalidInput) as e:
+        cairn.policy.set(Caller.human(), "kinds.idea", Mode.AUTO)
+    said = f"{path} cannot be read: it is not UTF-8 text (byte 0xff at offset 0); fix it first"
+    assert said in e.value.message, e.value.message
+
+
 # -- a folder that takes no new file ----------------------------------------------------------
 
 
