@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import shiboken6
 from PySide6.QtCore import QByteArray, QDate, QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QKeyEvent, QShowEvent
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QSplitter, QWidget
 
 from core.changes import ChangeSet
 from core.model import Caller
@@ -157,6 +157,7 @@ class ToolWindow(QWidget):
         saved = desk.prefs.value(f"geometry/{self.name}")
         if isinstance(saved, QByteArray):
             self.restoreGeometry(saved)
+        self._panes_restored = False  # the dividers, once the subclass has built them
         self._fetching = False
         self._fetch_again = False
         # The store's committed sequence when the last load started (-1: none, or it failed):
@@ -169,6 +170,12 @@ class ToolWindow(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         tab_moves_on(self)  # at each showing: a window may have built more since the last
+        if not self._panes_restored:
+            self._panes_restored = True
+            for key, splitter in self._splitters():
+                saved = self.desk.prefs.value(key)
+                if isinstance(saved, QByteArray):
+                    splitter.restoreState(saved)
         super().showEvent(event)
         self.refresh()
 
@@ -273,4 +280,13 @@ class ToolWindow(QWidget):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
         self.desk.prefs.setValue(f"geometry/{self.name}", self.saveGeometry())
+        # Where the person dragged the dividers between panes, kept like the window's size
+        # (until 2026-12-02 they were back where the window puts them at each start).
+        for key, splitter in self._splitters():
+            self.desk.prefs.setValue(key, splitter.saveState())
         super().closeEvent(event)
+
+    def _splitters(self) -> list[tuple[str, QSplitter]]:
+        """The window's dividers, each with the key it is kept under (in the order built)."""
+        found = self.findChildren(QSplitter)
+        return [(f"panes/{self.name}/{i}", s) for i, s in enumerate(found)]

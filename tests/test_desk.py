@@ -9,7 +9,7 @@ import threading
 
 import pytest
 from PySide6.QtCore import QDate
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 from pytestqt.qtbot import QtBot
 
 from core.app import Cairn
@@ -17,9 +17,12 @@ from core.changes import Topic
 from core.model import Caller
 from core.paths import Paths
 from core.requests import WriteRequest
-from desktop.desk import Desk
+from desktop.desk import Desk, ToolWindow
 from desktop.windows.agents import AgentsWindow
 from desktop.windows.health import HealthWindow
+from desktop.windows.identity import IdentityWindow
+from desktop.windows.memories import MemoriesWindow
+from desktop.windows.review import ReviewWindow
 from tests.conftest import desk_on, settle
 
 
@@ -126,3 +129,47 @@ def test_the_windows_preferences_are_written_when_the_desk_closes_not_later(
     gc.collect()
     QApplication.processEvents()
     assert not paths.config.exists()
+
+
+def shares(splitter: QSplitter) -> list[float]:
+    """Each pane's share of the room: a window's content (a warning banner, Chinese text) may
+    leave its panes more or less room in all from one opening to the next."""
+    sizes = splitter.sizes()
+    return [size / sum(sizes) for size in sizes]
+
+
+@pytest.mark.parametrize("kind", [MemoriesWindow, ReviewWindow, IdentityWindow, HealthWindow])
+def test_a_window_keeps_where_the_person_put_its_dividers(
+    qtbot: QtBot, paths: Paths, kind: type[ToolWindow]
+) -> None:
+    """A window kept its size and place from one Cairn to the next, but the divider between its
+    panes - dragged to give a memory's details more room, say - was back where it started each
+    time Cairn started (and each time another language rebuilt the window)."""
+    app = Cairn.open(paths)
+    try:
+        with desk_on(app) as d:
+            window = d.open(kind)
+            window.resize(*kind.default_size)  # offscreen, a restored one comes back narrower
+            settle(qtbot, d)
+            (splitter,) = window.findChildren(QSplitter)
+            first, second, *rest = put = splitter.sizes()
+            splitter.setSizes([first + 60, second - 60, *rest])
+            chosen = splitter.sizes()
+            assert chosen != put  # not where the window puts it
+            shares_chosen = shares(splitter)
+        with desk_on(app) as d:
+            window = d.open(kind)
+            window.resize(*kind.default_size)
+            settle(qtbot, d)
+            (splitter,) = window.findChildren(QSplitter)
+            assert shares(splitter) == pytest.approx(shares_chosen, abs=0.02)
+            d.set_language("zh_CN", reopen=kind)
+            rebuilt = d.window(kind)
+            assert rebuilt is not None and rebuilt is not window
+            rebuilt.resize(*kind.default_size)
+            settle(qtbot, d)
+            (splitter,) = rebuilt.findChildren(QSplitter)
+            assert shares(splitter) == pytest.approx(shares_chosen, abs=0.02)
+            d.set_language("en", reopen=kind)
+    finally:
+        app.close()

@@ -19,6 +19,7 @@ from core.model import Caller, Memory, Status, Surface
 from core.requests import WriteRequest
 from core.runtime import socket_path
 from core.search import SearchRequest
+from core.supersession import SupersedeResult
 from desktop import memory_model
 from desktop.desk import Desk
 from desktop.memory_model import PAGE_SIZE, MemoryTableModel
@@ -512,3 +513,59 @@ def test_a_damaged_database_is_named_in_the_window_not_called_an_inside_error(
 def said(desk: Desk) -> str:
     """The last sentence the windows' error presenter showed ("" for none)."""
     return desk.presenter.last or ""
+
+
+def test_the_details_name_the_workspace_by_its_folder(
+    qtbot: QtBot, desk: Desk, workspace_dir: Path
+) -> None:
+    """A project memory's details said "Workspace: ws_fa8651a755f1a006": an id the person has
+    never seen anywhere else (the Workspace filter lists folders). They name the folder."""
+    workspace = off_gui(lambda: desk.cairn.workspaces.resolve(str(workspace_dir)))
+    me = Caller(Surface.HUMAN, workspace_id=workspace.id)
+    mid = off_gui(
+        lambda: desk.cairn.memories.write(me, note("Builds run in CI", scope="project")).id
+    )
+    assert mid is not None
+    window = opened(qtbot, desk)
+    select(qtbot, window, mid)
+    qtbot.waitUntil(lambda: f"Workspace: {workspace.path}" in window.panel.meta.text())
+    assert workspace.id not in window.panel.meta.text()
+
+
+def test_the_details_say_what_replaced_or_contradicts_a_memory(qtbot: QtBot, desk: Desk) -> None:
+    """A superseded memory's details said nothing of what replaced it, and two memories marked
+    as contradicting each other looked like any others: the relations were fetched with the
+    history but never shown. The details now name the other memory by its text."""
+    old, other, clash = seed(
+        desk,
+        [
+            note("Deploys happen on Tuesdays"),
+            note("The staging database is db-stage-2"),
+            note("The staging database is db-stage-3"),
+        ],
+    )
+    person = Caller.human()
+    result = off_gui(
+        lambda: desk.cairn.memories.supersede(
+            person, old, replacement=note("Deploys happen on Tuesdays and Thursdays")
+        )
+    )
+    assert isinstance(result, SupersedeResult)
+    new = result.new.id
+    off_gui(lambda: desk.cairn.memories.mark_contradiction(person, other, clash, "which one?"))
+    window = opened(qtbot, desk)
+    window.status_filter.setCurrentIndex(window.status_filter.findData("*"))
+    qtbot.waitUntil(lambda: window.model.row_of(old) is not None)
+
+    select(qtbot, window, old)
+    text = window.panel.relations.text()
+    assert "Replaced by" in text and "Deploys happen on Tuesdays and Thursdays" in text
+    select(qtbot, window, new)
+    text = window.panel.relations.text()
+    assert "Replaces" in text and "“Deploys happen on Tuesdays”" in text
+    select(qtbot, window, other)
+    text = window.panel.relations.text()
+    assert "Contradicts" in text and "db-stage-3" in text and "(open) - which one?" in text
+    select(qtbot, window, clash)
+    assert "Contradicts" in window.panel.relations.text()
+    assert "db-stage-2" in window.panel.relations.text()

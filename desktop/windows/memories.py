@@ -45,6 +45,7 @@ from desktop.widgets import tab_order
 from desktop.windows.memory_detail import (
     DetailPanel,
     MemoryEditor,
+    Shown,
     fetch_detail,
     forget_confirmation,
 )
@@ -355,11 +356,12 @@ class MemoriesWindow(ToolWindow):
             owner=self,
         )
 
-    def _show_detail(self, memory_id: str, detail: MemoryDetail) -> None:
+    def _show_detail(self, memory_id: str, shown: Shown) -> None:
         if memory_id != self._current_id:
             return
+        detail = shown.detail
         self.detail = detail
-        self.panel.show_detail(detail)
+        self.panel.show_detail(shown)
         if self.editor is not None and self.editor.memory.id == memory_id:
             self.editor.changed_elsewhere(detail.memory.revision)
 

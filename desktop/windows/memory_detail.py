@@ -3,6 +3,7 @@ actions and history), the editor dialog that makes a new revision, and the forge
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal
@@ -25,8 +26,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.model import Memory, MemoryDetail, Status, WriteResult, WriteStatus
+from core.errors import NotFound
+from core.model import (
+    Memory,
+    MemoryDetail,
+    Relation,
+    RelationKind,
+    Status,
+    Workspace,
+    WriteResult,
+    WriteStatus,
+)
 from core.requests import UpdateRequest
+from core.wording import visible
 from desktop.memory_model import one_line
 from desktop.widgets import edited_text, losing_edits_question, named, tab_moves_on, when
 
@@ -174,6 +186,16 @@ class MemoryEditor(QDialog):
         self.save_requested.emit(req)
 
 
+@dataclass(frozen=True)
+class Shown:
+    """One memory as the details show it: with its workspace (its folder, not its id) and the
+    memories its relations name (None for one the person can no longer read)."""
+
+    detail: MemoryDetail
+    workspace: Workspace | None = None
+    others: dict[str, Memory | None] = field(default_factory=dict)
+
+
 class DetailPanel(QWidget):
     """One memory: its text, its flags, its fields, the actions, and every revision."""
 
@@ -193,6 +215,12 @@ class DetailPanel(QWidget):
         self.meta.setObjectName("detailMeta")
         self.meta.setWordWrap(True)
         self.meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # What replaced this memory, what it replaced, what contradicts it: by their text.
+        self.relations = QLabel()
+        self.relations.setObjectName("detailRelations")
+        self.relations.setWordWrap(True)
+        self.relations.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.relations.hide()
         self.edit_button = named(QPushButton(self.tr("&Edit…")), "editButton", self.tr("Ctrl+E"))
         self.pin_button = named(QPushButton(self.tr("&Pin")), "pinButton")
         self.archive_button = named(QPushButton(self.tr("&Archive")), "archiveButton")
@@ -220,6 +248,7 @@ class DetailPanel(QWidget):
         layout.addWidget(self.flag_banner)
         layout.addWidget(self.content, 3)
         layout.addWidget(self.meta)
+        layout.addWidget(self.relations)
         layout.addLayout(actions)
         layout.addWidget(QLabel(self.tr("History")))
         layout.addWidget(self.history, 2)
@@ -230,11 +259,14 @@ class DetailPanel(QWidget):
         self.flag_banner.hide()
         self.content.clear()
         self.meta.clear()
+        self.relations.clear()
+        self.relations.hide()
         self.history.clear()
         for b in (self.edit_button, self.pin_button, self.archive_button, self.forget_button):
             b.setEnabled(False)
 
-    def show_detail(self, detail: MemoryDetail) -> None:
+    def show_detail(self, shown: Shown) -> None:
+        detail = shown.detail
         m = detail.memory
         self.title.setText(
             self.tr("{id} · revision {rev} · {kind} · {scope} · {status}").format(
@@ -263,13 +295,22 @@ class DetailPanel(QWidget):
                 when(m.last_recalled_at) or "—"
             ),
         ]
-        if m.workspace_id:
+        if shown.workspace is not None:
+            # The folder, as the Workspace filter lists it (until 2026-12-02 its id, ws_…).
+            folder = visible(shown.workspace.path)
+            if not shown.workspace.path_exists:
+                folder += " " + self.tr("(folder missing)")
+            lines.append(self.tr("Workspace: {}").format(folder))
+        elif m.workspace_id:
             lines.append(self.tr("Workspace: {}").format(m.workspace_id))
         if m.expires_at is not None and m.expired:
             lines.append(self.tr("Expired {}").format(when(m.expires_at)))
         elif m.expires_at is not None:
             lines.append(self.tr("Expires {}").format(when(m.expires_at)))
         self.meta.setText("\n".join(lines))
+        related = [self._relation(m.id, r, shown.others) for r in detail.relations]
+        self.relations.setText("\n".join(related))
+        self.relations.setVisible(bool(related))
         live = m.status is not Status.FORGOTTEN
         self.edit_button.setEnabled(live)
         self.pin_button.setEnabled(live)
@@ -287,10 +328,48 @@ class DetailPanel(QWidget):
             self.history.addTopLevelItem(item)
         self.history.resizeColumnToContents(0)
 
+    def _relation(self, own_id: str, r: Relation, others: dict[str, Memory | None]) -> str:
+        """One line for a relation, naming the other memory by its text (until 2026-12-02 the
+        details showed no relation at all)."""
+        mine = r.from_id == own_id
+        other_id = r.to_id if mine else r.from_id
+        other = others.get(other_id)
+        if other is None or other.status is Status.FORGOTTEN:
+            name = self.tr("a forgotten memory ({})").format(other_id)
+        else:
+            name = f"“{one_line(other.summary or other.content, 80)}” ({other_id})"
+        if r.kind is RelationKind.SUPERSEDES:
+            line = (self.tr("Replaces {}") if mine else self.tr("Replaced by {}")).format(name)
+        else:
+            line = self.tr("Contradicts {}").format(name)  # either way round
+            if r.open:
+                line += " " + self.tr("(open)")
+            else:
+                line += " " + self.tr("(resolved {})").format(when(r.resolved_at))
+        if r.note:
+            line += " - " + r.note
+        return line
 
-def fetch_detail(desk: Desk, memory_id: str) -> MemoryDetail:
-    """One memory with its history, as the person sees it (run off the GUI thread)."""
-    return desk.cairn.memories.get(desk.person, memory_id, history=True)
+
+def fetch_detail(desk: Desk, memory_id: str) -> Shown:
+    """One memory with its history, its workspace and the memories its relations name, as the
+    person sees them (run off the GUI thread)."""
+    memories = desk.cairn.memories
+    detail = memories.get(desk.person, memory_id, history=True)
+    workspace = None
+    if detail.memory.workspace_id:
+        try:
+            workspace = desk.cairn.workspaces.get(detail.memory.workspace_id)
+        except NotFound:
+            workspace = None  # the id is all there is to show
+    others: dict[str, Memory | None] = {}
+    for r in detail.relations:
+        for other_id in {r.from_id, r.to_id} - {memory_id}:
+            try:
+                others[other_id] = memories.get(desk.person, other_id).memory
+            except NotFound:
+                others[other_id] = None
+    return Shown(detail, workspace, others)
 
 
 def forget_confirmation(memory: Memory, parent: QWidget) -> tuple[QMessageBox, QPushButton]:

@@ -476,6 +476,10 @@
         </translation>
     </message>
     <message>
+        <source>(folder missing)</source>
+        <translation>（文件夹不存在）</translation>
+    </message>
+    <message>
         <source>Workspace: {}</source>
         <translation>工作区：{}</translation>
     </message>
@@ -494,6 +498,30 @@
     <message>
         <source>Rest&amp;ore</source>
         <translation>还原(&amp;O)</translation>
+    </message>
+    <message>
+        <source>a forgotten memory ({})</source>
+        <translation>一条已遗忘的记忆（{}）</translation>
+    </message>
+    <message>
+        <source>Replaces {}</source>
+        <translation>取代了 {}</translation>
+    </message>
+    <message>
+        <source>Replaced by {}</source>
+        <translation>已被取代：{}</translation>
+    </message>
+    <message>
+        <source>Contradicts {}</source>
+        <translation>与之矛盾：{}</translation>
+    </message>
+    <message>
+        <source>(open)</source>
+        <translation>（未解决）</translation>
+    </message>
+    <message>
+        <source>(resolved {})</source>
+        <translation>（已于 {} 解决）</translation>
     </message>
 </context>
 <context>
