@@ -9,16 +9,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import QLocale
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
+from core.app import Cairn
 from core.daemon import Runtime
 from core.model import Caller, Scope, Surface
+from core.paths import Paths
 from core.policy import POLICY_FILE
 from core.requests import WriteRequest
 from core.runtime import socket_path
 from desktop.desk import Desk
+from desktop.empty_note import NAME as EMPTY_NOTE
 from desktop.windows.health import KEY_ROLE, HealthWindow
-from tests.conftest import made_up_word, off_gui, settle
+from tests.conftest import FakeClock, desk_on, made_up_word, off_gui, settle
 from tests.serving import RawClient
 
 pytestmark = pytest.mark.gui
@@ -55,6 +60,87 @@ def test_counters_move_as_an_agent_writes_over_the_socket(
         assert window.figures["last_write"].text() != "never"
     finally:
         client.close()
+    settle(qtbot, desk)
+
+
+def test_the_agents_table_says_what_comes_there_until_an_agent_connects(
+    qtbot: QtBot, served_desk: tuple[Desk, Runtime], workspace_dir: Path
+) -> None:
+    """The table was an empty box without a word until an agent connected."""
+    desk, runtime = served_desk
+    window = opened(qtbot, desk)
+    note = window.agents.findChild(QLabel, EMPTY_NOTE)
+    assert note is not None and note.isVisible()
+    assert note.text() == (
+        "No agent has connected since Cairn started. Each agent that connects gets a row here."
+    )
+    client = RawClient(socket_path(runtime.paths))
+    try:
+        assert "result" in client.hello(agent="scribe", workspace=str(workspace_dir))
+        answer = client.request(
+            "memory.write", {"content": "the build uses make", "kind": "fact", "scope": "project"}
+        )
+        assert answer["result"]["status"] == "stored", answer
+        qtbot.waitUntil(lambda: window.agent_row("scribe") is not None)
+        assert not note.isVisible()
+    finally:
+        client.close()
+    settle(qtbot, desk)
+
+
+def rows_of(window: HealthWindow, section: str) -> dict[str, Any]:
+    """A breakdown section's rows by their label: the value as shown, and its tooltip."""
+    tops = [window.breakdown.topLevelItem(i) for i in range(window.breakdown.topLevelItemCount())]
+    top = next(t for t in tops if t is not None and t.data(0, KEY_ROLE) == section)
+    children = [top.child(i) for i in range(top.childCount())]
+    return {c.text(0): (c.text(1), c.toolTip(1)) for c in children if c is not None}
+
+
+def grouped(n: int) -> str:
+    """`n` as the locale writes it (with its thousands separator; none in the C locale)."""
+    return QLocale().toString(n)
+
+
+def test_the_oldest_proposals_wait_reads_in_minutes_its_seconds_in_the_tooltip(
+    qtbot: QtBot, paths: Paths, clock: FakeClock
+) -> None:
+    """The breakdown read "oldest waiting (seconds) 125", the headline "1 (oldest waiting 2
+    min)" but "0 min" for anything under a minute."""
+    app = Cairn.open(paths, clock=clock)
+    try:
+        with desk_on(app) as desk:
+            agent = Caller(Surface.AGENT, agent="scribe", verified=True)
+            request = WriteRequest(content="an idea to try", kind="idea", scope=Scope.USER)
+            off_gui(functools.partial(desk.cairn.memories.write, agent, request))
+            clock.advance(42)
+            window = opened(qtbot, desk)
+            assert rows_of(window, "review")["oldest waiting"] == ("42 s", "42 seconds")
+            assert window.figures["review"].text() == "1 (oldest waiting 42 s)"
+            window.close()
+            clock.advance(3 * 3600 + 5 * 60)
+            window = opened(qtbot, desk)
+            exact = f"{grouped(11142)} seconds"
+            assert rows_of(window, "review")["oldest waiting"] == ("3 h 5 min", exact)
+            window.close()
+    finally:
+        app.close()
+
+
+def test_durations_and_sizes_read_as_a_person_reads_them(qtbot: QtBot, desk: Desk) -> None:
+    window = desk.open(HealthWindow)
+    assert [window.duration(s) for s in (0, 1, 59, 60, 125, 3600, 3660, 86399, 90000)] == [
+        "0 s",
+        "1 s",
+        "59 s",
+        "1 min",
+        "2 min",
+        "1 h",
+        "1 h 1 min",
+        "23 h 59 min",
+        "1 d 1 h",
+    ]
+    assert window.value_text("wal_bytes", 1_234_567) == ("1.18 MiB", f"{grouped(1_234_567)} bytes")
+    assert window.value_text("pending", 12345) == (grouped(12345), "")
     settle(qtbot, desk)
 
 

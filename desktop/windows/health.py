@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QLocale, Qt
+from PySide6.QtCore import QDateTime, QLocale, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from core.changes import Topic
 from desktop.desk import ToolWindow
+from desktop.empty_note import EmptyNote
 from desktop.widgets import when
 
 if TYPE_CHECKING:
@@ -110,6 +111,13 @@ class HealthWindow(ToolWindow):
         self.agents.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.agents.verticalHeader().hide()
         self.agents.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        EmptyNote(
+            self.agents,
+            self.tr(
+                "No agent has connected since Cairn started. Each agent that connects gets a row "
+                "here."
+            ),
+        )
 
         top = QWidget()
         top_layout = QVBoxLayout(top)
@@ -161,10 +169,11 @@ class HealthWindow(ToolWindow):
         review = s.get("review", {})
         connections = s.get("connections", {})
         oldest = review.get("oldest_age_s")
+        pending = locale.toString(int(review.get("pending", 0)))
         waiting = (
-            self.tr("{} (oldest waiting {} min)").format(review.get("pending", 0), oldest // 60)
+            self.tr("{} (oldest waiting {})").format(pending, self.duration(int(oldest)))
             if oldest is not None
-            else str(review.get("pending", 0))
+            else pending
         )
         if review.get("evicted"):
             waiting += "; " + self.tr("{} dropped when the queue was full").format(
@@ -221,7 +230,7 @@ class HealthWindow(ToolWindow):
             "tier": self.tr("by author tier"),
             "pending": self.tr("waiting"),
             "evicted": self.tr("dropped when the queue was full"),
-            "oldest_age_s": self.tr("oldest waiting (seconds)"),
+            "oldest_age_s": self.tr("oldest waiting"),
             "now": self.tr("open now"),
             "total": self.tr("since start"),
             "refused_peer_uid": self.tr("refused: another user"),
@@ -230,7 +239,49 @@ class HealthWindow(ToolWindow):
             "bad_frames": self.tr("malformed frames"),
             "push_overflows": self.tr("pushes dropped (reader too slow)"),
             "stalled_readers": self.tr("cut: answers not read"),
+            "count": self.tr("times"),
+            "last_error": self.tr("last error"),
+            "at": self.tr("last failed"),
         }
+
+    def duration(self, seconds: int) -> str:
+        """A duration as a person reads it: "42 s", "2 min", "3 h 5 min", "2 d 4 h" (cut down to
+        its two largest units; the exact seconds go in a tooltip)."""
+        if seconds < 60:
+            return self.tr("{} s").format(seconds)
+        minutes, hours, days = seconds // 60, seconds // 3600, seconds // 86400
+        if seconds < 3600:
+            return self.tr("{} min").format(minutes)
+        if seconds < 86400:
+            if minutes % 60:
+                return self.tr("{} h {} min").format(hours, minutes % 60)
+            return self.tr("{} h").format(hours)
+        if hours % 24:
+            return self.tr("{} d {} h").format(days, hours % 24)
+        return self.tr("{} d").format(days)
+
+    def value_text(self, key: str, value: Any) -> tuple[str, str]:
+        """A counter's value as the breakdown shows it and the exact figure for its tooltip
+        ('' when the shown one is exact): durations (`*_s`) in s, min, h or d, sizes (`*_bytes`)
+        in KiB, MiB or GiB, a time (`at`, ms since the epoch) as the windows show times, counts
+        with the locale's thousands separator."""
+        locale = QLocale()
+        if value is None:
+            return "-", ""
+        if isinstance(value, bool) or not isinstance(value, int):
+            return str(value), ""
+        if key.endswith("_s"):
+            return self.duration(value), self.tr("{} second(s)", "", value).format(
+                locale.toString(value)
+            )
+        if key.endswith("_bytes"):
+            return locale.formattedDataSize(value), self.tr("{} byte(s)", "", value).format(
+                locale.toString(value)
+            )
+        if key == "at":
+            moment = QDateTime.fromMSecsSinceEpoch(value)
+            return when(value), moment.toString("yyyy-MM-dd HH:mm:ss")
+        return locale.toString(value), ""
 
     def _show_breakdown(self, s: dict[str, Any]) -> None:
         tops = [self.breakdown.topLevelItem(i) for i in range(self.breakdown.topLevelItemCount())]
@@ -248,7 +299,7 @@ class HealthWindow(ToolWindow):
                 continue
             item = QTreeWidgetItem([label(section), ""])
             item.setData(0, KEY_ROLE, section)
-            _fill(item, value, label)
+            _fill(item, value, label, self.value_text)
             self.breakdown.addTopLevelItem(item)
             item.setExpanded(section in expanded or not tops)  # all open the first time
         self.breakdown.resizeColumnToContents(0)
@@ -287,14 +338,22 @@ class HealthWindow(ToolWindow):
         return None
 
 
-def _fill(parent: QTreeWidgetItem, value: Any, label: Callable[[str], str]) -> None:
+def _fill(
+    parent: QTreeWidgetItem,
+    value: Any,
+    label: Callable[[str], str],
+    shown: Callable[[str, Any], tuple[str, str]],
+) -> None:
     """Nested counters as tree rows: a dict becomes children (named in the person's language
-    where the name is Cairn's, the key kept as data), anything else the value column."""
+    where the name is Cairn's, the key kept as data), anything else the value column, as
+    `shown` words it for its key (a duration, a size), the exact figure in its tooltip."""
     if isinstance(value, dict):
         for key, inner in sorted(value.items(), key=lambda item: label(str(item[0]))):
             child = QTreeWidgetItem([label(str(key)), ""])
             child.setData(0, KEY_ROLE, str(key))
             parent.addChild(child)
-            _fill(child, inner, label)
+            _fill(child, inner, label, shown)
     else:
-        parent.setText(1, "-" if value is None else str(value))
+        text, exact = shown(str(parent.data(0, KEY_ROLE)), value)
+        parent.setText(1, text)
+        parent.setToolTip(1, exact)

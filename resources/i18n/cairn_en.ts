@@ -72,6 +72,20 @@
             <numerusform>%n files kept by restores: {} (remove them when no longer needed)</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>{} second(s)</source>
+        <translation>
+            <numerusform>{} second</numerusform>
+            <numerusform>{} seconds</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>{} byte(s)</source>
+        <translation>
+            <numerusform>{} byte</numerusform>
+            <numerusform>{} bytes</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>MemoriesWindow</name>

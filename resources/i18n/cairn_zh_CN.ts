@@ -634,6 +634,10 @@
         <translation>自 Cairn 启动以来各智能体的活动</translation>
     </message>
     <message>
+        <source>No agent has connected since Cairn started. Each agent that connects gets a row here.</source>
+        <translation>Cairn 启动以来还没有智能体连接。每个连接的智能体在这里占一行。</translation>
+    </message>
+    <message>
         <source>Agents since Cairn started</source>
         <translation>自 Cairn 启动以来的智能体</translation>
     </message>
@@ -644,8 +648,12 @@
         </translation>
     </message>
     <message>
-        <source>{} (oldest waiting {} min)</source>
-        <translation>{}（最久已等待 {} 分钟）</translation>
+        <source>{} (oldest waiting {})</source>
+        <translation>{}（最早的已等待 {}）</translation>
+    </message>
+    <message>
+        <source>oldest waiting</source>
+        <translation>最早的已等待</translation>
     </message>
     <message>
         <source>{} dropped when the queue was full</source>
@@ -726,10 +734,6 @@
         <translation>队列满时丢弃</translation>
     </message>
     <message>
-        <source>oldest waiting (seconds)</source>
-        <translation>最久等待（秒）</translation>
-    </message>
-    <message>
         <source>open now</source>
         <translation>当前打开</translation>
     </message>
@@ -760,6 +764,54 @@
     <message>
         <source>cut: answers not read</source>
         <translation>断开：未读取回答</translation>
+    </message>
+    <message>
+        <source>times</source>
+        <translation>次数</translation>
+    </message>
+    <message>
+        <source>last error</source>
+        <translation>最近的错误</translation>
+    </message>
+    <message>
+        <source>last failed</source>
+        <translation>最近失败于</translation>
+    </message>
+    <message>
+        <source>{} s</source>
+        <translation>{} 秒</translation>
+    </message>
+    <message>
+        <source>{} min</source>
+        <translation>{} 分钟</translation>
+    </message>
+    <message>
+        <source>{} h {} min</source>
+        <translation>{} 小时 {} 分钟</translation>
+    </message>
+    <message>
+        <source>{} h</source>
+        <translation>{} 小时</translation>
+    </message>
+    <message>
+        <source>{} d {} h</source>
+        <translation>{} 天 {} 小时</translation>
+    </message>
+    <message>
+        <source>{} d</source>
+        <translation>{} 天</translation>
+    </message>
+    <message numerus="yes">
+        <source>{} second(s)</source>
+        <translation>
+            <numerusform>{} 秒</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>{} byte(s)</source>
+        <translation>
+            <numerusform>{} 字节</numerusform>
+        </translation>
     </message>
     <message>
         <source>yes</source>
