@@ -12,17 +12,19 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from core.daemon import Runtime
 from core.identity import IdentityVersion
-from core.model import Caller
+from core.model import Caller, Surface
 from core.runtime import socket_path
 from desktop.desk import Desk
+from desktop.empty_note import NAME as EMPTY_NOTE
 from desktop.windows import identity as identity_window
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.identity_revert import RevertDialog
-from tests.conftest import calls_of, settle
+from tests.conftest import calls_of, off_gui, settle
 from tests.serving import RawClient
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(60)]
@@ -266,6 +268,36 @@ def test_an_agents_identity_proposal_is_adopted_here(
     assert latest.content == "Works in Rust and Python.\n" and latest.author == "helper"
     assert window.doc_editor.editor.toPlainText() == latest.content
     agent.close()
+
+
+def test_the_proposals_and_the_viewer_say_what_comes_there_while_empty(
+    qtbot: QtBot, desk: Desk
+) -> None:
+    """With nothing proposed, the list of proposals and the viewer under it were empty boxes
+    without a word."""
+    window = open_on(qtbot, desk)
+    proposals, viewer = window.side.proposals, window.side.viewer
+    note = proposals.findChild(QLabel, EMPTY_NOTE)
+    assert note is not None and note.isVisible()
+    assert note.text() == (
+        "Nothing proposed for this document. When an agent proposes a new version of it, the "
+        "proposal waits here for you."
+    )
+    assert viewer.toPlainText() == "" and viewer.placeholderText() == (
+        "Select a version to read it, two versions to compare them, or an agent's proposal to "
+        "see what it would change."
+    )
+    helper = Caller(Surface.AGENT, agent="helper", verified=True)
+    off_gui(
+        functools.partial(
+            desk.cairn.identity.propose, helper, "user", "Works in Rust.\n", "said so"
+        )
+    )
+    qtbot.waitUntil(lambda: proposals.count() == 1)
+    assert not note.isVisible()
+    proposals.setCurrentRow(0)
+    assert "Rust" in viewer.toPlainText()
+    settle(qtbot, desk)
 
 
 def test_a_proposal_its_agent_rewrote_is_shown_again_never_adopted_unseen(

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from core.identity import IdentityVersion
 from core.validation import content_hash
 from desktop.diff import diff_html, plain_html
+from desktop.empty_note import EmptyNote
 from desktop.widgets import named, when
 
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -66,6 +67,13 @@ class VersionsPane(QWidget):
             QListWidget(), "proposals", self.tr("Versions agents proposed for this document")
         )
         self.proposals.currentItemChanged.connect(self._proposal_chosen)
+        EmptyNote(
+            self.proposals,
+            self.tr(
+                "Nothing proposed for this document. When an agent proposes a new version of it, "
+                "the proposal waits here for you."
+            ),
+        )
         self.adopt = named(QPushButton(self.tr("&Adopt proposal")), "adopt_proposal")
         self.reject = named(QPushButton(self.tr("Re&ject proposal")), "reject_proposal")
         proposal_row = QHBoxLayout()
@@ -75,6 +83,12 @@ class VersionsPane(QWidget):
 
         self.viewer_title = named(QLabel(wordWrap=True), "viewer_title")
         self.viewer = named(QTextBrowser(), "viewer")
+        self.viewer.setPlaceholderText(
+            self.tr(
+                "Select a version to read it, two versions to compare them, or an agent's "
+                "proposal to see what it would change."
+            )
+        )
         layout = QVBoxLayout(self)
         # Alt and the label's letter puts the focus in its list
         layout.addWidget(self._label(self.tr("&Versions"), self.versions))

@@ -2433,12 +2433,20 @@ The strictest rule that applies wins.</source>
         <translation>连同历史导出(&amp;E)…</translation>
     </message>
     <message>
+        <source>Nothing proposed for this document. When an agent proposes a new version of it, the proposal waits here for you.</source>
+        <translation>这份文档还没有提议。智能体提议新版本时，提议会在这里等你决定。</translation>
+    </message>
+    <message>
         <source>&amp;Adopt proposal</source>
         <translation>采纳提议(&amp;A)</translation>
     </message>
     <message>
         <source>Re&amp;ject proposal</source>
         <translation>拒绝提议(&amp;J)</translation>
+    </message>
+    <message>
+        <source>Select a version to read it, two versions to compare them, or an agent&apos;s proposal to see what it would change.</source>
+        <translation>选择一个版本来阅读，选择两个版本来比较，或选择智能体的提议来查看它会改动什么。</translation>
     </message>
     <message>
         <source>&amp;Versions</source>
