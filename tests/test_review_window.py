@@ -935,6 +935,28 @@ def feedback(agent: RawClient, content: str, verdict: str = "wrong") -> str:
     return memory_id
 
 
+def test_a_title_names_the_memory_by_its_words_then_its_id(
+    qtbot: QtBot, served: tuple[Desk, Runtime], agent: RawClient, workspace_dir: Path
+) -> None:
+    """The title read "other proposes to update memory m_01..." and "helper says memory m_...
+    is wrong": an id where the memory's words say what it is about."""
+    desk, runtime = served
+    stored, other = port_update_pending(runtime, agent, workspace_dir)
+    other.close()
+    long = "the staging host is alpha " + " ".join(made_up_word(n) for n in range(30))
+    wrong = feedback(agent, long)
+    window = window_for(qtbot, desk, 2)
+    show_row_of(window, "the port is 8080")
+    assert window.detail.title.text() == (
+        f"other (unverified) proposes to update memory “the port is 8080” ({stored['id']})"
+    )
+    show_row_of(window, "the staging host is alpha")
+    title = window.detail.title.text()
+    assert title.startswith("helper (unverified) says memory “the staging host is alpha ")
+    assert title.endswith(f"…” ({wrong}) is wrong")
+    window.close()
+
+
 def choose_action(window: ReviewWindow, action: str) -> None:
     combo = window.detail.feedback_action
     combo.setCurrentIndex(combo.findData(action))
@@ -1098,10 +1120,11 @@ def test_in_chinese_what_a_proposal_does_and_why_it_waits_are_chinese(
         reasons = window.queue.reason_filter
         assert reasons.itemText(reasons.findData("not_owner")) == "不是该智能体的记忆"
         show_row_of(window, "the port is 8080")
-        assert f"提议修改记忆 {stored['id']}" in window.detail.title.text()
+        assert f"提议修改记忆 “the port is 8080” ({stored['id']})" in window.detail.title.text()
         assert "等待原因：不是该智能体的记忆" in window.detail.why.text()
         show_row_of(window, "the staging host is alpha")
-        assert f"认为记忆 {stale} 已过时" in window.detail.title.text()
+        title = window.detail.title.text()
+        assert f"认为记忆 “the staging host is alpha” ({stale}) 已过时" in title
         window.close()
     finally:
         desk.language.apply("en")

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.memory_model import one_line
 from desktop.widgets import named, when
 from desktop.windows.review_rows import Item, Made, ProposalRows, ProposalTable, reasons_of
 from desktop.windows.review_words import op_text, reason_code_text
@@ -35,9 +36,12 @@ def title_of(item: Item) -> str:
         if item["verified"]
         else translate("ReviewWindow", "{} (unverified)").format(item["agent"])
     )
-    op, target = item["op"], item["target_id"]
+    op = item["op"]
     if op == "identity":
-        return translate("ReviewWindow", "{} proposes a new version of {}").format(who, target)
+        return translate("ReviewWindow", "{} proposes a new version of {}").format(
+            who, item["target_id"]
+        )
+    target = memory_named(item)
     if op == "add":
         return translate("ReviewWindow", "{} proposes a new memory").format(who)
     sentences = {
@@ -51,6 +55,14 @@ def title_of(item: Item) -> str:
     if said is not None:
         return said.format(who, target)
     return translate("ReviewWindow", "{} proposes to {} memory {}").format(who, op_text(op), target)
+
+
+def memory_named(item: Item) -> str:
+    """The memory a proposal is about, by its first words and then its id (until 2026-12-02 by
+    its id alone); by its id when it can no longer be read."""
+    memory = item.get("target") or {}
+    words = one_line(str(memory.get("summary") or memory.get("content") or ""), 80)
+    return f"“{words}” ({item['target_id']})" if words else str(item["target_id"])
 
 
 def why_of(item: Item, action: str | None) -> str:
