@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 from core.app import Cairn
 from core.daemon import Runtime
 from core.model import Caller, Memory, Status, Surface
-from core.requests import WriteRequest
+from core.requests import UpdateRequest, WriteRequest
 from core.runtime import socket_path
 from core.search import SearchRequest
 from core.supersession import SupersedeResult
@@ -569,3 +569,52 @@ def test_the_details_say_what_replaced_or_contradicts_a_memory(qtbot: QtBot, des
     select(qtbot, window, clash)
     assert "Contradicts" in window.panel.relations.text()
     assert "db-stage-2" in window.panel.relations.text()
+
+
+def test_the_details_say_the_memory_is_pinned(qtbot: QtBot, desk: Desk) -> None:
+    """Only the Pin button's label (Unpin) said a memory was pinned; no line of the details."""
+    (mid,) = seed(desk, [note("the on-call rotation changes on Mondays")])
+    window = opened(qtbot, desk)
+    select(qtbot, window, mid)
+    pinned = "📌 Pinned: searches rank it higher, and it is never archived for going unused"
+    assert pinned not in window.panel.meta.text()
+    click(window.panel.pin_button)
+    qtbot.waitUntil(lambda: pinned in window.panel.meta.text())
+    click(window.panel.pin_button)
+    qtbot.waitUntil(lambda: pinned not in window.panel.meta.text())
+    settle(qtbot, desk)
+
+
+def test_the_details_follow_a_change_of_the_memory_they_name(qtbot: QtBot, desk: Desk) -> None:
+    """"Replaced by “…”" kept the replacement's old words after it was edited: the details were
+    read again only when the memory shown changed, not the one it names."""
+    old, other, clash = seed(
+        desk,
+        [
+            note("Deploys happen on Tuesdays"),
+            note("The staging database is db-stage-2"),
+            note("The staging database is db-stage-3"),
+        ],
+    )
+    person = Caller.human()
+    result = off_gui(
+        lambda: desk.cairn.memories.supersede(
+            person, old, replacement=note("Deploys happen on Tuesdays and Thursdays")
+        )
+    )
+    assert isinstance(result, SupersedeResult)
+    new = result.new.id
+    off_gui(lambda: desk.cairn.memories.mark_contradiction(person, other, clash, "which one?"))
+    window = opened(qtbot, desk)
+    window.status_filter.setCurrentIndex(window.status_filter.findData("*"))
+    qtbot.waitUntil(lambda: window.model.row_of(old) is not None)
+    select(qtbot, window, old)
+    assert "“Deploys happen on Tuesdays and Thursdays”" in window.panel.relations.text()
+    edit = UpdateRequest(id=new, if_revision=1, content="Deploys happen on Wednesdays")
+    off_gui(lambda: desk.cairn.memories.update(person, edit))
+    qtbot.waitUntil(lambda: "“Deploys happen on Wednesdays”" in window.panel.relations.text())
+    select(qtbot, window, other)
+    assert "db-stage-3" in window.panel.relations.text()
+    off_gui(lambda: desk.cairn.memories.forget(person, clash))
+    qtbot.waitUntil(lambda: "a forgotten memory" in window.panel.relations.text())
+    settle(qtbot, desk)

@@ -87,6 +87,9 @@ class MemoriesWindow(ToolWindow):
         self.editor: MemoryEditor | None = None
         self.confirm: QMessageBox | None = None
         self._current_id: str | None = None
+        # The memories the shown details name (what replaced it, what it contradicts): a change
+        # to one of them reloads the details too.
+        self._related: frozenset[str] = frozenset()
         self._started = False
 
         self._build_search()
@@ -340,6 +343,7 @@ class MemoriesWindow(ToolWindow):
         if memory.id != self._current_id:
             self._current_id = memory.id
             self.detail = None
+            self._related = frozenset()
             self.panel.show_nothing()
         self._load_detail()
 
@@ -361,6 +365,7 @@ class MemoriesWindow(ToolWindow):
             return
         detail = shown.detail
         self.detail = detail
+        self._related = frozenset(shown.others)
         self.panel.show_detail(shown)
         if self.editor is not None and self.editor.memory.id == memory_id:
             self.editor.changed_elsewhere(detail.memory.revision)
@@ -379,7 +384,11 @@ class MemoriesWindow(ToolWindow):
             self.model.show(self.model.filters)
         else:
             self.model.changed(ids)
-        if self._current_id is not None and (not ids or self._current_id in ids):
+        # The details name related memories by their text: a change to one of those shows too
+        # (until 2026-12-02 only a change to the memory shown did).
+        if self._current_id is not None and (
+            not ids or self._current_id in ids or ids & self._related
+        ):
             self._load_detail()
 
     def _new_choices(self, change_set: ChangeSet) -> bool:

@@ -303,6 +303,12 @@ class DetailPanel(QWidget):
             lines.append(self.tr("Workspace: {}").format(folder))
         elif m.workspace_id:
             lines.append(self.tr("Workspace: {}").format(m.workspace_id))
+        if m.pinned:  # until 2026-12-02 only the button's label (Unpin) said so
+            lines.append(
+                self.tr(
+                    "📌 Pinned: searches rank it higher, and it is never archived for going unused"
+                )
+            )
         if m.expires_at is not None and m.expired:
             lines.append(self.tr("Expired {}").format(when(m.expires_at)))
         elif m.expires_at is not None:

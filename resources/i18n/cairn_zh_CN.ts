@@ -484,6 +484,10 @@
         <translation>工作区：{}</translation>
     </message>
     <message>
+        <source>📌 Pinned: searches rank it higher, and it is never archived for going unused</source>
+        <translation>📌 已置顶：搜索时排名更靠前，也不会因久未使用而被归档</translation>
+    </message>
+    <message>
         <source>Expired {}</source>
         <translation>已于 {} 过期</translation>
     </message>
