@@ -21,11 +21,8 @@ class EmptyNote(QLabel):
         self.setWordWrap(True)
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        palette = self.palette()
-        palette.setColor(
-            QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText)
-        )
-        self.setPalette(palette)
+        # Inside a view's viewport a label would take the view's Text colour (black)
+        self.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self._view = view
         view.viewport().installEventFilter(self)
         model = view.model()

@@ -284,8 +284,7 @@ def test_the_proposals_and_the_viewer_say_what_comes_there_while_empty(
         "proposal waits here for you."
     )
     assert viewer.toPlainText() == "" and viewer.placeholderText() == (
-        "Select a version to read it, two versions to compare them, or an agent's proposal to "
-        "see what it would change."
+        "Select a version, two versions or a proposal to see it here."
     )
     helper = Caller(Surface.AGENT, agent="helper", verified=True)
     off_gui(

@@ -84,10 +84,8 @@ class VersionsPane(QWidget):
         self.viewer_title = named(QLabel(wordWrap=True), "viewer_title")
         self.viewer = named(QTextBrowser(), "viewer")
         self.viewer.setPlaceholderText(
-            self.tr(
-                "Select a version to read it, two versions to compare them, or an agent's "
-                "proposal to see what it would change."
-            )
+            # one short line: Qt draws a text editor's placeholder unwrapped, up to its first break
+            self.tr("Select a version, two versions or a proposal to see it here.")
         )
         layout = QVBoxLayout(self)
         # Alt and the label's letter puts the focus in its list

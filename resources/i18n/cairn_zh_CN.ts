@@ -2449,8 +2449,8 @@ The strictest rule that applies wins.</source>
         <translation>拒绝提议(&amp;J)</translation>
     </message>
     <message>
-        <source>Select a version to read it, two versions to compare them, or an agent&apos;s proposal to see what it would change.</source>
-        <translation>选择一个版本来阅读，选择两个版本来比较，或选择智能体的提议来查看它会改动什么。</translation>
+        <source>Select a version, two versions or a proposal to see it here.</source>
+        <translation>选择一个版本、两个版本或一条提议，在这里查看。</translation>
     </message>
     <message>
         <source>&amp;Versions</source>
