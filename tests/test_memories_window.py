@@ -586,8 +586,8 @@ def test_the_details_say_the_memory_is_pinned(qtbot: QtBot, desk: Desk) -> None:
 
 
 def test_the_details_follow_a_change_of_the_memory_they_name(qtbot: QtBot, desk: Desk) -> None:
-    """"Replaced by “…”" kept the replacement's old words after it was edited: the details were
-    read again only when the memory shown changed, not the one it names."""
+    """The line "Replaced by “…”" kept the replacement's old words after it was edited: the
+    details were read again only when the memory shown changed, not the one it names."""
     old, other, clash = seed(
         desk,
         [
