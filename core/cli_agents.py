@@ -1,5 +1,5 @@
 """`cairn agent`: registering, listing, pausing, resuming and revoking agents - a person's
-commands (a typed confirmation, or the tray's question without a terminal)."""
+commands (at a terminal, a typed confirmation for every change; without one, the tray asks)."""
 
 from __future__ import annotations
 
