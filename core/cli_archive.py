@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 from core.model import RESERVED_AGENT_NAMES, Caller, Scope, Surface
 from core.paths import resolve_paths
 from core.terminal import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
     WHERE_CAIRN_LOOKS,
     confirm,
     emit,
@@ -38,9 +41,6 @@ if TYPE_CHECKING:
 # The archive's code (the whole engine behind it) is imported by the commands that use it:
 # imported here, every `cairn` command took 0.9 s more to start (until 2026-12-02).
 
-EXIT_OK = 0
-EXIT_FAILED = 1  # some lines of a JSON-lines import were refused or not valid
-EXIT_USAGE = 2
 # An export or import of a large store takes a while; the default client timeout is 30 s.
 TIMEOUT_S = 3600.0
 

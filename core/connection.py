@@ -15,7 +15,7 @@ import functools
 import logging
 from typing import TYPE_CHECKING, Any
 
-from core import dispatch, jsonrpc, protocol
+from core import dispatch, jsonrpc, protocol, protocol_hello
 from core.errors import CairnError, ErrorCode
 from core.jsonrpc import RpcError, parse_frame, response_error
 from core.subscriptions import PushQueue
@@ -284,7 +284,7 @@ class Connection:
         try:
             result = await self.server.run_in_pool(
                 functools.partial(
-                    protocol.hello,
+                    protocol_hello.hello,
                     self.cairn,
                     self.session,
                     params,

@@ -1,6 +1,6 @@
-"""The protocol's governance methods - capture policy, the review queue, the scanner's
-allowlist, identity documents - each a handler like those in `core.protocol`, which lists them
-in its method table (with who may call them)."""
+"""The protocol's governance methods - capture policy, the review queue, the scanner's allowlist,
+identity documents - each a handler like those in `core.protocol_memory`; `core.protocol` lists
+them in its method table (with who may call them)."""
 
 from __future__ import annotations
 

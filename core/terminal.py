@@ -143,6 +143,9 @@ STOPPED_BEFORE_ANSWER = "Cairn stopped before the person answered; nothing was d
 # (the tray gives up after desktop.person_check.ANSWER_WITHIN_S).
 _TRAY_ANSWER_WAIT_S = 90.0
 
+EXIT_OK = 0
+EXIT_FAILED = 1  # a confirmation not given, or some lines of a bulk add or an import failed
+EXIT_USAGE = 2
 EXIT_REFUSED = 77  # a write Cairn refused (policy off, capture paused, a secret): nothing stored
 
 
