@@ -35,8 +35,6 @@ from core.wording import visible
 
 EXIT_INTERRUPTED = 130
 
-log = logging.getLogger("cairn")
-
 # The groups in the order `cairn --help` lists their commands.
 GROUPS = (
     cli_daemon,
