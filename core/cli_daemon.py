@@ -136,7 +136,10 @@ def cmd_health(args: argparse.Namespace) -> int:
             else:
                 print(f"{indent}{key}: {'-' if item in (None, {}, []) else item}")
 
-    emit(args, snapshot, lambda: lines(snapshot))
+    # Warnings first: under the counters a person who reads the top saw none of them (until
+    # 2026-12-02); the Health window shows them first too. --json keeps the snapshot's order.
+    first = {"warnings": snapshot["warnings"]} if "warnings" in snapshot else {}
+    emit(args, snapshot, lambda: lines(first | snapshot))
     return EXIT_OK
 
 

@@ -373,6 +373,18 @@ def test_a_wrong_confirmation_changes_nothing(daemon: Daemon) -> None:
     assert status == 1 and daemon.proc.poll() is None
 
 
+def test_a_persons_health_starts_with_its_warnings(daemon: Daemon) -> None:
+    """`cairn health` at a terminal printed its warnings last, under some fifty lines of
+    counters, so a person who read the top saw none of them (the Health window shows them
+    first, in red). They come first now; the counters follow as before."""
+    status, shown = at_terminal(daemon.home, "health", typed="")
+    assert status == 0, shown
+    lines = shown.splitlines()
+    assert lines[0] == "warnings:", shown
+    assert lines[1].startswith("  no_keychain: no keychain is available"), shown
+    assert lines[2] == "memories:" and lines.count("warnings:") == 1, shown
+
+
 def test_stop_from_a_terminal_stops_cairn(daemon: Daemon) -> None:
     status, shown = at_terminal(daemon.home, "stop", typed="stop")
     assert status == 0 and "Cairn is stopping" in shown, shown
