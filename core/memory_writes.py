@@ -54,7 +54,8 @@ def binding(caller: Caller, scope: Scope) -> tuple[str | None, str | None]:
         )
     if scope is Scope.SESSION and caller.session_id is None:
         raise ScopeDenied(
-            "scope 'session' needs a session id, and this connection has none",
+            "scope 'session' needs a session id, and this connection has none (give one when "
+            "connecting: `session` in the hello, `--session ID` on the command line)",
             data={"field": "scope"},
         )
     return binding_of(caller, scope)

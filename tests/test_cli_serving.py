@@ -144,6 +144,16 @@ def test_an_empty_listing_says_so(daemon: Daemon) -> None:
     assert json.loads(cairn(daemon.home, "list", "--json").stdout)["items"] == []
 
 
+def test_a_session_memory_without_a_session_says_how_to_give_one(daemon: Daemon) -> None:
+    """`cairn add --scope session` without --session said only "this connection has none",
+    where the project scope's refusal says what to give."""
+    out = cairn(daemon.home, "add", "scratch note", "--scope", "session")
+    assert out.returncode == ErrorCode.SCOPE_DENIED.exit_status, out
+    assert "give one when connecting" in out.stderr and "--session" in out.stderr, out.stderr
+    stored = cairn(daemon.home, "add", "scratch note", "--scope", "session", "--session", "s1")
+    assert stored.returncode == 0 and stored.stdout.startswith("stored "), stored
+
+
 def test_no_autostart_reports_not_running(short_tmp: Path) -> None:
     home = short_tmp / "off"
     out = cairn(home, "search", "heron", env={"CAIRN_NO_AUTOSTART": "1"})
