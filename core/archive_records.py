@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.agents import NAME as AGENT_NAME
-from core.audit import REVISION_ACTIONS
+from core.audit_actions import REVISION_ACTIONS
 from core.errors import CairnError, InvalidInput
 from core.model import (
     RESERVED_AGENT_NAMES,
