@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from core import __version__, audit, suggestions
+from core import __version__, audit, audit_files, suggestions
 from core.archive_audit import SHOWN, Gaps, _seq, last_of_each_seq, ranges, read_on, reading
 from core.archive_format import (
     AUDIT,
@@ -453,23 +453,23 @@ class Exporter:
         sources: list[Iterator[dict[str, Any]]] = []
         unreadable: list[dict[str, Any]] = []
         other: list[Path] = []
-        for path in audit.rotated_files(archive_dir):
+        for path in audit_files.rotated_files(archive_dir):
             with reading(path, "the rotated audit file"):
-                if not audit.belongs(conn, path, start):
+                if not audit_files.belongs(conn, path, start):
                     other.append(path)
                     continue
                 # A file reaching into the table may be the one a rotation is appending to now.
-                growing = (audit.span(path) or (0, 0))[1] >= start
-                found = audit.read_rotated(path, growing=growing)
+                growing = (audit_files.span(path) or (0, 0))[1] >= start
+                found = audit_files.read_rotated(path, growing=growing)
             if found.unreadable:
                 lines = ranges(found.unreadable)
                 unreadable.append(
                     {"file": path.name, "count": len(found.unreadable), "lines": lines[:SHOWN]}
                 )
-            events = read_on(path, audit.iter_rotated(path, growing=growing))
+            events = read_on(path, audit_files.iter_rotated(path, growing=growing))
             # read twice rather than held: a two-year store's files hold ~400k events
             sources.append(events if found.ascending else iter(sorted(events, key=_seq)))
-        other.extend(audit.set_aside_files(archive_dir))
+        other.extend(audit_files.set_aside_files(archive_dir))
 
         def keep(event: Mapping[str, Any]) -> bool:
             mid = event.get("memory_id")
@@ -503,7 +503,7 @@ class Exporter:
             "other_history": [
                 {
                     "file": p.relative_to(archive_dir).as_posix(),
-                    "events": audit.read_rotated(p).events,
+                    "events": audit_files.read_rotated(p).events,
                 }
                 for p in other
             ],

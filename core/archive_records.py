@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.agents import NAME as AGENT_NAME
-from core.audit import REVISION_ACTIONS
+from core.audit_actions import REVISION_ACTIONS
 from core.errors import CairnError, InvalidInput
+from core.knob import KIND_WORD
 from core.model import (
     RESERVED_AGENT_NAMES,
     Memory,
@@ -28,7 +29,6 @@ from core.model import (
 from core.old_names import as_now, old_shape
 from core.ownership import ADOPTED_FLAG
 from core.scanner import MAX_RULE_CHARS, RULE_NAME, RULES, secret_rule
-from core.settings import KIND_WORD
 from core.validation import (
     EVER_REFUSED,
     MAX_SESSION_CHARS,

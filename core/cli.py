@@ -24,9 +24,10 @@ from core import (
     cli_autostart,
     cli_backup,
     cli_daemon,
-    cli_governance,
     cli_identity,
     cli_memory,
+    cli_policy,
+    cli_review,
     cli_workspace,
 )
 from core.errors import CairnError
@@ -40,7 +41,8 @@ GROUPS = (
     cli_daemon,
     cli_memory,
     cli_agents,
-    cli_governance,
+    cli_review,
+    cli_policy,
     cli_backup,
     cli_archive,
     cli_identity,

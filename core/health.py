@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core import audit
+from core import audit_actions, audit_files
 from core.activity import Activity
 from core.clock import Clock
 from core.failures import BackgroundFailures
@@ -178,7 +178,7 @@ def _store_wide(conn: sqlite3.Connection, now: int) -> dict[str, Any]:
     saved_policy = conn.execute("SELECT value FROM meta WHERE key = 'policy'").fetchone()
     # The newest event of a write served to an agent or a person (newest first, so the scan
     # stops at the first: housekeeping and raw reads in between are few).
-    actions, surfaces = sorted(audit.WRITE_ACTIONS), sorted(audit.WRITE_SURFACES)
+    actions, surfaces = sorted(audit_actions.WRITE_ACTIONS), sorted(audit_actions.WRITE_SURFACES)
     last_write = conn.execute(
         f"SELECT at FROM audit WHERE action IN ({', '.join('?' * len(actions))}) "
         f"AND actor_kind IN ({', '.join('?' * len(surfaces))}) ORDER BY seq DESC LIMIT 1",
@@ -203,7 +203,7 @@ def set_aside(paths: Paths) -> dict[str, Any]:
     (`<state>/audit/replaced-<time>/`). A person removes them when no longer needed."""
     database = paths.database
     files = sorted(database.parent.glob(f"{glob.escape(database.name)}.replaced-*"))
-    files += audit.set_aside_files(paths.audit_archive)
+    files += audit_files.set_aside_files(paths.audit_archive)
     return {
         "files": len(files),
         "bytes": sum(_size(f) for f in files),

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from core import agents, audit, suggestions, usage
+from core import agents, audit, audit_files, audit_rotation, suggestions, usage
 from core.atomic_file import fsync_dir, reason_for
 from core.clock import ClockWatch
 from core.errors import IOFault
@@ -73,7 +73,7 @@ class Janitor:
         *,
         lifecycle: Lifecycle | None = None,
         failures: BackgroundFailures | None = None,
-        rotation_chunk: int = audit.CHUNK_EVENTS,
+        rotation_chunk: int = audit_rotation.CHUNK_EVENTS,
         watch: ClockWatch | None = None,
         stop: threading.Event | None = None,
     ) -> None:
@@ -171,21 +171,21 @@ class Janitor:
 
     def rotate_audit(self) -> int:
         """Move audit events beyond `audit.max_events` into files under the state directory, a
-        chunk (`audit.CHUNK_EVENTS`) per write transaction: the writer is free between chunks,
-        so agents' writes wait for one chunk at most, never for the whole move. A stop ends it
-        between chunks: the file holds the events moved, the table the others, and the file is
-        closed (`_close_early`), so the next rotation starts one of its own. Returns how many
-        events this run moved.
+        chunk (`audit_rotation.CHUNK_EVENTS`) per write transaction: the writer is free between
+        chunks, so agents' writes wait for one chunk at most, never for the whole move. A stop
+        ends it between chunks: the file holds the events moved, the table the others, and the
+        file is closed (`_close_early`), so the next rotation starts one of its own. Returns how
+        many events this run moved.
 
         Raises:
             IOFault: the files cannot be written there (the path and what is wrong); the events
                 not yet moved stay in the database.
         """
         writer = self._store.writer
-        rotation: audit.Rotation | None = None
+        rotation: audit_rotation.Rotation | None = None
         try:
             rotation = writer.run(
-                lambda tx: audit.start_rotation(tx, self._max_audit, self._archive)
+                lambda tx: audit_rotation.start_rotation(tx, self._max_audit, self._archive)
             )
             if rotation is None:
                 return 0
@@ -194,7 +194,7 @@ class Janitor:
 
             def chunk(tx: WriteTx) -> None:
                 began = time.perf_counter()
-                audit.rotate_chunk(tx, rotation, self._chunk)
+                audit_rotation.rotate_chunk(tx, rotation, self._chunk)
                 chunks.append(time.perf_counter() - began)
                 if rotation.finished:
                     audit.record(
@@ -234,14 +234,14 @@ class Janitor:
         return rotation.moved
 
 
-def _close_early(rotation: audit.Rotation) -> Path:
+def _close_early(rotation: audit_rotation.Rotation) -> Path:
     """Rename the file of a rotation that stops before its end after the events it holds
     (`audit-<first>-<done>.jsonl`) and return where it is. Left open, the next rotation would
     carry it on - and to learn where it stopped, read the whole file twice in its first write
     transaction (3 s for 168,000 events on the two-year store, every agent's write waiting).
     Every line in it is whole and fsynced and its events left the table in committed chunks, so
     it is a finished file; renamed or not (killed before, a name taken), nothing is lost."""
-    found = audit.span(rotation.target)
+    found = audit_files.span(rotation.target)
     if found is None or rotation.done < found[0]:
         return rotation.target  # nothing in it yet: the next rotation fills it
     closed = rotation.target.with_name(f"audit-{found[0]:012d}-{rotation.done:012d}.jsonl")

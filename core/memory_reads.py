@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core import audit, relations
+from core import audit, audit_actions, relations
 from core.changes import Change
 from core.clock import Clock
 from core.errors import Forbidden, NotFound
@@ -130,7 +130,7 @@ class MemoryReader:
             args: list[Any] = [seq, limit]
         else:
             where, params = horizon_sql(caller, alias="v")
-            allowed = sorted(audit.AGENT_ACTIONS)
+            allowed = sorted(audit_actions.AGENT_ACTIONS)
             sql = (
                 f"SELECT * FROM ({events}) v WHERE v.memory_id IS NOT NULL AND {where} "
                 f"AND v.action IN ({', '.join('?' * len(allowed))}) ORDER BY v.seq LIMIT ?"
@@ -150,7 +150,7 @@ class MemoryReader:
             Change(
                 seq=int(r[0]),
                 action=r[1],
-                topics=audit.topics_for(r[1]),
+                topics=audit_actions.topics_for(r[1]),
                 memory_id=r[2],
                 revision=r[3],
                 workspace_id=r[5],

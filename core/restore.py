@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core import audit
+from core import audit_files
 from core.atomic_file import fsync_dir, reason_for
 from core.backup_folder import format_stamp, info_for, remove_leftover, remove_with_sidecars
 from core.database import StoreLock
@@ -335,14 +335,14 @@ def _sort_audit_files(
     rotation sets files aside, and an export leaves them out and names them until then."""
     if not archive_dir.is_dir():
         return (), ()
-    name = folder or audit.aside_folder_name()
+    name = folder or audit_files.aside_folder_name()
     try:
         conn = sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True)
         try:
             if returning is not None and returning.is_dir():
-                aside, back = audit.put_back(conn, archive_dir, returning, name)
+                aside, back = audit_files.put_back(conn, archive_dir, returning, name)
             else:
-                aside, back = audit.set_aside(conn, archive_dir, name), []
+                aside, back = audit_files.set_aside(conn, archive_dir, name), []
         finally:
             conn.close()
     except (OSError, sqlite3.Error) as e:

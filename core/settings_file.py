@@ -19,14 +19,10 @@ import tomlkit.exceptions
 from core.atomic_file import write_atomically
 from core.changes import ChangeBus, ChangeSet, Topic
 from core.errors import ConfigInvalid, Forbidden, InvalidInput
+from core.knob import Value
+from core.knobs import KNOB_BY_NAME
 from core.model import BUILTIN_KINDS, Caller
-from core.settings import (
-    KNOB_BY_NAME,
-    Settings,
-    Value,
-    read_settings_text,
-    validate_document,
-)
+from core.settings import Settings, read_settings_text, validate_document
 from core.toml_text import TextRefused, TooDeep, unreadable
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from core import audit, jsonrpc
+from core import audit_actions, jsonrpc
 from core.agents import AgentStatus
 from core.changes import Change, ChangeSet
 from core.model import Caller, Scope, Surface
@@ -29,7 +29,7 @@ def visible_change(caller: Caller, change: Change) -> bool:
     """Whether a pushed change may go to this connection (the same horizon as every read)."""
     if caller.is_human:
         return True
-    if not audit.agent_may_see(change.action):  # the same rule as changes.since
+    if not audit_actions.agent_may_see(change.action):  # the same rule as changes.since
         return False
     if change.memory_id is None or change.scope is None:
         return False

@@ -1,4 +1,4 @@
-"""Rewrite the settings reference table in docs/settings.md from `core.settings.KNOBS`.
+"""Rewrite the settings reference table in docs/settings.md from `core.knobs.KNOBS`.
 
 .venv/bin/python scripts/render_settings_docs.py
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.settings import render_reference
+from core.knobs import render_reference
 
 START, END = "<!-- settings-reference:start -->", "<!-- settings-reference:end -->"
 DOC = Path(__file__).resolve().parent.parent / "docs" / "settings.md"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from core import audit
+from core import audit_rotation
 from core.app import Cairn
 from core.paths import resolve_paths
 from core.writer import WriteTx
@@ -25,7 +25,9 @@ def main() -> None:
     cairn = Cairn.open(paths)
     writer = cairn.store.writer
     max_events = cairn.settings.integer("audit.max_events")
-    rotation = writer.run(lambda tx: audit.start_rotation(tx, max_events, paths.audit_archive))
+    rotation = writer.run(
+        lambda tx: audit_rotation.start_rotation(tx, max_events, paths.audit_archive)
+    )
     assert rotation is not None, "nothing to rotate"
 
     def hold() -> None:
@@ -35,7 +37,7 @@ def main() -> None:
         raise SystemExit("the parent was to kill this process")
 
     def appended_then_hold(tx: WriteTx) -> None:
-        audit.rotate_chunk(tx, rotation, chunk)
+        audit_rotation.rotate_chunk(tx, rotation, chunk)
         hold()
 
     n = 0
@@ -43,7 +45,7 @@ def main() -> None:
         n += 1
         if n == stop_at and where == "appended":
             writer.run(appended_then_hold)
-        writer.run(lambda tx: audit.rotate_chunk(tx, rotation, chunk))
+        writer.run(lambda tx: audit_rotation.rotate_chunk(tx, rotation, chunk))
         sys.stdout.write(f"C {n} {rotation.done}\n")
         sys.stdout.flush()
         if n == stop_at:

@@ -316,14 +316,14 @@ def test_an_export_works_whatever_year_the_clock_reads(
 
 
 def test_rotated_audit_files_are_part_of_the_audit(rich: Rich, short_tmp: Path) -> None:
-    from core import audit
+    from core import audit_files, audit_rotation
 
     export(rich.cairn, short_tmp / "1.zip")
     before = jsonl(members(short_tmp / "1.zip")["audit.jsonl"])
     archive_dir = rich.cairn.paths.audit_archive
-    moved = rich.cairn.store.writer.run(lambda tx: audit.rotate(tx, 5, archive_dir))
-    assert moved > 0 and audit.rotated_files(archive_dir)
-    for f in audit.rotated_files(archive_dir):  # who did what, when: the owner's eyes only
+    moved = rich.cairn.store.writer.run(lambda tx: audit_rotation.rotate(tx, 5, archive_dir))
+    assert moved > 0 and audit_files.rotated_files(archive_dir)
+    for f in audit_files.rotated_files(archive_dir):  # who did what, when: the owner's eyes only
         assert stat.S_IMODE(f.stat().st_mode) == 0o600
     export(rich.cairn, short_tmp / "2.zip")
     after = jsonl(members(short_tmp / "2.zip")["audit.jsonl"])
@@ -338,13 +338,13 @@ def test_rotated_files_out_of_order_or_overlapping_give_each_event_once_ascendin
     them peaked at 850 MB) and merges them by seq: lines out of order (a file sorted by hand)
     and a seq in two files (an interrupted rotation, a file copied back) still give each event
     once, in order - the later file's copy of a repeated seq, as before."""
-    from core import audit
+    from core import audit_files, audit_rotation
 
     export(rich.cairn, short_tmp / "1.zip")
     before = jsonl(members(short_tmp / "1.zip")["audit.jsonl"])
     archive_dir = rich.cairn.paths.audit_archive
-    assert rich.cairn.store.writer.run(lambda tx: audit.rotate(tx, 5, archive_dir)) > 8
-    (whole,) = audit.rotated_files(archive_dir)
+    assert rich.cairn.store.writer.run(lambda tx: audit_rotation.rotate(tx, 5, archive_dir)) > 8
+    (whole,) = audit_files.rotated_files(archive_dir)
     lines = whole.read_bytes().splitlines(keepends=True)
     seqs = [json.loads(line)["seq"] for line in lines]
     whole.unlink()
@@ -372,11 +372,11 @@ def test_a_rotated_audit_file_that_cannot_be_read_is_said_so_not_a_failed_write(
     a failing disk gives the same error) made the export say "could not write the archive", as
     if the target were the trouble. It names the file it could not read now; no archive and
     no partial file are left."""
-    from core import audit
+    from core import audit_files, audit_rotation
 
     archive_dir = rich.cairn.paths.audit_archive
-    assert rich.cairn.store.writer.run(lambda tx: audit.rotate(tx, 5, archive_dir)) > 0
-    (rotated,) = audit.rotated_files(archive_dir)
+    assert rich.cairn.store.writer.run(lambda tx: audit_rotation.rotate(tx, 5, archive_dir)) > 0
+    (rotated,) = audit_files.rotated_files(archive_dir)
     rotated.unlink()
     rotated.mkdir()
     out = short_tmp / "out.zip"
@@ -2016,17 +2016,17 @@ def test_an_export_says_which_lines_of_a_damaged_audit_file_it_could_not_read(
     said `audit: N events`, exit 0, not a word about the events it did not have. The memories
     still travel; the manifest and the output say which lines of which file could not be read
     and which seq numbers are missing."""
-    from core import audit
+    from core import audit_files, audit_rotation
 
     home = short_tmp / "src"
     c = open_store(home)
     try:
         build_rich(c, workspace_dir)
         archive_dir = c.paths.audit_archive
-        assert c.store.writer.run(lambda tx: audit.rotate(tx, 5, archive_dir)) > 6
+        assert c.store.writer.run(lambda tx: audit_rotation.rotate(tx, 5, archive_dir)) > 6
     finally:
         c.close()
-    (rotated,) = audit.rotated_files(archive_dir)
+    (rotated,) = audit_files.rotated_files(archive_dir)
     lines = rotated.read_bytes().splitlines(keepends=True)
     seqs = [json.loads(line)["seq"] for line in lines]
     lines[1] = b"{garbage\n"

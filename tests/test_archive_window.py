@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
 from core.app import Cairn
-from core.audit import rotate, rotated_files
+from core.audit_files import rotated_files
+from core.audit_rotation import rotate
 from core.model import Caller, Scope, Surface
 from core.paths import Paths
 from core.requests import WriteRequest

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from core import audit, backup_copy
+from core import audit_files, backup_copy
 from core.app import Cairn
 from core.backup import BackupService, backup_before_migration
 from core.backup_copy import BackupStopped
@@ -1029,7 +1029,7 @@ def an_era_rotated_after_a_backup(paths: Paths) -> tuple[BackupInfo, Path, bytes
         assert rotate(app) > 0
     finally:
         app.close()
-    (rotated,) = audit.rotated_files(paths.audit_archive)
+    (rotated,) = audit_files.rotated_files(paths.audit_archive)
     assert later & {e["memory_id"] for e in rotated_events(rotated)}
     return info, rotated, rotated.read_bytes(), later
 
@@ -1066,7 +1066,7 @@ def test_a_restore_keeps_the_audit_files_rotated_after_its_backup(short_tmp: Pat
     assert kept_by_restore["files"] == 2
     assert kept_by_restore["bytes"] == replaced.stat().st_size + len(old_bytes)
     # The folder itself holds one history: the new era's rotation, under the same name.
-    (new,) = audit.rotated_files(paths.audit_archive)
+    (new,) = audit_files.rotated_files(paths.audit_archive)
     assert new.name == old.name and new.read_bytes() != old_bytes
     assert not old_ids & {e["memory_id"] for e in rotated_events(new)}
 
@@ -1115,7 +1115,7 @@ def test_a_database_put_back_by_hand_never_loses_its_rotated_audit_files(
         (aside,) = [p for p in paths.audit_archive.iterdir() if p.is_dir()]
         assert aside.name.startswith("replaced-")
         assert (aside / old.name).read_bytes() == old_bytes
-        (new,) = audit.rotated_files(paths.audit_archive)
+        (new,) = audit_files.rotated_files(paths.audit_archive)
         assert new_ids & {e["memory_id"] for e in rotated_events(new)}
 
         manifest = app.archive.export(Caller.human(), short_tmp / "2.zip").to_dict()

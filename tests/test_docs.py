@@ -11,7 +11,7 @@ import shlex
 
 from core.cli import build_parser
 from core.errors import ErrorCode
-from core.settings import KNOBS, documented_names, render_reference
+from core.knobs import KNOBS, documented_names, render_reference
 from core.tiers import render_table
 from tests.conftest import ROOT
 
@@ -284,7 +284,7 @@ _NOT_SETTINGS = {
 
 def test_every_setting_a_page_names_exists() -> None:
     """Every `section.name` a page names, of a section settings.toml has, is a setting
-    (core/settings.py), a protocol method or a file; and every key a ```toml block sets under
+    (core/knobs.py), a protocol method or a file; and every key a ```toml block sets under
     such a section is a setting - a renamed or removed setting otherwise lives on in the docs."""
     settings = {k.name for k in KNOBS}
     sections = {n.split(".")[0] for n in settings}
@@ -308,7 +308,7 @@ def test_every_setting_a_page_names_exists() -> None:
                     if dotted not in settings:
                         number = _line_of(text, block.start()) + 1 + offset
                         wrong.append(f"{name}:{number}: {dotted}")
-    assert not wrong, "settings named in the docs that core/settings.py lacks:\n" + "\n".join(wrong)
+    assert not wrong, "settings named in the docs that core/knobs.py lacks:\n" + "\n".join(wrong)
 
 
 def test_the_error_table_in_the_protocol_page_is_the_code_s() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.app import Cairn
-from core.cli_governance import describe
+from core.cli_review import describe
 from core.errors import Conflict, Forbidden, InvalidInput, NotFound, TooLarge
 from core.model import Caller, Scope, Status, Surface, Tier, WriteResult, WriteStatus
 from core.paths import Paths

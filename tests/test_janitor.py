@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from core import audit
+from core import audit, audit_files, audit_rotation
 from core.app import Cairn
 from core.daemon import Runtime
 from core.errors import IOFault, NotFound
@@ -343,7 +343,7 @@ def test_a_rotation_the_disk_refuses_is_said_in_words_and_keeps_every_event(
 
         report = janitor.run()
         assert report.audit_rotated > 0 and not report.failed
-        moved = sum(1 for f in folder.glob("audit-*.jsonl") for _ in audit.iter_rotated(f))
+        moved = sum(1 for f in folder.glob("audit-*.jsonl") for _ in audit_files.iter_rotated(f))
         assert moved == report.audit_rotated
     finally:
         cairn.close()
@@ -426,7 +426,7 @@ def test_a_rotation_never_replaces_a_file_already_there(paths: Paths, clock: Fak
     archive = paths.audit_archive
 
     def failed_rotation(tx: WriteTx) -> None:
-        audit.rotate(tx, 1000, archive)
+        audit_rotation.rotate(tx, 1000, archive)
         raise OSError("disk full")  # after the file, before the commit
 
     def write(n: int, prefix: str) -> None:
@@ -440,29 +440,29 @@ def test_a_rotation_never_replaces_a_file_already_there(paths: Paths, clock: Fak
         janitor = Janitor(cairn.store, cairn.memories, settings, paths)
         with pytest.raises(OSError, match="disk full"):
             cairn.store.writer.run(failed_rotation)
-        (left,) = audit.rotated_files(archive)
+        (left,) = audit_files.rotated_files(archive)
         inode, content = left.stat().st_ino, left.read_bytes()
         assert count_audit(cairn) == 1300  # the rows are still there
         assert janitor.run().audit_rotated == 400
-        assert audit.rotated_files(archive) == [left]
+        assert audit_files.rotated_files(archive) == [left]
         assert (left.stat().st_ino, left.read_bytes()) == (inode, content)  # kept, not rewritten
         assert not [p for p in archive.iterdir() if p.is_dir()]
 
         write(500, "second")  # 1,401 events
         with pytest.raises(OSError, match="disk full"):
             cairn.store.writer.run(failed_rotation)
-        second = next(p for p in audit.rotated_files(archive) if p != left)
+        second = next(p for p in audit_files.rotated_files(archive) if p != left)
         whole = second.read_bytes()
         second.write_bytes(b"".join(whole.splitlines(keepends=True)[:-100]))  # 100 lines short
         assert janitor.run().audit_rotated == 501
-        assert audit.rotated_files(archive) == [left, second]
+        assert audit_files.rotated_files(archive) == [left, second]
         assert second.read_bytes() == whole  # carried on, not set aside
         assert not [p for p in archive.iterdir() if p.is_dir()]
 
         write(600, "third")  # 1,501 events
         with pytest.raises(OSError, match="disk full"):
             cairn.store.writer.run(failed_rotation)
-        third = audit.rotated_files(archive)[-1]
+        third = audit_files.rotated_files(archive)[-1]
         lines = third.read_bytes().splitlines(keepends=True)
         lines[-1] = lines[-1].replace(b'"actor": "', b'"actor": "someone else, ')
         damaged = b"".join(lines)  # its last event is not the table's
@@ -534,7 +534,7 @@ def test_a_long_rotation_lets_a_write_in_before_it_ends(
         with ThreadPoolExecutor(1) as pool:
             rotating = pool.submit(janitor.rotate_audit)
             deadline = time.monotonic() + 30
-            while not audit.rotated_files(paths.audit_archive) and not rotating.done():
+            while not audit_files.rotated_files(paths.audit_archive) and not rotating.done():
                 assert time.monotonic() < deadline, "the rotation never began"
                 time.sleep(0.001)
             written = cairn.memories.write(
@@ -551,7 +551,7 @@ def test_a_long_rotation_lets_a_write_in_before_it_ends(
         ).fetchone()
         assert write_seq < rotated_seq, "the write waited for the whole rotation"
 
-        (rotated,) = audit.rotated_files(paths.audit_archive)
+        (rotated,) = audit_files.rotated_files(paths.audit_archive)
         assert rotated.name == f"audit-{1:012d}-{moved:012d}.jsonl"
         assert rotated.read_bytes() == as_lines(before[:moved])
         assert count_audit(cairn) == cairn.health.snapshot(Caller.human())["audit_events"]
@@ -601,7 +601,7 @@ def test_a_rotation_killed_between_chunks_loses_and_duplicates_nothing(
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
-    (rotated,) = audit.rotated_files(paths.audit_archive)
+    (rotated,) = audit_files.rotated_files(paths.audit_archive)
     in_file = [json.loads(line) for line in rotated.read_bytes().splitlines()]
     assert len(in_file) == 1200  # four chunks of 300, the fourth committed or not
     left = audit_rows(paths)
@@ -619,7 +619,7 @@ def test_a_rotation_killed_between_chunks_loses_and_duplicates_nothing(
         assert [e["seq"] for e in events] == list(range(1, len(before) + 1))
         janitor = Janitor(cairn.store, cairn.memories, cairn.settings, paths, rotation_chunk=300)
         assert janitor.run().audit_rotated == moved - (1200 if where == "committed" else 900)
-        assert audit.rotated_files(paths.audit_archive) == [rotated]
+        assert audit_files.rotated_files(paths.audit_archive) == [rotated]
         assert rotated.read_bytes() == as_lines(before[:moved])
         table = [e["seq"] for e in audit_rows(paths)]
         assert table[0] == moved + 1 and table[: len(before) - moved] == list(

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, QTranslator
 from PySide6.QtWidgets import QAbstractButton, QApplication, QGroupBox, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
-from core.settings import KNOBS
+from core.knobs import KNOBS
 from desktop import knobs
 from desktop.desk import Desk, ToolWindow
 from desktop.i18n import I18N_DIR
@@ -112,7 +112,7 @@ def test_every_counted_string_has_its_english_singular_and_plural() -> None:
 
 
 def test_every_setting_help_has_a_chinese_translation() -> None:
-    """The Settings window's tooltips are core's help texts (core.settings.KNOBS): each is listed
+    """The Settings window's tooltips are core's help texts (core.knobs.KNOBS): each is listed
     in desktop/knobs.py as core words it, so that `scripts/translations` finds it, and has a
     Chinese translation in the .ts and in the built .qm."""
     stale = sorted(k.name for k in KNOBS if knobs.HELP.get(k.name) != k.help) + sorted(

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from core import audit, protocol
+from core import audit_files, audit_rotation, protocol
 from core.app import Cairn
 from core.daemon import PID_FILE, Runtime
 from core.paths import Paths
@@ -284,12 +284,14 @@ def test_a_stop_during_the_first_rotation_ends_it_between_chunks_and_a_restart_f
     write_settings(home, "[audit]\nmax_events = 1000\n")
     cairn = Cairn.open(paths)
     try:
-        write_facts(cairn, 15 * audit.CHUNK_EVENTS + 900 - cairn.store.committed_seq, "gannet")
+        write_facts(
+            cairn, 15 * audit_rotation.CHUNK_EVENTS + 900 - cairn.store.committed_seq, "gannet"
+        )
     finally:
         cairn.close()
     before = audit_rows(paths)
     moved = len(before) - 900
-    assert moved == 15 * audit.CHUNK_EVENTS
+    assert moved == 15 * audit_rotation.CHUNK_EVENTS
 
     caplog.set_level(logging.INFO)
     delete = "DELETE FROM audit WHERE seq <="  # a chunk's deletion, in its write transaction
@@ -298,17 +300,17 @@ def test_a_stop_during_the_first_rotation_ends_it_between_chunks_and_a_restart_f
     assert "Cairn stopped" in said, said
     table = audit_rows(paths)
     rotated_events = [e for e in table if e["action"] == "audit_rotated"]
-    paused = chunks * audit.CHUNK_EVENTS
+    paused = chunks * audit_rotation.CHUNK_EVENTS
     if chunks < 15:
         assert "audit rotation paused by the stop" in said, said
         # the file holds what was moved, and is named for it: the next round starts another
-        (rotated,) = audit.rotated_files(paths.audit_archive)
+        (rotated,) = audit_files.rotated_files(paths.audit_archive)
         assert rotated.name == f"audit-{1:012d}-{paused:012d}.jsonl"
         assert rotated.read_bytes() == as_lines(before[:paused])
         assert table == before[paused:]  # beyond the limit still
         assert not rotated_events
     else:
-        (rotated,) = audit.rotated_files(paths.audit_archive)
+        (rotated,) = audit_files.rotated_files(paths.audit_archive)
         assert rotated.name == f"audit-{1:012d}-{moved:012d}.jsonl"
         assert rotated.read_bytes() == as_lines(before[:moved])
         assert table[:-1] == before[moved:]
@@ -321,7 +323,7 @@ def test_a_stop_during_the_first_rotation_ends_it_between_chunks_and_a_restart_f
     if restart:
         _serve_until_stopped(paths, lambda runtime: _stop_at(runtime, inserted, 1))
         assert "Cairn stopped" in caplog.text
-        first, second = audit.rotated_files(paths.audit_archive)
+        first, second = audit_files.rotated_files(paths.audit_archive)
         assert first == rotated and first.read_bytes() == as_lines(before[:paused])
         assert second.name == f"audit-{paused + 1:012d}-{moved:012d}.jsonl"
         assert second.read_bytes() == as_lines(before[paused:moved])

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from core.errors import ConfigInvalid
+from core.knobs import KNOBS
 from core.paths import resolve_paths
-from core.settings import KNOBS, Settings, load_settings
+from core.settings import Settings, load_settings
 
 
 def test_missing_file_means_defaults(short_tmp: Path) -> None:

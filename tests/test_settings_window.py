@@ -16,8 +16,8 @@ from pytestqt.qtbot import QtBot
 
 from core.autostart import Autostart
 from core.autostart_entries import Kind
+from core.knobs import KNOB_BY_NAME
 from core.model import Caller
-from core.settings import KNOB_BY_NAME
 from desktop.desk import Desk
 from desktop.windows.agents import AgentsWindow
 from desktop.windows.identity import IdentityWindow
