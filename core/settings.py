@@ -16,16 +16,6 @@ from core.model import BUILTIN_KINDS
 from core.toml_text import TextRefused, TooDeep, key_lines, read_text, unreadable
 from core.wording import plural
 
-# `Value` and `KNOB_BY_NAME` too: the Settings window reads the values and the table from here.
-__all__ = [
-    "KNOB_BY_NAME",
-    "Settings",
-    "Value",
-    "load_settings",
-    "read_settings_text",
-    "validate_document",
-]
-
 
 class Settings:
     """Validated setting values, read by name. Construct with `load_settings` or `defaults`."""

@@ -1,4 +1,4 @@
-"""The help texts of the settings core declares (`core.settings.KNOBS`), in the person's
+"""The help texts of the settings core declares (`core.knobs.KNOBS`), in the person's
 language. Core never imports Qt, so its English texts are listed here for `scripts/translations`
 to find (context `Knob`); a window shows one with `knob_help`. A test fails when this list and
 core's differ, or when a text has no Chinese translation.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
 
-from core.settings import KNOB_BY_NAME
+from core.knobs import KNOB_BY_NAME
 from desktop.i18n import QT_TRANSLATE_NOOP
 
 CONTEXT = "Knob"

@@ -15,10 +15,11 @@ import pytest
 from core.app import Cairn
 from core.changes import ChangeSet, Topic
 from core.errors import ConfigInvalid, Forbidden, InvalidInput, IOFault
+from core.knob import Value
 from core.model import Caller, Scope, Surface
 from core.notes import SyncReport
 from core.paths import Paths
-from core.settings import Value, load_settings
+from core.settings import load_settings
 from tests.conftest import FakeClock, open_policy, refusing_writes
 
 

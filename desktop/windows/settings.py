@@ -34,7 +34,9 @@ from core.autostart import Autostart, Found, Report
 from core.autostart_entries import Kind
 from core.backup_folder import PRE_MIGRATION, BackupInfo
 from core.changes import Topic
-from core.settings import KNOB_BY_NAME, Settings, Value
+from core.knob import Value
+from core.knobs import KNOB_BY_NAME
+from core.settings import Settings
 from desktop.desk import Desk, ToolWindow
 from desktop.i18n import LANGUAGES, SYSTEM, chosen
 from desktop.knobs import knob_help
