@@ -31,6 +31,7 @@ from desktop import single
 from desktop.desk import Desk
 from desktop.person_check import PersonCheck
 from desktop.tray import IDLE, Tray, load_icon
+from desktop.widgets import plain_box
 
 log = logging.getLogger("cairn")
 
@@ -101,7 +102,11 @@ def tell_person(message: str) -> None:
     print(f"cairn: {message}", file=sys.stderr)
     shown = sys.stderr.isatty() or QApplication.platformName() in ("offscreen", "minimal")
     if not shown:
-        QMessageBox.warning(None, "Cairn", message)
+        box = plain_box(None)
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Cairn")
+        box.setText(message)
+        box.exec()
 
 
 async def start_runtime(runtime: Runtime, paths: Paths, name: str) -> int | None:

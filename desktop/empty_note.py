@@ -18,6 +18,7 @@ class EmptyNote(QLabel):
     def __init__(self, view: QAbstractItemView, text: str) -> None:
         super().__init__(text, view.viewport())
         self.setObjectName(NAME)
+        self.setTextFormat(Qt.TextFormat.PlainText)  # as every label (desktop/widgets.py)
         self.setWordWrap(True)
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QWidget
 from core.errors import NotFound
 from core.model import Caller, ListFilter, Memory, Page, Status
 from core.search import Horizon, SearchRequest
-from desktop.widgets import when
+from desktop.widgets import plain_tip, when
 
 if TYPE_CHECKING:
     from desktop.desk import Desk
@@ -157,6 +157,7 @@ class MemoryTableModel(QAbstractTableModel):
             value = one_line(m.content, 600)
             if m.flags:
                 value = self.tr("Flagged: {}").format(", ".join(m.flags)) + "\n" + value
+            value = plain_tip(value)
         elif role == Qt.ItemDataRole.ForegroundRole and (
             m.status is not Status.ACTIVE or m.expired
         ):

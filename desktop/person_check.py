@@ -37,6 +37,7 @@ from core.protocol import Session
 from core.runtime import Process, describe_process, has_terminal
 from core.settings_file import SettingsService
 from core.terminal import STOPPED_BEFORE_ANSWER
+from desktop.widgets import plain_label
 
 log = logging.getLogger(__name__)
 
@@ -155,15 +156,15 @@ class PersonCheck(QObject):
         box = QDialog()
         box.setObjectName("personCheck")
         box.setWindowTitle(self.tr("Cairn: act for you?"))
-        icon = QLabel()
+        icon = plain_label()
         size = box.style().pixelMetric(QStyle.PixelMetric.PM_MessageBoxIconSize)
         question = QStyle.StandardPixmap.SP_MessageBoxQuestion
         icon.setPixmap(box.style().standardIcon(question).pixmap(size, size))
-        title = QLabel(self.tr("A program asks to act for you in Cairn."))
+        title = plain_label(self.tr("A program asks to act for you in Cairn."))
         bold = title.font()
         bold.setBold(True)
         title.setFont(bold)
-        why = QLabel(
+        why = plain_label(
             self.tr(
                 "It could adopt or reject proposals, change the capture policy or your agents, "
                 "and see what only you may see. Allow it only if you started it yourself."
@@ -179,7 +180,7 @@ class PersonCheck(QObject):
             (self.tr("Process:"), "personPid", str(process.pid)),
         )
         for name, object_name, value in fields:
-            label = QLabel(name)
+            label = plain_label(name)
             label.setFont(bold)
             form.addRow(label, _field(value, object_name))
         buttons = QDialogButtonBox()
@@ -213,7 +214,7 @@ class PersonCheck(QObject):
 def _field(value: str, name: str) -> QLabel:
     """One field's value: plain text on one line, cut with "…" to FIELD_CHARS average
     characters; the whole value is its tooltip."""
-    label = QLabel()
+    label = plain_label()
     label.setObjectName(name)
     label.setTextFormat(Qt.TextFormat.PlainText)  # markup in a command line is shown as typed
     label.setWordWrap(False)

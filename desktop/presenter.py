@@ -9,6 +9,7 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from core.errors import CairnError
+from desktop.widgets import plain_box
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ class Presenter:
         self.last = text
         if self._box is not None:
             self._box.close()
-        box = QMessageBox(parent or self._parent)
+        box = plain_box(parent or self._parent)
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle(QCoreApplication.translate("Presenter", "Cairn"))
         box.setText(text)

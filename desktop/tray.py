@@ -30,6 +30,7 @@ from core.model import BUILTIN_KINDS
 from core.policy import Mode, Policy
 from desktop.desk import Desk, ToolWindow
 from desktop.quit_guard import QuitGuard
+from desktop.widgets import plain_label
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +238,7 @@ class Tray(QObject):
         strip = QFrame(window)
         strip.setObjectName("noTrayStrip")
         strip.setStyleSheet("QFrame#noTrayStrip { background: #fff4d6; }")
-        note = QLabel(
+        note = plain_label(
             self.tr(
                 "Your desktop has no system tray, so Cairn opened its window. Cairn keeps "
                 "running while a Cairn window is open; closing the last one quits Cairn."

@@ -1,16 +1,19 @@
-"""Small pieces every window uses: naming a widget, showing a time, telling a text the person
-edited from one a plain-text editor only displayed, asking before edits are lost, letting Tab
-move on from tables and texts, and setting the order Tab goes in."""
+"""Small pieces every window uses: naming a widget, labels, message boxes and tooltips that show
+their text as typed, showing a time, telling a text the person edited from one a plain-text
+editor only displayed, asking before edits are lost, letting Tab move on from tables and texts,
+and setting the order Tab goes in."""
 
 from __future__ import annotations
 
+import html
 import itertools
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QDateTime, Qt
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QLabel,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -27,6 +30,36 @@ def named(widget: W, name: str, tip: str | None = None) -> W:
     if tip:
         widget.setToolTip(tip)
     return widget
+
+
+# Qt draws a label's, a message box's or a tooltip's text as HTML when it looks like HTML
+# (`Qt.mightBeRichText`: a tag near the start). Windows show what agents wrote - a memory, its
+# summary, a relation's or a proposal's note - so an agent's `<b>`, `<img>` or
+# `<span style="font-size:0">` would draw as it says, not as typed, and could make a window say
+# what the text does not (until 2026-12-02, in the review queue's title and the memories'
+# details). Every label and message box in desktop/ is made here, plain (a test checks), and a
+# tooltip that holds such text goes through `plain_tip`.
+
+
+def plain_label(text: str = "", parent: QWidget | None = None, **properties: Any) -> QLabel:
+    """A label that shows its text as typed (Qt properties as keywords: `wordWrap=True`)."""
+    label = QLabel(text, parent, **properties)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    return label
+
+
+def plain_box(parent: QWidget | None) -> QMessageBox:
+    """A message box whose text and informative text show as typed."""
+    box = QMessageBox(parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    return box
+
+
+def plain_tip(text: str) -> str:
+    """A tooltip that shows `text` as typed, line breaks kept ('' stays '': no tooltip)."""
+    if not text:
+        return ""
+    return f'<p style="white-space: pre-wrap">{html.escape(text)}</p>'
 
 
 def when(ms: int | None) -> str:
@@ -64,7 +97,7 @@ def losing_edits_question(
     """A warning that going on loses edits: the button that goes on (`go_on`: its words and its
     object name) and Cancel, the default. The box deletes itself when closed; the caller
     connects the buttons and opens it."""
-    box = QMessageBox(parent)
+    box = plain_box(parent)
     box.setObjectName(name)
     box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle(title)

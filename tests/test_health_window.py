@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6 import QtGui
 from PySide6.QtCore import QLocale
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
@@ -93,7 +94,17 @@ def rows_of(window: HealthWindow, section: str) -> dict[str, Any]:
     tops = [window.breakdown.topLevelItem(i) for i in range(window.breakdown.topLevelItemCount())]
     top = next(t for t in tops if t is not None and t.data(0, KEY_ROLE) == section)
     children = [top.child(i) for i in range(top.childCount())]
-    return {c.text(0): (c.text(1), c.toolTip(1)) for c in children if c is not None}
+    return {c.text(0): (c.text(1), tip_as_read(c.toolTip(1))) for c in children if c is not None}
+
+
+def tip_as_read(tip: str) -> str:
+    """A tooltip's words as the person reads them (the windows' tooltips of figures are HTML
+    that shows the text as typed: `desktop.widgets.plain_tip`)."""
+    if not QtGui.Qt.mightBeRichText(tip):
+        return tip
+    document = QtGui.QTextDocument()
+    document.setHtml(tip)
+    return document.toPlainText()
 
 
 def grouped(n: int) -> str:

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
@@ -26,7 +25,7 @@ from PySide6.QtWidgets import (
 from core.agents import Agent, AgentStatus
 from core.changes import Topic
 from desktop.desk import ToolWindow
-from desktop.widgets import named, tab_order, when
+from desktop.widgets import named, plain_box, plain_label, tab_order, when
 
 if TYPE_CHECKING:
     from desktop.desk import Desk
@@ -40,7 +39,7 @@ class TokenDialog(QDialog):
         self.setObjectName("tokenDialog")
         self.setWindowTitle(self.tr("Token for {}").format(agent))
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        intro = QLabel(
+        intro = plain_label(
             self.tr(
                 "The agent “{}” is registered. Give it this token (for example as CAIRN_TOKEN). "
                 "Copy it now: Cairn will not show it again."
@@ -265,7 +264,7 @@ class AgentsWindow(ToolWindow):
         a = self.selected()
         if a is None or a.status is AgentStatus.REVOKED:
             return
-        box = QMessageBox(self)
+        box = plain_box(self)
         box.setObjectName("revokeConfirm")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle(self.tr("Revoke this agent?"))

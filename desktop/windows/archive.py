@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -33,7 +32,7 @@ from core.model import Scope
 from core.wording import visible
 from desktop.desk import Desk, ToolWindow
 from desktop.presenter import sentence
-from desktop.widgets import named
+from desktop.widgets import named, plain_box, plain_label
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 SHOWN_PROBLEMS = 50  # lines of an import report's problems; the rest are counted
@@ -69,7 +68,7 @@ class ArchiveWindow(ToolWindow):
     def _export_box(self) -> QGroupBox:
         box = QGroupBox(self.tr("Export"))
         scopes_row = QHBoxLayout()
-        scopes_row.addWidget(QLabel(self.tr("Scopes:")))
+        scopes_row.addWidget(plain_label(self.tr("Scopes:")))
         self.scopes: dict[Scope, QCheckBox] = {}
         labels = {
             Scope.GLOBAL: self.tr("Global"),
@@ -100,7 +99,7 @@ class ArchiveWindow(ToolWindow):
         )
         choose.clicked.connect(self._choose_export)
         where = QHBoxLayout()
-        where.addWidget(QLabel(self.tr("Save to:")))
+        where.addWidget(plain_label(self.tr("Save to:")))
         where.addWidget(self.out_path, 1)
         where.addWidget(choose)
         self.export_button = named(
@@ -113,7 +112,7 @@ class ArchiveWindow(ToolWindow):
         self.export_summary.setReadOnly(True)
         layout = QVBoxLayout(box)
         layout.addLayout(scopes_row)
-        layout.addWidget(QLabel(self.tr("Projects (none selected: all of them):")))
+        layout.addWidget(plain_label(self.tr("Projects (none selected: all of them):")))
         layout.addWidget(self.workspaces, 1)
         layout.addLayout(where)
         layout.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignRight)
@@ -143,7 +142,7 @@ class ArchiveWindow(ToolWindow):
         )
         self.import_button.clicked.connect(self.ask_to_import)
         row = QHBoxLayout()
-        row.addWidget(QLabel(self.tr("File:")))
+        row.addWidget(plain_label(self.tr("File:")))
         row.addWidget(self.in_path, 1)
         row.addWidget(choose)
         buttons = QHBoxLayout()
@@ -312,7 +311,7 @@ class ArchiveWindow(ToolWindow):
 
     def ask_to_import(self) -> None:
         """Ask before importing: nothing an import brings in goes through review."""
-        box = named(QMessageBox(self), "confirmImport")
+        box = named(plain_box(self), "confirmImport")
         box.setIcon(QMessageBox.Icon.Question)
         box.setWindowTitle(self.tr("Import memories?"))
         box.setText(

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from core.changes import Topic
 from desktop.desk import ToolWindow
 from desktop.empty_note import EmptyNote
-from desktop.widgets import when
+from desktop.widgets import plain_label, plain_tip, when
 
 if TYPE_CHECKING:
     from desktop.desk import Desk
@@ -48,7 +48,7 @@ BREAKDOWNS = (
 
 def _banner() -> QLabel:
     """The red banner the warnings lead in (hidden while there are none)."""
-    banner = QLabel()
+    banner = plain_label()
     banner.setObjectName("warningsBanner")
     banner.setWordWrap(True)
     banner.setStyleSheet(BANNER_STYLE)
@@ -83,7 +83,7 @@ class HealthWindow(ToolWindow):
             ("database", self.tr("Database size")),
             ("audit", self.tr("Audit events")),
         ):
-            value = QLabel("—")
+            value = plain_label("—")
             value.setObjectName(f"figure_{key}")
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.figures[key] = value
@@ -127,7 +127,7 @@ class HealthWindow(ToolWindow):
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)
-        lower_layout.addWidget(QLabel(self.tr("Agents since Cairn started")))
+        lower_layout.addWidget(plain_label(self.tr("Agents since Cairn started")))
         lower_layout.addWidget(self.agents)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(top)
@@ -209,7 +209,7 @@ class HealthWindow(ToolWindow):
                 "",
                 int(aside["files"]),
             ).format(locale.formattedDataSize(int(aside.get("bytes", 0))))
-            self.figures["database"].setToolTip("\n".join(aside.get("paths", [])))
+            self.figures["database"].setToolTip(plain_tip("\n".join(aside.get("paths", []))))
         else:
             self.figures["database"].setToolTip("")
         return text
@@ -356,4 +356,4 @@ def _fill(
     else:
         text, exact = shown(str(parent.data(0, KEY_ROLE)), value)
         parent.setText(1, text)
-        parent.setToolTip(1, exact)
+        parent.setToolTip(1, plain_tip(exact))

@@ -14,7 +14,6 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QFileDialog,
-    QLabel,
     QListWidget,
     QListWidgetItem,
     QSplitter,
@@ -26,7 +25,7 @@ from core.errors import CairnError, Conflict
 from core.identity import IdentityVersion, RevertPreview
 from core.suggestions import Op
 from desktop.desk import Desk, ToolWindow
-from desktop.widgets import edited_text, named, tab_order
+from desktop.widgets import edited_text, named, plain_label, tab_order
 from desktop.windows.identity_editor import DocumentEditor
 from desktop.windows.identity_revert import RevertDialog, export_history
 from desktop.windows.identity_versions import ID_ROLE, VersionsPane
@@ -94,7 +93,7 @@ class IdentityWindow(ToolWindow):
         split.setStretchFactor(1, 3)
         split.setStretchFactor(2, 3)
         split.setSizes([200, 440, 440])
-        self.status = named(QLabel(wordWrap=True), "status")
+        self.status = named(plain_label(wordWrap=True), "status")
         layout = QVBoxLayout(self)
         layout.addWidget(split, 1)
         layout.addWidget(self.status)

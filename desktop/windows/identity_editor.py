@@ -6,7 +6,6 @@ from __future__ import annotations
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -15,7 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.identity import IdentityVersion
-from desktop.widgets import named
+from desktop.widgets import named, plain_label
 
 
 class DocumentEditor(QWidget):
@@ -34,7 +33,7 @@ class DocumentEditor(QWidget):
         self._filling = False  # the window, not the person, is changing the text
         self.editor = named(QPlainTextEdit(), "editor")
         self.editor.textChanged.connect(self._edited)
-        self.base_label = named(QLabel(), "base")
+        self.base_label = named(plain_label(), "base")
         self.reason = named(
             QLineEdit(placeholderText=self.tr("Why you changed it (optional)")), "reason"
         )

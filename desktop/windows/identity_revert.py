@@ -7,12 +7,12 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
 from core.identity import IdentityService, RevertPreview
 from core.model import Caller
 from desktop.diff import diff_html
-from desktop.widgets import named, tab_moves_on
+from desktop.widgets import named, plain_label, tab_moves_on
 
 
 def _fenced(text: str) -> str:
@@ -58,7 +58,7 @@ class RevertDialog(QDialog):
         self.preview = preview
         self.setObjectName("revert_dialog")
         self.setWindowTitle(self.tr("Revert {}").format(preview.doc))
-        self.explanation = named(QLabel(wordWrap=True), "revert_explanation")
+        self.explanation = named(plain_label(wordWrap=True), "revert_explanation")
         self.explanation.setText(
             self.tr(
                 "A new version {} will be written with the content of version {}; nothing is "

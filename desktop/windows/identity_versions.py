@@ -25,7 +25,7 @@ from core.identity import IdentityVersion
 from core.validation import content_hash
 from desktop.diff import diff_html, plain_html
 from desktop.empty_note import EmptyNote
-from desktop.widgets import named, when
+from desktop.widgets import named, plain_label, plain_tip, when
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -81,7 +81,7 @@ class VersionsPane(QWidget):
         proposal_row.addWidget(self.reject)
         proposal_row.addWidget(self.adopt)
 
-        self.viewer_title = named(QLabel(wordWrap=True), "viewer_title")
+        self.viewer_title = named(plain_label(wordWrap=True), "viewer_title")
         self.viewer = named(QTextBrowser(), "viewer")
         self.viewer.setPlaceholderText(
             # one short line: Qt draws a text editor's placeholder unwrapped, up to its first break
@@ -100,7 +100,7 @@ class VersionsPane(QWidget):
 
     @staticmethod
     def _label(text: str, buddy: QWidget) -> QLabel:
-        label = QLabel(text)
+        label = plain_label(text)
         label.setBuddy(buddy)
         return label
 
@@ -149,7 +149,7 @@ class VersionsPane(QWidget):
                 )
             item = QListWidgetItem(text)
             item.setData(ID_ROLE, p["id"])
-            item.setToolTip(p.get("note") or "")
+            item.setToolTip(plain_tip(p.get("note") or ""))
             self.proposals.addItem(item)
             if p["id"] == chosen:
                 self.proposals.setCurrentItem(item)

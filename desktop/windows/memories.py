@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QSplitter,
@@ -41,7 +40,7 @@ from core.model import (
 from core.requests import UpdateRequest
 from desktop.desk import ToolWindow
 from desktop.memory_model import Filters, MemoryTableModel
-from desktop.widgets import tab_order
+from desktop.widgets import plain_label, tab_order
 from desktop.windows.memory_detail import (
     DetailPanel,
     MemoryEditor,
@@ -178,7 +177,7 @@ class MemoriesWindow(ToolWindow):
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
         self.model.loaded.connect(self._loaded)
         self.model.modelReset.connect(self._count)
-        self.count = QLabel()
+        self.count = plain_label()
         self.count.setObjectName("countLabel")
 
     def _lay_out(self) -> None:

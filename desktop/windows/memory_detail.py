@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QPlainTextEdit,
@@ -40,7 +39,16 @@ from core.model import (
 from core.requests import UpdateRequest
 from core.wording import visible
 from desktop.memory_model import one_line
-from desktop.widgets import edited_text, losing_edits_question, named, tab_moves_on, when
+from desktop.widgets import (
+    edited_text,
+    losing_edits_question,
+    named,
+    plain_box,
+    plain_label,
+    plain_tip,
+    tab_moves_on,
+    when,
+)
 
 if TYPE_CHECKING:
     from desktop.desk import Desk
@@ -82,7 +90,7 @@ class MemoryEditor(QDialog):
         self.reason = QLineEdit()
         self.reason.setObjectName("editReason")
         self.reason.setPlaceholderText(self.tr("Why (optional, kept in the history)"))
-        self.note = QLabel()
+        self.note = plain_label()
         self.note.setObjectName("editNote")
         self.note.setWordWrap(True)
         self.note.hide()
@@ -201,22 +209,22 @@ class DetailPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel()
+        self.title = plain_label()
         self.title.setObjectName("detailTitle")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.flag_banner = QLabel()
+        self.flag_banner = plain_label()
         self.flag_banner.setObjectName("flagBanner")
         self.flag_banner.setWordWrap(True)
         self.flag_banner.setStyleSheet(FLAG_STYLE)
         self.flag_banner.hide()
         self.content = QTextBrowser()
         self.content.setObjectName("detailContent")
-        self.meta = QLabel()
+        self.meta = plain_label()
         self.meta.setObjectName("detailMeta")
         self.meta.setWordWrap(True)
         self.meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # What replaced this memory, what it replaced, what contradicts it: by their text.
-        self.relations = QLabel()
+        self.relations = plain_label()
         self.relations.setObjectName("detailRelations")
         self.relations.setWordWrap(True)
         self.relations.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -250,7 +258,7 @@ class DetailPanel(QWidget):
         layout.addWidget(self.meta)
         layout.addWidget(self.relations)
         layout.addLayout(actions)
-        layout.addWidget(QLabel(self.tr("History")))
+        layout.addWidget(plain_label(self.tr("History")))
         layout.addWidget(self.history, 2)
         self.show_nothing()
 
@@ -330,7 +338,7 @@ class DetailPanel(QWidget):
             item = QTreeWidgetItem(
                 [str(r.revision), r.action, r.actor, when(r.created_at), one_line(r.content, 90)]
             )
-            item.setToolTip(4, r.content + (f"\n\n{r.reason}" if r.reason else ""))
+            item.setToolTip(4, plain_tip(r.content + (f"\n\n{r.reason}" if r.reason else "")))
             self.history.addTopLevelItem(item)
         self.history.resizeColumnToContents(0)
 
@@ -382,7 +390,7 @@ def forget_confirmation(memory: Memory, parent: QWidget) -> tuple[QMessageBox, Q
     """The question asked before forgetting `memory`, naming it, with Cancel as the default.
 
     Its words stay in the Memories window's translation context, where they always were."""
-    box = QMessageBox(parent)
+    box = plain_box(parent)
     box.setObjectName("forgetConfirm")
     box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle(QCoreApplication.translate("MemoriesWindow", "Forget this memory?"))

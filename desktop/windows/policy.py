@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QPushButton,
     QTableWidget,
@@ -31,7 +30,7 @@ from core.changes import Topic
 from core.policy import Mode, Policy
 from core.policy_file import PolicyService
 from desktop.desk import Desk, ToolWindow
-from desktop.widgets import named, tab_order
+from desktop.widgets import named, plain_label, tab_order
 
 MODES = (Mode.AUTO, Mode.ASK, Mode.OFF)
 RULE_ROLE = Qt.ItemDataRole.UserRole
@@ -63,7 +62,7 @@ class PolicyWindow(ToolWindow):
         self.view: PolicyView | None = None
         self.modes: dict[str, QComboBox] = {}  # target ("kinds.fact", "scopes.user"...) -> combo
 
-        self.error = named(QLabel(), "policyError")
+        self.error = named(plain_label(), "policyError")
         self.error.setWordWrap(True)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.setStyleSheet(
@@ -78,7 +77,7 @@ class PolicyWindow(ToolWindow):
         )
         self.pause.toggled.connect(self._pause_toggled)
 
-        explain = QLabel(
+        explain = plain_label(
             self.tr(
                 "auto: an agent's write lands at once.\n"
                 "ask: it waits in the review queue for you.\n"
@@ -198,7 +197,7 @@ class PolicyWindow(ToolWindow):
         )
         self.open_button.clicked.connect(self._open_file)
         row = QHBoxLayout()
-        row.addWidget(QLabel(self.tr("Policy file")))
+        row.addWidget(plain_label(self.tr("Policy file")))
         row.addWidget(self.path_label, 1)
         row.addWidget(self.open_button)
         return row

@@ -13,7 +13,6 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent, QTextCursor
 from PySide6.QtWidgets import (
-    QLabel,
     QMessageBox,
     QPushButton,
     QSplitter,
@@ -26,7 +25,7 @@ from core.validation import content_hash
 from desktop.desk import Desk, ToolWindow
 from desktop.memory_model import one_line
 from desktop.presenter import sentence
-from desktop.widgets import named, tab_order
+from desktop.widgets import named, plain_box, plain_label, tab_order
 from desktop.windows.review_detail import ProposalDetail
 from desktop.windows.review_queue import Filters, ProposalList
 from desktop.windows.review_rows import Item, Made, row_of
@@ -139,7 +138,7 @@ class ReviewWindow(ToolWindow):
         split.addWidget(self.detail)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
-        self.status = named(QLabel(wordWrap=True), "status")
+        self.status = named(plain_label(wordWrap=True), "status")
         layout = QVBoxLayout(self)
         layout.addWidget(split, 1)
         layout.addWidget(self.status)
@@ -579,7 +578,7 @@ class ReviewWindow(ToolWindow):
 
     def _confirm_forget(self, items: list[Item], go: Callable[[], None]) -> None:
         """Ask before adopting proposals that forget memories for good, Cancel the default."""
-        box = QMessageBox(self)
+        box = plain_box(self)
         box.setObjectName("forgetConfirm")
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle(self.tr("Forget for good?"))

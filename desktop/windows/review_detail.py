@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -29,7 +28,7 @@ from core.review_decisions import MAX_REASON_CHARS
 from core.review_edits import FEEDBACK_ACTIONS
 from core.validation import Limits
 from desktop.diff import diff_html, plain_html
-from desktop.widgets import edited_text, named
+from desktop.widgets import edited_text, named, plain_label
 from desktop.windows.review_expiry_pin import changes_html, settings_of, value_text
 from desktop.windows.review_queue import title_of, why_of
 from desktop.windows.review_rows import Item
@@ -61,15 +60,15 @@ class ProposalDetail(QWidget):
         self.dirty = False
         self.conflict_data: dict[str, Any] | None = None
         self._filling = False  # the pane, not the person, is changing the editors
-        self.title = named(QLabel(wordWrap=True), "title")
-        self.why = named(QLabel(wordWrap=True), "why")
+        self.title = named(plain_label(wordWrap=True), "title")
+        self.why = named(plain_label(wordWrap=True), "why")
         self.diff = named(QTextBrowser(), "diff")
         self.diff.setToolTip(
             translate("ReviewWindow", "Red: removed by the proposal. Green: added by it.")
         )
-        self.form_error = named(QLabel(wordWrap=True), "form_error")
+        self.form_error = named(plain_label(wordWrap=True), "form_error")
         self.form_error.setStyleSheet("color:#b3261e;")
-        self.conflict = named(QLabel(wordWrap=True), "conflict")
+        self.conflict = named(plain_label(wordWrap=True), "conflict")
         self.conflict.setStyleSheet(
             "background:#fff4d6;color:#6b4a00;border:1px solid #e0b84a;padding:4px;"
         )
@@ -131,8 +130,8 @@ class ProposalDetail(QWidget):
             "Set by the proposal; adopting makes it. It cannot be edited here: reject the "
             "proposal if you do not want it",
         )
-        self.expiry = named(QLabel(textFormat=Qt.TextFormat.PlainText), "expiry", settings_tip)
-        self.pin = named(QLabel(textFormat=Qt.TextFormat.PlainText), "pin", settings_tip)
+        self.expiry = named(plain_label(textFormat=Qt.TextFormat.PlainText), "expiry", settings_tip)
+        self.pin = named(plain_label(textFormat=Qt.TextFormat.PlainText), "pin", settings_tip)
         self.allow_flags = named(
             QCheckBox(translate("ReviewWindow", "Also allo&w this finding from now on")),
             "allow_flags",

@@ -12,14 +12,13 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop.memory_model import one_line
-from desktop.widgets import named, when
+from desktop.widgets import named, plain_label, when
 from desktop.windows.review_rows import Item, Made, ProposalRows, ProposalTable, reasons_of
 from desktop.windows.review_words import op_text, reason_code_text
 
@@ -122,14 +121,14 @@ class ProposalList(QWidget):
         self.reason_filter = self._combo(
             "reason_filter", translate("ReviewWindow", "Show proposals waiting for one reason")
         )
-        self.count_label = named(QLabel(), "count")
+        self.count_label = named(plain_label(), "count")
         filters = QHBoxLayout()
         for label, combo in (
             (translate("ReviewWindow", "Agent:"), self.agent_filter),
             (translate("ReviewWindow", "Kind:"), self.kind_filter),
             (translate("ReviewWindow", "Why:"), self.reason_filter),
         ):
-            filters.addWidget(QLabel(label))
+            filters.addWidget(plain_label(label))
             filters.addWidget(combo)
         filters.addStretch(1)
         filters.addWidget(self.count_label)

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
@@ -41,7 +40,7 @@ from desktop.desk import Desk, ToolWindow
 from desktop.i18n import LANGUAGES, SYSTEM, chosen
 from desktop.knobs import knob_help
 from desktop.person_check import ASK_TERMINALS_TOO
-from desktop.widgets import losing_edits_question, named
+from desktop.widgets import losing_edits_question, named, plain_label, plain_tip
 
 
 @dataclass(frozen=True)
@@ -187,7 +186,7 @@ class SettingsWindow(ToolWindow):
             ),
         )
         self.autostart.clicked.connect(self._autostart_clicked)
-        self.autostart_note = named(QLabel(), "autostartNote")
+        self.autostart_note = named(plain_label(), "autostartNote")
         self.autostart_note.setWordWrap(True)
         self.confirm_terminals = named(
             QCheckBox(self.tr("Ask me here about my commands typed at a terminal too")),
@@ -257,7 +256,7 @@ class SettingsWindow(ToolWindow):
             cells = (taken, self._why(info.reason), locale.formattedDataSize(info.size))
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(str(info.path))
+                item.setToolTip(plain_tip(str(info.path)))
                 self.backups.setItem(row, column, item)
 
     def _show_autostart(self, report: Report) -> None:
