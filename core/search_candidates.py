@@ -87,15 +87,7 @@ def candidates(
         ).fetchall()
     ]
     if raw:
-        marks = ", ".join("?" for _ in raw)
-        keep = dict(
-            conn.execute(
-                f"SELECT m.seq, m.revision FROM memory m WHERE m.seq IN ({marks}) AND {where.sql}",
-                [*raw, *where.params],
-            ).fetchall()
-        )
-        revisions.update(keep)
-        mine = [s for s in raw if s in keep]
+        mine = _callers_matches(conn, raw, where, revisions, config=c)
         if len(mine) >= c.candidates or len(raw) < wide:
             return mine[: c.candidates]
     sql = (
@@ -107,6 +99,33 @@ def candidates(
     rows = conn.execute(sql, [match, *where.params, *weights, c.candidates]).fetchall()
     revisions.update(rows)
     return [int(seq) for seq, _ in rows]
+
+
+def _callers_matches(
+    conn: Any, raw: list[int], where: Where, revisions: dict[int, int], *, config: EngineConfig
+) -> list[int]:
+    """The caller's memories among the index's best matches `raw`, in their order: at least
+    the first `candidates` of them, or all there are (their revisions go to `revisions`).
+
+    A page of `candidates` matches at a time, stopping once there are enough: most searches
+    need the first page only, and each match looked up is a walk down two b-trees (`seq` is
+    not the memory table's key)."""
+    mine: list[int] = []
+    step = max(1, config.candidates)
+    for start in range(0, len(raw), step):
+        chunk = raw[start : start + step]
+        marks = ", ".join("?" for _ in chunk)
+        keep = dict(
+            conn.execute(
+                f"SELECT m.seq, m.revision FROM memory m WHERE m.seq IN ({marks}) AND {where.sql}",
+                [*chunk, *where.params],
+            ).fetchall()
+        )
+        revisions.update(keep)
+        mine += [s for s in chunk if s in keep]
+        if len(mine) >= config.candidates:
+            break
+    return mine
 
 
 def add_single_character_matches(

@@ -19,7 +19,7 @@ from core.search_stats import Stats, lookup_df
 def best_first(scored: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
     """(seq, score) pairs, best score first; on a tie, the older memory (lower seq) first, so
     one store gives one order in every process (scores are summed in the query's order:
-    `ranking.Bm25F.score`)."""
+    `ranking.Bm25F.scores`)."""
     return sorted(scored, key=lambda x: (-x[1], x[0]))
 
 
@@ -43,10 +43,11 @@ def rank(
     )
     query = q.weights(c.alternate_weight)
     term_idf = {t: stats.idf(t) for t in query}
-    norms = {seq: scorer.fields(docs[seq]) for seq in pool if seq in docs}
-    first = best_first(
-        (seq, scorer.score(docs[seq], n, query, term_idf)) for seq, n in norms.items()
-    )
+    seqs = [seq for seq in dict.fromkeys(pool) if seq in docs]
+    pooled = [docs[seq] for seq in seqs]
+    shapes = [scorer.shape(doc.lengths) for doc in pooled]
+    scores, held = scorer.scores(pooled, shapes, query, term_idf)
+    first = best_first(zip(seqs, scores, strict=True))
     if c.feedback_docs <= 0 or c.feedback_terms <= 0 or len(first) < 2:
         return first
     top = [(docs[seq], score) for seq, score in first[: c.feedback_docs]]
@@ -61,14 +62,18 @@ def rank(
     # BM25F adds up over terms: the expanded score is the first score plus the expansion's.
     extra = {t: c.feedback_weight for t in expansion}
     term_idf.update({t: words_idf[t] for t in expansion})
+    expanded, _ = scorer.scores(pooled, shapes, extra, term_idf)
     boost = c.coverage_boost
-    return best_first(
-        (
-            seq,
-            (score + scorer.score(docs[seq], norms[seq], extra, term_idf))
-            * (1.0 + boost * coverage_of(q, docs[seq], stats) if boost else 1.0),
+    if not boost:
+        return best_first(
+            (seq, score + more) for seq, score, more in zip(seqs, scores, expanded, strict=True)
         )
-        for seq, score in first
+    # Coverage follows from which of the query's terms a memory holds (the first pass found
+    # them): worked out once for each combination the pool shows.
+    coverage = _coverage_by_terms(q, list(query), stats, held)
+    return best_first(
+        (seq, (score + more) * (1.0 + boost * coverage[terms]))
+        for seq, score, more, terms in zip(seqs, scores, expanded, held, strict=True)
     )
 
 
@@ -171,6 +176,29 @@ def coverage_of(q: Query, doc: DocTerms, stats: Stats, *, enrichment: bool = Tru
     held = doc.every if enrichment else doc.own
     covered = sum(weight for forms, weight in groups if not held.isdisjoint(forms))
     return covered / whole
+
+
+def _coverage_by_terms(
+    q: Query, terms: list[str], stats: Stats, held: list[int]
+) -> dict[int, float]:
+    """`coverage_of` for each set of `terms` (bit i: the memory holds `terms[i]`; `terms`
+    hold every form of `q`'s groups) found in `held`."""
+    groups, whole = weighted_groups(q, stats)
+    bit = {term: 1 << i for i, term in enumerate(terms)}
+    masks: list[tuple[int, float]] = []
+    for forms, weight in groups:
+        mask = 0
+        for form in forms:
+            mask |= bit[form]
+        masks.append((mask, weight))
+    out: dict[int, float] = {}
+    for found in set(held):
+        if not whole:
+            out[found] = 0.0
+            continue
+        covered = sum(weight for mask, weight in masks if found & mask)
+        out[found] = covered / whole
+    return out
 
 
 def weighted_groups(q: Query, stats: Stats) -> tuple[list[tuple[tuple[str, ...], float]], float]:

@@ -26,6 +26,7 @@ from core.search import (
     MAX_QUERY_CHARS,
     MAX_VARIANTS,
     SPELLING_WORDS_PER_SEARCH,
+    EngineConfig,
     Horizon,
     Presence,
     SearchRequest,
@@ -401,6 +402,27 @@ def test_another_workspaces_common_word_never_hides_my_memory(
         cairn.memories.write_many(other, notes[start : start + 200])
     put(cairn, other, "xylophone tuning notes")
     assert ids(cairn, agent, "deploy xylophone") == [mine]
+
+
+def test_the_candidates_are_my_best_matches_however_many_others_come_first(
+    cairn: Cairn, agent: Caller, short_tmp: Path
+) -> None:
+    """The candidate step takes the index's best matches and keeps the caller's, a page at a
+    time: another workspace's better matches never cost the caller the places they held."""
+    cairn.search.config = EngineConfig(candidates=3)  # pages of 3 among the best 6 matches
+    other = elsewhere(cairn, short_tmp / "other")
+    put(cairn, other, "otter otter")
+    put(cairn, other, "otter otter otter")
+    # the shorter, the better the match (one "otter" each)
+    mine = [put(cairn, agent, "otter " + " ".join(["note"] * n) + f" {n}") for n in range(1, 6)]
+    result = cairn.search.search(agent, SearchRequest(query="otter"))
+    assert {h.memory.id for h in result.hits} == set(mine[:3])
+    assert result.matched == 3
+    # the other workspace's hold every one of the best 6: the filtered query finds mine
+    for n in range(4):
+        put(cairn, other, "otter otter " + "otter " * n + "again")
+    result = cairn.search.search(agent, SearchRequest(query="otter"))
+    assert {h.memory.id for h in result.hits} == set(mine[:3])
 
 
 def test_another_workspaces_words_never_take_my_typos_correction(
