@@ -178,19 +178,15 @@ async def serve(
             log.info("brought the review queue forward for another launch")
             tray.open_review()
 
-    def last_window_closed() -> None:
-        runtime.request_stop("the last window was closed (no system tray)")
-
     listener.command.connect(command)
-    has_tray = True
+    stop_quitting_on_last_close: Callable[[], None] | None = None  # without a tray
     try:
         listener.listen()
         desk = Desk(runtime.cairn)
         desk.start_language()  # the saved choice, or the system's, before anything is built
         tray = Tray(desk, quit=request_quit)
-        has_tray = tray.start()
-        if not has_tray:
-            app.lastWindowClosed.connect(last_window_closed)
+        if not tray.start():
+            stop_quitting_on_last_close = quit_on_last_close(app, tray, runtime)
         freeze_heap()
         if on_started is not None:
             on_started(Running(runtime, desk, tray, person_check))
@@ -201,8 +197,8 @@ async def serve(
         try:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
-            if not has_tray:
-                app.lastWindowClosed.disconnect(last_window_closed)
+            if stop_quitting_on_last_close is not None:
+                stop_quitting_on_last_close()
             _close_windows(person_check, listener, tray, desk)
         finally:
             await runtime.stop()
@@ -210,6 +206,27 @@ async def serve(
     if runtime.lost is not None and on_lost is not None:
         on_lost(f"Cairn stopped: {runtime.lost}")
     return EXIT_OK
+
+
+def quit_on_last_close(app: QApplication, tray: Tray, runtime: Runtime) -> Callable[[], None]:
+    """Without a tray, closing the last window stops Cairn - until a tray appears (the panel
+    starting after Cairn at login), from then on the icon stays. Returns what undoes it (once
+    undone, calling it again does nothing)."""
+
+    def last_window_closed() -> None:
+        runtime.request_stop("the last window was closed (no system tray)")
+
+    connected = True
+
+    def undo() -> None:
+        nonlocal connected
+        if connected:
+            connected = False
+            app.lastWindowClosed.disconnect(last_window_closed)
+
+    app.lastWindowClosed.connect(last_window_closed)
+    tray.tray_appeared.connect(undo)
+    return undo
 
 
 def freeze_heap() -> None:

@@ -73,6 +73,10 @@ class QuitGuard(QObject):
         """Without a tray: closing the last window quits, so it asks first (`desk.on_open`)."""
         window.installEventFilter(self)
 
+    def unwatch(self, window: ToolWindow) -> None:
+        """A tray appeared: closing the last window no longer quits, so nothing to ask."""
+        window.removeEventFilter(self)
+
     def disarm(self) -> None:
         """Cairn is stopping: the windows it closes now close without a question."""
         self._armed = False

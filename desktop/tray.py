@@ -53,6 +53,9 @@ WINDOWS: dict[str, tuple[str, str]] = {
 }
 QUIT_KEY = "Ctrl+Q"  # without a tray, Quit from any window
 MODES = (Mode.AUTO, Mode.ASK, Mode.OFF)
+# Without a tray at start, how often to look for one appearing (the desktop's panel starting after
+# Cairn at login): Qt docks the icon by itself but says nothing (see Tray.start).
+TRAY_LOOK_MS = 1000
 COLLECT_MS = 1500  # proposals arriving this close together make one notification
 COOLDOWN_S = 5.0  # and notifications come at most this often
 MESSAGE_MS = 8000
@@ -86,6 +89,7 @@ class Tray(QObject):
     notified = Signal(str)
     count_shown = Signal(int)
     policy_shown = Signal()
+    tray_appeared = Signal()  # a tray came up after a start without one (see `start`)
 
     def __init__(
         self, desk: Desk, *, quit: Callable[[], None], parent: QObject | None = None
@@ -99,6 +103,10 @@ class Tray(QObject):
         self.collect_ms = COLLECT_MS
         self.cooldown_s = COOLDOWN_S
         self.note: QLabel | None = None  # without a tray: the note of the last window built
+        self.without_tray = False  # started without a tray and none has appeared since
+        self._tray_look = QTimer(self)
+        self._tray_look.setInterval(TRAY_LOOK_MS)
+        self._tray_look.timeout.connect(self._look_for_tray)
         self._icons = {IDLE: load_icon(IDLE), PENDING: load_icon(PENDING)}
         self._counting = False
         self._count_again = False
@@ -213,17 +221,53 @@ class Tray(QObject):
     def start(self) -> bool:
         """Show the icon; on a desktop without a tray, open the review queue instead: every
         window then carries a note saying why (closing the last window quits) and buttons for
-        what the menu would offer. Returns whether a tray is there."""
+        what the menu would offer - until a tray appears (a panel that starts after Cairn at
+        login), when the icon docks there, the notes and buttons go and closing the windows no
+        longer quits (`tray_appeared`). Returns whether a tray is there."""
         available = QSystemTrayIcon.isSystemTrayAvailable()
+        # Shown without a tray too: Qt docks the icon when one appears (and again when a tray
+        # that went away comes back).
+        self.icon.show()
         if available:
-            self.icon.show()
             log.info("tray icon shown (system tray available: %s)", available)
             return True
         log.info("no system tray on this desktop: showing the review queue window instead")
-        self.desk.on_open(self._add_menu_strip)
-        self.desk.on_open(self.quit_guard.watch)  # closing the last window quits: ask first
+        self.without_tray = True
+        self.desk.on_open(self._dress_without_tray)
         self.open_window("review")
+        # WORKAROUND: Qt says nothing when a tray appears (QSystemTrayIcon has no signal for
+        # it), so look once a second, and only while there is none.
+        self._tray_look.start()
         return False
+
+    def _dress_without_tray(self, window: ToolWindow) -> None:
+        if self.without_tray:
+            self._add_menu_strip(window)
+            self.quit_guard.watch(window)  # closing the last window quits: ask first
+
+    @Slot()
+    def _look_for_tray(self) -> None:
+        if QSystemTrayIcon.isSystemTrayAvailable():
+            self.tray_found()
+
+    def tray_found(self) -> None:
+        """A tray appeared after a start without one: the icon is there now, so the windows
+        lose the no-tray note and buttons, and closing them no longer quits Cairn."""
+        self._tray_look.stop()
+        if not self.without_tray:
+            return
+        self.without_tray = False
+        for window in self.desk.windows():
+            strip = window.findChild(QFrame, "noTrayStrip")
+            if strip is not None:
+                shiboken6.delete(strip)  # its buttons' Ctrl+number keys go with it
+            self.quit_guard.unwatch(window)
+        self.note = None
+        log.info(
+            "a system tray appeared: the tray icon is shown there, and closing the windows no "
+            "longer quits Cairn"
+        )
+        self.tray_appeared.emit()
 
     def _add_menu_strip(self, window: ToolWindow) -> None:
         """Without a tray: the note and the menu's entries (each other window, and Quit) across
@@ -288,6 +332,7 @@ class Tray(QObject):
 
     def hide(self) -> None:
         self._burst_timer.stop()
+        self._tray_look.stop()
         self.icon.hide()
 
     # -- the count ---------------------------------------------------------------------------

@@ -242,6 +242,32 @@ def test_without_a_system_tray_every_window_offers_what_the_menu_would(
     settle(qtbot, desk)
 
 
+def test_a_tray_that_appears_later_takes_the_no_tray_strip_and_quit_on_close_away(
+    qtbot: QtBot, tray: Tray, desk: Desk, quits: list[str]
+) -> None:
+    """Started before the desktop's panel (at login), Cairn kept its no-tray windows once the
+    panel and its tray were up: the note said there was no tray, and closing the last window
+    asked to quit. The real panel coming up is in tests/test_tray_xvfb.py; offscreen has no
+    tray, so this calls what Cairn does when it sees one."""
+    assert tray.start() is False and tray.without_tray
+    review = desk.window(window_class("review"))
+    assert review is not None
+    identity = edit_the_user_profile(qtbot, desk)
+    assert identity.findChild(QFrame, "noTrayStrip") is not None
+
+    with qtbot.waitSignal(tray.tray_appeared):
+        tray.tray_found()
+    assert (tray.without_tray, tray.note) == (False, None)
+    assert all(w.findChild(QFrame, "noTrayStrip") is None for w in desk.windows())
+    memories = desk.open(window_class("memories"))  # built after: no strip either
+    assert memories.findChild(QFrame, "noTrayStrip") is None
+    for window in (review, memories, identity):  # the last one holds edits: nothing asks
+        window.close()
+    assert not identity.isVisible() and tray.quit_guard.question is None and quits == []
+    assert identity.unsaved()  # kept for when it opens again, as with a tray
+    settle(qtbot, desk)
+
+
 def edit_the_user_profile(qtbot: QtBot, desk: Desk) -> ToolWindow:
     """The identity window with a half-written user profile, left as a draft for the soul."""
     window = desk.open(IdentityWindow)

@@ -82,10 +82,8 @@ def xdotool(env: dict[str, str], *args: str) -> str:
     return done.stdout if done.returncode == 0 else ""
 
 
-@pytest.fixture
-def tray_host(display: str) -> Iterator[dict[str, str]]:
-    """trayer docked at the top right; yields the environment for programs on this display."""
-    env = dict(os.environ, DISPLAY=display)
+def start_trayer(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """trayer docked at the top right of `env`'s display, once its panel is there."""
     proc = subprocess.Popen(
         [*TRAYER, "--height", "32", "--expand", "false", "--transparent", "false"],
         env=env,
@@ -94,17 +92,30 @@ def tray_host(display: str) -> Iterator[dict[str, str]]:
     )
     try:
         wait("trayer's panel", lambda: bool(xdotool(env, "search", "--name", "^panel$")))
+    except BaseException:
+        stop(proc)
+        raise
+    return proc
+
+
+@pytest.fixture
+def tray_host(display: str) -> Iterator[dict[str, str]]:
+    """trayer docked at the top right; yields the environment for programs on this display."""
+    env = dict(os.environ, DISPLAY=display)
+    proc = start_trayer(env)
+    try:
         yield env
     finally:
         stop(proc)
 
 
 def icon_center(env: dict[str, str]) -> tuple[int, int]:
-    """Where Cairn's docked icon is: the Cairn-class window that has a real size."""
-    for window in xdotool(env, "search", "--class", "^Cairn$").split():
+    """Where Cairn's docked icon is: the Cairn-class window on screen that is icon-sized (not a
+    window, nor Qt's hidden helper windows)."""
+    for window in xdotool(env, "search", "--onlyvisible", "--class", "^Cairn$").split():
         shell = xdotool(env, "getwindowgeometry", "--shell", window)
         geo = dict(line.split("=", 1) for line in shell.split())
-        if int(geo.get("WIDTH", 0)) > 4 and int(geo.get("HEIGHT", 0)) > 4:
+        if 4 < int(geo.get("WIDTH", 0)) <= 64 and 4 < int(geo.get("HEIGHT", 0)) <= 64:
             return int(geo["X"]) + int(geo["WIDTH"]) // 2, int(geo["Y"]) + int(geo["HEIGHT"]) // 2
     raise AssertionError("Cairn's tray icon window was not found")
 
@@ -164,3 +175,57 @@ def test_the_real_tray_docks_opens_its_menu_and_shows_a_proposal(
         assert logged("Cairn stopped")()
     finally:
         stop(proc)
+
+
+def test_a_tray_host_that_starts_after_cairn_gets_the_icon_and_closing_no_longer_quits(
+    display: str, short_tmp: Path
+) -> None:
+    """Started at login before the desktop's panel (autostart often wins that race), Cairn found
+    no tray, opened the review queue with the no-tray strip - and stayed so once the panel was
+    up: no icon, and closing the window, as anyone would, quit Cairn."""
+    home = short_tmp / "x"
+    log_path = short_tmp / "tray.log"
+    x_env = dict(os.environ, DISPLAY=display)
+    env = cairn_env(home) | {
+        "DISPLAY": display,
+        "QT_QPA_PLATFORM": "xcb",
+        "CAIRN_TRAY_DEBUG": "1",
+        "PYTHONFAULTHANDLER": "1",
+    }
+
+    def logged(line: str) -> Callable[[], bool]:
+        return lambda: line in log_path.read_text(encoding="utf-8", errors="replace")
+
+    with log_path.open("wb") as log_file:
+        proc = subprocess.Popen(
+            cairn_command(), cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT
+        )
+    trayer: subprocess.Popen[bytes] | None = None
+    try:
+        wait("the no-tray window", logged("no system tray on this desktop"))
+        wait(
+            "the review queue window",
+            lambda: bool(xdotool(x_env, "search", "--onlyvisible", "--name", "Review queue")),
+        )
+        review = xdotool(x_env, "search", "--onlyvisible", "--name", "Review queue").split()[0]
+
+        trayer = start_trayer(x_env)  # the panel comes up
+        wait("the tray noticed", logged("a system tray appeared"))
+        x, y = icon_center(x_env)
+
+        # the person closes the window (Esc, as its title bar's X): Cairn keeps running
+        xdotool(x_env, "windowfocus", "--sync", review, "key", "Escape")
+        wait(
+            "the window closed",
+            lambda: not xdotool(x_env, "search", "--onlyvisible", "--name", "Review queue"),
+        )
+        assert proc.poll() is None, log_path.read_text(encoding="utf-8", errors="replace")
+        xdotool(x_env, "mousemove", str(x), str(y), "click", "3")
+        wait("the menu", logged("tray menu shown"))
+
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, log_path.read_text(encoding="utf-8", errors="replace")
+    finally:
+        stop(proc)
+        if trayer is not None:
+            stop(trayer)
