@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import shiboken6
-from PySide6.QtCore import QByteArray, QDate, QSettings, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QKeyEvent, QShowEvent
+from PySide6.QtCore import QByteArray, QDate, QMargins, QRect, QSettings, QSize, Qt, QTimer
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import QSplitter, QWidget
 
 from core.changes import ChangeSet
@@ -24,6 +24,26 @@ if TYPE_CHECKING:
     from core.app import Cairn
 
 W = TypeVar("W", bound="ToolWindow")
+
+# Room left free on each side of a window's first size: a title bar and borders a window manager
+# adds, and a little of the desktop to see that it is a window.
+SCREEN_MARGIN = 32
+
+
+def fit_first_size(size: QSize, room: QRect, margin: int = SCREEN_MARGIN) -> QSize:
+    """A window's first size: `size`, cut to the screen's free `room` less `margin` each side
+    (a 1280x720 window on a 1024x768 screen ran off its edge until 2026-12-02)."""
+    inner = room.marginsRemoved(QMargins(margin, margin, margin, margin)).size()
+    return size.boundedTo(inner).expandedTo(QSize(1, 1))
+
+
+def fit_on_screen(rect: QRect, room: QRect) -> QRect:
+    """A remembered place and size, cut to the screen's free `room` and moved inside it (saved
+    on a larger screen, or one unplugged since)."""
+    size = rect.size().boundedTo(room.size())
+    x = min(max(rect.x(), room.x()), room.x() + room.width() - size.width())
+    y = min(max(rect.y(), room.y()), room.y() + room.height() - size.height())
+    return QRect(x, y, size.width(), size.height())
 
 
 class Desk:
@@ -155,8 +175,9 @@ class ToolWindow(QWidget):
         self.desk = desk
         self.resize(*self.default_size)
         saved = desk.prefs.value(f"geometry/{self.name}")
-        if isinstance(saved, QByteArray):
-            self.restoreGeometry(saved)
+        # The size the person left it at, else the default: either fits the screen at first show.
+        self._remembered = isinstance(saved, QByteArray) and self.restoreGeometry(saved)
+        self._fitted = False
         self._panes_restored = False  # the dividers, once the subclass has built them
         self._fetching = False
         self._fetch_again = False
@@ -170,6 +191,9 @@ class ToolWindow(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         tab_moves_on(self)  # at each showing: a window may have built more since the last
+        if not self._fitted:
+            self._fitted = True
+            self._fit_screen()
         if not self._panes_restored:
             self._panes_restored = True
             for key, splitter in self._splitters():
@@ -178,6 +202,21 @@ class ToolWindow(QWidget):
                     splitter.restoreState(saved)
         super().showEvent(event)
         self.refresh()
+
+    def _fit_screen(self) -> None:
+        """Fit the window to the free room of its screen, at its first showing (its native
+        window exists then, so the frame's margins are known where the platform tells them):
+        the default size less a margin, or the remembered place and size cut to the screen."""
+        if self.windowState() & (Qt.WindowState.WindowMaximized | Qt.WindowState.WindowFullScreen):
+            return
+        screen = QGuiApplication.screenAt(self.geometry().center()) or self.screen()
+        handle = self.windowHandle()
+        frame = handle.frameMargins() if handle is not None else QMargins()
+        room = screen.availableGeometry().marginsRemoved(frame)  # for the inside of the frame
+        if self._remembered:
+            self.setGeometry(fit_on_screen(self.geometry(), room))
+        else:
+            self.resize(fit_first_size(self.size(), room))
 
     def refresh(self) -> None:
         """Load what the window shows (off the GUI thread, through `desk.call` or `fetch`)."""

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -42,7 +43,7 @@ from desktop.widgets import plain_label
 log = logging.getLogger(__name__)
 
 ANSWER_WITHIN_S = 60.0
-FIELD_CHARS = 90  # how wide a field's value is shown (longer ones end in "…")
+FIELD_CHARS = 90  # how wide a field's value is shown (longer ones are cut in the middle)
 ASK_TERMINALS_TOO = "security.confirm_terminals_in_tray"
 
 
@@ -150,9 +151,10 @@ class PersonCheck(QObject):
 
     def _question(self, process: Process) -> QDialog:
         """The question, each field (command, parent, pid) in a label of its own beside its
-        name: one line of plain text, cut short with "…" where it is long (the whole text is its
-        tooltip). Until 2026-11-30 the fields were lines of one word-wrapped text, and a command
-        line padded with spaces showed a "Started by:" line of its own making."""
+        name: one line of plain text, cut in the middle with "…" where it is long, so a
+        command's arguments show (the whole text is its tooltip). Until 2026-11-30 the fields
+        were lines of one word-wrapped text, and a command line padded with spaces showed a
+        "Started by:" line of its own making."""
         box = QDialog()
         box.setObjectName("personCheck")
         box.setWindowTitle(self.tr("Cairn: act for you?"))
@@ -212,18 +214,37 @@ class PersonCheck(QObject):
 
 
 def _field(value: str, name: str) -> QLabel:
-    """One field's value: plain text on one line, cut with "…" to FIELD_CHARS average
-    characters; the whole value is its tooltip."""
+    """One field's value: plain text on one line, at most FIELD_CHARS average characters wide,
+    a long one cut in the middle (`cut_middle`); the whole value is its tooltip."""
     label = plain_label()
     label.setObjectName(name)
     label.setTextFormat(Qt.TextFormat.PlainText)  # markup in a command line is shown as typed
     label.setWordWrap(False)
     metrics = label.fontMetrics()
-    width = metrics.averageCharWidth() * FIELD_CHARS
-    shown = metrics.elidedText(value, Qt.TextElideMode.ElideRight, width)
+    shown = cut_middle(value, metrics, metrics.averageCharWidth() * FIELD_CHARS)
     label.setText(shown)
     label.setMinimumWidth(metrics.horizontalAdvance(shown))
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     if shown != value:
         label.setToolTip(f"<p>{html.escape(value)}</p>")  # rich only to show markup as typed
     return label
+
+
+def cut_middle(value: str, metrics: QFontMetrics, width: int) -> str:
+    """`value` as it is when it fits `width` px, else its start and its end with "…" between,
+    the end given two thirds of the room: a command's program is at its start, and what it
+    will do (`review adopt s_01a…`, the proposal asked about) at its end - cut at the right
+    until 2026-12-02, the proposal's id was lost."""
+    if metrics.horizontalAdvance(value) <= width:
+        return value
+    ellipsis = "…"
+    room = width - metrics.horizontalAdvance(ellipsis)
+    tail = metrics.elidedText(value, Qt.TextElideMode.ElideLeft, room * 2 // 3)
+    tail = tail.removeprefix(ellipsis)
+    head_room = room - metrics.horizontalAdvance(tail)
+    head = metrics.elidedText(
+        value[: len(value) - len(tail)],
+        Qt.TextElideMode.ElideRight,
+        head_room + metrics.horizontalAdvance(ellipsis),
+    )
+    return head.removesuffix(ellipsis) + ellipsis + tail

@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
 ICON_SIZES = (16, 32, 64, 128, 256)
 IDLE, PENDING = "cairn", "cairn-pending"
+# Capture paused: a pause mark on the glyph, with the pending badge too when proposals wait.
+PAUSED, PAUSED_PENDING = "cairn-paused", "cairn-paused-pending"
+VARIANTS = (IDLE, PENDING, PAUSED, PAUSED_PENDING)
 
 # The windows the menu opens, in its order: key -> (module, class). Imported when first opened,
 # so the tray starts without loading every window. Without a tray, Ctrl and a window's number in
@@ -98,6 +101,7 @@ class Tray(QObject):
         self.desk = desk
         self.quit_guard = QuitGuard(desk, quit, self)  # asks before edits not saved are lost
         self.count = 0
+        self.paused = False  # capture paused, as the last policy read says
         self.variant = IDLE
         self.notifications: list[str] = []
         self.collect_ms = COLLECT_MS
@@ -107,7 +111,7 @@ class Tray(QObject):
         self._tray_look = QTimer(self)
         self._tray_look.setInterval(TRAY_LOOK_MS)
         self._tray_look.timeout.connect(self._look_for_tray)
-        self._icons = {IDLE: load_icon(IDLE), PENDING: load_icon(PENDING)}
+        self._icons = {variant: load_icon(variant) for variant in VARIANTS}
         self._counting = False
         self._count_again = False
         self._burst: Counter[str] = Counter()
@@ -361,16 +365,33 @@ class Tray(QObject):
     def show_count(self, count: int) -> None:
         self.count = count
         self.review_action.setText(self.tr("Review queue ({})").format(count))
-        variant = PENDING if count else IDLE
+        self._set_icon()
+        self._set_tooltip()
+        self.count_shown.emit(count)
+
+    def _set_icon(self) -> None:
+        """The icon variant for the count and the pause: a paused capture shows a pause mark,
+        so a person who forgot sees why agents' writes are refused."""
+        if self.paused:
+            variant = PAUSED_PENDING if self.count else PAUSED
+        else:
+            variant = PENDING if self.count else IDLE
         if variant != self.variant:
             self.variant = variant
             self.icon.setIcon(self._icons[variant])
             log.debug("tray icon: %s", variant)
-        self._set_tooltip()
-        self.count_shown.emit(count)
 
     def _set_tooltip(self) -> None:
-        if self.count == 0:
+        if self.paused:
+            if self.count == 0:
+                text = self.tr("Cairn — capture paused; nothing waiting")
+            elif self.count == 1:
+                text = self.tr("Cairn — capture paused; 1 proposal waiting for you")
+            else:
+                text = self.tr("Cairn — capture paused; {} proposals waiting for you").format(
+                    self.count
+                )
+        elif self.count == 0:
             text = self.tr("Cairn — nothing waiting")
         elif self.count == 1:
             text = self.tr("Cairn — 1 proposal waiting for you")
@@ -421,6 +442,9 @@ class Tray(QObject):
 
     def show_policy(self, policy: Policy) -> None:
         self.pause_action.setChecked(policy.paused)
+        self.paused = policy.paused
+        self._set_icon()
+        self._set_tooltip()
         kinds = [*BUILTIN_KINDS, *(k for k in policy.kinds if k not in BUILTIN_KINDS)]
         for kind in kinds:
             if kind not in self._kind_menus:

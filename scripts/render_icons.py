@@ -16,7 +16,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPen
 
 ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
-NAMES = ("cairn", "cairn-pending")
+NAMES = ("cairn", "cairn-pending", "cairn-paused", "cairn-paused-pending")
 SIZES = (16, 32, 64, 128, 256)
 # The glyph on a 64-unit square, as in the SVGs: (cx, cy, rx, ry, fill), bottom stone first.
 STONES = (
@@ -26,6 +26,9 @@ STONES = (
     (31.5, 9.0, 5.5, 4.0, "#d3dde2"),
 )
 BADGE = (50.0, 14.0, 12.0, "#e8590c")
+# Capture paused: a dark disk top left with two white bars, (cx, cy, r, fill) and bars (x, y, w, h).
+PAUSE = (14.0, 14.0, 12.0, "#3b4a54")
+PAUSE_BARS = ((8.5, 8.0, 4.0, 12.0), (15.5, 8.0, 4.0, 12.0))
 
 
 def render_svg(svg: Path, size: int) -> QImage | None:
@@ -51,7 +54,7 @@ def blank(size: int) -> QImage:
     return image
 
 
-def draw(size: int, *, pending: bool) -> QImage:
+def draw(size: int, *, pending: bool, paused: bool) -> QImage:
     """The same glyph drawn directly (the fallback without QtSvg)."""
     image = blank(size)
     painter = QPainter(image)
@@ -61,6 +64,15 @@ def draw(size: int, *, pending: bool) -> QImage:
     for cx, cy, rx, ry, fill in STONES:
         painter.setBrush(QColor(fill))
         painter.drawEllipse(QPointF(cx, cy), rx, ry)
+    if paused:
+        cx, cy, r, fill = PAUSE
+        painter.setPen(QPen(QColor("#ffffff"), 3))
+        painter.setBrush(QColor(fill))
+        painter.drawEllipse(QPointF(cx, cy), r, r)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor("#ffffff"))
+        for x, y, w, h in PAUSE_BARS:
+            painter.drawRect(QRectF(x, y, w, h))
     if pending:
         cx, cy, r, fill = BADGE
         painter.setPen(QPen(QColor("#ffffff"), 3))
@@ -76,7 +88,7 @@ def main() -> int:
         for size in SIZES:
             image = render_svg(ICONS / f"{name}.svg", size)
             if image is None:
-                image = draw(size, pending=name.endswith("pending"))
+                image = draw(size, pending=name.endswith("pending"), paused="paused" in name)
             out = ICONS / f"{name}-{size}.png"
             if not image.save(str(out)):
                 raise SystemExit(f"render_icons: could not write {out}")

@@ -8,7 +8,7 @@ import shutil
 import threading
 
 import pytest
-from PySide6.QtCore import QDate
+from PySide6.QtCore import QDate, QRect, QSize
 from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -17,7 +17,8 @@ from core.changes import Topic
 from core.model import Caller
 from core.paths import Paths
 from core.requests import WriteRequest
-from desktop.desk import Desk, ToolWindow
+from desktop.desk import SCREEN_MARGIN, Desk, ToolWindow, fit_first_size, fit_on_screen
+from desktop.tray import WINDOWS, window_class
 from desktop.windows.agents import AgentsWindow
 from desktop.windows.health import HealthWindow
 from desktop.windows.identity import IdentityWindow
@@ -173,3 +174,74 @@ def test_a_window_keeps_where_the_person_put_its_dividers(
             d.set_language("en", reopen=kind)
     finally:
         app.close()
+
+
+# -- a window's first size fits its screen ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", [ReviewWindow, HealthWindow])
+def test_a_window_first_opens_inside_its_screen_and_a_chosen_size_comes_back(
+    qtbot: QtBot, paths: Paths, kind: type[ToolWindow]
+) -> None:
+    """The Memories and Review windows opened at 1280x720 on any screen, so on a small one (the
+    offscreen screen here is 800x800, narrower than 1280 and Health's 820) they ran off its
+    edge. Now the first size fits the screen's free room with a margin; a size the person
+    chose is kept from one Cairn to the next, and one larger than the screen is cut to it."""
+    app = Cairn.open(paths)
+    try:
+        with desk_on(app) as d:
+            window = d.open(kind)
+            settle(qtbot, d)
+            room = window.screen().availableGeometry()
+            assert room.width() < kind.default_size[0]  # the case this test is about
+            assert room.contains(window.frameGeometry()), (window.frameGeometry(), room)
+            assert window.width() <= room.width() - 2 * SCREEN_MARGIN
+            window.resize(room.width() - 200, room.height() - 300)  # the person's choice
+            chosen = window.size()
+        with desk_on(app) as d:
+            window = d.open(kind)
+            settle(qtbot, d)
+            assert window.size() == chosen
+            window.setGeometry(room.x() + 300, room.y(), room.width() * 2, room.height())
+            assert not room.contains(window.frameGeometry())  # from a larger screen, say
+        with desk_on(app) as d:
+            window = d.open(kind)
+            settle(qtbot, d)
+            assert room.contains(window.frameGeometry()), (window.frameGeometry(), room)
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_every_window_can_be_laid_out_on_a_1024_by_768_screen(
+    qtbot: QtBot, desk: Desk, language: str
+) -> None:
+    """No window's layout is wider or taller than a 1024x768 screen's room: the Memories
+    window's six filters in one row kept it 1121 px wide at least (until 2026-12-02)."""
+    room = fit_first_size(QSize(10_000, 10_000), QRect(0, 32, 1024, 736))
+    desk.language.apply(language)
+    wide = {}
+    try:
+        for key in WINDOWS:
+            window = desk.open(window_class(key))
+            settle(qtbot, desk)
+            need = window.minimumSizeHint()
+            if need.width() > room.width() or need.height() > room.height():
+                wide[key] = need
+            window.close()
+    finally:
+        desk.language.apply("en")
+    assert wide == {}, room
+
+
+def test_the_fit_on_a_1024_by_768_screen_with_a_panel() -> None:
+    """The sizes, for a screen the offscreen platform does not have: 1024x768 less a 32 px
+    panel at the top."""
+    room = QRect(0, 32, 1024, 736)
+    first = fit_first_size(QSize(1280, 720), room)
+    assert first == QSize(1024 - 2 * SCREEN_MARGIN, 736 - 2 * SCREEN_MARGIN)
+    assert fit_first_size(QSize(760, 480), room) == QSize(760, 480)  # a small one is kept
+    # a remembered place and size: kept when it fits, moved and cut to the screen when not
+    assert fit_on_screen(QRect(100, 100, 700, 500), room) == QRect(100, 100, 700, 500)
+    assert fit_on_screen(QRect(600, 0, 700, 500), room) == QRect(324, 32, 700, 500)
+    assert fit_on_screen(QRect(-50, 400, 1900, 1200), room) == room

@@ -133,11 +133,46 @@ def test_a_program_cannot_pass_its_command_line_off_as_another_field(
             assert "\n" not in label.text() and "  " not in label.text()
             assert label.fontMetrics().horizontalAdvance(label.text()) <= label.width()
             assert label.mapTo(box, label.rect().topRight()).x() <= box.width()
-        assert command.text().endswith("…")  # cut short, visibly
+        assert "…" in command.text()  # cut short, visibly
+        assert command.text().endswith(argument[-20:])  # in the middle: its end shows
         full = command.toolTip()
         assert (argument.strip() if argument.startswith(" ") else argument) in full
         assert "Started by:" not in parent.text()  # the real parent: this test's python
         assert field(box, "personPid").text() == str(proc.pid)
+        button(box, "personRefuse").click()
+        finish(qtbot, thread)
+        assert answer == ["the person refused it in the tray"]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_long_command_shows_its_end_the_arguments_asked_about(qtbot: QtBot) -> None:
+    """A long command line was cut at the right, so "review adopt s_01a2373546eb98ac35b9…" lost
+    the proposal the person was asked about (only the tooltip had it). Now it is cut in the
+    middle: the program at the start and the arguments at the end both show, on one line."""
+    proposal = "s_01a2373546eb98ac35b9f0c1d2e3"
+    proc = asking(
+        "--config=/home/someone/" + "very-long-folder/" * 8 + "cairn.toml",
+        "review",
+        "adopt",
+        proposal,
+    )
+    try:
+        check = PersonCheck()
+        with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
+            thread, answer = ask_in_thread(check, session_of(proc.pid))
+        box: QWidget = shown.args[0]
+        qtbot.waitExposed(box)
+        command = field(box, "personCommand")
+        shown_text = command.text()
+        assert "…" in shown_text  # cut short, visibly
+        assert shown_text.endswith(f"review adopt {proposal}"), shown_text
+        assert shown_text.startswith(sys.executable[:10]), shown_text  # the program too
+        assert command.textFormat() is Qt.TextFormat.PlainText and not command.wordWrap()
+        assert command.fontMetrics().horizontalAdvance(shown_text) <= command.width()
+        assert command.mapTo(box, command.rect().topRight()).x() <= box.width()
+        assert f"review adopt {proposal}" in command.toolTip()  # and the whole of it there
         button(box, "personRefuse").click()
         finish(qtbot, thread)
         assert answer == ["the person refused it in the tray"]

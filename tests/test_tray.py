@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import (
     QApplication,
+    QCheckBox,
     QFrame,
     QLabel,
     QMessageBox,
@@ -37,7 +38,7 @@ from core.runtime import probe, socket_path
 from desktop import app as tray_app
 from desktop.desk import Desk, ToolWindow
 from desktop.single import local_name
-from desktop.tray import IDLE, PENDING, WINDOWS, Tray, window_class
+from desktop.tray import IDLE, PAUSED, PAUSED_PENDING, PENDING, WINDOWS, Tray, window_class
 from desktop.windows.identity import IdentityWindow
 from desktop.windows.settings import SettingsWindow
 from tests.conftest import ROOT, cairn_env, settle
@@ -475,6 +476,52 @@ def test_pause_all_capture_toggles(qtbot: QtBot, tray: Tray, desk: Desk) -> None
     qtbot.waitUntil(lambda: read_policy(desk)["paused"] is False)
     settle(qtbot, desk)
     assert not tray.pause_action.isChecked()
+
+
+def test_paused_capture_shows_in_the_icon_and_tooltip(
+    qtbot: QtBot, served_tray: tuple[Tray, Runtime], workspace_dir: Path
+) -> None:
+    """Paused from the menu or the Capture policy window, the icon and its tooltip say so - a
+    person who forgot would otherwise see agents refused for days - and say so no more after."""
+    tray, runtime = served_tray
+    desk = tray.desk
+    idle_key = tray.icon.icon().cacheKey()
+    tray.pause_action.trigger()
+    qtbot.waitUntil(lambda: tray.variant == PAUSED)
+    assert tray.icon.toolTip() == "Cairn — capture paused; nothing waiting"
+    paused_key = tray.icon.icon().cacheKey()
+    assert paused_key != idle_key
+    tray.pause_action.trigger()
+    qtbot.waitUntil(lambda: tray.variant == IDLE)
+    assert tray.icon.toolTip() == "Cairn — nothing waiting"
+    assert tray.icon.icon().cacheKey() == idle_key
+
+    client = agent(runtime, workspace_dir)
+    with qtbot.waitSignal(tray.count_shown, check_params_cb=lambda n: n == 2, timeout=5000):
+        propose(client, "idea: shard the ledger by tenant")
+        propose(client, "idea: a nightly job could compact the audit archive")
+    pending_key = tray.icon.icon().cacheKey()
+
+    # paused and resumed from the Capture policy window: the tray hears it on the change channel
+    window = tray.open_window("policy")
+    settle(qtbot, desk)
+    pause = window.findChild(QCheckBox, "pause")
+    assert pause is not None and not pause.isChecked()
+    pause.click()
+    qtbot.waitUntil(lambda: tray.variant == PAUSED_PENDING)
+    assert tray.icon.toolTip() == "Cairn — capture paused; 2 proposals waiting for you"
+    assert tray.icon.icon().cacheKey() not in (idle_key, paused_key, pending_key)
+    assert tray.pause_action.isChecked()
+    refused = client.request(
+        "memory.write", {"content": "idea: one more", "kind": "idea", "scope": "project"}
+    )
+    assert refused["result"]["reason_code"] == "capture_paused", refused  # what the icon warns of
+    pause.click()
+    qtbot.waitUntil(lambda: tray.variant == PENDING)
+    assert tray.icon.toolTip() == "Cairn — 2 proposals waiting for you"
+    assert tray.icon.icon().cacheKey() == pending_key
+    client.close()
+    settle(qtbot, desk)
 
 
 def test_an_edit_of_the_policy_file_shows_in_the_menu(qtbot: QtBot, tray: Tray, desk: Desk) -> None:

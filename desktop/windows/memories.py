@@ -13,7 +13,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QHBoxLayout,
+    QGridLayout,
     QHeaderView,
     QLineEdit,
     QMessageBox,
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from desktop.desk import Desk
 
 SEARCH_DELAY_MS = 250
+FILTERS_PER_ROW = 3  # the filters above the table, in two rows
 ALL_STATUSES = "*"  # every status, expired memories included
 WITH_EXPIRED = "expired"  # active and archived, with those past their expiry (before the purge)
 # Who writes without being an agent (a change's actor): never a choice of the agent filter.
@@ -181,9 +182,11 @@ class MemoriesWindow(ToolWindow):
         self.count.setObjectName("countLabel")
 
     def _lay_out(self) -> None:
-        filters = QHBoxLayout()
-        for w in self._filter_widgets():
-            filters.addWidget(w)
+        # Two rows of three: in one row the six filters kept the window 1121 px wide at least,
+        # wider than a 1024x768 screen (until 2026-12-02).
+        filters = QGridLayout()
+        for i, w in enumerate(self._filter_widgets()):
+            filters.addWidget(w, i // FILTERS_PER_ROW, i % FILTERS_PER_ROW)
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)

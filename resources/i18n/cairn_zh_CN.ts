@@ -2350,6 +2350,18 @@ The strictest rule that applies wins.</source>
         <translation>审核队列</translation>
     </message>
     <message>
+        <source>Cairn — capture paused; nothing waiting</source>
+        <translation>Cairn — 记录已暂停；没有待处理的提议</translation>
+    </message>
+    <message>
+        <source>Cairn — capture paused; 1 proposal waiting for you</source>
+        <translation>Cairn — 记录已暂停；1 条提议等待你处理</translation>
+    </message>
+    <message>
+        <source>Cairn — capture paused; {} proposals waiting for you</source>
+        <translation>Cairn — 记录已暂停；{} 条提议等待你处理</translation>
+    </message>
+    <message>
         <source>Cairn</source>
         <translation>Cairn</translation>
     </message>
