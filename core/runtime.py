@@ -24,7 +24,6 @@ from pathlib import Path
 
 from core.errors import AlreadyRunning, IOFault, RuntimeUnsafe
 from core.paths import Paths, folder_refused, make_folders
-from core.wording import cut
 
 SOCKET_NAME = "cairn.sock"
 # Read once into a plain variable so every platform branch is type-checked, not only this one.
@@ -305,6 +304,12 @@ def _ps(pid: int, field: str) -> str:  # pragma: no cover - other POSIX systems
 def _cut(text: str, width: int) -> str:
     """`text` as one line: whatever is not printable (line breaks, tabs, direction marks) a
     space, each run of spaces one (padding cannot push words onto a line of their own where
-    the text is shown), cut to `width` characters with "…"."""
+    the text is shown), cut to `width` characters with "…" in the middle - the program at the
+    start, its arguments, which say what it asks for, at the end (until 2026-12-02 the end was
+    cut, and padding before "review adopt ..." hid what a program asked the person to allow)."""
     text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
-    return cut(text, width)
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 3
+    tail = width - 1 - head
+    return text[:head] + "…" + text[-tail:]

@@ -181,6 +181,30 @@ def test_a_long_command_shows_its_end_the_arguments_asked_about(qtbot: QtBot) ->
         proc.wait()
 
 
+def test_a_command_line_longer_than_cairn_reads_keeps_its_end(qtbot: QtBot) -> None:
+    """Cairn reads at most 2,000 characters of a command line, and cut it at the end, so a
+    program could put 2,000 characters of padding before "review adopt ..." and the dialog (its
+    tooltip too) never showed what it was asked to do. The middle is cut instead."""
+    proposal = "s_01a2373546eb98ac35b9f0c1d2e3"
+    proc = asking("--config=/home/" + "x" * 3000 + ".toml", "review", "adopt", proposal)
+    try:
+        check = PersonCheck()
+        with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
+            thread, answer = ask_in_thread(check, session_of(proc.pid))
+        box: QWidget = shown.args[0]
+        qtbot.waitExposed(box)
+        command = field(box, "personCommand")
+        assert command.text().endswith(f"review adopt {proposal}"), command.text()
+        assert f"review adopt {proposal}" in command.toolTip()
+        assert len(command.toolTip()) < 2_200  # still no more than Cairn reads, and "…"
+        button(box, "personRefuse").click()
+        finish(qtbot, thread)
+        assert answer == ["the person refused it in the tray"]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_refused_unanswered_and_one_at_a_time(qtbot: QtBot, piped: subprocess.Popen[bytes]) -> None:
     check = PersonCheck(answer_within_s=1.0)
     with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
