@@ -532,10 +532,9 @@ def test_the_details_name_the_workspace_by_its_folder(
     assert workspace.id not in window.panel.meta.text()
 
 
-def test_the_details_say_what_replaced_or_contradicts_a_memory(qtbot: QtBot, desk: Desk) -> None:
-    """A superseded memory's details said nothing of what replaced it, and two memories marked
-    as contradicting each other looked like any others: the relations were fetched with the
-    history but never shown. The details now name the other memory by its text."""
+def related_memories(qtbot: QtBot, desk: Desk) -> tuple[MemoriesWindow, str, str, str, str]:
+    """A memory superseded by a new one and two that contradict each other, in the window with
+    every status shown: (window, old, new, other, clash)."""
     old, other, clash = seed(
         desk,
         [
@@ -551,11 +550,18 @@ def test_the_details_say_what_replaced_or_contradicts_a_memory(qtbot: QtBot, des
         )
     )
     assert isinstance(result, SupersedeResult)
-    new = result.new.id
     off_gui(lambda: desk.cairn.memories.mark_contradiction(person, other, clash, "which one?"))
     window = opened(qtbot, desk)
     window.status_filter.setCurrentIndex(window.status_filter.findData("*"))
     qtbot.waitUntil(lambda: window.model.row_of(old) is not None)
+    return window, old, result.new.id, other, clash
+
+
+def test_the_details_say_what_replaced_or_contradicts_a_memory(qtbot: QtBot, desk: Desk) -> None:
+    """A superseded memory's details said nothing of what replaced it, and two memories marked
+    as contradicting each other looked like any others: the relations were fetched with the
+    history but never shown. The details now name the other memory by its text."""
+    window, old, new, other, clash = related_memories(qtbot, desk)
 
     select(qtbot, window, old)
     text = window.panel.relations.text()
@@ -588,33 +594,14 @@ def test_the_details_say_the_memory_is_pinned(qtbot: QtBot, desk: Desk) -> None:
 def test_the_details_follow_a_change_of_the_memory_they_name(qtbot: QtBot, desk: Desk) -> None:
     """The line "Replaced by “…”" kept the replacement's old words after it was edited: the
     details were read again only when the memory shown changed, not the one it names."""
-    old, other, clash = seed(
-        desk,
-        [
-            note("Deploys happen on Tuesdays"),
-            note("The staging database is db-stage-2"),
-            note("The staging database is db-stage-3"),
-        ],
-    )
-    person = Caller.human()
-    result = off_gui(
-        lambda: desk.cairn.memories.supersede(
-            person, old, replacement=note("Deploys happen on Tuesdays and Thursdays")
-        )
-    )
-    assert isinstance(result, SupersedeResult)
-    new = result.new.id
-    off_gui(lambda: desk.cairn.memories.mark_contradiction(person, other, clash, "which one?"))
-    window = opened(qtbot, desk)
-    window.status_filter.setCurrentIndex(window.status_filter.findData("*"))
-    qtbot.waitUntil(lambda: window.model.row_of(old) is not None)
+    window, old, new, other, clash = related_memories(qtbot, desk)
     select(qtbot, window, old)
     assert "“Deploys happen on Tuesdays and Thursdays”" in window.panel.relations.text()
     edit = UpdateRequest(id=new, if_revision=1, content="Deploys happen on Wednesdays")
-    off_gui(lambda: desk.cairn.memories.update(person, edit))
+    off_gui(lambda: desk.cairn.memories.update(Caller.human(), edit))
     qtbot.waitUntil(lambda: "“Deploys happen on Wednesdays”" in window.panel.relations.text())
     select(qtbot, window, other)
     assert "db-stage-3" in window.panel.relations.text()
-    off_gui(lambda: desk.cairn.memories.forget(person, clash))
+    off_gui(lambda: desk.cairn.memories.forget(Caller.human(), clash))
     qtbot.waitUntil(lambda: "a forgotten memory" in window.panel.relations.text())
     settle(qtbot, desk)
