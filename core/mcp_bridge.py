@@ -223,6 +223,12 @@ class Link:
         elif self._client is not None and (self._bound != (agent, workspace) or stale):
             log.info("reconnecting (%s)", "idle" if stale else f"workspace {workspace}")
             self._drop()
+        elif self._client is not None and self._client.hello.get("workspace_id") is None:
+            # The folder could not be registered at the hello (a full disk): this connection
+            # refuses project writes until another registers it, and the agent cannot reconnect
+            # the bridge - so each call tries again, and the first one once there is room does.
+            log.info("reconnecting (the folder %s is not registered yet)", workspace)
+            self._drop()
         if self._client is None:
             try:
                 self._client = self._open(agent, workspace)
@@ -238,6 +244,8 @@ class Link:
                 "verified" if self._client.hello.get("verified") else "unverified",
                 self._client.hello.get("workspace"),
             )
+            if self._client.hello.get("warning"):
+                log.warning("%s", self._client.hello["warning"])
         return self._client
 
     def _open(self, agent: str, workspace: str) -> Client:

@@ -12,7 +12,7 @@ from core import tombstones
 from core.bulk import insert_new, new_memory_id, refused_forgotten
 from core.clock import Clock
 from core.dedupe import dedupe_memory_id, dedupe_target, live_with_text, text_key, upserted
-from core.errors import CairnError, ScopeDenied
+from core.errors import CairnError, IOFault, ScopeDenied
 from core.governance import Gate, Outcome, Verdict, flagged, memory_fields
 from core.idempotency import binding_of, replayed, request_hash
 from core.model import Caller, Memory, Scope, Status, Surface, WriteResult
@@ -44,8 +44,18 @@ def binding(caller: Caller, scope: Scope) -> tuple[str | None, str | None]:
     """The workspace and session a write of `scope` by `caller` lands in (see `binding_of`).
 
     Raises:
+        IOFault: project or session scope on a connection whose folder could not be registered
+            as a workspace (a full disk at its hello): it has no workspace id to store them under.
         ScopeDenied: project scope without a bound workspace, or session scope without a session.
     """
+    if caller.unregistered_folder is not None and scope in (Scope.PROJECT, Scope.SESSION):
+        raise IOFault(
+            f"scope '{scope.value}' needs a workspace id for the folder "
+            f"{caller.unregistered_folder}, and the folder could not be registered as a "
+            "workspace when this connection began (the memory database could not be written - "
+            "is its disk full?); nothing was stored: connect again once there is room",
+            data={"field": "scope", "workspace": caller.unregistered_folder},
+        )
     if scope is Scope.PROJECT and caller.workspace_id is None:
         raise ScopeDenied(
             "scope 'project' needs a workspace, and this connection is not bound to one "

@@ -89,6 +89,10 @@ class Caller:
     # Verified by a token the agent issued itself (`hello {enroll: true}`), not one a person
     # issued with `cairn agent add`.
     self_enrolled: bool = False
+    # The folder a hello named whose registration as a workspace failed (a full disk, a
+    # read-only database): the connection has no workspace id, sees no project or session
+    # memories, and its project and session writes are refused (`core.memory_writes.binding`).
+    unregistered_folder: str | None = None
 
     @property
     def registered(self) -> bool:

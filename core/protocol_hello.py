@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from core import PROTOCOL_VERSION, __version__
 from core.agents import Identity, check_name, token_hash
 from core.errors import Forbidden, InvalidInput, IOFault, StoreBusy
-from core.model import Caller, Surface
+from core.model import Caller, Surface, Workspace
 from core.protocol import SUPPORTED_VERSIONS, Session, capabilities
 from core.requests import check_fields, flag, integer, opt_text
 from core.validation import MAX_SESSION_CHARS, SESSION_CONTROL
@@ -112,10 +112,18 @@ def hello(
     if not who_first:
         identity, enrolled = _who(cairn, session, p, role, human_allowed)
     # Only a connection that is let in registers its workspace (and a declared agent name).
-    workspace = cairn.workspaces.resolve(raw_workspace) if raw_workspace is not None else None
+    workspace, unregistered, warning = _workspace(cairn, raw_workspace)
     workspace_id = workspace.id if workspace else None
+    # A session's memories belong to it in one workspace: without the folder's id there are
+    # none to see, and none may be stored under no workspace (they would be another binding's).
+    bound_session = session_id if unregistered is None else None
     if identity is None:
-        caller = Caller(Surface.HUMAN, workspace_id=workspace_id, session_id=session_id)
+        caller = Caller(
+            Surface.HUMAN,
+            workspace_id=workspace_id,
+            session_id=bound_session,
+            unregistered_folder=unregistered,
+        )
     else:
         _bookkeeping(cairn.agents.seen, identity)
         caller = Caller(
@@ -123,15 +131,16 @@ def hello(
             agent=identity.name,
             verified=identity.verified,
             workspace_id=workspace_id,
-            session_id=session_id,
+            session_id=bound_session,
             self_enrolled=identity.self_enrolled,
+            unregistered_folder=unregistered,
         )
     session.caller = caller
     session.workspace = workspace
     session.token_hash = identity.token_hash if identity is not None else None
     session.hello_done = True
-    if session_id is not None:  # the session is alive: its scratch memories do not expire
-        _bookkeeping(cairn.lifecycle.session_seen, session_id, workspace_id)
+    if bound_session is not None:  # the session is alive: its scratch memories do not expire
+        _bookkeeping(cairn.lifecycle.session_seen, bound_session, workspace_id)
     caps = capabilities(cairn, session)
     out = {
         "protocol_version": PROTOCOL_VERSION,
@@ -139,15 +148,41 @@ def hello(
         "role": role,
         "agent": caller.agent,
         "verified": caller.verified,
-        "workspace": workspace.path if workspace else None,
+        "workspace": workspace.path if workspace else unregistered,
         "workspace_id": workspace_id,
         "session": session_id,
         "methods": caps["methods"],
         "limits": caps["limits"],
     }
+    if warning is not None:
+        out["warning"] = warning
     if enrolled is not None:
         out["enrolled"] = enrolled
     return out
+
+
+def _workspace(
+    cairn: Cairn, raw_workspace: str | None
+) -> tuple[Workspace | None, str | None, str | None]:
+    """The workspace a hello binds, registering a folder never seen - or, when that write fails
+    for the disk (`io_error`: full, read-only), no workspace, the folder's canonical path and a
+    warning saying so: a connection that only reads still works (until 2026-12-02 the hello
+    itself failed, so an agent starting in a new project could not even search)."""
+    if raw_workspace is None:
+        return None, None, None
+    try:
+        return cairn.workspaces.resolve(raw_workspace), None, None
+    except IOFault as e:
+        folder = canonical_path(raw_workspace)
+        log.warning("could not register the workspace %s (%s); served without one", folder, e)
+        return (
+            None,
+            folder,
+            f"the folder {folder} could not be registered as a workspace: {e.message}. Until "
+            "a new connection registers it, this one has no workspace id: it sees global and "
+            "user memories, and project and session memories can be neither read nor written "
+            "on it",
+        )
 
 
 def _enroll(

@@ -314,3 +314,88 @@ def test_a_read_only_database_file_is_named_with_what_to_check(short_tmp: Path) 
     assert error.message.startswith(f"the memory database {db} could not be written: "), error
     assert "that you may write the file and its folder" in error.message
     assert error.data == {"path": str(db)}
+
+
+def test_an_agent_in_a_new_folder_reads_on_a_full_disk_and_registers_it_once_there_is_room(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """A hello from a folder Cairn had never seen must register it, a write: on a full disk the
+    hello answered `io_error`, and an agent starting in a new project could not even search the
+    person's memories. Now the hello is served unbound to any workspace id (`workspace_id:
+    null`, a `warning` naming the disk); it reads global and user memories - never another
+    workspace's - and a project or session write is refused in words saying why and what to do.
+    Once there is room, a new connection registers the folder and project writes land."""
+    paths = served.paths
+    other, fresh = short_tmp / "other", short_tmp / "fresh"
+    other.mkdir()
+    fresh.mkdir()
+    p = person(paths)
+    mine = p.request(
+        "memory.write",
+        {"content": "the kingfisher dives for minnows", "kind": "fact", "scope": "user"},
+    )["result"]["id"]
+    o, reply = hello(paths, "helper", workspace=str(other), session="s-1")
+    assert "result" in reply
+    for scope in ("project", "session"):
+        assert "result" in o.request(
+            "memory.write",
+            {
+                "content": f"the kingfisher nests in the bank ({scope})",
+                "kind": "fact",
+                "scope": scope,
+            },
+        )
+    o.close()
+    n, reply = hello(paths, "helper", session="s-1")  # no workspace: a session of its own
+    assert "result" in n.request(
+        "memory.write",
+        {"content": "the kingfisher is blue (no folder)", "kind": "fact", "scope": "session"},
+    )
+    n.close()
+
+    with disk_full():
+        c, reply = hello(paths, "helper", workspace=str(fresh), session="s-1")
+        result = reply["result"]
+        assert result["workspace"] == str(fresh.resolve())
+        assert result["workspace_id"] is None
+        assert result["session"] == "s-1"
+        warning = result["warning"]
+        assert warning.startswith(f"the folder {fresh.resolve()} could not be registered as a ")
+        assert f"the memory database {paths.database} could not be written: " in warning
+        assert "it sees global and user memories" in warning
+        found = c.request("memory.search", {"query": "kingfisher"})["result"]["results"]
+        assert [m["id"] for m in found] == [mine]
+        listed = c.request("memory.list")["result"]["items"]
+        assert [m["id"] for m in listed] == [mine]
+        bundle = c.request("context.build", {"query": "kingfisher"})["result"]
+        assert [m["id"] for m in bundle["items"]] == [mine]
+        for scope in ("project", "session"):
+            refused = c.request(
+                "memory.write", {"content": "the kingfisher", "kind": "fact", "scope": scope}
+            )
+            assert_error(
+                refused,
+                ErrorCode.IO,
+                f"scope '{scope}' needs a workspace id for the folder {fresh.resolve()}",
+            )
+            assert_error(refused, ErrorCode.IO, "could not be registered as a workspace")
+            assert_error(refused, ErrorCode.IO, "connect again once there is room")
+    # With room again the connection stays as it was bound (no workspace id)...
+    refused = c.request(
+        "memory.write", {"content": "the kingfisher", "kind": "fact", "scope": "project"}
+    )
+    assert_error(refused, ErrorCode.IO, "connect again once there is room")
+    c.close()
+    # ...and a new one registers the folder, as any hello does.
+    c, reply = hello(paths, "helper", workspace=str(fresh), session="s-1")
+    assert reply["result"]["workspace_id"].startswith("ws_")
+    assert "warning" not in reply["result"]
+    stored = c.request(
+        "memory.write",
+        {"content": "the kingfisher perches here", "kind": "fact", "scope": "project"},
+    )["result"]
+    assert stored["status"] == "stored", stored
+    found = c.request("memory.search", {"query": "kingfisher"})["result"]["results"]
+    assert sorted(m["id"] for m in found) == sorted([mine, stored["id"]])
+    c.close()
+    p.close()

@@ -25,7 +25,7 @@ from core.daemon import Runtime
 from core.keychain import open_token_store
 from core.mcp_bridge import Bridge
 from core.runtime import bind_unix, prepare_runtime_dir, socket_path
-from tests.conftest import ROOT, cairn_env
+from tests.conftest import ROOT, cairn_env, disk_full
 from tests.serving import paths_for, running_daemon, served_in_thread, stop_cairns_of
 from tests.test_mcp import Roots, bridge, call, data, dirs, person, run, text
 
@@ -69,6 +69,52 @@ def test_a_running_bridge_works_on_after_its_agent_is_revoked_and_added_again(
             )
             got = data(await call(s, "memory_get", id=second["id"]))
             assert got["agent"] == "helper" and got["author_tier"] == "explicit"  # verified
+
+    run(main)
+
+
+def test_a_bridge_whose_folder_could_not_be_registered_registers_it_once_there_is_room(
+    served: Runtime, short_tmp: Path
+) -> None:
+    """On a full disk the bridge's hello from a folder Cairn had never seen is served without a
+    workspace id: searches work, a project write is refused (connect again once there is
+    room). The bridge does that itself: while its connection has no workspace id it connects
+    again before each call, so once there is room the folder is registered and the write
+    lands - the agent cannot reconnect the bridge by itself."""
+    home = short_tmp / "c"
+    (fresh,) = dirs(short_tmp, "fresh")
+    p = person(served.paths)
+    assert "result" in p.request("agent.add", {"name": "helper"})  # no token file to write later
+    mine = p.request(
+        "memory.write",
+        {"content": "the kingfisher dives for minnows", "kind": "fact", "scope": "user"},
+    )["result"]["id"]
+    p.close()
+
+    async def main() -> None:
+        async with bridge(home, "--agent", "helper", "--workspace", str(fresh)) as s:
+            with disk_full():
+                found = data(await call(s, "memory_search", query="kingfisher"))
+                refused = await call(
+                    s,
+                    "memory_write",
+                    content="the kingfisher perches",
+                    kind="fact",
+                    scope="project",
+                )
+            assert [m["id"] for m in found["results"]] == [mine]
+            assert refused.is_error and text(refused).startswith("io_error:"), text(refused)
+            assert "connect again once there is room" in text(refused)
+            stored = data(
+                await call(
+                    s,
+                    "memory_write",
+                    content="the kingfisher perches",
+                    kind="fact",
+                    scope="project",
+                )
+            )
+            assert stored["status"] == "stored", stored
 
     run(main)
 
