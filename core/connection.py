@@ -145,7 +145,9 @@ class Connection:
                 raise _Close
             timeout = self._wait_budget()
             try:
-                chunk = await asyncio.wait_for(self.reader.read(65536), timeout)
+                # A timeout scope, not wait_for: wait_for wraps each read in a task of its own.
+                async with asyncio.timeout(timeout):
+                    chunk = await self.reader.read(65536)
             except TimeoutError:
                 if not self._buffer and self.session.hello_done:
                     raise _Close from None  # idle for longer than the idle timeout
@@ -195,9 +197,19 @@ class Connection:
         """Send an answer. A client that does not take it within `frame_timeout` (its socket
         full: it reads none of its answers) is cut, so it holds no slot and cannot stall a stop.
         Pushes wait instead: a subscriber that leaves them unread is unsubscribed (`PushQueue`)."""
+        data = jsonrpc.encode(message)
+        transport = self.writer.transport
+        if not self._send_lock.locked() and not transport.is_closing():
+            # Nothing is waiting to be sent before it: write it now. When the socket took all of
+            # it there is nothing to wait for (drain() would return at once), so most answers
+            # need no timer and no task; otherwise wait below for the client to read the rest.
+            self.writer.write(data)
+            if not transport.get_write_buffer_size() and not transport.is_closing():
+                return
+            data = b""
         timeout = self.server.limits.frame_timeout
         try:
-            await asyncio.wait_for(self._send_line(jsonrpc.encode(message)), timeout)
+            await asyncio.wait_for(self._send_line(data), timeout)
         except TimeoutError:
             self.cairn.activity.count("stalled_readers")
             log.info("closed a connection that took none of its answers for %.0f s", timeout)

@@ -43,9 +43,13 @@ def response_error(
     return {"jsonrpc": "2.0", "id": req_id, "error": error_object(code, message, data)}
 
 
+# Made once: json.dumps and json.loads with any option build a new encoder or decoder per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def encode(message: dict[str, Any]) -> bytes:
     """One message as the line that carries it: compact UTF-8 JSON and a newline."""
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    return (_ENCODER.encode(message) + "\n").encode("utf-8")
 
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -54,6 +58,16 @@ _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 def _not_json(name: str) -> Any:
     """`NaN`, `Infinity` and `-Infinity`: Python's parser takes them, JSON has no such words."""
     raise ValueError(f"{name} is not a JSON value")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_not_json)
+
+
+def _loads(text: str) -> Any:
+    """json.loads(text, parse_constant=_not_json) with one decoder made once, not one per call."""
+    if text.startswith("\ufeff"):  # json.loads refuses it so; the decoder alone says less
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _DECODER.decode(text)
 
 
 def _holds_lone_surrogate(message: Any) -> bool:
@@ -75,7 +89,7 @@ def parse_frame(frame: bytes) -> tuple[Any, str, dict[str, Any], bool]:
             ErrorCode.PARSE_ERROR, f"frame is not valid UTF-8 (byte {e.start})"
         ) from None
     try:
-        message = json.loads(text, parse_constant=_not_json)
+        message = _loads(text)
     except RecursionError:
         raise RpcError(ErrorCode.PARSE_ERROR, "frame is nested too deeply") from None
     except ValueError as e:

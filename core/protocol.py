@@ -123,7 +123,7 @@ def capabilities(cairn: Cairn, s: Session) -> dict[str, Any]:
         "protocol_version": PROTOCOL_VERSION,
         "supported_versions": list(SUPPORTED_VERSIONS),
         "server_version": __version__,
-        "methods": sorted(["hello", *(m.name for m in METHODS.values() if s.human or not m.human)]),
+        "methods": list(_METHOD_NAMES[s.human]),
         "limits": cairn.server_limits(),
         "batches": False,
     }
@@ -253,6 +253,13 @@ METHODS: dict[str, Method] = {
             write=True,
         ),
     )
+}
+
+
+# What `capabilities` lists, for a person's connection (True) and an agent's: the table is fixed.
+_METHOD_NAMES = {
+    human: tuple(sorted(["hello", *(m.name for m in METHODS.values() if human or not m.human)]))
+    for human in (True, False)
 }
 
 

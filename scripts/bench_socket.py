@@ -82,16 +82,17 @@ class Daemon:
         return self.proc.returncode, time.perf_counter() - t0
 
 
-def start_daemon(home: Path, paths: Paths) -> Daemon:
-    """`python -m core.cli serve` with CAIRN_HOME=home; returns once its socket answers."""
+def start_daemon(home: Path, paths: Paths, code: Path = ROOT) -> Daemon:
+    """`python -m core.cli serve` from the checkout `code` with CAIRN_HOME=home; returns once its
+    socket answers."""
     env = dict(os.environ)
     env["CAIRN_HOME"] = str(home)
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = str(code)
     log = home / "daemon.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "core.cli", "serve"],
-            cwd=ROOT,
+            cwd=code,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -433,6 +434,14 @@ def main() -> int:
         metavar="N",
         help="server.search_workers for the daemon (default: the setting's default)",
     )
+    parser.add_argument(
+        "--code",
+        type=Path,
+        default=ROOT,
+        metavar="DIR",
+        help="the checkout whose daemon serves (default this one; another checkout compares - "
+        "the store and the clients are this checkout's)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the scratch CAIRN_HOME")
     args = parser.parse_args()
@@ -503,9 +512,10 @@ def main() -> int:
     daemon: Daemon | None = None
     try:
         t0 = time.perf_counter()
-        daemon = start_daemon(home, paths)
+        daemon = start_daemon(home, paths, args.code.resolve())
         print(
-            f"daemon: `python -m core.cli serve`, pid {daemon.proc.pid}, socket answered after "
+            f"daemon: `python -m core.cli serve` from {args.code.resolve()}, "
+            f"pid {daemon.proc.pid}, socket answered after "
             f"{time.perf_counter() - t0:.2f} s; {settings.integer('server.workers')} worker "
             f"threads, {settings.integer('server.search_workers')} for searches"
         )
