@@ -108,7 +108,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.file is not None and args.out is not None:
         print("cairn export: give the archive once: FILE or --out FILE", file=sys.stderr)
         return EXIT_USAGE
-    if args.file is None and args.out is None:
+    if not (args.file or args.out):  # neither, or an empty one
         print("cairn export: say where to write the archive: cairn export FILE", file=sys.stderr)
         return EXIT_USAGE
     for_a_person("export")

@@ -162,6 +162,7 @@ def test_export_takes_the_archive_as_import_and_restore_do(short_tmp: Path) -> N
     assert status == 2, shown
     assert "give the archive once" in shown
     assert not (short_tmp / "c.zip").exists() and not (short_tmp / "d.zip").exists()
-    status, shown = at_terminal(home, "export", typed="")
-    assert status == 2, shown
-    assert "cairn export FILE" in shown
+    for nothing in ((), ("",), ("--out", "")):
+        status, shown = at_terminal(home, "export", *nothing, typed="")
+        assert status == 2 and "Traceback" not in shown, shown
+        assert "cairn export FILE" in shown
