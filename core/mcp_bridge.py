@@ -97,6 +97,7 @@ class Link:
         self._tokens: dict[str, str] = {}  # tokens this bridge enrolled, if the store is elsewhere
         self._ending = threading.Event()  # set by `abort`: no new connection is opened
         self._why_ending = ""
+        self._warned: str | None = None  # the hello's last warning, logged once, not per call
         self.client_label = f"cairn-mcp/{__version__}"
 
     def call(
@@ -223,11 +224,11 @@ class Link:
         elif self._client is not None and (self._bound != (agent, workspace) or stale):
             log.info("reconnecting (%s)", "idle" if stale else f"workspace {workspace}")
             self._drop()
-        elif self._client is not None and self._client.hello.get("workspace_id") is None:
+        elif self._client is not None and self._client.hello.get("warning"):
             # The folder could not be registered at the hello (a full disk): this connection
             # refuses project writes until another registers it, and the agent cannot reconnect
             # the bridge - so each call tries again, and the first one once there is room does.
-            log.info("reconnecting (the folder %s is not registered yet)", workspace)
+            log.debug("reconnecting (the folder %s is not registered yet)", workspace)
             self._drop()
         if self._client is None:
             try:
@@ -238,14 +239,17 @@ class Link:
             self._bound = (agent, workspace)
             self._idle_s = float(self._client.hello.get("limits", {}).get("idle_timeout_s", 900))
             self._last_used = time.monotonic()
-            log.info(
-                "connected as %s (%s) in %s",
-                agent,
-                "verified" if self._client.hello.get("verified") else "unverified",
-                self._client.hello.get("workspace"),
-            )
-            if self._client.hello.get("warning"):
-                log.warning("%s", self._client.hello["warning"])
+            warning = self._client.hello.get("warning")
+            if not warning or warning != self._warned:  # a full disk: each call connects
+                log.info(
+                    "connected as %s (%s) in %s",
+                    agent,
+                    "verified" if self._client.hello.get("verified") else "unverified",
+                    self._client.hello.get("workspace"),
+                )
+                if warning:
+                    log.warning("%s", warning)
+                self._warned = warning
         return self._client
 
     def _open(self, agent: str, workspace: str) -> Client:

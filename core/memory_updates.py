@@ -69,6 +69,8 @@ class MemoryUpdates:
             NotFound: no such memory in the caller's horizon.
             Conflict: `if_revision` is not the current revision (nothing was written).
             InvalidInput, TooLarge, ScopeDenied: a new value is not acceptable.
+            IOFault: a move to project or session scope on a connection whose folder could not
+                be registered (`memory_writes.binding`).
         """
         return self._store.writer.run(lambda tx: self.update_in(tx, caller, req))
 

@@ -52,8 +52,9 @@ def binding(caller: Caller, scope: Scope) -> tuple[str | None, str | None]:
         raise IOFault(
             f"scope '{scope.value}' needs a workspace id for the folder "
             f"{caller.unregistered_folder}, and the folder could not be registered as a "
-            "workspace when this connection began (the memory database could not be written - "
-            "is its disk full?); nothing was stored: connect again once there is room",
+            "workspace when this connection began (the memory database could not be written "
+            "then: a full disk, or a read-only file or disk); nothing was stored: connect again "
+            "once the database can be written",
             data={"field": "scope", "workspace": caller.unregistered_folder},
         )
     if scope is Scope.PROJECT and caller.workspace_id is None:
@@ -100,6 +101,8 @@ class MemoryWrites:
         Raises:
             InvalidInput, TooLarge: a field is missing, malformed or over its limit.
             ScopeDenied: project or session scope without a bound workspace or session.
+            IOFault: project or session scope on a connection whose folder could not be
+                registered (`binding`).
         """
         content = check_content(req.content, self._limits)
         kind = check_kind(req.kind, self._limits)

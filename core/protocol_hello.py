@@ -150,7 +150,7 @@ def hello(
         "verified": caller.verified,
         "workspace": workspace.path if workspace else unregistered,
         "workspace_id": workspace_id,
-        "session": session_id,
+        "session": bound_session,  # none when the folder could not be registered (the warning)
         "methods": caps["methods"],
         "limits": caps["limits"],
     }

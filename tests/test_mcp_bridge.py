@@ -104,7 +104,7 @@ def test_a_bridge_whose_folder_could_not_be_registered_registers_it_once_there_i
                 )
             assert [m["id"] for m in found["results"]] == [mine]
             assert refused.is_error and text(refused).startswith("io_error:"), text(refused)
-            assert "connect again once there is room" in text(refused)
+            assert "connect again once the database can be written" in text(refused)
             stored = data(
                 await call(
                     s,
