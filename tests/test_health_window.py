@@ -21,6 +21,7 @@ from core.paths import Paths
 from core.policy import POLICY_FILE
 from core.requests import WriteRequest
 from core.runtime import socket_path
+from core.settings import Settings
 from desktop.desk import Desk
 from desktop.empty_note import NAME as EMPTY_NOTE
 from desktop.windows.health import KEY_ROLE, HealthWindow
@@ -132,6 +133,40 @@ def test_the_oldest_proposals_wait_reads_in_minutes_its_seconds_in_the_tooltip(
             window = opened(qtbot, desk)
             exact = f"{grouped(11142)} seconds"
             assert rows_of(window, "review")["oldest waiting"] == ("3 h 5 min", exact)
+            window.close()
+    finally:
+        app.close()
+
+
+def test_a_kind_named_like_a_duration_or_a_time_counts_as_a_count(
+    qtbot: QtBot, paths: Paths
+) -> None:
+    """The breakdown chose how to show a figure by its key's name alone (`*_s` a duration,
+    `*_bytes` a size, `at` a time), and a kind is a name people choose: 5 memories of a kind
+    called `at` would have read as a moment of 1970, of `deploy_s` as "5 s"."""
+    settings = Settings.defaults().with_values(memory__extra_kinds=("at", "deploy_s"))
+    app = Cairn.open(paths, settings=settings)
+    try:
+        with desk_on(app) as desk:
+            requests = [
+                WriteRequest(content=f"note {made_up_word(i)}", kind=kind, scope=Scope.USER)
+                for i, kind in enumerate(["at"] * 5 + ["deploy_s"] * 3)
+            ]
+            off_gui(lambda: desk.cairn.memories.write_many(Caller.human(), requests))
+            window = opened(qtbot, desk)
+            tops = [window.breakdown.topLevelItem(i) for i in range(3)]
+            memories = next(t for t in tops if t is not None and t.data(0, KEY_ROLE) == "memories")
+            by_kind = next(
+                c
+                for i in range(memories.childCount())
+                if (c := memories.child(i)) is not None and c.data(0, KEY_ROLE) == "kind"
+            )
+            counts = {
+                c.text(0): c.text(1)
+                for i in range(by_kind.childCount())
+                if (c := by_kind.child(i)) is not None
+            }
+            assert counts == {"at": "5", "deploy_s": "3"}, counts
             window.close()
     finally:
         app.close()

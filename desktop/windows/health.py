@@ -299,7 +299,7 @@ class HealthWindow(ToolWindow):
                 continue
             item = QTreeWidgetItem([label(section), ""])
             item.setData(0, KEY_ROLE, section)
-            _fill(item, value, label, self.value_text)
+            _fill(item, value, label, self.value_text, (section,))
             self.breakdown.addTopLevelItem(item)
             item.setExpanded(section in expanded or not tops)  # all open the first time
         self.breakdown.resizeColumnToContents(0)
@@ -338,22 +338,32 @@ class HealthWindow(ToolWindow):
         return None
 
 
+# Counters whose keys are names people chose, not Cairn's words: a kind may be called `at` or
+# `deploy_s`, and it must show as it is called, its count as a count - not as "last failed" at a
+# moment of 1970, or "3 s", as Cairn's own `at` and `*_s` read (until 2026-12-02).
+NAMED_BY_PEOPLE = {("memories", "kind")}
+
+
 def _fill(
     parent: QTreeWidgetItem,
     value: Any,
     label: Callable[[str], str],
     shown: Callable[[str, Any], tuple[str, str]],
+    path: tuple[str, ...] = (),
 ) -> None:
     """Nested counters as tree rows: a dict becomes children (named in the person's language
     where the name is Cairn's, the key kept as data), anything else the value column, as
-    `shown` words it for its key (a duration, a size), the exact figure in its tooltip."""
+    `shown` words it for its key (a duration, a size), the exact figure in its tooltip. `path`
+    is the keys down to `parent`, the section's first."""
     if isinstance(value, dict):
-        for key, inner in sorted(value.items(), key=lambda item: label(str(item[0]))):
-            child = QTreeWidgetItem([label(str(key)), ""])
+        named = str if path in NAMED_BY_PEOPLE else label  # people's names shown as they are
+        for key, inner in sorted(value.items(), key=lambda item: named(str(item[0]))):
+            child = QTreeWidgetItem([named(str(key)), ""])
             child.setData(0, KEY_ROLE, str(key))
             parent.addChild(child)
-            _fill(child, inner, label, shown)
+            _fill(child, inner, label, shown, (*path, str(key)))
     else:
-        text, exact = shown(str(parent.data(0, KEY_ROLE)), value)
+        key = "" if path[:-1] in NAMED_BY_PEOPLE else str(parent.data(0, KEY_ROLE))
+        text, exact = shown(key, value)
         parent.setText(1, text)
         parent.setToolTip(1, plain_tip(exact))
