@@ -1,12 +1,13 @@
-"""The `cairn` command line: the parser each group of commands adds to, the one error edge, exit
-codes.
+"""The `cairn` command line: the parser each group of commands adds to, and the one error edge
+(exit statuses are in `core.terminal`).
 
 Every command except `serve`, `paths` and `reindex` talks to the running Cairn through the socket
 client (starting the headless daemon when none runs). Ordinary commands connect as an agent
 (`--agent`, default `cli`, verified when its token is in the token store). `add` typed at a
 terminal with no agent named is the person's own write (author tier `human`), and `forget` there
-is the person's, after a typed confirmation. People's commands (`agent ...`, `stop`) connect as a
-person and need an interactive terminal plus a typed confirmation - no flag skips it. The
+is the person's, after a typed confirmation. People's commands (`agent ...`, `stop`, `review`,
+`policy`, ...) connect as a person and need an interactive terminal; those that change something
+ask for a typed confirmation too - no flag skips it (`agent list` and `review list` only look). The
 commands live in `core/cli_*.py`, one module per group, each with `add_parsers` and `HANDLERS`.
 """
 
