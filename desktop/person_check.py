@@ -14,7 +14,6 @@ queue up dialogs); a question left unanswered for ANSWER_WITHIN_S is a refusal.
 from __future__ import annotations
 
 import contextlib
-import html
 import logging
 import threading
 from collections.abc import Callable
@@ -38,7 +37,7 @@ from core.protocol import Session
 from core.runtime import Process, describe_process, has_terminal
 from core.settings_file import SettingsService
 from core.terminal import STOPPED_BEFORE_ANSWER
-from desktop.widgets import plain_label
+from desktop.widgets import plain_label, plain_tip
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +217,6 @@ def _field(value: str, name: str) -> QLabel:
     a long one cut in the middle (`cut_middle`); the whole value is its tooltip."""
     label = plain_label()
     label.setObjectName(name)
-    label.setTextFormat(Qt.TextFormat.PlainText)  # markup in a command line is shown as typed
     label.setWordWrap(False)
     metrics = label.fontMetrics()
     shown = cut_middle(value, metrics, metrics.averageCharWidth() * FIELD_CHARS)
@@ -226,7 +224,7 @@ def _field(value: str, name: str) -> QLabel:
     label.setMinimumWidth(metrics.horizontalAdvance(shown))
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     if shown != value:
-        label.setToolTip(f"<p>{html.escape(value)}</p>")  # rich only to show markup as typed
+        label.setToolTip(plain_tip(value))  # markup in a command line is shown as typed
     return label
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -130,8 +130,8 @@ class ProposalDetail(QWidget):
             "Set by the proposal; adopting makes it. It cannot be edited here: reject the "
             "proposal if you do not want it",
         )
-        self.expiry = named(plain_label(textFormat=Qt.TextFormat.PlainText), "expiry", settings_tip)
-        self.pin = named(plain_label(textFormat=Qt.TextFormat.PlainText), "pin", settings_tip)
+        self.expiry = named(plain_label(), "expiry", settings_tip)
+        self.pin = named(plain_label(), "pin", settings_tip)
         self.allow_flags = named(
             QCheckBox(translate("ReviewWindow", "Also allo&w this finding from now on")),
             "allow_flags",
