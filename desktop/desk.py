@@ -326,6 +326,8 @@ class ToolWindow(QWidget):
         super().closeEvent(event)
 
     def _splitters(self) -> list[tuple[str, QSplitter]]:
-        """The window's dividers, each with the key it is kept under (in the order built)."""
+        """The window's named dividers, each with the key it is kept under: by name, not by
+        place among the window's children, so a divider added later (a dialog's, say) never
+        gets another's state - which holds its orientation too. An unnamed one is not kept."""
         found = self.findChildren(QSplitter)
-        return [(f"panes/{self.name}/{i}", s) for i, s in enumerate(found)]
+        return [(f"panes/{self.name}/{s.objectName()}", s) for s in found if s.objectName()]

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from core.changes import Topic
 from desktop.desk import ToolWindow
 from desktop.empty_note import EmptyNote
-from desktop.widgets import plain_label, plain_tip, when
+from desktop.widgets import named, plain_label, plain_tip, when
 
 if TYPE_CHECKING:
     from desktop.desk import Desk
@@ -129,7 +129,7 @@ class HealthWindow(ToolWindow):
         lower_layout.setContentsMargins(0, 0, 0, 0)
         lower_layout.addWidget(plain_label(self.tr("Agents since Cairn started")))
         lower_layout.addWidget(self.agents)
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter = named(QSplitter(Qt.Orientation.Vertical), "countersAndAgents")
         splitter.addWidget(top)
         splitter.addWidget(lower)
         layout = QVBoxLayout(self)

@@ -85,7 +85,7 @@ class IdentityWindow(ToolWindow):
         side.export.clicked.connect(self._export_clicked)
         side.adopt.clicked.connect(self.adopt_proposal)
         side.reject.clicked.connect(self.reject_proposal)
-        split = QSplitter(Qt.Orientation.Horizontal)
+        split = named(QSplitter(Qt.Orientation.Horizontal), "editorAndVersions")
         split.addWidget(self.documents)
         split.addWidget(editing)
         split.addWidget(side)

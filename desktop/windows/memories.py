@@ -40,7 +40,7 @@ from core.model import (
 from core.requests import UpdateRequest
 from desktop.desk import ToolWindow
 from desktop.memory_model import Filters, MemoryTableModel
-from desktop.widgets import plain_label, tab_order
+from desktop.widgets import named, plain_label, tab_order
 from desktop.windows.memory_detail import (
     DetailPanel,
     MemoryEditor,
@@ -194,7 +194,7 @@ class MemoriesWindow(ToolWindow):
         left_layout.addLayout(filters)
         left_layout.addWidget(self.table)
         left_layout.addWidget(self.count)
-        splitter = QSplitter()
+        splitter = named(QSplitter(), "tableAndDetails")
         splitter.addWidget(left)
         splitter.addWidget(self.panel)
         splitter.setStretchFactor(0, 3)

@@ -133,7 +133,7 @@ class ReviewWindow(ToolWindow):
     def _build(self) -> None:
         self.queue = ProposalList()
         self.detail = ProposalDetail(self.desk.cairn.memories.limits)
-        split = QSplitter(Qt.Orientation.Horizontal)
+        split = named(QSplitter(Qt.Orientation.Horizontal), "queueAndProposal")
         split.addWidget(self.queue)
         split.addWidget(self.detail)
         split.setStretchFactor(0, 3)
