@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.cli_flags import command
-from core.errors import CairnError, InvalidInput, NotRunning
+from core.errors import CairnError, InvalidInput, NotRunning, TooLarge
 from core.terminal import (
     EXIT_FAILED,
     EXIT_OK,
@@ -174,11 +174,12 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def add_jsonl(args: argparse.Namespace) -> int:
     """One memory.write per line; one JSON result (or error) per line, in order. A line too
-    large for a request (the client refuses it unsent) or not UTF-8 is reported and skipped;
+    large for a request (refused unparsed and unsent) or not UTF-8 is reported and skipped;
     the others are all sent, also when nothing reads the output any more (`| head`)."""
     source = sys.stdin.buffer if args.jsonl == "-" else open_input(args.jsonl)
     failures = 0
     with source, connect(args, as_person=speaks_for_a_person(args), stores_here=True) as client:
+        largest = int(client.hello.get("limits", {}).get("max_frame_bytes", 1 << 20))
         for number, line in enumerate(source, 1):
             # A byte order mark (Notepad) is no JSON: until 2026-11-30 the first line failed
             # "Unexpected UTF-8 BOM".
@@ -186,6 +187,14 @@ def add_jsonl(args: argparse.Namespace) -> int:
             if not raw.strip():
                 continue
             try:
+                # A line larger than a request can be is refused before it is parsed (the
+                # client's own check, on the request around it, would come after).
+                size = len(raw.rstrip(b"\r\n"))
+                if size > largest:
+                    raise TooLarge(
+                        f"the line is {size:,} bytes, more than the {largest:,} bytes Cairn "
+                        "reads in one request (setting server.max_frame_bytes); nothing was sent"
+                    )
                 params = json.loads(raw.decode("utf-8"))
                 if not isinstance(params, dict):
                     raise InvalidInput("each line must be a JSON object")
