@@ -40,6 +40,13 @@ def one_line(text: str, width: int = 140) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def words_and_id(memory_id: str, summary: str | None, content: str | None) -> str:
+    """A memory named in a sentence: its first words (its summary, else its content), then its
+    id - `“the port is 8080” (m_...)`; its id alone when there are no words to show."""
+    words = one_line(summary or content or "", 80)
+    return f"“{words}” ({memory_id})" if words else memory_id
+
+
 @dataclass(frozen=True)
 class Filters:
     """What the window asks for. `query` empty: a listing (newest first); else a search."""

@@ -3,6 +3,7 @@ asked about real processes: one with pipes for stdin and stdout, one at a pseudo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -107,6 +108,26 @@ def field(box: QWidget, name: str) -> QLabel:
     return found
 
 
+@contextlib.contextmanager
+def dialog_about(qtbot: QtBot, *arguments: str) -> Iterator[tuple[QWidget, int]]:
+    """The tray's question about a program without a terminal whose command line ends with
+    `arguments`: (the dialog, the program's pid). The person refuses it at the end."""
+    proc = asking(*arguments)
+    try:
+        check = PersonCheck()
+        with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
+            thread, answer = ask_in_thread(check, session_of(proc.pid))
+        box: QWidget = shown.args[0]
+        qtbot.waitExposed(box)
+        yield box, proc.pid
+        button(box, "personRefuse").click()
+        finish(qtbot, thread)
+        assert answer == ["the person refused it in the tray"]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 @pytest.mark.parametrize(
     "argument",
     [" " * 120 + "Started by: /usr/libexec/gnome-terminal-server " + "y" * 40, "x" * 300],
@@ -118,13 +139,7 @@ def test_a_program_cannot_pass_its_command_line_off_as_another_field(
     """The dialog word-wrapped a command line padded with 120 spaces, so that its own
     "Started by: /usr/libexec/gnome-terminal-server" showed as a line of its own above the real
     one; an unbroken 300-character argument was clipped at the dialog's edge with no "…"."""
-    proc = asking(argument)
-    try:
-        check = PersonCheck()
-        with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
-            thread, answer = ask_in_thread(check, session_of(proc.pid))
-        box: QWidget = shown.args[0]
-        qtbot.waitExposed(box)
+    with dialog_about(qtbot, argument) as (box, pid):
         command = field(box, "personCommand")
         parent = field(box, "personParent")
         for label in (command, parent, field(box, "personPid")):
@@ -138,13 +153,7 @@ def test_a_program_cannot_pass_its_command_line_off_as_another_field(
         full = command.toolTip()
         assert (argument.strip() if argument.startswith(" ") else argument) in full
         assert "Started by:" not in parent.text()  # the real parent: this test's python
-        assert field(box, "personPid").text() == str(proc.pid)
-        button(box, "personRefuse").click()
-        finish(qtbot, thread)
-        assert answer == ["the person refused it in the tray"]
-    finally:
-        proc.kill()
-        proc.wait()
+        assert field(box, "personPid").text() == str(pid)
 
 
 @pytest.mark.parametrize(
@@ -162,13 +171,7 @@ def test_a_long_command_shows_its_end_the_arguments_asked_about(qtbot: QtBot, co
     "review adopt ..." hid it from the tooltip too. Now both cut in the middle: the program at
     the start and the arguments at the end show, on one line."""
     proposal = "s_01a2373546eb98ac35b9f0c1d2e3"
-    proc = asking(config, "review", "adopt", proposal)
-    try:
-        check = PersonCheck()
-        with qtbot.waitSignal(check.asked, timeout=10_000) as shown:
-            thread, answer = ask_in_thread(check, session_of(proc.pid))
-        box: QWidget = shown.args[0]
-        qtbot.waitExposed(box)
+    with dialog_about(qtbot, config, "review", "adopt", proposal) as (box, _):
         command = field(box, "personCommand")
         shown_text = command.text()
         assert "…" in shown_text  # cut short, visibly
@@ -179,12 +182,6 @@ def test_a_long_command_shows_its_end_the_arguments_asked_about(qtbot: QtBot, co
         assert command.mapTo(box, command.rect().topRight()).x() <= box.width()
         assert f"review adopt {proposal}" in command.toolTip()  # and the whole of it there
         assert len(command.toolTip()) < 2_200  # no more than Cairn reads (and the markup)
-        button(box, "personRefuse").click()
-        finish(qtbot, thread)
-        assert answer == ["the person refused it in the tray"]
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_refused_unanswered_and_one_at_a_time(qtbot: QtBot, piped: subprocess.Popen[bytes]) -> None:

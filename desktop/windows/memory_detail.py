@@ -38,7 +38,7 @@ from core.model import (
 )
 from core.requests import UpdateRequest
 from core.wording import visible
-from desktop.memory_model import one_line
+from desktop.memory_model import one_line, words_and_id
 from desktop.widgets import (
     edited_text,
     losing_edits_question,
@@ -351,7 +351,7 @@ class DetailPanel(QWidget):
         if other is None or other.status is Status.FORGOTTEN:
             name = self.tr("a forgotten memory ({})").format(other_id)
         else:
-            name = f"“{one_line(other.summary or other.content, 80)}” ({other_id})"
+            name = words_and_id(other_id, other.summary, other.content)
         if r.kind is RelationKind.SUPERSEDES:
             line = (self.tr("Replaces {}") if mine else self.tr("Replaced by {}")).format(name)
         else:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.memory_model import one_line
+from desktop.memory_model import words_and_id
 from desktop.widgets import named, plain_label, when
 from desktop.windows.review_rows import Item, Made, ProposalRows, ProposalTable, reasons_of
 from desktop.windows.review_words import op_text, reason_code_text
@@ -60,8 +60,7 @@ def memory_named(item: Item) -> str:
     """The memory a proposal is about, by its first words and then its id (until 2026-12-02 by
     its id alone); by its id when it can no longer be read."""
     memory = item.get("target") or {}
-    words = one_line(str(memory.get("summary") or memory.get("content") or ""), 80)
-    return f"“{words}” ({item['target_id']})" if words else str(item["target_id"])
+    return words_and_id(str(item["target_id"]), memory.get("summary"), memory.get("content"))
 
 
 def why_of(item: Item, action: str | None) -> str:
