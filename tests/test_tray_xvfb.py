@@ -120,13 +120,13 @@ def icon_center(env: dict[str, str]) -> tuple[int, int]:
     raise AssertionError("Cairn's tray icon window was not found")
 
 
-def test_the_real_tray_docks_opens_its_menu_and_shows_a_proposal(
-    tray_host: dict[str, str], short_tmp: Path, workspace_dir: Path
-) -> None:
-    home = short_tmp / "x"
-    log_path = short_tmp / "tray.log"
+def start_cairn(
+    home: Path, display: str, log_path: Path
+) -> tuple[subprocess.Popen[bytes], Callable[[str], Callable[[], bool]]]:
+    """The real `cairn` on the X server `display`, its store in `home`, logging what the tray
+    does into `log_path`: the process, and `logged(line)` - a check that the log holds it."""
     env = cairn_env(home) | {
-        "DISPLAY": tray_host["DISPLAY"],
+        "DISPLAY": display,
         "QT_QPA_PLATFORM": "xcb",
         "CAIRN_TRAY_DEBUG": "1",
         "PYTHONFAULTHANDLER": "1",
@@ -139,6 +139,15 @@ def test_the_real_tray_docks_opens_its_menu_and_shows_a_proposal(
         proc = subprocess.Popen(
             cairn_command(), cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT
         )
+    return proc, logged
+
+
+def test_the_real_tray_docks_opens_its_menu_and_shows_a_proposal(
+    tray_host: dict[str, str], short_tmp: Path, workspace_dir: Path
+) -> None:
+    home = short_tmp / "x"
+    log_path = short_tmp / "tray.log"
+    proc, logged = start_cairn(home, tray_host["DISPLAY"], log_path)
     try:
         wait("the docked icon", logged("tray icon shown (system tray available: True)"))
         x, y = icon_center(tray_host)
@@ -184,22 +193,9 @@ def test_a_tray_host_that_starts_after_cairn_gets_the_icon_and_closing_no_longer
     no tray, opened the review queue with the no-tray strip - and stayed so once the panel was
     up: no icon, and closing the window, as anyone would, quit Cairn."""
     home = short_tmp / "x"
-    log_path = short_tmp / "tray.log"
     x_env = dict(os.environ, DISPLAY=display)
-    env = cairn_env(home) | {
-        "DISPLAY": display,
-        "QT_QPA_PLATFORM": "xcb",
-        "CAIRN_TRAY_DEBUG": "1",
-        "PYTHONFAULTHANDLER": "1",
-    }
-
-    def logged(line: str) -> Callable[[], bool]:
-        return lambda: line in log_path.read_text(encoding="utf-8", errors="replace")
-
-    with log_path.open("wb") as log_file:
-        proc = subprocess.Popen(
-            cairn_command(), cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT
-        )
+    log_path = short_tmp / "tray.log"
+    proc, logged = start_cairn(home, display, log_path)
     trayer: subprocess.Popen[bytes] | None = None
     try:
         wait("the no-tray window", logged("no system tray on this desktop"))
