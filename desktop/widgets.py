@@ -36,9 +36,10 @@ def named(widget: W, name: str, tip: str | None = None) -> W:
 # (`Qt.mightBeRichText`: a tag near the start). Windows show what agents wrote - a memory, its
 # summary, a relation's or a proposal's note - so an agent's `<b>`, `<img>` or
 # `<span style="font-size:0">` would draw as it says, not as typed, and could make a window say
-# what the text does not (until 2026-12-02, in the review queue's title and the memories'
-# details). Every label and message box in desktop/ is made here, plain (a test checks), and a
-# tooltip that holds such text goes through `plain_tip`.
+# what the text does not (until 2026-12-02: the review queue's title, the memories' details, and
+# the tooltips of the memories table and of a memory's history). Every label and message box in
+# desktop/ is made here, plain (a test checks), and a tooltip that holds such text goes through
+# `plain_tip`.
 
 
 def plain_label(text: str = "", parent: QWidget | None = None, **properties: Any) -> QLabel:
